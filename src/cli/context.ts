@@ -1,0 +1,56 @@
+import { Command } from 'commander';
+import { resolveConfig, configSecrets, type Config, type Env } from '../config.ts';
+import { createLogger, globalSecrets, type Logger } from '../logger.ts';
+import { ExitCode } from '../errors.ts';
+
+/** What every command receives: the environment, output streams and lazily resolved config and logger. */
+export interface CliContext {
+  env: Env;
+  stdout: { write(text: string): unknown; isTTY?: boolean };
+  stderr: { write(text: string): unknown; isTTY?: boolean };
+  /** Resolves and validates the configuration once (throws ConfigError), and registers its secrets for scrubbing. */
+  config(): Config;
+  logger(): Logger;
+  /** Set by an action to report its outcome; main() returns it. */
+  exitCode: number;
+  /** Aborted on SIGTERM/SIGINT; long-running commands pass it down so they finish the current page and stop. */
+  signal: AbortSignal;
+}
+
+export function createContext(
+  env: Env,
+  io: Pick<CliContext, 'stdout' | 'stderr'>,
+  signal: AbortSignal,
+): CliContext {
+  let config: Config | undefined;
+  let logger: Logger | undefined;
+  const ctx: CliContext = {
+    env,
+    ...io,
+    exitCode: ExitCode.OK,
+    signal,
+    config() {
+      if (!config) {
+        config = resolveConfig(env);
+        for (const secret of configSecrets(config)) globalSecrets.add(secret);
+      }
+      return config;
+    },
+    logger() {
+      if (!logger) {
+        const level = (() => {
+          try {
+            return ctx.config().logLevel;
+          } catch {
+            return 'info';
+          }
+        })();
+        logger = createLogger({ level });
+      }
+      return logger;
+    },
+  };
+  return ctx;
+}
+
+export type CommandModule = (program: Command, ctx: CliContext) => void;

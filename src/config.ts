@@ -1,0 +1,372 @@
+import { readFileSync, statSync } from 'node:fs';
+import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+import { maskSecret } from './logger.ts';
+
+/**
+ * The only place that reads the environment. Everything below the CLI receives a typed, validated `Config`.
+ * Every error names the variable, the value it got (secrets masked) and how to fix it.
+ */
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface CustomerConfig {
+  /** Customer id (UUID on the real platform); used as `customer_id` in every table. */
+  id: string;
+  apiKey: string;
+  apiSecret: string;
+  /** Accepted webhook signature secrets, newest first. Several during a rotation. Empty: deliveries are not signed. */
+  webhookSecrets: string[];
+  /** Custom headers every delivery for this customer must carry (compared in constant time). */
+  webhookHeaders: Record<string, string>;
+}
+
+export interface Config {
+  /** Base URL of the platform, e.g. https://api.example.com. Undefined when not configured (sandbox, migrate). */
+  apiBaseUrl: string | undefined;
+  customers: CustomerConfig[];
+  database: { url: string; dialect: Dialect; /** SQLite file path, for the sqlite dialect. */ sqlitePath: string | undefined };
+  logLevel: string;
+  http: { timeoutMs: number; maxAttempts: number; backoffMinMs: number; backoffMaxMs: number };
+  token: { refreshMarginMs: number; cacheFile: string | undefined };
+  sync: {
+    lookbackMs: number;
+    settleDelayMs: number;
+    stepMs: number;
+    pageSize: number;
+    /** How far back the first incremental run starts when a stream has no watermark yet. */
+    initialHistoryMs: number;
+    buildingsNameLike: string | undefined;
+    cron: string;
+  };
+  webhook: {
+    host: string;
+    port: number;
+    path: string;
+    toleranceMs: number;
+    maxBodyBytes: number;
+    maxDecompressedBytes: number;
+    tlsCert: string | undefined;
+    tlsKey: string | undefined;
+  };
+  serve: { host: string; port: number };
+}
+
+export type Env = Record<string, string | undefined>;
+
+const SECRET_VARS = new Set(['API_SECRET', 'WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET']);
+
+function fail(variable: string, value: string | undefined, problem: string, fix: string): never {
+  const shown = value === undefined ? '(unset)' : SECRET_VARS.has(variable) ? maskSecret(value) : JSON.stringify(value);
+  throw new ConfigError(`${variable}=${shown}: ${problem}. Fix: ${fix}`);
+}
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** Parses `1500ms`, `60s`, `15m`, `1h`, `7d`, or a bare number of seconds. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (!match) return undefined;
+  const unit = DURATION_UNITS[match[2] ?? 's']!;
+  return Math.round(Number(match[1]) * unit);
+}
+
+function duration(env: Env, variable: string, fallback: string, min = 0): number {
+  const raw = env[variable]?.trim() || fallback;
+  const ms = parseDuration(raw);
+  if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h or 7d`);
+  if (ms < min) fail(variable, raw, `must be at least ${min} ms`, `use a larger value`);
+  return ms;
+}
+
+function integer(env: Env, variable: string, fallback: number, min: number, max: number): number {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    fail(variable, raw, `must be an integer from ${min} to ${max}`, `set ${variable} to a whole number in that range`);
+  }
+  return n;
+}
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** HTTPS only; plain http only for loopback hosts (the sandbox). */
+export function validateApiBaseUrl(raw: string, variable = 'API_BASE_URL'): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    fail(variable, raw, 'not a URL', 'use the platform base URL, e.g. https://api.example.com');
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
+    fail(
+      variable,
+      raw,
+      'the API must be reached over HTTPS (plain http is only allowed for loopback addresses such as the sandbox)',
+      'use an https:// URL',
+    );
+  }
+  if (url.search || url.hash) fail(variable, raw, 'must not have a query or fragment', 'remove everything after the path');
+  return url.toString().replace(/\/+$/, '');
+}
+
+function readSecretFile(variable: string, path: string): string {
+  let text: string;
+  try {
+    const mode = statSync(path).mode & 0o077;
+    text = readFileSync(path, 'utf8');
+    if (mode & 0o007) {
+      fail(variable, path, 'the secret file is readable by every user', `run: chmod 600 ${path}`);
+    }
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    fail(variable, path, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a readable file holding only the secret');
+  }
+  const value = text.trim();
+  if (!value) fail(variable, path, 'the file is empty', 'write the secret into the file');
+  return value;
+}
+
+/** A secret may come inline (`NAME`) or from a file (`NAME_FILE`, for systemd credentials and Docker secrets). */
+function secretFrom(env: Env, variable: string): string | undefined {
+  const file = env[`${variable}_FILE`]?.trim();
+  if (file) return readSecretFile(`${variable}_FILE`, file);
+  const value = env[variable];
+  return value ? value.trim() : undefined;
+}
+
+export const WEBHOOK_SECRET_MIN = 64;
+export const WEBHOOK_SECRET_MAX = 256;
+
+function checkWebhookSecret(variable: string, value: string): string {
+  if (value.length < WEBHOOK_SECRET_MIN || value.length > WEBHOOK_SECRET_MAX) {
+    fail(
+      variable,
+      value,
+      `a webhook signature secret has ${WEBHOOK_SECRET_MIN} to ${WEBHOOK_SECRET_MAX} characters`,
+      'use the secret exactly as set on the webhook (occupancy-sync webhook update --rotate-secret makes one)',
+    );
+  }
+  return value;
+}
+
+function parseHeaderMap(variable: string, raw: string | undefined): Record<string, string> {
+  if (!raw?.trim()) return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    fail(variable, '(not shown)', 'not valid JSON', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
+  }
+  const result = z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/), z.string()).safeParse(parsed);
+  if (!result.success) {
+    fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
+  }
+  return result.data;
+}
+
+const customerFileSchema = z.array(
+  z
+    .object({
+      id: z.string().min(1),
+      apiKey: z.string().min(1),
+      /** Name of an environment variable holding the secret. */
+      apiSecretEnv: z.string().min(1).optional(),
+      /** Path of a file (mode 0600) holding the secret. */
+      apiSecretFile: z.string().min(1).optional(),
+      webhookSecretEnv: z.string().min(1).optional(),
+      webhookSecretFile: z.string().min(1).optional(),
+      webhookPreviousSecretEnv: z.string().min(1).optional(),
+      webhookPreviousSecretFile: z.string().min(1).optional(),
+      webhookHeaders: z.record(z.string(), z.string()).optional(),
+    })
+    .strict(),
+);
+
+function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
+  let raw: string;
+  try {
+    raw = readFileSync(path, 'utf8');
+  } catch (error) {
+    fail('CUSTOMERS_FILE', path, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a JSON customers file (see .env.example)');
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (error) {
+    fail('CUSTOMERS_FILE', path, `not valid JSON (${(error as Error).message})`, 'fix the JSON syntax');
+  }
+  if (JSON.stringify(json).match(/"(apiSecret|webhookSecret|secret)"\s*:/)) {
+    fail('CUSTOMERS_FILE', path, 'holds a secret inline', 'keep secrets out of this file: use apiSecretEnv/apiSecretFile and webhookSecretEnv/webhookSecretFile');
+  }
+  const parsed = customerFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    fail('CUSTOMERS_FILE', path, `entry ${issue.path.join('.')}: ${issue.message}`, 'each entry needs id, apiKey and apiSecretEnv or apiSecretFile');
+  }
+  const seen = new Set<string>();
+  return parsed.data.map((entry, index) => {
+    const where = `CUSTOMERS_FILE entry ${index} (${entry.id})`;
+    if (seen.has(entry.id)) fail('CUSTOMERS_FILE', path, `customer ${entry.id} is listed twice`, 'list each customer once');
+    seen.add(entry.id);
+    const fromEnvOrFile = (envName: string | undefined, file: string | undefined, label: string): string | undefined => {
+      if (file) return readSecretFile(`${where} ${label}File`, file);
+      if (envName) {
+        const value = env[envName];
+        if (!value) fail(envName, undefined, `${where} takes its ${label} from this variable, which is empty`, `export ${envName}`);
+        return value.trim();
+      }
+      return undefined;
+    };
+    const apiSecret = fromEnvOrFile(entry.apiSecretEnv, entry.apiSecretFile, 'apiSecret');
+    if (!apiSecret) fail('CUSTOMERS_FILE', path, `${where} has no apiSecretEnv or apiSecretFile`, 'add one of them');
+    const secrets = [
+      fromEnvOrFile(entry.webhookSecretEnv, entry.webhookSecretFile, 'webhookSecret'),
+      fromEnvOrFile(entry.webhookPreviousSecretEnv, entry.webhookPreviousSecretFile, 'webhookPreviousSecret'),
+    ].filter((s): s is string => !!s);
+    for (const s of secrets) checkWebhookSecret(`${where} webhook secret`, s);
+    return {
+      id: entry.id,
+      apiKey: entry.apiKey,
+      apiSecret,
+      webhookSecrets: secrets,
+      webhookHeaders: entry.webhookHeaders ?? {},
+    };
+  });
+}
+
+function resolveDatabase(env: Env): Config['database'] {
+  const url = env.DATABASE_URL?.trim() || 'file:./data/occupancy.db';
+  if (/^postgres(ql)?:\/\//.test(url)) return { url, dialect: 'postgres', sqlitePath: undefined };
+  if (url.startsWith('file:')) {
+    const path = url.slice('file:'.length);
+    if (!path) fail('DATABASE_URL', url, 'the SQLite file path is empty', 'use file:./data/occupancy.db');
+    return { url, dialect: 'sqlite', sqlitePath: path };
+  }
+  fail('DATABASE_URL', url.replace(/:\/\/([^:@/]+):[^@]+@/, '://$1:***@'), 'unknown database', 'use file:<path> for SQLite or postgres://user@host:5432/db for Postgres');
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Resolve and validate the configuration once, at start. */
+export function resolveConfig(env: Env): Config {
+  const logLevel = env.LOG_LEVEL?.trim() || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) fail('LOG_LEVEL', logLevel, 'unknown level', `use one of ${LOG_LEVELS.join(', ')}`);
+
+  const apiBaseUrl = env.API_BASE_URL?.trim() ? validateApiBaseUrl(env.API_BASE_URL.trim()) : undefined;
+
+  let customers: CustomerConfig[];
+  const customersFile = env.CUSTOMERS_FILE?.trim();
+  if (customersFile) {
+    if (env.API_KEY || env.API_SECRET) {
+      fail('CUSTOMERS_FILE', customersFile, 'set together with API_KEY/API_SECRET', 'use either CUSTOMERS_FILE (several customers) or API_KEY, API_SECRET and CUSTOMER_ID (one)');
+    }
+    customers = loadCustomersFile(env, customersFile);
+  } else {
+    const apiKey = env.API_KEY?.trim();
+    const apiSecret = secretFrom(env, 'API_SECRET');
+    const webhookSecrets = [secretFrom(env, 'WEBHOOK_SECRET'), secretFrom(env, 'WEBHOOK_PREVIOUS_SECRET')]
+      .filter((s): s is string => !!s)
+      .map((s, i) => checkWebhookSecret(i === 0 ? 'WEBHOOK_SECRET' : 'WEBHOOK_PREVIOUS_SECRET', s));
+    if (apiKey || apiSecret) {
+      if (!apiKey) fail('API_KEY', undefined, 'API_SECRET is set but API_KEY is not', 'set API_KEY to the key name from the Admin Console');
+      if (!apiSecret) fail('API_SECRET', undefined, 'API_KEY is set but API_SECRET is not', 'set API_SECRET (or API_SECRET_FILE) to the secret shown when the key was created');
+      const id = env.CUSTOMER_ID?.trim();
+      if (!id) fail('CUSTOMER_ID', undefined, 'required with API_KEY', 'set CUSTOMER_ID to the customer the key belongs to');
+      customers = [
+        { id, apiKey, apiSecret, webhookSecrets, webhookHeaders: parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS) },
+      ];
+    } else {
+      customers = [];
+    }
+  }
+
+  const tlsCert = env.WEBHOOK_TLS_CERT?.trim() || undefined;
+  const tlsKey = env.WEBHOOK_TLS_KEY?.trim() || undefined;
+  if (!!tlsCert !== !!tlsKey) {
+    fail(tlsCert ? 'WEBHOOK_TLS_KEY' : 'WEBHOOK_TLS_CERT', undefined, 'the TLS certificate and key go together', 'set both WEBHOOK_TLS_CERT and WEBHOOK_TLS_KEY, or neither');
+  }
+  const webhookPath = env.WEBHOOK_PATH?.trim() || '/webhook';
+  if (!webhookPath.startsWith('/')) fail('WEBHOOK_PATH', webhookPath, 'must start with /', 'use e.g. /webhook');
+
+  const cron = env.SYNC_CRON?.trim() || '*/5 * * * *';
+
+  const sync = {
+    lookbackMs: duration(env, 'SYNC_LOOKBACK', '15m'),
+    settleDelayMs: duration(env, 'SYNC_SETTLE_DELAY', '60s'),
+    stepMs: duration(env, 'SYNC_STEP', '1h', 60_000),
+    pageSize: integer(env, 'SYNC_PAGE_SIZE', 1000, 1, 5000),
+    initialHistoryMs: duration(env, 'SYNC_INITIAL_HISTORY', '7d', 60_000),
+    buildingsNameLike: env.BUILDINGS_NAME_LIKE?.trim() || undefined,
+    cron,
+  };
+
+  const http = {
+    timeoutMs: duration(env, 'HTTP_TIMEOUT', '30s', 100),
+    maxAttempts: integer(env, 'HTTP_MAX_ATTEMPTS', 6, 1, 50),
+    backoffMinMs: duration(env, 'HTTP_BACKOFF_MIN', '500ms'),
+    backoffMaxMs: duration(env, 'HTTP_BACKOFF_MAX', '30s'),
+  };
+  if (http.backoffMaxMs < http.backoffMinMs) {
+    fail('HTTP_BACKOFF_MAX', env.HTTP_BACKOFF_MAX, 'smaller than HTTP_BACKOFF_MIN', 'make HTTP_BACKOFF_MAX at least HTTP_BACKOFF_MIN');
+  }
+
+  return {
+    apiBaseUrl,
+    customers,
+    database: resolveDatabase(env),
+    logLevel,
+    http,
+    token: {
+      refreshMarginMs: duration(env, 'TOKEN_REFRESH_MARGIN', '5m'),
+      cacheFile: env.TOKEN_CACHE_FILE?.trim() || undefined,
+    },
+    sync,
+    webhook: {
+      host: env.WEBHOOK_HOST?.trim() || '0.0.0.0',
+      port: integer(env, 'WEBHOOK_PORT', 8080, 0, 65535),
+      path: webhookPath,
+      toleranceMs: duration(env, 'WEBHOOK_TOLERANCE', '300s', 1000),
+      maxBodyBytes: integer(env, 'WEBHOOK_MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      maxDecompressedBytes: integer(env, 'WEBHOOK_MAX_DECOMPRESSED_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      tlsCert,
+      tlsKey,
+    },
+    serve: {
+      host: env.SERVE_HOST?.trim() || '0.0.0.0',
+      port: integer(env, 'SERVE_PORT', 9464, 0, 65535),
+    },
+  };
+}
+
+/** For commands that talk to the API: fails with a precise message when the API is not configured. */
+export function requireApi(config: Config): { apiBaseUrl: string; customers: CustomerConfig[] } {
+  if (!config.apiBaseUrl) {
+    fail('API_BASE_URL', undefined, 'required for this command', 'set API_BASE_URL to the platform base URL (or http://127.0.0.1:4000 for `occupancy-sync sandbox`)');
+  }
+  if (config.customers.length === 0) {
+    fail('API_KEY', undefined, 'no customer configured', 'set API_KEY, API_SECRET and CUSTOMER_ID, or CUSTOMERS_FILE for several customers');
+  }
+  return { apiBaseUrl: config.apiBaseUrl, customers: config.customers };
+}
+
+/** Narrows the customers to the one named by --customer, with a clear error when it is unknown. */
+export function selectCustomers(config: Config, customerId: string | undefined): CustomerConfig[] {
+  if (!customerId) return config.customers;
+  const match = config.customers.filter((c) => c.id === customerId);
+  if (match.length === 0) {
+    throw new ConfigError(
+      `--customer ${JSON.stringify(customerId)}: no such customer is configured. Fix: use one of ${config.customers.map((c) => c.id).join(', ') || '(none configured)'}`,
+    );
+  }
+  return match;
+}
+
+/** All secret values in the config, to register with the log scrubber. */
+export function configSecrets(config: Config): string[] {
+  return config.customers.flatMap((c) => [c.apiSecret, ...c.webhookSecrets, ...Object.values(c.webhookHeaders)]);
+}

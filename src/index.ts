@@ -1,0 +1,5 @@
+// Public surface of the library. Everything else is internal.
+export { resolveConfig, type Config, type CustomerConfig } from './config.ts';
+export * from './errors.ts';
+export { systemClock, FakeClock, type Clock } from './clock.ts';
+export type * from './store/types.ts';

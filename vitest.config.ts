@@ -1,0 +1,16 @@
+import { defineConfig } from 'vitest/config';
+
+// .ci/run sets VITEST_JSON_REPORT so it can print the runner's own pass/fail counts as its last line.
+const jsonReport = process.env.VITEST_JSON_REPORT;
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Files run in parallel worker processes; each test uses its own SQLite file, Postgres schema and sandbox port.
+    pool: 'forks',
+    globalSetup: ['test/global-setup.ts'],
+    reporters: jsonReport ? ['default', ['json', { outputFile: jsonReport }]] : ['default'],
+  },
+});
