@@ -154,6 +154,9 @@ function checkWebhookSecret(variable: string, value: string): string {
   return value;
 }
 
+/** RFC 9110 token characters: what an HTTP header name may contain. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 function parseHeaderMap(variable: string, raw: string | undefined): Record<string, string> {
   if (!raw?.trim()) return {};
   let parsed: unknown;
@@ -162,7 +165,7 @@ function parseHeaderMap(variable: string, raw: string | undefined): Record<strin
   } catch {
     fail(variable, '(not shown)', 'not valid JSON', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
-  const result = z.record(z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/), z.string()).safeParse(parsed);
+  const result = z.record(z.string().regex(HEADER_NAME), z.string()).safeParse(parsed);
   if (!result.success) {
     fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
@@ -182,7 +185,7 @@ const customerFileSchema = z.array(
       webhookSecretFile: z.string().min(1).optional(),
       webhookPreviousSecretEnv: z.string().min(1).optional(),
       webhookPreviousSecretFile: z.string().min(1).optional(),
-      webhookHeaders: z.record(z.string(), z.string()).optional(),
+      webhookHeaders: z.record(z.string().regex(HEADER_NAME, 'not a valid HTTP header name'), z.string()).optional(),
     })
     .strict(),
 );

@@ -45,7 +45,11 @@ export function createContext(
             return 'info';
           }
         })();
-        logger = createLogger({ level });
+        // Tests hand main() their own stderr; log lines go there too so they can be searched for secrets.
+        logger =
+          ctx.stderr === process.stderr
+            ? createLogger({ level })
+            : createLogger({ level, pretty: false, destination: { write: (line: string) => ctx.stderr.write(line) } });
       }
       return logger;
     },

@@ -101,8 +101,11 @@ export interface Lock {
 
 export interface Store {
   readonly dialect: Dialect;
-  /** Applies pending migrations (idempotent, safe to run concurrently from several processes). */
-  migrate(): Promise<void>;
+  /**
+   * Applies pending migrations (idempotent, safe to run concurrently from several processes). Resolves to the names
+   * of the migrations this call applied (e.g. `['0000_tables']`), empty when the database was up to date.
+   */
+  migrate(): Promise<string[]>;
   close(): Promise<void>;
 
   /** Upserts a page of records and saves the checkpoint atomically. */
@@ -117,6 +120,7 @@ export interface Store {
 
   startRun(run: { customerId: string; stream: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
   finishRun(id: number, outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null }): Promise<void>;
+  /** The latest run of each (customer, stream), ordered by customer and stream. */
   lastRuns(customerId?: string): Promise<RunRecord[]>;
 
   /**

@@ -1,4 +1,23 @@
 import type { CommandModule } from '../context.ts';
+import { sandboxCommand } from './sandbox.ts';
+import { checkCommand } from './check.ts';
+import { migrateCommand } from './migrate.ts';
+import { syncCommand } from './sync.ts';
+import { backfillCommand } from './backfill.ts';
+import { scheduleCommand } from './schedule.ts';
+import { statusCommand } from './status.ts';
+import { demoCommand } from './demo.ts';
+import { webhookCommand } from './webhook.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
-export const commands: CommandModule[] = [];
+export const commands: CommandModule[] = [
+  syncCommand,
+  backfillCommand,
+  scheduleCommand,
+  statusCommand,
+  migrateCommand,
+  checkCommand,
+  webhookCommand,
+  sandboxCommand,
+  demoCommand,
+];

@@ -1,0 +1,26 @@
+import Database from 'better-sqlite3';
+import { fetchAllPages, type RawNode } from './baseline-fetch.ts';
+import { OCCUPANCY_UPSERT_CONFLICT, type SyncJob } from './sync-job.ts';
+
+/**
+ * Raw SQLite baseline: one better-sqlite3 prepared upsert, one transaction per page, the store's pragmas (WAL,
+ * synchronous NORMAL), into the table the migrations created. Resolves to the rows written.
+ */
+export async function rawSqlite(job: SyncJob, path: string): Promise<void> {
+  const db = new Database(path);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  const upsert = db.prepare(
+    'INSERT INTO occupancy (customer_id, source, ingested_at, floor_space_id, observed_at, occupancy_status, headcount, event_id) ' +
+      `VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${OCCUPANCY_UPSERT_CONFLICT}`,
+  );
+  const customerId = job.sandbox.customerId;
+  const writePage = db.transaction((nodes: RawNode[], at: string) => {
+    for (const n of nodes) upsert.run(customerId, 'poll', at, n.floorSpaceId, n.created, n.occupancyStatus, n.headcount, n.id);
+  });
+  try {
+    await fetchAllPages(job, (nodes) => writePage(nodes, new Date().toISOString()));
+  } finally {
+    db.close();
+  }
+}

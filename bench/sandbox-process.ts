@@ -1,0 +1,53 @@
+import { startSandbox } from '../src/sandbox/index.ts';
+import { closeOnSignal, flags, report, required } from './child.ts';
+
+/**
+ * The sandbox in its own process, for the sync benchmarks: one customer, a fixed seed, every observation visible
+ * at once (lateArrivalMaxMs 0), data starting far enough back that any benchmark range is in the past.
+ *
+ *   node --import tsx bench/sandbox-process.ts --data-start 2026-01-05T00:00:00Z --buildings 25 --spaces 50
+ *
+ * Prints one JSON line: SandboxInfo. Stops on SIGTERM.
+ */
+
+export interface SandboxInfo {
+  url: string;
+  customerId: string;
+  apiKey: string;
+  apiSecret: string;
+  /** ISO UTC: the first observation tick. */
+  dataStart: string;
+  intervalMs: number;
+  /** Observations per tick (one per floor space). */
+  floorSpaces: number;
+}
+
+export const SANDBOX_SEED = 8;
+export const INTERVAL_MS = 5 * 60_000;
+
+const args = flags();
+const buildings = Number(args.get('buildings') ?? 25);
+const spaces = Number(args.get('spaces') ?? 50);
+const dataStart = required(args, 'data-start');
+
+const sandbox = await startSandbox({
+  seed: SANDBOX_SEED,
+  customers: 1,
+  buildingsPerCustomer: buildings,
+  floorSpacesPerBuilding: spaces,
+  dataStart,
+  intervalMs: INTERVAL_MS,
+  lateArrivalMaxMs: 0,
+  expiresIn: 900,
+});
+const customer = sandbox.customers[0]!;
+closeOnSignal(() => sandbox.close());
+report({
+  url: sandbox.url,
+  customerId: customer.id,
+  apiKey: customer.readKey.key,
+  apiSecret: customer.readKey.secret,
+  dataStart: new Date(dataStart).toISOString(),
+  intervalMs: INTERVAL_MS,
+  floorSpaces: buildings * spaces,
+} satisfies SandboxInfo);

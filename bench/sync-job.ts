@@ -1,0 +1,29 @@
+import type { SandboxInfo } from './sandbox-process.ts';
+
+/** One sync measurement, handed to bench/sync-worker.ts as JSON. Both sides read exactly these pages. */
+export interface SyncJob {
+  sandbox: SandboxInfo;
+  /** Epoch ms; the backfill range [from, to). */
+  from: number;
+  to: number;
+  /** Window length (SYNC_STEP) and page size (SYNC_PAGE_SIZE), the same for ours and the baseline. */
+  stepMs: number;
+  pageSize: number;
+  /** file:<path> or postgres://...?schema=NAME, already migrated by the harness. */
+  databaseUrl: string;
+  /** The observations the range holds, checked against the table afterwards. */
+  expectedRows: number;
+}
+
+/** What a worker reports. */
+export interface SyncResult {
+  rows: number;
+  ms: number;
+  rowsPerSecond: number;
+  /** process.resourceUsage().maxRSS at the end, in bytes. */
+  maxRssBytes: number;
+}
+
+export const OCCUPANCY_UPSERT_CONFLICT =
+  'ON CONFLICT (customer_id, floor_space_id, observed_at) DO UPDATE SET ' +
+  'occupancy_status = excluded.occupancy_status, headcount = excluded.headcount';

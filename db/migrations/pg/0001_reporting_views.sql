@@ -1,0 +1,57 @@
+-- Reporting views, Postgres. Same names, columns and meanings as db/views/sqlite.sql (docs/reporting.md).
+-- Timestamps are timestamptz. Unqualified names: the views land in the schema the migration runs in.
+
+-- The latest reading per customer and floor space (DISTINCT ON walks the primary key index backwards).
+CREATE VIEW occupancy_latest AS
+SELECT DISTINCT ON (customer_id, floor_space_id)
+       customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id, ingested_at
+  FROM occupancy
+ ORDER BY customer_id, floor_space_id, observed_at DESC;
+--> statement-breakpoint
+-- Per customer, floor space and UTC hour. hour is the start of the UTC hour whatever the session TimeZone
+-- (date_trunc on a timestamptz would truncate in the session zone, wrong for half-hour offsets).
+CREATE VIEW occupancy_hourly AS
+SELECT customer_id, floor_space_id,
+       date_trunc('hour', observed_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS hour,
+       count(*)::integer AS readings,
+       (count(*) FILTER (WHERE occupancy_status = 'CurrentlyOccupied'))::integer AS occupied_readings,
+       sum(headcount)::bigint AS total_headcount,
+       avg(headcount)::double precision AS avg_headcount,
+       max(headcount) AS peak_headcount,
+       avg(CASE WHEN occupancy_status = 'CurrentlyOccupied' THEN 1.0 ELSE 0.0 END)::double precision AS occupied_share
+  FROM occupancy
+ GROUP BY customer_id, floor_space_id, date_trunc('hour', observed_at AT TIME ZONE 'UTC');
+--> statement-breakpoint
+-- Per customer and stream (state key): watermark, how far behind now it is, and the latest run.
+-- A key appears when it has state or runs. lag_seconds is NULL until the stream has a watermark.
+CREATE VIEW sync_health AS
+WITH keys AS (
+  SELECT customer_id, stream FROM sync_state
+  UNION
+  SELECT customer_id, stream FROM sync_runs
+),
+ranked AS (
+  SELECT r.*, row_number() OVER (PARTITION BY customer_id, stream ORDER BY started_at DESC, id DESC) AS rn
+    FROM sync_runs r
+),
+succeeded AS (
+  SELECT customer_id, stream, max(finished_at) AS last_success_at
+    FROM sync_runs WHERE status = 'succeeded' GROUP BY customer_id, stream
+)
+SELECT k.customer_id, k.stream,
+       s.watermark,
+       round(EXTRACT(EPOCH FROM (now() - s.watermark))::numeric, 3)::double precision AS lag_seconds,
+       s.updated_at AS state_updated_at,
+       r.id AS last_run_id,
+       r.mode AS last_run_mode,
+       r.status AS last_run_status,
+       r.started_at AS last_run_started_at,
+       r.finished_at AS last_run_finished_at,
+       r.pages AS last_run_pages,
+       r.records AS last_run_records,
+       r.error AS last_run_error,
+       ok.last_success_at
+  FROM keys k
+  LEFT JOIN sync_state s ON s.customer_id = k.customer_id AND s.stream = k.stream
+  LEFT JOIN ranked r ON r.customer_id = k.customer_id AND r.stream = k.stream AND r.rn = 1
+  LEFT JOIN succeeded ok ON ok.customer_id = k.customer_id AND ok.stream = k.stream;

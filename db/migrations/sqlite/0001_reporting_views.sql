@@ -1,0 +1,61 @@
+-- Reporting views, SQLite. Same names, columns and meanings as db/views/pg.sql (docs/reporting.md).
+-- Timestamps are TEXT in the canonical form YYYY-MM-DDTHH:MM:SS.sssZ, so they sort and compare as times.
+
+-- The latest reading per customer and floor space. (customer_id, floor_space_id, observed_at) is the primary key,
+-- so "no later reading exists" is an index lookup and there is exactly one row per floor space.
+CREATE VIEW occupancy_latest AS
+SELECT o.customer_id, o.floor_space_id, o.observed_at, o.occupancy_status, o.headcount, o.source, o.event_id,
+       o.ingested_at
+  FROM occupancy o
+ WHERE NOT EXISTS (
+         SELECT 1 FROM occupancy n
+          WHERE n.customer_id = o.customer_id AND n.floor_space_id = o.floor_space_id AND n.observed_at > o.observed_at
+       );
+--> statement-breakpoint
+-- Per customer, floor space and UTC hour. hour is the start of the hour in the canonical text form.
+-- occupied_share = occupied_readings / readings (readings whose status is CurrentlyOccupied).
+CREATE VIEW occupancy_hourly AS
+SELECT customer_id, floor_space_id,
+       substr(observed_at, 1, 13) || ':00:00.000Z' AS hour,
+       COUNT(*) AS readings,
+       SUM(CASE WHEN occupancy_status = 'CurrentlyOccupied' THEN 1 ELSE 0 END) AS occupied_readings,
+       SUM(headcount) AS total_headcount,
+       AVG(headcount) AS avg_headcount,
+       MAX(headcount) AS peak_headcount,
+       AVG(CASE WHEN occupancy_status = 'CurrentlyOccupied' THEN 1.0 ELSE 0.0 END) AS occupied_share
+  FROM occupancy
+ GROUP BY customer_id, floor_space_id, substr(observed_at, 1, 13);
+--> statement-breakpoint
+-- Per customer and stream (state key): watermark, how far behind now it is, and the latest run.
+-- A key appears when it has state or runs. lag_seconds is NULL until the stream has a watermark.
+CREATE VIEW sync_health AS
+WITH keys AS (
+  SELECT customer_id, stream FROM sync_state
+  UNION
+  SELECT customer_id, stream FROM sync_runs
+),
+ranked AS (
+  SELECT r.*, ROW_NUMBER() OVER (PARTITION BY customer_id, stream ORDER BY started_at DESC, id DESC) AS rn
+    FROM sync_runs r
+),
+succeeded AS (
+  SELECT customer_id, stream, MAX(finished_at) AS last_success_at
+    FROM sync_runs WHERE status = 'succeeded' GROUP BY customer_id, stream
+)
+SELECT k.customer_id, k.stream,
+       s.watermark,
+       ROUND((julianday('now') - julianday(s.watermark)) * 86400.0, 3) AS lag_seconds,
+       s.updated_at AS state_updated_at,
+       r.id AS last_run_id,
+       r.mode AS last_run_mode,
+       r.status AS last_run_status,
+       r.started_at AS last_run_started_at,
+       r.finished_at AS last_run_finished_at,
+       r.pages AS last_run_pages,
+       r.records AS last_run_records,
+       r.error AS last_run_error,
+       ok.last_success_at
+  FROM keys k
+  LEFT JOIN sync_state s ON s.customer_id = k.customer_id AND s.stream = k.stream
+  LEFT JOIN ranked r ON r.customer_id = k.customer_id AND r.stream = k.stream AND r.rn = 1
+  LEFT JOIN succeeded ok ON ok.customer_id = k.customer_id AND ok.stream = k.stream;

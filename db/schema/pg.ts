@@ -1,0 +1,100 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+
+/**
+ * Postgres schema. Timestamps are timestamptz with millisecond precision (the platform's resolution); the store reads
+ * them back as canonical ISO strings (`2026-01-01T00:00:00.000Z`). No schema qualifier and no enum types, so the
+ * migrations land in whatever schema `search_path` selects (`?schema=` in DATABASE_URL). Column names and meanings
+ * match db/schema/sqlite.ts exactly (docs/schema.md); change them only through migrations.
+ */
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'string' });
+
+export const buildings = pgTable(
+  'buildings',
+  {
+    customerId: text('customer_id').notNull(),
+    id: text('id').notNull(),
+    name: text('name').notNull(),
+    firstSeenAt: ts('first_seen_at').notNull(),
+    lastSeenAt: ts('last_seen_at').notNull(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.id] })],
+);
+
+export const occupancy = pgTable(
+  'occupancy',
+  {
+    customerId: text('customer_id').notNull(),
+    floorSpaceId: text('floor_space_id').notNull(),
+    observedAt: ts('observed_at').notNull(),
+    occupancyStatus: text('occupancy_status').notNull(),
+    headcount: integer('headcount').notNull(),
+    source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
+    eventId: text('event_id'),
+    ingestedAt: ts('ingested_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.floorSpaceId, t.observedAt] }),
+    // Time-range scans across all floor spaces of a customer (reports, views); the primary key serves per-space ranges.
+    index('occupancy_customer_observed_idx').on(t.customerId, t.observedAt),
+    check('occupancy_source_known', sql`${t.source} IN ('poll', 'webhook')`),
+    check('occupancy_headcount_non_negative', sql`${t.headcount} >= 0`),
+  ],
+);
+
+export const syncState = pgTable(
+  'sync_state',
+  {
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    watermark: ts('watermark'),
+    windowStart: ts('window_start'),
+    windowEnd: ts('window_end'),
+    pageCursor: text('page_cursor'),
+    rangeStart: ts('range_start'),
+    rangeEnd: ts('range_end'),
+    updatedAt: ts('updated_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.stream] })],
+);
+
+export const syncRuns = pgTable(
+  'sync_runs',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    mode: text('mode', { enum: ['incremental', 'backfill', 'full'] }).notNull(),
+    startedAt: ts('started_at').notNull(),
+    finishedAt: ts('finished_at'),
+    status: text('status', { enum: ['running', 'succeeded', 'failed', 'interrupted'] }).notNull(),
+    pages: integer('pages').notNull().default(0),
+    records: integer('records').notNull().default(0),
+    error: text('error'),
+  },
+  (t) => [
+    index('sync_runs_customer_stream_started_idx').on(t.customerId, t.stream, t.startedAt),
+    check('sync_runs_mode_known', sql`${t.mode} IN ('incremental', 'backfill', 'full')`),
+    check('sync_runs_status_known', sql`${t.status} IN ('running', 'succeeded', 'failed', 'interrupted')`),
+  ],
+);
+
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    customerId: text('customer_id').notNull(),
+    id: text('id').notNull(),
+    type: text('type').notNull(),
+    createdAt: ts('created_at').notNull(),
+    sentAt: ts('sent_at').notNull(),
+    receivedAt: ts('received_at').notNull(),
+    attempts: integer('attempts').notNull().default(1),
+    body: text('body').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.id] }),
+    index('webhook_deliveries_customer_received_idx').on(t.customerId, t.receivedAt),
+  ],
+);

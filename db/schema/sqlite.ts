@@ -1,0 +1,145 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+/**
+ * SQLite schema. Timestamps are TEXT holding exactly `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC, milliseconds, fixed width), so
+ * text comparison is time comparison and ORDER BY / BETWEEN work in plain SQL. A CHECK refuses any other form, so a
+ * stray offset or missing milliseconds can never silently mis-sort. Column names and meanings match db/schema/pg.ts
+ * exactly: the tables are a public contract (docs/schema.md); change them only through migrations.
+ */
+
+const ISO_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z';
+
+/** CHECK constraint: the column is NULL or a canonical UTC timestamp. */
+function isoCheck(table: string, column: string, ref: SQL | unknown): ReturnType<typeof check> {
+  return check(`${table}_${column}_iso`, sql`${ref} GLOB ${sql.raw(`'${ISO_GLOB}'`)}`);
+}
+
+export const buildings = sqliteTable(
+  'buildings',
+  {
+    customerId: text('customer_id').notNull(),
+    id: text('id').notNull(),
+    name: text('name').notNull(),
+    firstSeenAt: text('first_seen_at').notNull(),
+    lastSeenAt: text('last_seen_at').notNull(),
+    deletedAt: text('deleted_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.id] }),
+    isoCheck('buildings', 'first_seen_at', t.firstSeenAt),
+    isoCheck('buildings', 'last_seen_at', t.lastSeenAt),
+    isoCheck('buildings', 'deleted_at', t.deletedAt),
+  ],
+);
+
+export const occupancy = sqliteTable(
+  'occupancy',
+  {
+    customerId: text('customer_id').notNull(),
+    floorSpaceId: text('floor_space_id').notNull(),
+    observedAt: text('observed_at').notNull(),
+    occupancyStatus: text('occupancy_status').notNull(),
+    headcount: integer('headcount').notNull(),
+    source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
+    eventId: text('event_id'),
+    ingestedAt: text('ingested_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.floorSpaceId, t.observedAt] }),
+    // Time-range scans across all floor spaces of a customer (reports, views); the primary key serves per-space ranges.
+    index('occupancy_customer_observed_idx').on(t.customerId, t.observedAt),
+    isoCheck('occupancy', 'observed_at', t.observedAt),
+    isoCheck('occupancy', 'ingested_at', t.ingestedAt),
+    check('occupancy_source_known', sql`${t.source} IN ('poll', 'webhook')`),
+    check('occupancy_headcount_non_negative', sql`${t.headcount} >= 0`),
+  ],
+);
+
+export const syncState = sqliteTable(
+  'sync_state',
+  {
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    watermark: text('watermark'),
+    windowStart: text('window_start'),
+    windowEnd: text('window_end'),
+    pageCursor: text('page_cursor'),
+    rangeStart: text('range_start'),
+    rangeEnd: text('range_end'),
+    updatedAt: text('updated_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.stream] }),
+    isoCheck('sync_state', 'watermark', t.watermark),
+    isoCheck('sync_state', 'window_start', t.windowStart),
+    isoCheck('sync_state', 'window_end', t.windowEnd),
+    isoCheck('sync_state', 'range_start', t.rangeStart),
+    isoCheck('sync_state', 'range_end', t.rangeEnd),
+    isoCheck('sync_state', 'updated_at', t.updatedAt),
+  ],
+);
+
+export const syncRuns = sqliteTable(
+  'sync_runs',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    mode: text('mode', { enum: ['incremental', 'backfill', 'full'] }).notNull(),
+    startedAt: text('started_at').notNull(),
+    finishedAt: text('finished_at'),
+    status: text('status', { enum: ['running', 'succeeded', 'failed', 'interrupted'] }).notNull(),
+    pages: integer('pages').notNull().default(0),
+    records: integer('records').notNull().default(0),
+    error: text('error'),
+  },
+  (t) => [
+    index('sync_runs_customer_stream_started_idx').on(t.customerId, t.stream, t.startedAt),
+    isoCheck('sync_runs', 'started_at', t.startedAt),
+    isoCheck('sync_runs', 'finished_at', t.finishedAt),
+    check('sync_runs_mode_known', sql`${t.mode} IN ('incremental', 'backfill', 'full')`),
+    check('sync_runs_status_known', sql`${t.status} IN ('running', 'succeeded', 'failed', 'interrupted')`),
+  ],
+);
+
+export const webhookDeliveries = sqliteTable(
+  'webhook_deliveries',
+  {
+    customerId: text('customer_id').notNull(),
+    id: text('id').notNull(),
+    type: text('type').notNull(),
+    createdAt: text('created_at').notNull(),
+    sentAt: text('sent_at').notNull(),
+    receivedAt: text('received_at').notNull(),
+    attempts: integer('attempts').notNull().default(1),
+    body: text('body').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.id] }),
+    index('webhook_deliveries_customer_received_idx').on(t.customerId, t.receivedAt),
+    isoCheck('webhook_deliveries', 'created_at', t.createdAt),
+    isoCheck('webhook_deliveries', 'sent_at', t.sentAt),
+    isoCheck('webhook_deliveries', 'received_at', t.receivedAt),
+  ],
+);
+
+/**
+ * SQLite only: run locks between processes sharing one database file (Postgres uses advisory locks instead).
+ * A row is a held lock; its holder is identified so a lock left by a killed process can be recognised and taken over.
+ */
+export const syncLocks = sqliteTable(
+  'sync_locks',
+  {
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    holderPid: integer('holder_pid').notNull(),
+    holderHost: text('holder_host').notNull(),
+    /** Start time of the holder process as the OS reports it (Linux /proc), to detect a reused pid. */
+    holderStart: text('holder_start'),
+    /** Random per acquisition: only the acquirer can release, and a restarted process never mistakes it for its own. */
+    token: text('token').notNull(),
+    acquiredAt: text('acquired_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.stream] }), isoCheck('sync_locks', 'acquired_at', t.acquiredAt)],
+);

@@ -1,0 +1,246 @@
+import pRetry, { AbortError } from 'p-retry';
+import { systemClock, type Clock } from '../clock.ts';
+import { validateApiBaseUrl, type Config } from '../config.ts';
+import { AuthError, GraphQLResponseError, type GraphQLErrorEntry } from '../errors.ts';
+import { globalSecrets, silentLogger, type Logger, type SecretRegistry } from '../logger.ts';
+import { abortError, defaultSleep } from './abort.ts';
+import { ADMIN_CONSOLE_KEYS, QUERY_PATH, createAuthenticator, statusError } from './auth.ts';
+import type { LoadedDocument } from './documents.ts';
+import { ApiTransportError, classifyFailure, retryDelay } from './retry.ts';
+import { FileTokenStore } from './token-cache.ts';
+import { TokenProvider } from './token.ts';
+import { createTransport, parseJsonBody } from './transport.ts';
+
+export interface ApiClientOptions {
+  /** https:// (or http:// on a loopback host, for the sandbox). */
+  baseUrl: string;
+  apiKey: string;
+  apiSecret: string;
+  clock?: Clock;
+  logger?: Logger;
+  /** Timeout per attempt, attempts per request and backoff bounds; defaults match the config defaults. */
+  http?: Partial<Config['http']>;
+  /** Replace the token when less than this remains (capped at half its lifetime). Default 5 minutes. */
+  refreshMarginMs?: number;
+  /** Keep tokens between processes in this file (mode 0600). Default: no cache. */
+  tokenCacheFile?: string;
+  /** Uniform in [0, 1), for backoff jitter. */
+  random?: () => number;
+  /**
+   * Retry answers carrying GraphQL `errors` (queries only). Off by default because most GraphQL errors are
+   * permanent (a bad argument, a missing field); turn it on where the platform is known to produce transient
+   * page-level errors, as the sandbox's `graphqlError` fault does.
+   */
+  retryGraphQLErrors?: boolean;
+  /** A Retry-After longer than this is not waited for; the RateLimitError surfaces. Default 120 s. */
+  maxRetryAfterMs?: number;
+  secrets?: SecretRegistry;
+  /** Waits between retries; tests inject one that records the delays and returns at once. */
+  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+}
+
+export interface ApiStats {
+  /** Calls of request(). */
+  requests: number;
+  /** POSTs to the auth endpoint, successful or not. */
+  authCalls: number;
+  /** New tokens that replaced an earlier one. */
+  tokenRefreshes: number;
+  /** 401s from the query endpoint that made us drop the token and authenticate again. */
+  reauthsOn401: number;
+  /** Waits before another attempt, by any reason. */
+  retries: number;
+  retriesByReason: Record<string, number>;
+}
+
+export interface RequestOptions {
+  signal?: AbortSignal;
+  /** Override: may this request be repeated after an ambiguous failure? Default: queries yes, mutations no. */
+  idempotent?: boolean;
+}
+
+export interface ApiClient {
+  /** Sends the document and resolves to its `data`. */
+  request<T = unknown>(doc: LoadedDocument, variables?: Record<string, unknown>, options?: RequestOptions): Promise<T>;
+  /** A valid token (authenticating if needed), with its expiry and decoded JWT claims. */
+  token(options?: { signal?: AbortSignal }): Promise<{ token: string; expiresAt: number; claims: Record<string, unknown> | undefined }>;
+  readonly stats: ApiStats;
+  close(): Promise<void>;
+}
+
+export const HTTP_DEFAULTS: Config['http'] = { timeoutMs: 30_000, maxAttempts: 6, backoffMinMs: 500, backoffMaxMs: 30_000 };
+export const DEFAULT_REFRESH_MARGIN_MS = 5 * 60_000;
+const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Creates the client for one API key. It holds one token, replaced proactively, and sends every request through
+ * the retry policy in retry.ts (see docs/api-client.md for the table).
+ *
+ * @example
+ * const client = createApiClient({ baseUrl: config.apiBaseUrl, apiKey: c.apiKey, apiSecret: c.apiSecret, logger });
+ * const data = await client.request<{ buildings: Building[] }>(loadDocument('jobs/buildings.graphql'), { nameLike: null });
+ */
+export function createApiClient(options: ApiClientOptions): ApiClient {
+  const baseUrl = validateApiBaseUrl(options.baseUrl, 'baseUrl');
+  const http = { ...HTTP_DEFAULTS, ...options.http };
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const secrets = options.secrets ?? globalSecrets;
+  const random = options.random ?? Math.random;
+  const sleep = options.sleep ?? defaultSleep;
+  const maxRetryAfterMs = options.maxRetryAfterMs ?? DEFAULT_MAX_RETRY_AFTER_MS;
+  secrets.add(options.apiSecret);
+
+  const transport = createTransport({ baseUrl, timeoutMs: http.timeoutMs });
+  const counters = { requests: 0, authCalls: 0, reauthsOn401: 0, retries: 0, retriesByReason: {} as Record<string, number> };
+  const tokens = new TokenProvider({
+    fetchToken: createAuthenticator({
+      transport,
+      baseUrl,
+      apiKey: options.apiKey,
+      apiSecret: options.apiSecret,
+      secrets,
+      clock,
+      onCall: () => void counters.authCalls++,
+    }),
+    clock,
+    refreshMarginMs: options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS,
+    secrets,
+    logger,
+    ...(options.tokenCacheFile && { store: new FileTokenStore(options.tokenCacheFile, baseUrl, options.apiKey, logger) }),
+  });
+  const stats: ApiStats = {
+    get requests() { return counters.requests; },
+    get authCalls() { return counters.authCalls; },
+    get tokenRefreshes() { return tokens.refreshes; },
+    get reauthsOn401() { return counters.reauthsOn401; },
+    get retries() { return counters.retries; },
+    get retriesByReason() { return { ...counters.retriesByReason }; },
+  };
+
+  /** Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. */
+  function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
+    const policy = { idempotent, retryGraphQLErrors: options.retryGraphQLErrors ?? false };
+    return pRetry(
+      async () => {
+        try {
+          return await attempt();
+        } catch (error) {
+          if (signal?.aborted) throw new AbortError(abortError(signal));
+          if (!classifyFailure(error, policy).retry) throw new AbortError(error as Error);
+          throw error;
+        }
+      },
+      {
+        retries: http.maxAttempts - 1,
+        // p-retry only counts; the waiting happens in shouldRetry so Retry-After and the injected sleep apply.
+        minTimeout: 0,
+        maxTimeout: 0,
+        signal,
+        shouldRetry: async ({ error, attemptNumber, retriesLeft }) => {
+          const decision = classifyFailure(error, policy);
+          const delayMs = retryDelay(decision, attemptNumber, { minMs: http.backoffMinMs, maxMs: http.backoffMaxMs, random, maxRetryAfterMs });
+          if (!decision.retry || delayMs === undefined) {
+            if (decision.retryAfterMs !== undefined) {
+              logger.warn({ what, retryAfterMs: decision.retryAfterMs, maxRetryAfterMs }, `not retrying ${what}: the platform asked to wait longer than we block for`);
+            }
+            return false;
+          }
+          counters.retries++;
+          counters.retriesByReason[decision.reason] = (counters.retriesByReason[decision.reason] ?? 0) + 1;
+          logger.warn(
+            { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs },
+            `retrying ${what} in ${delayMs} ms (${decision.reason}): ${error.message}`,
+          );
+          await sleep(delayMs, signal);
+          return true;
+        },
+      },
+    );
+  }
+
+  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+    const label = doc.operationName ?? '(anonymous)';
+    for (let reauthed = false; ; reauthed = true) {
+      const info = await tokens.get(signal);
+      const response = await transport.post(
+        QUERY_PATH,
+        body,
+        { authorization: `Bearer ${info.token}`, accept: 'application/json', 'accept-encoding': 'gzip' },
+        signal,
+      );
+      if (response.status === 401) {
+        if (reauthed) {
+          throw new AuthError(
+            `the platform refused a freshly obtained token for API key ${JSON.stringify(options.apiKey)} (HTTP 401 twice on ${label}). ` +
+              'Check that the key is still active and not revoked, that API_BASE_URL is the environment that issued the key, and that this host\'s clock is correct',
+            { status: 401 },
+          );
+        }
+        // Token expired early or was revoked: drop it (once for all requests that used it) and try once more.
+        if (tokens.invalidate(info.token)) {
+          counters.reauthsOn401++;
+          logger.warn({ operationName: label }, 'the platform refused the token (HTTP 401); authenticating again');
+        }
+        continue;
+      }
+      if (response.status === 403) {
+        const mutation = doc.operationType === 'mutation';
+        throw new AuthError(
+          `API key ${JSON.stringify(options.apiKey)} may not run ${doc.operationType} ${label} (HTTP 403). ` +
+            (mutation
+              ? 'Mutations need scope WritePublicApi on the key and write permission on the user who created it'
+              : 'Queries need scope ReadPublicApi on the key') +
+            `: grant it in ${ADMIN_CONSOLE_KEYS} (open the customer first with Open as Customer)`,
+          { status: 403 },
+        );
+      }
+      if (response.status === 400 || (response.status >= 200 && response.status < 300)) {
+        const json = response.status === 400 ? safeJson(response) : parseJsonBody(response, QUERY_PATH);
+        if (isPlainObject(json) && Array.isArray(json.errors) && json.errors.length > 0) {
+          throw new GraphQLResponseError(doc.operationName, json.errors as GraphQLErrorEntry[]);
+        }
+        if (response.status === 200 && isPlainObject(json) && 'data' in json && json.data !== null) return json.data;
+        if (response.status !== 400) {
+          throw new ApiTransportError('client_error', `POST ${QUERY_PATH}: the answer to ${label} has neither data nor errors`, {
+            status: response.status,
+            retryable: false,
+          });
+        }
+      }
+      throw statusError(response, QUERY_PATH, clock, secrets);
+    }
+  }
+
+  function safeJson(response: Parameters<typeof parseJsonBody>[0]): unknown {
+    try {
+      return parseJsonBody(response, QUERY_PATH);
+    } catch {
+      return undefined;
+    }
+  }
+
+  return {
+    stats,
+    async request<T>(doc: LoadedDocument, variables: Record<string, unknown> = {}, requestOptions: RequestOptions = {}): Promise<T> {
+      // The platform rejects a string (or array) here; catch the mistake before it costs a round trip.
+      if (!isPlainObject(variables)) {
+        throw new TypeError(`variables for ${doc.operationName ?? doc.file} must be an object, got ${Array.isArray(variables) ? 'an array' : typeof variables}`);
+      }
+      counters.requests++;
+      const body = { query: doc.source, variables, ...(doc.operationName !== undefined && { operationName: doc.operationName }) };
+      const idempotent = requestOptions.idempotent ?? doc.operationType === 'query';
+      const what = `${doc.operationType} ${doc.operationName ?? '(anonymous)'}`;
+      return (await withRetries(what, idempotent, requestOptions.signal, () => attemptQuery(doc, body, requestOptions.signal))) as T;
+    },
+    async token(tokenOptions = {}) {
+      const info = await withRetries('authentication', true, tokenOptions.signal, () => tokens.get(tokenOptions.signal));
+      return { token: info.token, expiresAt: info.expiresAt, claims: info.claims };
+    },
+    close: () => transport.close(),
+  };
+}

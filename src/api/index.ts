@@ -1,0 +1,16 @@
+// Public surface of the API client: token provider, GraphQL transport, job documents and the `check` steps.
+export { createApiClient, HTTP_DEFAULTS, DEFAULT_REFRESH_MARGIN_MS } from './client.ts';
+export type { ApiClient, ApiClientOptions, ApiStats, RequestOptions } from './client.ts';
+export {
+  loadDocument,
+  parseDocumentSource,
+  loadJobDocuments,
+  validateDocuments,
+  formatMismatch,
+  SCHEMA_FILE_NAME,
+} from './documents.ts';
+export type { LoadedDocument, DocumentMismatch } from './documents.ts';
+export { fetchLiveSchema, loadSchemaFile } from './schema.ts';
+export { checkCustomer, type CustomerCheck } from './diagnose.ts';
+export { decodeJwtClaims, jwtCustomer, jwtScopes } from './jwt.ts';
+export { ApiTransportError, type FailureReason } from './retry.ts';

@@ -1,0 +1,119 @@
+import { fileURLToPath } from 'node:url';
+import { relative, resolve } from 'node:path';
+import type { CommandModule } from '../context.ts';
+import { requireApi, selectCustomers } from '../../config.ts';
+import { ExitCode } from '../../errors.ts';
+import { systemClock } from '../../clock.ts';
+import { createApiClient } from '../../api/client.ts';
+import { checkCustomer, type CustomerCheck } from '../../api/diagnose.ts';
+import { formatMismatch, loadJobDocuments } from '../../api/documents.ts';
+
+const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const JOBS_DIR = resolve(PACKAGE_ROOT, 'jobs');
+/** The webhook management documents encode assumed mutation names too, so they are checked with the job documents. */
+const WEBHOOK_DOCUMENTS_DIR = resolve(PACKAGE_ROOT, 'src/webhooks/graphql');
+
+interface CheckOptions {
+  customer?: string;
+  json?: boolean;
+  documents?: string;
+}
+
+/** Human report: one status line per step, then each mismatch as `file:line:column: message`. */
+export function formatCheck(result: CustomerCheck): string {
+  const lines = [`customer ${result.customer} (key ${result.apiKey})`];
+  const mark = (ok: boolean) => (ok ? '  ok    ' : '  FAIL  ');
+  if (result.token) {
+    const t = result.token;
+    const who = t.jwtCustomer ? `; token customer ${t.jwtCustomer}` : '';
+    const scopes = t.scopes ? `; scopes ${t.scopes.join(', ') || '(none)'}` : '';
+    lines.push(`${mark(true)}authenticated: token valid for ${t.lifetimeSeconds} s (until ${t.expiresAt})${who}${scopes}`);
+  }
+  if (result.query) lines.push(`${mark(true)}query ${result.query.operationName}: ${result.query.buildings} building(s)`);
+  if (result.schema) {
+    const s = result.schema;
+    if (s.source === 'unavailable') lines.push(`  warn  schema: ${s.note}`);
+    else if (s.mismatches.length === 0) lines.push(`${mark(true)}schema (introspection): ${s.documents} job document(s) valid`);
+    else lines.push(`${mark(false)}schema (introspection): ${s.mismatches.length} mismatch(es) in ${s.documents} job document(s):`);
+    for (const m of s.mismatches) lines.push(formatMismatch(m));
+  }
+  for (const problem of result.problems) lines.push(`${mark(false)}${problem}`);
+  lines.push(result.ok ? '  => all good' : '  => problems found');
+  return `${lines.join('\n')}\n`;
+}
+
+export const checkCommand: CommandModule = (program, ctx) => {
+  program
+    .command('check')
+    .description(
+      'Check the API setup for each configured customer: authenticate, show the token lifetime and (from the JWT) ' +
+        'customer and scopes, run one cheap query, and validate every job and webhook document (jobs/*.graphql, src/webhooks/graphql/*.graphql) against the ' +
+        'live schema via introspection, reporting each mismatch as file:line:column: message.',
+    )
+    .option('--customer <id>', 'check only this configured customer')
+    .option('--json', 'print the results as JSON on stdout')
+    .option('--documents <dir>', "directory of .graphql job documents (default: the package's jobs/)")
+    .addHelpText(
+      'after',
+      `
+Run this first against the real API: the job documents encode assumed query names and fields, and this names
+each one the live schema does not have. Tokens are always obtained fresh (the token cache is not used).
+
+Exit codes: 0 all good; 1 a query failed or a document does not match the schema; 77 authentication failed
+(wrong key or secret, missing scope); 78 configuration error.
+
+Examples:
+  $ occupancy-sync check
+  $ occupancy-sync check --customer 0b7c6f1e-4d1a-4a57-9a43-5c2d8c1f0e11
+  $ occupancy-sync check --json | jq '.customers[] | {customer, ok}'`,
+    )
+    .action(async (options: CheckOptions) => {
+      const config = ctx.config();
+      const { apiBaseUrl } = requireApi(config);
+      const customers = selectCustomers(config, options.customer);
+      const dirs = options.documents ? [resolve(options.documents)] : [JOBS_DIR, WEBHOOK_DOCUMENTS_DIR];
+      // Paths relative to the package (jobs/occupancy.graphql) read best; an outside directory keeps its own path.
+      const labelFor = (dir: string) => {
+        const rel = relative(PACKAGE_ROOT, dir);
+        return (name: string) => (rel.startsWith('..') ? resolve(dir, name) : `${rel ? `${rel}/` : ''}${name}`);
+      };
+      // Syntax errors in a document fail here, before any request (ConfigError names file:line:column).
+      const documents = dirs.flatMap((dir) => loadJobDocuments(dir, labelFor(dir)));
+      const logger = ctx.logger().child({ command: 'check' });
+
+      const results: CustomerCheck[] = [];
+      for (const customer of customers) {
+        const client = createApiClient({
+          baseUrl: apiBaseUrl,
+          apiKey: customer.apiKey,
+          apiSecret: customer.apiSecret,
+          logger: logger.child({ customer: customer.id }),
+          http: config.http,
+          refreshMarginMs: config.token.refreshMarginMs,
+        });
+        try {
+          const result = await checkCustomer({
+            client,
+            customerId: customer.id,
+            apiKey: customer.apiKey,
+            documents,
+            clock: systemClock,
+            logger,
+            signal: ctx.signal,
+          });
+          results.push(result);
+          if (!options.json) ctx.stdout.write(formatCheck(result));
+        } finally {
+          await client.close();
+        }
+      }
+      if (options.json) {
+        ctx.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), customers: results }, null, 2)}\n`);
+      }
+      ctx.exitCode = results.some((r) => r.error?.kind === 'auth')
+        ? ExitCode.AUTH
+        : results.every((r) => r.ok)
+          ? ExitCode.OK
+          : ExitCode.FAILURE;
+    });
+};

@@ -1,0 +1,60 @@
+import type { CommandModule } from '../context.ts';
+import { requireApi, selectCustomers } from '../../config.ts';
+import { startScheduler, validateCron } from '../../sync/scheduler.ts';
+import { openDatabase, runOnce, selectStreams } from '../../sync/runner.ts';
+import { exitCodeOf, problemLines, summaryLine } from '../../sync/summary.ts';
+import { ExitCode } from '../../errors.ts';
+
+export const scheduleCommand: CommandModule = (program, ctx) => {
+  program
+    .command('schedule')
+    .description(
+      'Run as a daemon: sync every stream for every customer on the SYNC_CRON schedule (default "*/5 * * * *").\n' +
+        'A tick that comes while the previous run is still going is skipped (and logged), never run in parallel.',
+    )
+    .option('--now', 'also run once right away, before the first tick')
+    .option('--customer <id>', 'only this customer')
+    .option('--stream <name>', 'only this stream')
+    .addHelpText(
+      'after',
+      `
+SIGTERM or SIGINT: the run in progress finishes its current page, commits it, records the run as interrupted, and
+the process exits 0; the next start resumes from that page. A second signal exits at once.
+Each run prints its summary line (as \`sync\` does); a failed run is logged and the daemon keeps going.
+Runs take the same per-customer locks as \`sync\`, so a cron-started \`sync\` and this daemon never overlap either.
+
+Examples:
+  $ occupancy-sync schedule
+  $ SYNC_CRON="*/15 * * * *" occupancy-sync schedule --now
+  # systemd: ExecStart=/srv/occupancy-sync/bin/occupancy-sync.js schedule, Restart=on-failure, KillSignal=SIGTERM
+`,
+    )
+    .action(async (flags: { now?: boolean; customer?: string; stream?: string }) => {
+      const config = ctx.config();
+      validateCron(config.sync.cron);
+      requireApi(config);
+      const customers = selectCustomers(config, flags.customer);
+      const streams = selectStreams(flags.stream);
+      const logger = ctx.logger();
+      const store = await openDatabase(config.database);
+      try {
+        const scheduler = startScheduler({
+          cron: config.sync.cron,
+          logger,
+          signal: ctx.signal,
+          runAtStart: flags.now,
+          run: async (signal) => {
+            const result = await runOnce({ config, store, logger, customers, streams, signal });
+            for (const line of problemLines(result.outcomes)) logger.warn(line.trim());
+            ctx.stdout.write(`${summaryLine('sync', result)}\n`);
+            const code = exitCodeOf(result.outcomes);
+            if (code !== ExitCode.OK) logger.warn({ exitCode: code }, 'scheduled run did not fully succeed; the next tick retries');
+          },
+        });
+        await scheduler.done;
+        ctx.exitCode = ExitCode.OK;
+      } finally {
+        await store.close();
+      }
+    });
+};

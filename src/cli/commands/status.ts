@@ -1,0 +1,37 @@
+import type { CommandModule } from '../context.ts';
+import { globalSecrets } from '../../logger.ts';
+import { openDatabase } from '../../sync/runner.ts';
+import { buildStatus, formatStatus } from '../../sync/status.ts';
+
+export const statusCommand: CommandModule = (program, ctx) => {
+  program
+    .command('status')
+    .description('Show, per customer and stream, the watermark, how far it lags behind now, and the last run and its outcome.')
+    .option('--json', 'print JSON (an array of objects) instead of a table')
+    .option('--customer <id>', 'only this customer')
+    .addHelpText(
+      'after',
+      `
+Columns: WATERMARK (everything before it is stored; for buildings, the start of the last complete listing),
+LAG (now minus the watermark), LAST RUN (start and mode: incremental, backfill or full), OUTCOME (succeeded,
+failed, interrupted or running; "window in flight" means the next run resumes a window at a page cursor).
+Backfill state is listed as <stream>#backfill with its range. Reads only the database: no API access needed.
+
+Examples:
+  $ occupancy-sync status
+  $ occupancy-sync status --json | jq '.[] | select(.lagMs > 3600000)'
+`,
+    )
+    .action(async (flags: { json?: boolean; customer?: string }) => {
+      const config = ctx.config();
+      const store = await openDatabase(config.database);
+      try {
+        const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
+        const entries = buildStatus(states, runs, Date.now());
+        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries);
+        ctx.stdout.write(globalSecrets.scrub(text));
+      } finally {
+        await store.close();
+      }
+    });
+};

@@ -1,0 +1,187 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics for `serve` (and anything else that wants to count). Each `createMetrics()` owns its own
+ * Registry, never prom-client's global one, so tests and several embedded instances do not share counters.
+ *
+ * Metric names use the `occupancy_sync_` prefix. Labels are low-cardinality: customer id, stream, status, reason.
+ *
+ * @example
+ * const metrics = createMetrics();
+ * metrics.recordRun({ customerId: 'c1', stream: 'occupancy', status: 'succeeded', pages: 3, records: 2500 });
+ * metrics.webhookOutcome('refused', 'no_match');
+ * res.end(await metrics.text());
+ */
+
+/** How a webhook delivery ended. `duplicate` is accepted too (the platform retried a delivery we already had). */
+export type WebhookOutcome = 'accepted' | 'duplicate' | 'refused';
+
+/** Cumulative counters an API client keeps (the api helper's client stats). Read at scrape time. */
+export interface ApiStats {
+  authCalls?: number;
+  tokenRefreshes?: number;
+  retries?: number;
+}
+
+export interface RunObservation {
+  customerId: string;
+  stream: string;
+  status: 'succeeded' | 'failed' | 'interrupted' | 'locked' | string;
+  pages?: number;
+  records?: number;
+  /** Error class or code when the run failed (e.g. TRANSPORT, AUTH). */
+  errorKind?: string;
+}
+
+export interface Metrics {
+  readonly registry: Registry;
+  /** One finished run (adds its pages and records, counts a failure when status is failed). */
+  recordRun(run: RunObservation): void;
+  /** Committed page(s) (default one), for callers that count pages as they go instead of per run. */
+  recordPage(customerId: string, stream: string, records: number, pages?: number): void;
+  recordFailure(customerId: string, stream: string, kind: string): void;
+  recordRetry(count?: number): void;
+  recordAuthCall(count?: number): void;
+  recordTokenRefresh(count?: number): void;
+  /**
+   * Adds a source of cumulative API client stats, read at every scrape and summed with the direct counts above.
+   * Returns a function that removes the source (its last values are kept, so counters never go down).
+   */
+  observeApiStats(source: () => ApiStats): () => void;
+  webhookOutcome(outcome: WebhookOutcome, reason?: string): void;
+  /** Seconds the stream's watermark is behind now. */
+  setSyncLag(customerId: string, stream: string, seconds: number): void;
+  /** 1 while a scheduled sync pass is running, else 0. */
+  setSyncInProgress(running: boolean): void;
+  /** Prometheus text exposition format. */
+  text(): Promise<string>;
+  readonly contentType: string;
+}
+
+export interface MetricsOptions {
+  /** Adds prom-client's process metrics (CPU, memory, event loop lag, GC). Default true. */
+  processMetrics?: boolean;
+}
+
+const PREFIX = 'occupancy_sync_';
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: PREFIX });
+
+  const runs = new Counter({
+    name: `${PREFIX}runs_total`,
+    help: 'Finished sync runs by customer, stream and status (succeeded, failed, interrupted, locked).',
+    labelNames: ['customer', 'stream', 'status'] as const,
+    registers: [registry],
+  });
+  const pages = new Counter({
+    name: `${PREFIX}pages_total`,
+    help: 'Pages committed to the database.',
+    labelNames: ['customer', 'stream'] as const,
+    registers: [registry],
+  });
+  const records = new Counter({
+    name: `${PREFIX}records_total`,
+    help: 'Records upserted by sync runs.',
+    labelNames: ['customer', 'stream'] as const,
+    registers: [registry],
+  });
+  const failures = new Counter({
+    name: `${PREFIX}failures_total`,
+    help: 'Failed sync runs by customer, stream and error kind.',
+    labelNames: ['customer', 'stream', 'kind'] as const,
+    registers: [registry],
+  });
+  const lag = new Gauge({
+    name: `${PREFIX}lag_seconds`,
+    help: 'Seconds the stream watermark is behind now (what is not yet synced).',
+    labelNames: ['customer', 'stream'] as const,
+    registers: [registry],
+  });
+  const inProgress = new Gauge({
+    name: `${PREFIX}sync_in_progress`,
+    help: '1 while a scheduled sync pass is running.',
+    registers: [registry],
+  });
+  const deliveries = new Counter({
+    name: `${PREFIX}webhook_deliveries_total`,
+    help: 'Webhook deliveries by outcome (accepted, duplicate, refused) and refusal reason.',
+    labelNames: ['outcome', 'reason'] as const,
+    registers: [registry],
+  });
+
+  // API counters combine direct increments with cumulative stats read from client objects at scrape time.
+  const direct = { authCalls: 0, tokenRefreshes: 0, retries: 0 };
+  const retired = { authCalls: 0, tokenRefreshes: 0, retries: 0 };
+  const sources = new Set<() => ApiStats>();
+  const total = (key: keyof typeof direct): number => {
+    let sum = direct[key] + retired[key];
+    for (const source of sources) sum += source()[key] ?? 0;
+    return sum;
+  };
+  const apiCounter = (name: string, help: string, key: keyof typeof direct) =>
+    new Counter({
+      name: `${PREFIX}${name}`,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(total(key));
+      },
+    });
+  apiCounter('api_retries_total', 'Retried API requests (transport errors, 429, 5xx).', 'retries');
+  apiCounter('api_auth_calls_total', 'Authentication calls made to the platform.', 'authCalls');
+  apiCounter('api_token_refreshes_total', 'Tokens refreshed before expiry or after a 401.', 'tokenRefreshes');
+
+  const positive = (n: number | undefined) => (n && Number.isFinite(n) && n > 0 ? n : 0);
+
+  return {
+    registry,
+    contentType: registry.contentType,
+    recordRun(run) {
+      runs.inc({ customer: run.customerId, stream: run.stream, status: run.status });
+      pages.inc({ customer: run.customerId, stream: run.stream }, positive(run.pages));
+      records.inc({ customer: run.customerId, stream: run.stream }, positive(run.records));
+      if (run.status === 'failed') {
+        failures.inc({ customer: run.customerId, stream: run.stream, kind: run.errorKind ?? 'unknown' });
+      }
+    },
+    recordPage(customerId, stream, count, pageCount = 1) {
+      pages.inc({ customer: customerId, stream }, positive(pageCount));
+      records.inc({ customer: customerId, stream }, positive(count));
+    },
+    recordFailure(customerId, stream, kind) {
+      failures.inc({ customer: customerId, stream, kind });
+    },
+    recordRetry(count = 1) {
+      direct.retries += positive(count);
+    },
+    recordAuthCall(count = 1) {
+      direct.authCalls += positive(count);
+    },
+    recordTokenRefresh(count = 1) {
+      direct.tokenRefreshes += positive(count);
+    },
+    observeApiStats(source) {
+      sources.add(source);
+      return () => {
+        if (!sources.delete(source)) return;
+        const last = source();
+        retired.authCalls += last.authCalls ?? 0;
+        retired.tokenRefreshes += last.tokenRefreshes ?? 0;
+        retired.retries += last.retries ?? 0;
+      };
+    },
+    webhookOutcome(outcome, reason) {
+      deliveries.inc({ outcome, reason: outcome === 'refused' ? (reason ?? 'unknown') : '' });
+    },
+    setSyncLag(customerId, stream, seconds) {
+      lag.set({ customer: customerId, stream }, Math.max(0, seconds));
+    },
+    setSyncInProgress(running) {
+      inProgress.set(running ? 1 : 0);
+    },
+    text: () => registry.metrics(),
+  };
+}

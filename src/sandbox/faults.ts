@@ -1,0 +1,67 @@
+import { rand01, Tag } from './ids.ts';
+import type { FaultOptions } from './interfaces.ts';
+
+export type FaultKind =
+  | 'serverError'
+  | 'rateLimit'
+  | 'connectionReset'
+  | 'slow'
+  | 'truncatedGzip'
+  | 'revokeToken'
+  | 'graphqlError';
+
+/** Order of the cumulative draw: fixed so a seed always yields the same sequence of faults. */
+export const FAULT_KINDS: readonly FaultKind[] = [
+  'serverError',
+  'rateLimit',
+  'connectionReset',
+  'slow',
+  'truncatedGzip',
+  'revokeToken',
+  'graphqlError',
+];
+
+/**
+ * One draw per query request, in arrival order: request n gets the fault selected by a hash of (seed, n) against
+ * the cumulative rates, so a run with the same seed and the same request order sees the same faults.
+ */
+export class FaultPlan {
+  readonly options: Readonly<FaultOptions>;
+  readonly #rates: Array<[FaultKind, number]>;
+  #n = 0;
+
+  constructor(options: FaultOptions | undefined) {
+    this.options = { ...options };
+    this.#rates = [];
+    let total = 0;
+    for (const kind of FAULT_KINDS) {
+      const rate = options?.[kind] ?? 0;
+      if (typeof rate !== 'number' || !(rate >= 0 && rate <= 1)) {
+        throw new RangeError(`sandbox faults.${kind} must be a rate between 0 and 1, got ${JSON.stringify(rate)}`);
+      }
+      total += rate;
+      if (rate > 0) this.#rates.push([kind, rate]);
+    }
+    if (total > 1 + 1e-9) {
+      throw new RangeError(`sandbox fault rates add up to ${total}; they are exclusive per request, so keep the sum <= 1`);
+    }
+  }
+
+  get retryAfterSeconds(): number {
+    return this.options.retryAfterSeconds ?? 1;
+  }
+  get slowMs(): number {
+    return this.options.slowMs ?? 2000;
+  }
+
+  next(): FaultKind | undefined {
+    if (this.#rates.length === 0) return undefined;
+    const r = rand01([this.options.seed ?? 0, Tag.fault, this.#n++]);
+    let acc = 0;
+    for (const [kind, rate] of this.#rates) {
+      acc += rate;
+      if (r < acc) return kind;
+    }
+    return undefined;
+  }
+}

@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { buildSchema, GraphQLError, GraphQLScalarType, Kind, type GraphQLSchema } from 'graphql';
+import type { Clock } from '../clock.ts';
+import { decodeCursor, encodeCursor, type CustomerData, type DataModel } from './data.ts';
+import type { DeliveryEngine } from './deliveries.ts';
+import { webhookView, type RegisterInput, type UpdateInput, type WebhookRegistry } from './webhook-registry.ts';
+
+export const MAX_PAGE_SIZE = 5000;
+
+/** The committed, assumed SDL (jobs/schema.graphql); the sandbox serves exactly this unless told otherwise. */
+export function defaultSchemaSdl(): string {
+  return readFileSync(new URL('../../jobs/schema.graphql', import.meta.url), 'utf8');
+}
+
+// Offsets are required: a timestamp without one is ambiguous, and the API document speaks only of UTC.
+const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function parseDateTime(value: unknown): number {
+  if (typeof value !== 'string' || !ISO_DATETIME.test(value) || Number.isNaN(Date.parse(value))) {
+    throw new GraphQLError(
+      `DateTime must be an ISO 8601 string with a time zone, e.g. "2026-01-01T00:00:00.000Z"; got ${JSON.stringify(value)}`,
+    );
+  }
+  return Date.parse(value);
+}
+
+/** buildSchema leaves custom scalars as pass-through; DateTime gets real parsing so bad input fails in validation. */
+export function buildSandboxSchema(sdl: string): GraphQLSchema {
+  const schema = buildSchema(sdl);
+  const dateTime = schema.getType('DateTime');
+  if (dateTime instanceof GraphQLScalarType) {
+    dateTime.serialize = (value: unknown) =>
+      typeof value === 'string' ? value : new Date(value as number | Date).toISOString();
+    dateTime.parseValue = parseDateTime;
+    dateTime.parseLiteral = (ast) => {
+      if (ast.kind !== Kind.STRING) throw new GraphQLError('DateTime must be a string literal');
+      return parseDateTime(ast.value);
+    };
+  }
+  return schema;
+}
+
+export interface ResolverContext {
+  customer: CustomerData;
+  model: DataModel;
+  registry: WebhookRegistry;
+  engine: DeliveryEngine;
+  clock: Clock;
+}
+
+interface OccupancyArgs {
+  from: number;
+  to: number;
+  first?: number | null;
+  after?: string | null;
+}
+
+/** Root resolvers (graphql-js calls root fields of rootValue with (args, context)). */
+export const rootValue = {
+  buildings(args: { nameLike?: string | null }, ctx: ResolverContext) {
+    const matches = likeMatcher(args.nameLike ?? undefined);
+    return ctx.model
+      .currentBuildings(ctx.customer, ctx.clock.now())
+      .filter((b) => matches(b.name))
+      .map((b) => ({ id: b.id, name: b.name }));
+  },
+
+  occupancy(args: OccupancyArgs, ctx: ResolverContext) {
+    const first = args.first ?? 1000;
+    if (!Number.isInteger(first) || first < 0 || first > MAX_PAGE_SIZE) {
+      throw new GraphQLError(`first must be between 0 and ${MAX_PAGE_SIZE}, got ${first}`, {
+        extensions: { code: 'BAD_USER_INPUT', field: 'first' },
+      });
+    }
+    let after: { createdMs: number; id: string } | undefined;
+    if (args.after != null) {
+      after = decodeCursor(args.after);
+      if (!after) {
+        throw new GraphQLError('after: not a cursor returned by this API (pass pageInfo.endCursor unchanged)', {
+          extensions: { code: 'BAD_USER_INPUT', field: 'after' },
+        });
+      }
+    }
+    const rows = ctx.model.observations(ctx.customer, {
+      fromMs: args.from,
+      toMs: args.to,
+      visibleAtMs: ctx.clock.now(),
+      after,
+    });
+    // Reading one row past the page tells whether another page exists, without counting the rest.
+    const nodes = [];
+    let hasNextPage = false;
+    // Rows of a tick share `created`: format it once per tick, not per row (it dominated large pages).
+    let tickMs = Number.NaN;
+    let created = '';
+    for (;;) {
+      const next = rows.next();
+      if (next.done) break;
+      if (nodes.length === first) {
+        hasNextPage = true;
+        break;
+      }
+      const o = next.value;
+      if (o.createdMs !== tickMs) {
+        tickMs = o.createdMs;
+        created = new Date(tickMs).toISOString();
+      }
+      nodes.push({
+        id: o.id,
+        floorSpaceId: o.floorSpaceId,
+        occupancyStatus: o.occupancyStatus,
+        headcount: o.headcount,
+        created,
+        createdMs: o.createdMs,
+      });
+    }
+    const last = nodes.at(-1);
+    rows.return(undefined);
+    return {
+      nodes,
+      pageInfo: { hasNextPage, endCursor: last ? encodeCursor(last.createdMs, last.id) : null },
+    };
+  },
+
+  webhooks(_args: unknown, ctx: ResolverContext) {
+    return ctx.registry.list(ctx.customer.id).map(webhookView);
+  },
+
+  registerWebhook(args: { input: RegisterInput }, ctx: ResolverContext) {
+    return webhookView(ctx.registry.register(ctx.customer.id, args.input, ctx.clock.now()));
+  },
+
+  updateWebhook(args: { id: string; input: UpdateInput }, ctx: ResolverContext) {
+    return webhookView(ctx.registry.update(ctx.customer.id, args.id, args.input));
+  },
+
+  async sendTestEvent(args: { webhookId: string; type?: string | null }, ctx: ResolverContext) {
+    const hook = ctx.registry.get(ctx.customer.id, args.webhookId);
+    if (!hook) {
+      throw new GraphQLError(`webhookId: no webhook ${JSON.stringify(args.webhookId)} for this customer`, {
+        extensions: { code: 'NOT_FOUND' },
+      });
+    }
+    return ctx.engine.sendTest(hook, args.type ?? 'Occupancy');
+  },
+};
+
+/**
+ * nameLike is assumed to follow SQL LIKE: `%` any run, `_` one character, case-insensitive. A pattern without
+ * wildcards matches as a substring, which is what a user typing a name fragment expects.
+ */
+export function likeMatcher(pattern: string | undefined): (name: string) => boolean {
+  if (pattern === undefined || pattern === '') return () => true;
+  const hasWildcard = /[%_]/.test(pattern);
+  const body = pattern
+    .split('')
+    .map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('');
+  const re = new RegExp(hasWildcard ? `^${body}$` : body, 'is');
+  return (name) => re.test(name);
+}

@@ -1,0 +1,15 @@
+// Public surface of the sandbox: a local stand-in for the platform's external API.
+export type {
+  FaultOptions,
+  WebhookDeliveryOptions,
+  SandboxOptions,
+  SandboxScope,
+  SandboxKey,
+  SandboxCustomer,
+  GroundTruthObservation,
+  ObservationRange,
+  SandboxWebhookView,
+  SandboxStats,
+  Sandbox,
+} from './interfaces.ts';
+export { startSandbox } from './server.ts';

@@ -1,0 +1,176 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { systemClock } from '../clock.ts';
+import { silentLogger } from '../logger.ts';
+import { DataModel } from './data.ts';
+import { DeliveryEngine } from './deliveries.ts';
+import { FaultPlan } from './faults.ts';
+import { buildSandboxSchema, defaultSchemaSdl } from './graphql.ts';
+import { createHandler } from './handler.ts';
+import type { GroundTruthObservation, ObservationRange, Sandbox, SandboxOptions, SandboxStats } from './interfaces.ts';
+import { TokenService } from './tokens.ts';
+import { WebhookRegistry, webhookView } from './webhook-registry.ts';
+
+const MINUTE = 60_000;
+const DAY = 24 * 60 * MINUTE;
+
+function toMs(option: string, value: string | number): number {
+  const ms = typeof value === 'number' ? value : Date.parse(value);
+  if (!Number.isFinite(ms)) {
+    throw new RangeError(`sandbox option ${option}: ${JSON.stringify(value)} is not a time; pass epoch ms or an ISO 8601 string`);
+  }
+  return ms;
+}
+
+function intOption(name: string, value: number | undefined, fallback: number, min: number): number {
+  const v = value ?? fallback;
+  if (!Number.isSafeInteger(v) || v < min) throw new RangeError(`sandbox option ${name} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  return v;
+}
+
+/**
+ * Starts the sandbox: a local stand-in for the platform's external API (auth, GraphQL, webhook deliveries), with
+ * deterministic data, injectable faults and ground truth for tests.
+ *
+ * @example
+ * const clock = new FakeClock('2026-01-08T00:00:00Z');
+ * const sandbox = await startSandbox({ clock, seed: 7 });
+ * const [customer] = sandbox.customers; // customer.readKey.key / .secret for POST {sandbox.url}/api/v1/auth
+ * clock.advance(15 * 60_000);
+ * await sandbox.pumpDeliveries();
+ * await sandbox.close();
+ */
+export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbox> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const intervalMs = intOption('intervalMs', options.intervalMs, 5 * MINUTE, 1);
+  const dataStartMs =
+    options.dataStart === undefined
+      ? Math.floor((clock.now() - 7 * DAY) / intervalMs) * intervalMs
+      : toMs('dataStart', options.dataStart);
+  const model = new DataModel({
+    seed: intOption('seed', options.seed, 1, Number.MIN_SAFE_INTEGER),
+    customers: intOption('customers', options.customers, 2, 1),
+    buildingsPerCustomer: intOption('buildingsPerCustomer', options.buildingsPerCustomer, 3, 0),
+    floorSpacesPerBuilding: intOption('floorSpacesPerBuilding', options.floorSpacesPerBuilding, 4, 0),
+    dataStartMs,
+    intervalMs,
+    lateArrivalMaxMs: intOption('lateArrivalMaxMs', options.lateArrivalMaxMs, 5 * MINUTE, 0),
+  });
+  const stats: SandboxStats = {
+    authCalls: 0,
+    queries: 0,
+    faults: {},
+    deliveries: { attempts: 0, succeeded: 0, failed: 0, abandoned: 0 },
+  };
+  const tokens = new TokenService(model, clock, intOption('expiresIn', options.expiresIn, 900, 1));
+  const registry = new WebhookRegistry(options.seed ?? 1);
+  const hooks = options.webhooks ?? {};
+  const engine = new DeliveryEngine({
+    model,
+    registry,
+    clock,
+    stats,
+    logger,
+    timeoutMs: intOption('webhooks.timeoutMs', hooks.timeoutMs, 5000, 1),
+    maxAttempts: intOption('webhooks.maxAttempts', hooks.maxAttempts, 5, 1),
+    retryBaseMs: intOption('webhooks.retryBaseMs', hooks.retryBaseMs, 1000, 0),
+    rejectUnauthorized: hooks.rejectUnauthorized ?? true,
+  });
+  let faults = new FaultPlan(options.faults);
+  const closing = new AbortController();
+  const schema = buildSandboxSchema(options.schemaSdl ?? defaultSchemaSdl());
+
+  const server = createServer(
+    createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, closing: closing.signal }),
+  );
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+
+  let timer: NodeJS.Timeout | undefined;
+  if (hooks.autoDeliver) {
+    timer = setInterval(() => void engine.pump(), intOption('webhooks.pollMs', hooks.pollMs, 1000, 1));
+    timer.unref();
+  }
+  logger.info({ url, customers: model.customers.length }, 'sandbox listening');
+
+  const truthObservations = function* (customerId: string, range: ObservationRange = {}): Generator<GroundTruthObservation> {
+    const customer = model.requireCustomer(customerId);
+    const visibleAtMs = range.visibleAt === undefined ? clock.now() : toMs('visibleAt', range.visibleAt);
+    const rows = model.observations(customer, {
+      fromMs: range.from === undefined ? model.dataStartMs : toMs('from', range.from),
+      toMs: range.to === undefined ? visibleAtMs + 1 : toMs('to', range.to),
+      visibleAtMs,
+    });
+    // One ISO conversion per tick, not per row: a million-row comparison spends most of its time here otherwise.
+    let tickMs = Number.NaN;
+    let created = '';
+    let visibleAt = '';
+    for (const o of rows) {
+      if (o.createdMs !== tickMs) {
+        tickMs = o.createdMs;
+        created = new Date(o.createdMs).toISOString();
+        visibleAt = new Date(o.visibleAtMs).toISOString();
+      }
+      yield {
+        id: o.id,
+        customerId: customer.id,
+        floorSpaceId: o.floorSpaceId,
+        buildingId: o.buildingId,
+        occupancyStatus: o.occupancyStatus,
+        headcount: o.headcount,
+        created,
+        visibleAt,
+      };
+    }
+  };
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    customers: model.customers.map((c) => ({
+      id: c.id,
+      name: c.name,
+      readKey: { ...c.readKey, scopes: [...c.readKey.scopes] },
+      writeKey: { ...c.writeKey, scopes: [...c.writeKey.scopes] },
+      keys: c.keys.map((k) => ({ ...k, scopes: [...k.scopes] })),
+    })),
+    truth: {
+      buildings: (customerId) =>
+        model.currentBuildings(model.requireCustomer(customerId), clock.now()).map((b) => ({ id: b.id, name: b.name })),
+      floorSpaces: (customerId) =>
+        model
+          .currentBuildings(model.requireCustomer(customerId), clock.now())
+          .flatMap((b) => b.floorSpaces.map((f) => ({ id: f.id, buildingId: f.buildingId, name: f.name }))),
+      observations: truthObservations,
+    },
+    removeBuilding: (customerId, buildingId) => model.removeBuilding(model.requireCustomer(customerId), buildingId, clock.now()),
+    restoreBuilding: (customerId, buildingId) => model.restoreBuilding(model.requireCustomer(customerId), buildingId, clock.now()),
+    revokeTokens: (customerId) => tokens.revokeAll(customerId),
+    setFaults: (next) => {
+      faults = new FaultPlan(next);
+    },
+    stats,
+    webhooks: (customerId) => registry.list(model.requireCustomer(customerId).id).map(webhookView),
+    pumpDeliveries: () => engine.pump(),
+    close: () => {
+      closed ??= (async () => {
+        if (timer) clearInterval(timer);
+        closing.abort();
+        const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeAllConnections();
+        await Promise.all([stopped, engine.close()]);
+      })();
+      return closed;
+    },
+  };
+}

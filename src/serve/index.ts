@@ -1,0 +1,134 @@
+import { systemClock, type Clock } from '../clock.ts';
+import { requireApi, type Config, type CustomerConfig } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { createMetrics, type Metrics } from '../metrics.ts';
+import type { Store } from '../store/types.ts';
+import { openDatabase, selectStreams } from '../sync/runner.ts';
+import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../sync/scheduler.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import { startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
+import { startOpsServer, type OpsServer } from './ops-server.ts';
+import { createSyncPass, type SyncPass } from './sync-pass.ts';
+
+/**
+ * `occupancy-sync serve`: the sync schedule, the webhook receiver and the operations endpoints in one process.
+ *
+ * Shutdown (the signal aborts): /healthz turns 503 so a load balancer drains this instance, the receiver stops
+ * accepting and finishes the deliveries in flight, the sync run in progress finishes and commits its current page,
+ * then everything closes and the promise resolves (the CLI exits 0).
+ *
+ * Several instances can share one Postgres: runs take a per customer and stream advisory lock (the second instance
+ * records `locked` and moves on), and receivers keep no state outside the database.
+ */
+
+export interface ServeOptions {
+  config: Config;
+  logger: Logger;
+  signal: AbortSignal;
+  clock?: Clock;
+  metrics?: Metrics;
+  /** Run the sync schedule (default true). Off: a receiver-only instance. */
+  schedule?: boolean;
+  /** Run the webhook receiver (default true). Off: a sync-only instance. */
+  webhooks?: boolean;
+  /** Also run a sync pass right away instead of waiting for the first cron tick. */
+  runAtStart?: boolean;
+  customers?: ReadonlyArray<CustomerConfig>;
+  streams?: ReadonlyArray<AnyStream>;
+  /** /healthz turns unhealthy when a stream lags more than this. Default: lag is reported, not judged. */
+  maxLagSeconds?: number;
+  /** Overrides config.apiBaseUrl (tests point it at a sandbox). */
+  baseUrl?: string;
+  /** Use this store instead of opening config.database (it is then not closed here). */
+  store?: Store;
+  /** node-cron's schedule, replaceable in tests. */
+  cronSchedule?: SchedulerOptions['schedule'];
+  /** Called once everything listens. */
+  onReady?(info: { opsUrl: string; webhookUrl: string | undefined; scheduler: Scheduler | undefined }): void;
+}
+
+/** Maps the receiver's outcome to the metrics' accepted / duplicate / refused-by-reason. */
+export function webhookMetric(metrics: Metrics, outcome: WebhookOutcome): void {
+  if (outcome.reason === 'stored') metrics.webhookOutcome('accepted');
+  else if (outcome.reason === 'duplicate') metrics.webhookOutcome('duplicate');
+  else metrics.webhookOutcome('refused', outcome.reason);
+}
+
+export async function serve(options: ServeOptions): Promise<void> {
+  const { config, logger, signal } = options;
+  const clock = options.clock ?? systemClock;
+  const metrics = options.metrics ?? createMetrics();
+  const scheduleOn = options.schedule ?? true;
+  const webhooksOn = options.webhooks ?? true;
+  const customers = options.customers ?? config.customers;
+  if (scheduleOn) {
+    validateCron(config.sync.cron);
+    if (!options.baseUrl) requireApi(config);
+  }
+  const streams = options.streams ?? selectStreams(undefined);
+
+  const store = options.store ?? (await openDatabase(config.database));
+  let stopping = false;
+  let receiver: Receiver | undefined;
+  let ops: OpsServer | undefined;
+  let pass: SyncPass | undefined;
+  let scheduler: Scheduler | undefined;
+  try {
+    if (webhooksOn) {
+      receiver = await startReceiver({
+        store,
+        customers,
+        host: config.webhook.host,
+        port: config.webhook.port,
+        path: config.webhook.path,
+        maxBodyBytes: config.webhook.maxBodyBytes,
+        maxDecompressedBytes: config.webhook.maxDecompressedBytes,
+        toleranceMs: config.webhook.toleranceMs,
+        tlsCert: config.webhook.tlsCert,
+        tlsKey: config.webhook.tlsKey,
+        clock,
+        logger: logger.child({ component: 'webhooks' }),
+        onOutcome: (outcome) => webhookMetric(metrics, outcome),
+      });
+    }
+    ops = await startOpsServer({
+      host: config.serve.host,
+      port: config.serve.port,
+      store,
+      metrics,
+      clock,
+      logger: logger.child({ component: 'ops' }),
+      health: () => ({ customerIds: customers.map((c) => c.id), maxLagSeconds: options.maxLagSeconds, stopping }),
+    });
+    if (scheduleOn) {
+      pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
+      const run = pass.run.bind(pass);
+      scheduler = startScheduler({
+        cron: config.sync.cron,
+        logger: logger.child({ component: 'schedule' }),
+        signal,
+        runAtStart: options.runAtStart,
+        schedule: options.cronSchedule,
+        run: async (runSignal) => void (await run(runSignal)),
+      });
+    }
+    logger.info({ ops: ops.url, webhook: receiver?.url, cron: scheduleOn ? config.sync.cron : undefined }, 'serve: running');
+    options.onReady?.({ opsUrl: ops.url, webhookUrl: receiver?.url, scheduler });
+
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    stopping = true;
+    logger.info('serve: stopping: no new deliveries or runs; finishing the deliveries and the page in flight');
+    await Promise.all([receiver?.close(), scheduler?.done]);
+    logger.info('serve: stopped cleanly');
+  } finally {
+    stopping = true;
+    // Runs on a startup failure too (a port in use): close whatever was started, in reverse order.
+    await receiver?.close().catch(() => {});
+    await pass?.close().catch(() => {});
+    await ops?.close().catch(() => {});
+    if (!options.store) await store.close().catch(() => {});
+  }
+}

@@ -1,0 +1,108 @@
+import { loadDocument } from '../api/documents.ts';
+import type { Clock } from '../clock.ts';
+import type { Config, CustomerConfig } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Metrics } from '../metrics.ts';
+import type { Store } from '../store/types.ts';
+import { runSync, type ProgressEvent, type StreamOutcome, type SyncReport } from '../sync/engine.ts';
+import { createClients } from '../sync/runner.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import { problemLines, summaryLine } from '../sync/summary.ts';
+
+/**
+ * One scheduled sync pass for `serve`: every stream for every customer through the sync engine, with metrics.
+ *
+ * Unlike `sync`, the API clients live as long as the daemon, so a token is reused across passes until it nears
+ * expiry instead of authenticating every five minutes; their counters (auth calls, refreshes, retries) feed /metrics.
+ */
+
+export interface SyncPassOptions {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  metrics: Metrics;
+  clock: Clock;
+  customers: ReadonlyArray<CustomerConfig>;
+  streams: ReadonlyArray<AnyStream>;
+  /** Overrides config.apiBaseUrl (tests point it at a sandbox). */
+  baseUrl?: string;
+}
+
+export interface SyncPass {
+  run(signal: AbortSignal): Promise<SyncReport>;
+  /** The last finished pass, for /healthz. */
+  readonly last: { finishedAt: number; report: SyncReport } | undefined;
+  close(): Promise<void>;
+}
+
+function errorKind(error: unknown): string {
+  if (error && typeof error === 'object') {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code;
+    return (error as Error).name ?? 'Error';
+  }
+  return 'unknown';
+}
+
+export function createSyncPass(options: SyncPassOptions): SyncPass {
+  const { metrics, logger } = options;
+  const targets = createClients(options.config, options.customers, { clock: options.clock, logger, baseUrl: options.baseUrl });
+  const unobserve = targets.map((t) => metrics.observeApiStats(() => t.client.stats));
+  let last: SyncPass['last'];
+
+  return {
+    get last() {
+      return last;
+    },
+    async run(signal) {
+      // Pages are counted as they commit (progress events carry running totals), so /metrics moves during long runs.
+      const seen = new Map<string, { pages: number; records: number }>();
+      const key = (customerId: string, stream: string) => `${customerId}\u0000${stream}`;
+      const onProgress = (event: ProgressEvent) => {
+        const before = seen.get(key(event.customerId, event.stream)) ?? { pages: 0, records: 0 };
+        const pages = event.pages - before.pages;
+        if (pages > 0) {
+          metrics.recordPage(event.customerId, event.stream, event.records - before.records, pages);
+          seen.set(key(event.customerId, event.stream), { pages: event.pages, records: event.records });
+        }
+      };
+      metrics.setSyncInProgress(true);
+      try {
+        const report = await runSync({
+          store: options.store,
+          clock: options.clock,
+          logger,
+          settings: options.config.sync,
+          streams: options.streams,
+          targets,
+          loadDocument,
+          signal,
+          onProgress,
+        });
+        for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stream)));
+        for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
+        logger.info({ outcomes: report.outcomes.length }, summaryLine('scheduled sync', report));
+        last = { finishedAt: options.clock.now(), report };
+        return report;
+      } finally {
+        metrics.setSyncInProgress(false);
+      }
+    },
+    async close() {
+      unobserve.forEach((stop) => stop());
+      await Promise.all(targets.map((t) => t.client.close().catch(() => {})));
+    },
+  };
+
+  function record(outcome: StreamOutcome, counted = { pages: 0, records: 0 }): void {
+    metrics.recordRun({
+      customerId: outcome.customerId,
+      stream: outcome.stream,
+      status: outcome.status,
+      // Whatever progress events did not already count.
+      pages: outcome.pages - counted.pages,
+      records: outcome.records - counted.records,
+      errorKind: outcome.status === 'failed' ? errorKind(outcome.error) : undefined,
+    });
+  }
+}

@@ -1,0 +1,29 @@
+import type { SQL } from 'drizzle-orm';
+import type { Dialect } from '../config.ts';
+import type { PageContext } from './sinks.ts';
+import type { Lock, SinkName, SinkRecords } from './types.ts';
+
+/**
+ * What the dialect-neutral store (store.ts) needs from a database: run portable drizzle `sql` statements, run the
+ * sink upserts, open transactions, lock, migrate. sqlite.ts and postgres.ts implement it; nothing else differs.
+ */
+export interface Executor {
+  /** Rows of a query. Timestamps come back canonical (ISO UTC with ms) on both dialects. */
+  all<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
+  /** Runs a statement; resolves to the number of rows it inserted, updated or deleted. */
+  run(query: SQL): Promise<number>;
+  /** Upserts one page of records with the sink's prepared statement. */
+  upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>): Promise<void>;
+}
+
+export interface Adapter extends Executor {
+  readonly dialect: Dialect;
+  /** Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /** Applies pending migrations under a cross-process lock; resolves to the names of those it applied. */
+  migrate(): Promise<string[]>;
+  tryLock(customerId: string, stream: string): Promise<Lock | undefined>;
+  /** Raw SQL with $1.. placeholders. */
+  query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
+  close(): Promise<void>;
+}

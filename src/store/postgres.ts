@@ -1,0 +1,172 @@
+import postgres, { type Sql, type TransactionSql } from 'postgres';
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
+import { drizzle } from 'drizzle-orm/postgres-js';
+import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
+import { ConfigError, StoreError } from '../errors.ts';
+import type { Adapter, Executor } from './adapter.ts';
+import { advisoryKey, PgLocks } from './locks.ts';
+import { loadMigrations, MIGRATIONS_TABLE, migrationsFolder, pending } from './migrations.ts';
+import { sinkDef, type PageContext, type SinkDef } from './sinks.ts';
+import { parsePgTimestamp } from './timestamps.ts';
+import type { SinkName, SinkRecords } from './types.ts';
+
+/**
+ * Postgres through postgres.js. `?schema=NAME` in DATABASE_URL selects a schema: it is stripped from the URL (the
+ * server would refuse it as a startup parameter), created by migrate(), set as every connection's search_path and used
+ * for drizzle's migrations table, so two schemas in one database are fully independent (tests rely on it). Sessions run
+ * with TimeZone=UTC so date_trunc and text output agree with the SQLite side.
+ */
+export interface PostgresOptions {
+  url: string;
+  maxConnections?: number;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+export function parsePgUrl(raw: string): { url: string; schema: string | undefined } {
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch (error) {
+    throw new ConfigError('DATABASE_URL: not a valid postgres:// URL; use postgres://user@host:5432/db', { cause: error });
+  }
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  if (schema !== undefined && !IDENTIFIER.test(schema)) {
+    throw new ConfigError(
+      `DATABASE_URL: schema "${schema}" is not a plain identifier; use letters, digits and _ (e.g. ?schema=occupancy)`,
+    );
+  }
+  return { url: parsed.toString(), schema };
+}
+
+function connect(url: string, schema: string | undefined, max: number): Sql {
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    connection: { TimeZone: 'UTC', application_name: 'occupancy-sync', ...(schema ? { search_path: `"${schema}"` } : {}) },
+  });
+  // Plain rows on both dialects: timestamps as canonical ISO strings, counts and averages as numbers (SQLite returns
+  // numbers too). int8 values here are counts and ids, far below 2^53.
+  const parsers = client.options.parsers as Record<string, (text: string) => unknown>;
+  parsers['1184'] = parsePgTimestamp;
+  parsers['1114'] = parsePgTimestamp;
+  parsers['20'] = Number;
+  parsers['1700'] = Number;
+  return client;
+}
+
+export function openPostgres(options: PostgresOptions): Adapter {
+  const { url, schema } = parsePgUrl(options.url);
+  const client = connect(url, schema, options.maxConnections ?? 10);
+  const dialect = new PgDialect();
+  const locks = new PgLocks(client, schema ?? '');
+
+  // The hot path: one statement per page. Every row column travels as one typed array and unnest turns them back
+  // into rows, so the text is fixed (prepared once per connection) whatever the page size, and a page costs one round
+  // trip. Per-page values (customer, source, ingested_at) are scalars.
+  const upsertTexts = new Map<SinkName, string>();
+  const upsertText = (def: SinkDef<unknown>, sink: SinkName): string => {
+    let text = upsertTexts.get(sink);
+    if (!text) {
+      const page = def.pageColumns.map((c, i) => `$${i + 1}::${c.type}`);
+      const arrays = def.rowColumns.map((c, i) => `$${def.pageColumns.length + i + 1}::${c.type}[]`);
+      const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
+      const aliases = def.rowColumns.map((c) => `u.${c.name}`);
+      text =
+        `INSERT INTO ${def.table} (${columns.join(', ')}) ` +
+        `SELECT ${[...page, ...aliases].join(', ')} FROM unnest(${arrays.join(', ')}) ` +
+        `AS u(${def.rowColumns.map((c) => c.name).join(', ')}) ${def.onConflict}`;
+      upsertTexts.set(sink, text);
+    }
+    return text;
+  };
+
+  const executor = (sql: Sql | TransactionSql): Executor => ({
+    async all<T>(query: SQL): Promise<T[]> {
+      const q = dialect.sqlToQuery(query);
+      return Array.from(await sql.unsafe(q.sql, q.params as never[], { prepare: true })) as T[];
+    },
+    async run(query: SQL): Promise<number> {
+      const q = dialect.sqlToQuery(query);
+      return (await sql.unsafe(q.sql, q.params as never[], { prepare: true })).count;
+    },
+    async upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>) {
+      if (records.length === 0) return;
+      const def = sinkDef(sink) as SinkDef<unknown>;
+      const columns = columnsOf(def, records);
+      await sql.unsafe(upsertText(def, sink), [...def.pageValues(page), ...columns] as never[], { prepare: true });
+    },
+  });
+  const pool = executor(client);
+
+  return {
+    dialect: 'postgres',
+    ...pool,
+    transaction: <T>(fn: (tx: Executor) => Promise<T>) =>
+      client.begin((tx) => fn(executor(tx))) as Promise<T>,
+
+    async migrate() {
+      // One dedicated session: a session advisory lock keyed by the schema serialises concurrent migrators (drizzle's
+      // migrator reads the applied list outside its transaction), and ending the session releases the lock even if
+      // this process dies half-way.
+      const admin = connect(url, schema, 1);
+      try {
+        await admin.unsafe('SELECT pg_advisory_lock($1::bigint)', [advisoryKey('occupancy-sync:migrate', schema ?? '')]);
+        const migrationsSchema = schema ?? 'drizzle';
+        await admin.unsafe(`CREATE SCHEMA IF NOT EXISTS "${migrationsSchema}"`);
+        const table = `"${migrationsSchema}"."${MIGRATIONS_TABLE}"`;
+        const [exists] = await admin.unsafe<{ ok: boolean }[]>('SELECT to_regclass($1) IS NOT NULL AS ok', [table]);
+        const [last] = exists?.ok
+          ? await admin.unsafe<{ created_at: number | null }[]>(`SELECT max(created_at) AS created_at FROM ${table}`)
+          : [];
+        const todo = pending(loadMigrations('postgres'), last?.created_at ?? undefined);
+        // drizzle() switches the client's timestamp parsers to pass-through; harmless on this private session.
+        await drizzleMigrate(drizzle(admin), {
+          migrationsFolder: migrationsFolder('postgres'),
+          migrationsSchema,
+          migrationsTable: MIGRATIONS_TABLE,
+        });
+        return todo.map((m) => m.name);
+      } finally {
+        await admin.end({ timeout: 5 });
+      }
+    },
+
+    tryLock: (customerId, stream) => locks.tryLock(customerId, stream),
+
+    async query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
+      // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.
+      return Array.from(await client.unsafe(text, params as never[])) as T[];
+    },
+
+    async close() {
+      await locks.releaseAll().catch(() => undefined);
+      await client.end({ timeout: 5 });
+    },
+  };
+}
+
+/**
+ * Column arrays for unnest. Postgres refuses an upsert that touches one row twice ("ON CONFLICT DO UPDATE command
+ * cannot affect row a second time"), which SQLite's row-by-row upsert accepts (last one wins); in-page duplicates are
+ * therefore collapsed here, keeping the last, so both dialects end with the same row.
+ */
+function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>): unknown[][] {
+  const width = def.rowColumns.length;
+  const columns = def.rowColumns.map(() => new Array<unknown>(records.length));
+  const row = new Array<unknown>(width);
+  const seen = new Map<string, number>();
+  let n = 0;
+  for (let i = 0; i < records.length; i++) {
+    def.fill(records[i], row, 0, i);
+    const key = def.rowKey.length === 1 ? String(row[def.rowKey[0]!]) : def.rowKey.map((k) => row[k]).join('\u0000');
+    const at = seen.get(key);
+    const slot = at ?? n++;
+    if (at === undefined) seen.set(key, slot);
+    for (let c = 0; c < width; c++) columns[c]![slot] = row[c];
+  }
+  if (n < records.length) for (const column of columns) column.length = n;
+  return columns;
+}

@@ -1,0 +1,172 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { SQL } from 'drizzle-orm';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import type { Logger } from '../logger.ts';
+import { StoreError } from '../errors.ts';
+import type { Adapter, Executor } from './adapter.ts';
+import { serial, trySqliteLock } from './locks.ts';
+import { loadMigrations, MIGRATIONS_TABLE, pending } from './migrations.ts';
+import { dollarToQuestion } from './placeholders.ts';
+import { sinkDef, type PageContext } from './sinks.ts';
+import type { Lock, SinkName, SinkRecords } from './types.ts';
+
+/**
+ * SQLite through better-sqlite3: one synchronous connection per store, WAL mode. Statements are prepared once and
+ * cached by text. Because the connection is shared by everything in the process (sync engine, webhook receiver), all
+ * work is serialised through one mutex so no statement ever lands inside someone else's transaction.
+ */
+export interface SqliteOptions {
+  path: string;
+  logger: Logger;
+  now: () => string;
+  /** How long a writer waits for another process's write transaction before failing (ms). */
+  busyTimeoutMs?: number;
+}
+
+export function openSqlite(options: SqliteOptions): Adapter {
+  const { path, logger, now } = options;
+  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    // NORMAL in WAL mode is durable against process crashes (what kill -9 tests); only an OS crash may lose the
+    // last commits, never corrupt the file.
+    db.pragma('synchronous = NORMAL');
+    db.pragma('foreign_keys = ON');
+  } catch (error) {
+    throw new StoreError(`cannot open SQLite database ${path}: ${(error as Error).message}`, { cause: error });
+  }
+
+  const dialect = new SQLiteSyncDialect();
+  const statements = new Map<string, Database.Statement>();
+  const prepare = (text: string): Database.Statement => {
+    let stmt = statements.get(text);
+    if (!stmt) {
+      stmt = db.prepare(text);
+      statements.set(text, stmt);
+    }
+    return stmt;
+  };
+  const exclusive = serial();
+  const locks = new Set<Lock>();
+
+  // The hot path: one prepared INSERT ... ON CONFLICT per sink, run once per row inside the caller's transaction.
+  // better-sqlite3 binds and steps synchronously with no per-row parsing or allocation; the argument array is reused.
+  const upsertStatements = new Map<SinkName, Database.Statement>();
+  const upsertStatement = (sink: SinkName): Database.Statement => {
+    let stmt = upsertStatements.get(sink);
+    if (!stmt) {
+      const def = sinkDef(sink);
+      const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
+      stmt = db.prepare(
+        `INSERT INTO ${def.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${def.onConflict}`,
+      );
+      upsertStatements.set(sink, stmt);
+    }
+    return stmt;
+  };
+
+  const inner: Executor = {
+    async all<T>(query: SQL): Promise<T[]> {
+      const q = dialect.sqlToQuery(query);
+      return prepare(q.sql).all(...(q.params as unknown[])) as T[];
+    },
+    async run(query: SQL): Promise<number> {
+      const q = dialect.sqlToQuery(query);
+      return prepare(q.sql).run(...(q.params as unknown[])).changes;
+    },
+    async upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>) {
+      const def = sinkDef(sink);
+      const stmt = upsertStatement(sink);
+      const args = def.pageValues(page);
+      const offset = args.length;
+      for (let i = 0; i < records.length; i++) {
+        def.fill(records[i]!, args, offset, i);
+        stmt.run(args);
+      }
+    },
+  };
+
+  return {
+    dialect: 'sqlite',
+    all: (query) => exclusive(() => inner.all(query)),
+    run: (query) => exclusive(() => inner.run(query)),
+    upsert: (sink, page, records) => exclusive(() => inner.upsert(sink, page, records)),
+
+    transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+      return exclusive(async () => {
+        // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process), so the
+        // transaction can never fail half-way with SQLITE_BUSY when it first writes.
+        prepare('BEGIN IMMEDIATE').run();
+        try {
+          const result = await fn(inner);
+          prepare('COMMIT').run();
+          return result;
+        } catch (error) {
+          if (db.inTransaction) prepare('ROLLBACK').run();
+          throw error;
+        }
+      });
+    },
+
+    migrate() {
+      // drizzle's SQLite migrator reads the last applied migration before its (deferred) BEGIN, so two processes
+      // starting at once could both apply the same migration. The same bookkeeping, under BEGIN IMMEDIATE, is atomic.
+      const migrations = loadMigrations('sqlite');
+      return exclusive(() =>
+        db.transaction(() => {
+          db.exec(`CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
+          const last = db.prepare(`SELECT created_at FROM "${MIGRATIONS_TABLE}" ORDER BY created_at DESC LIMIT 1`).get() as
+            | { created_at: number }
+            | undefined;
+          const todo = pending(migrations, last === undefined ? undefined : Number(last.created_at));
+          for (const migration of todo) {
+            for (const statement of migration.sql) if (statement.trim()) db.exec(statement);
+            db.prepare(`INSERT INTO "${MIGRATIONS_TABLE}" (hash, created_at) VALUES (?, ?)`).run(migration.hash, migration.folderMillis);
+          }
+          return todo.map((m) => m.name);
+        }).immediate(),
+      );
+    },
+
+    async tryLock(customerId, stream) {
+      const lock = await trySqliteLock(db, exclusive, customerId, stream, now, logger);
+      if (!lock) return undefined;
+      locks.add(lock);
+      return {
+        release: async () => {
+          locks.delete(lock);
+          await lock.release();
+        },
+      };
+    },
+
+    query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
+      return exclusive(() => {
+        const q = dollarToQuestion(text, params.map(toSqliteValue));
+        // Not cached: report SQL is ad hoc, and the cache would grow with every distinct text.
+        const stmt = db.prepare(q.text);
+        if (stmt.reader) return stmt.all(...q.params) as T[];
+        stmt.run(...q.params);
+        return [];
+      });
+    },
+
+    async close() {
+      for (const lock of [...locks]) await lock.release().catch(() => undefined);
+      await exclusive(() => {
+        if (db.open) db.close();
+      });
+    },
+  };
+}
+
+function toSqliteValue(value: unknown): unknown {
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value;
+}

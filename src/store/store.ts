@@ -1,0 +1,285 @@
+import { sql } from 'drizzle-orm';
+import type { Clock } from '../clock.ts';
+import { StoreError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { Adapter, Executor } from './adapter.ts';
+import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import type {
+  DeliveryRecord,
+  IsoUtc,
+  OccupancyRecord,
+  PageWrite,
+  RunRecord,
+  RunStatus,
+  SinkName,
+  Store,
+  SyncState,
+  SyncStateUpdate,
+} from './types.ts';
+
+/**
+ * The dialect-neutral store: every rule (atomic pages, the watermark guard, delivery idempotency, soft deletes) is
+ * written here once, over an Adapter. Statements are drizzle `sql` templates in the SQL both dialects share
+ * (ON CONFLICT, RETURNING, CASE); drizzle compiles each to its dialect's placeholders and the adapter runs it prepared.
+ * The per-dialect query builders would only make two copies of the same statements.
+ */
+export class SqlStore implements Store {
+  readonly #db: Adapter;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+
+  constructor(adapter: Adapter, clock: Clock, logger: Logger) {
+    this.#db = adapter;
+    this.#clock = clock;
+    this.#logger = logger;
+  }
+
+  get dialect() {
+    return this.#db.dialect;
+  }
+
+  async migrate(): Promise<string[]> {
+    const applied = await this.#wrap('applying migrations', () => this.#db.migrate());
+    if (applied.length > 0) this.#logger.info({ dialect: this.dialect, applied }, 'applied database migrations');
+    return applied;
+  }
+
+  close(): Promise<void> {
+    return this.#wrap('closing the database', () => this.#db.close());
+  }
+
+  commitPage<S extends SinkName>(page: PageWrite<S>): Promise<void> {
+    return this.#wrap(`committing a ${page.sink} page for customer ${page.customerId}`, async () => {
+      if (page.checkpoint.customerId !== page.customerId) {
+        throw new StoreError(
+          `checkpoint customer "${page.checkpoint.customerId}" does not match the page's customer "${page.customerId}"`,
+        );
+      }
+      const at = canonicalTimestamp(page.at, 'page.at');
+      const state = normaliseState(page.checkpoint);
+      await this.#db.transaction(async (tx) => {
+        await tx.upsert(page.sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
+        await this.#writeState(tx, state);
+        if (page.runId !== undefined) {
+          const changed = await tx.run(
+            sql`UPDATE sync_runs SET pages = pages + 1, records = records + ${page.records.length} WHERE id = ${page.runId}`,
+          );
+          if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
+        }
+      });
+    });
+  }
+
+  getState(customerId: string, stream: string): Promise<SyncState | undefined> {
+    return this.#wrap('reading sync state', async () => {
+      const rows = await this.#db.all<StateRow>(
+        sql`SELECT * FROM sync_state WHERE customer_id = ${customerId} AND stream = ${stream}`,
+      );
+      return rows[0] && toState(rows[0]);
+    });
+  }
+
+  saveState(state: SyncStateUpdate): Promise<void> {
+    return this.#wrap(`saving sync state for ${state.customerId}/${state.stream}`, () => {
+      const normalised = normaliseState(state);
+      return this.#db.transaction((tx) => this.#writeState(tx, normalised));
+    });
+  }
+
+  listStates(customerId?: string): Promise<SyncState[]> {
+    return this.#wrap('listing sync state', async () => {
+      const where = customerId === undefined ? sql`` : sql`WHERE customer_id = ${customerId}`;
+      const rows = await this.#db.all<StateRow>(sql`SELECT * FROM sync_state ${where} ORDER BY customer_id, stream`);
+      return rows.map(toState);
+    });
+  }
+
+  markBuildingsDeleted(customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number> {
+    return this.#wrap('marking deleted buildings', () => {
+      const since = canonicalTimestamp(seenSince, 'seenSince');
+      const deletedAt = canonicalTimestamp(at, 'at');
+      return this.#db.run(sql`
+        UPDATE buildings SET deleted_at = ${deletedAt}
+        WHERE customer_id = ${customerId} AND deleted_at IS NULL AND last_seen_at < ${since}`);
+    });
+  }
+
+  startRun(run: { customerId: string; stream: string; mode: RunRecord['mode']; startedAt: IsoUtc }): Promise<number> {
+    return this.#wrap('recording the start of a run', async () => {
+      const startedAt = canonicalTimestamp(run.startedAt, 'startedAt');
+      const rows = await this.#db.all<{ id: number }>(sql`
+        INSERT INTO sync_runs (customer_id, stream, mode, started_at, status, pages, records)
+        VALUES (${run.customerId}, ${run.stream}, ${run.mode}, ${startedAt}, 'running', 0, 0) RETURNING id`);
+      return Number(rows[0]!.id);
+    });
+  }
+
+  finishRun(
+    id: number,
+    outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null },
+  ): Promise<void> {
+    return this.#wrap(`recording the end of run ${id}`, async () => {
+      const finishedAt = canonicalTimestamp(outcome.finishedAt, 'finishedAt');
+      const changed = await this.#db.run(sql`
+        UPDATE sync_runs SET status = ${outcome.status}, finished_at = ${finishedAt}, error = ${outcome.error ?? null}
+        WHERE id = ${id}`);
+      if (changed === 0) throw new StoreError(`run ${id} does not exist`);
+    });
+  }
+
+  /** The latest run of each (customer, stream), ordered by customer and stream. */
+  lastRuns(customerId?: string): Promise<RunRecord[]> {
+    return this.#wrap('reading the last runs', async () => {
+      const where = customerId === undefined ? sql`` : sql`WHERE customer_id = ${customerId}`;
+      const rows = await this.#db.all<RunRow>(sql`
+        SELECT * FROM sync_runs WHERE id IN (SELECT max(id) FROM sync_runs ${where} GROUP BY customer_id, stream)
+        ORDER BY customer_id, stream`);
+      return rows.map(toRun);
+    });
+  }
+
+  storeDelivery(delivery: DeliveryRecord, occupancy: ReadonlyArray<OccupancyRecord>): Promise<'stored' | 'duplicate'> {
+    return this.#wrap(`storing webhook delivery ${delivery.id}`, () => {
+      const createdAt = canonicalTimestamp(delivery.createdAt, 'delivery.createdAt');
+      const sentAt = canonicalTimestamp(delivery.sentAt, 'delivery.sentAt');
+      const receivedAt = canonicalTimestamp(delivery.receivedAt, 'delivery.receivedAt');
+      return this.#db.transaction(async (tx) => {
+        // A retry of a stored delivery only counts the attempt: the first copy and its rows stay as they were.
+        const [row] = await tx.all<{ attempts: number }>(sql`
+          INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body)
+          VALUES (${delivery.customerId}, ${delivery.id}, ${delivery.type}, ${createdAt}, ${sentAt}, ${receivedAt}, 1,
+                  ${delivery.body})
+          ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
+          RETURNING attempts`);
+        if (Number(row!.attempts) > 1) return 'duplicate';
+        await tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy);
+        return 'stored';
+      });
+    });
+  }
+
+  tryLock(customerId: string, stream: string) {
+    return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream));
+  }
+
+  query<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
+    return this.#wrap('running a query', () => this.#db.query<T>(text, params));
+  }
+
+  /**
+   * The single place the watermark rule lives: the upsert only applies when the stored watermark is absent or not
+   * newer than the new one (NULL never replaces a value). When the guard refuses, nothing changed and the caller's
+   * transaction rolls back with it.
+   */
+  async #writeState(tx: Executor, s: Normalised): Promise<void> {
+    const changed = await tx.run(sql`
+      INSERT INTO sync_state (customer_id, stream, watermark, window_start, window_end, page_cursor, range_start,
+                              range_end, updated_at)
+      VALUES (${s.customerId}, ${s.stream}, ${s.watermark}, ${s.windowStart}, ${s.windowEnd}, ${s.pageCursor},
+              ${s.rangeStart}, ${s.rangeEnd}, ${toIso(this.#clock.now())})
+      ON CONFLICT (customer_id, stream) DO UPDATE SET
+        watermark = excluded.watermark, window_start = excluded.window_start, window_end = excluded.window_end,
+        page_cursor = excluded.page_cursor, range_start = excluded.range_start, range_end = excluded.range_end,
+        updated_at = excluded.updated_at
+      WHERE sync_state.watermark IS NULL OR excluded.watermark >= sync_state.watermark`);
+    if (changed === 0) {
+      const [current] = await tx.all<{ watermark: string | null }>(
+        sql`SELECT watermark FROM sync_state WHERE customer_id = ${s.customerId} AND stream = ${s.stream}`,
+      );
+      throw new StoreError(
+        `refusing to move the watermark of ${s.customerId}/${s.stream} backwards ` +
+          `from ${current?.watermark ?? 'none'} to ${s.watermark ?? 'none'}; watermarks only move forward`,
+      );
+    }
+  }
+
+  async #wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(`${what} failed: ${describe(error)}`, { cause: error });
+    }
+  }
+}
+
+type Normalised = SyncStateUpdate;
+
+function normaliseState(s: SyncStateUpdate): Normalised {
+  const field = (name: string) => `state ${s.customerId}/${s.stream}: ${name}`;
+  return {
+    customerId: s.customerId,
+    stream: s.stream,
+    watermark: canonicalOrNull(s.watermark, field('watermark')),
+    windowStart: canonicalOrNull(s.windowStart, field('windowStart')),
+    windowEnd: canonicalOrNull(s.windowEnd, field('windowEnd')),
+    pageCursor: s.pageCursor ?? null,
+    rangeStart: canonicalOrNull(s.rangeStart, field('rangeStart')),
+    rangeEnd: canonicalOrNull(s.rangeEnd, field('rangeEnd')),
+  };
+}
+
+const toIso = (ms: number) => new Date(ms).toISOString();
+
+interface StateRow {
+  customer_id: string;
+  stream: string;
+  watermark: string | null;
+  window_start: string | null;
+  window_end: string | null;
+  page_cursor: string | null;
+  range_start: string | null;
+  range_end: string | null;
+  updated_at: string;
+}
+
+function toState(r: StateRow): SyncState {
+  return {
+    customerId: r.customer_id,
+    stream: r.stream,
+    watermark: r.watermark,
+    windowStart: r.window_start,
+    windowEnd: r.window_end,
+    pageCursor: r.page_cursor,
+    rangeStart: r.range_start,
+    rangeEnd: r.range_end,
+    updatedAt: r.updated_at,
+  };
+}
+
+interface RunRow {
+  id: number;
+  customer_id: string;
+  stream: string;
+  mode: RunRecord['mode'];
+  started_at: string;
+  finished_at: string | null;
+  status: RunStatus;
+  pages: number;
+  records: number;
+  error: string | null;
+}
+
+function toRun(r: RunRow): RunRecord {
+  return {
+    id: Number(r.id),
+    customerId: r.customer_id,
+    stream: r.stream,
+    mode: r.mode,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    status: r.status,
+    pages: Number(r.pages),
+    records: Number(r.records),
+    error: r.error,
+  };
+}
+
+/** Driver errors name the constraint (SQLite in the message, Postgres in constraint_name/detail). */
+function describe(error: unknown): string {
+  const e = error as { message?: string; constraint_name?: string; detail?: string };
+  const parts = [e.message ?? String(error)];
+  if (e.constraint_name && !parts[0]!.includes(e.constraint_name)) parts.push(`constraint ${e.constraint_name}`);
+  if (e.detail) parts.push(e.detail);
+  return parts.join('; ');
+}

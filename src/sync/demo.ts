@@ -1,0 +1,111 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { startSandbox } from '../sandbox/index.ts';
+import type { Store } from '../store/types.ts';
+import { toIsoUtc } from '../store/types.ts';
+import { streams } from '../../jobs/index.ts';
+import { openDatabase, runOnce } from './runner.ts';
+import type { SyncReport } from './engine.ts';
+
+const DAY = 86_400_000;
+
+export interface DemoCustomerSummary {
+  customerId: string;
+  buildings: number;
+  observations: number;
+  first: string | null;
+  last: string | null;
+  watermark: string | null;
+}
+
+export interface DemoResult {
+  report: SyncReport;
+  customers: DemoCustomerSummary[];
+}
+
+const iso = (value: unknown): string | null => (value === null || value === undefined ? null : toIsoUtc(value as string));
+
+/** What landed in the database, per customer: the numbers a reader can check against their own SQL. */
+export async function summarize(store: Store, customerIds: string[]): Promise<DemoCustomerSummary[]> {
+  const out: DemoCustomerSummary[] = [];
+  for (const customerId of customerIds) {
+    const [b] = await store.query<{ n: unknown }>('SELECT count(*) AS n FROM buildings WHERE customer_id = $1 AND deleted_at IS NULL', [customerId]);
+    const [o] = await store.query<{ n: unknown; first: unknown; last: unknown }>(
+      'SELECT count(*) AS n, min(observed_at) AS first, max(observed_at) AS last FROM occupancy WHERE customer_id = $1',
+      [customerId],
+    );
+    const state = await store.getState(customerId, 'occupancy');
+    out.push({
+      customerId,
+      buildings: Number(b?.n ?? 0),
+      observations: Number(o?.n ?? 0),
+      first: iso(o?.first),
+      last: iso(o?.last),
+      watermark: state?.watermark ?? null,
+    });
+  }
+  return out;
+}
+
+/**
+ * Starts the sandbox in this process, syncs `days` of data for two customers into `database`, and summarizes.
+ * The sandbox's read-only keys stand in for the customers' API keys.
+ */
+export async function runDemo(options: {
+  config: Config;
+  database: Config['database'];
+  logger: Logger;
+  signal?: AbortSignal;
+  days?: number;
+  customers?: number;
+}): Promise<DemoResult> {
+  const days = options.days ?? 3;
+  const now = Date.now();
+  if (options.database.sqlitePath) mkdirSync(dirname(options.database.sqlitePath), { recursive: true });
+  // Aligned on the sandbox's 5-minute tick, so observation times are the same grid on every demo run.
+  const dataStart = Math.floor((now - days * DAY) / 300_000) * 300_000;
+  const sandbox = await startSandbox({ customers: options.customers ?? 2, dataStart, logger: options.logger.child({ component: 'sandbox' }) });
+  try {
+    const config: Config = {
+      ...options.config,
+      apiBaseUrl: sandbox.url,
+      database: options.database,
+      customers: sandbox.customers.map((c) => ({ id: c.id, apiKey: c.readKey.key, apiSecret: c.readKey.secret, webhookSecrets: [], webhookHeaders: {} })),
+      // Reach back to the start of the sandbox's data on the first run.
+      sync: { ...options.config.sync, initialHistoryMs: Math.max(options.config.sync.initialHistoryMs, days * DAY + DAY) },
+      token: { ...options.config.token, cacheFile: undefined },
+    };
+    const store = await openDatabase(options.database);
+    try {
+      const report = await runOnce({ config, store, logger: options.logger, customers: config.customers, streams, signal: options.signal, baseUrl: sandbox.url });
+      return { report, customers: await summarize(store, config.customers.map((c) => c.id)) };
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await sandbox.close();
+  }
+}
+
+export function formatDemo(result: DemoResult, databaseUrl: string): string {
+  const lines = ['', `What landed in ${databaseUrl}:`];
+  for (const c of result.customers) {
+    lines.push(
+      `  customer ${c.customerId}: ${c.buildings} buildings, ${c.observations.toLocaleString('en-US')} observations` +
+        (c.first ? ` from ${c.first} to ${c.last}` : '') +
+        `, watermark ${c.watermark ?? '(none)'}`,
+    );
+  }
+  lines.push(
+    '',
+    'Next:',
+    `  DATABASE_URL=${databaseUrl} occupancy-sync status`,
+    ...(databaseUrl.startsWith('file:')
+      ? [`  sqlite3 ${databaseUrl.slice(5)} "SELECT floor_space_id, observed_at, occupancy_status, headcount FROM occupancy ORDER BY observed_at DESC LIMIT 5"`]
+      : []),
+    '',
+  );
+  return lines.join('\n');
+}

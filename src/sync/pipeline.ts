@@ -1,0 +1,51 @@
+/**
+ * Fetch page N+1 while page N commits. Commits stay strictly in order and one at a time; at most one fetch runs
+ * ahead. A page's checkpoint only covers that page, so a crash between the two loses nothing: the next run resumes
+ * at the last committed cursor and fetches the prefetched page again.
+ */
+export interface PipelineSteps<J, P> {
+  fetch(job: J, signal: AbortSignal): Promise<P>;
+  /** The job that follows a fetched page (next page, or the next window's first page), if any. */
+  next(page: P, job: J): J | undefined;
+  commit(page: P, job: J): Promise<void>;
+}
+
+/**
+ * Runs jobs from `first` until `next` returns undefined. Stops after the current commit when `signal` aborts and
+ * returns 'interrupted'; a fetch in flight at that moment is abandoned (its page was not committed, so nothing is
+ * lost).
+ */
+export async function runPipeline<J, P>(
+  first: J,
+  steps: PipelineSteps<J, P>,
+  signal: AbortSignal | undefined,
+): Promise<'done' | 'interrupted'> {
+  const local = new AbortController();
+  const fetchSignal = signal ? AbortSignal.any([signal, local.signal]) : local.signal;
+  const start = (job: J) => {
+    const promise = steps.fetch(job, fetchSignal);
+    // Rejections of a prefetch that is never awaited (commit failed first) must not surface as unhandled.
+    promise.catch(() => {});
+    return { job, promise };
+  };
+  let current: { job: J; promise: Promise<P> } | undefined = start(first);
+  try {
+    while (current) {
+      if (signal?.aborted) return 'interrupted';
+      let page: P;
+      try {
+        page = await current.promise;
+      } catch (error) {
+        if (signal?.aborted) return 'interrupted';
+        throw error;
+      }
+      const following = steps.next(page, current.job);
+      const prefetched = following === undefined ? undefined : start(following);
+      await steps.commit(page, current.job);
+      current = prefetched;
+    }
+    return 'done';
+  } finally {
+    local.abort();
+  }
+}

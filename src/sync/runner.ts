@@ -1,0 +1,141 @@
+import { createApiClient, type ApiClient } from '../api/client.ts';
+import { loadDocument } from '../api/documents.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import { requireApi, selectCustomers, type Config, type CustomerConfig } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { globalSecrets } from '../logger.ts';
+import { openStore } from '../store/index.ts';
+import type { Store } from '../store/types.ts';
+import type { CliContext } from '../cli/context.ts';
+import { streams as registry } from '../../jobs/index.ts';
+import { runSync, type ProgressEvent, type RunRequest, type SyncReport, type SyncTarget } from './engine.ts';
+import type { AnyStream } from './stream.ts';
+import { exitCodeOf, problemLines, summaryLine } from './summary.ts';
+
+/**
+ * Wiring shared by the sync, backfill, schedule, status and demo commands: open the database (migrating it),
+ * build one API client per customer, run the engine, print the summary and set the exit code.
+ */
+
+export async function openDatabase(database: Config['database']): Promise<Store> {
+  const store = await openStore(database);
+  try {
+    await store.migrate();
+  } catch (error) {
+    await store.close().catch(() => {});
+    throw error;
+  }
+  return store;
+}
+
+/** Streams named by `--stream` (all when undefined), with an error listing the valid names. */
+export function selectStreams(name: string | undefined, request: RunRequest = { mode: 'incremental' }): AnyStream[] {
+  const eligible = request.mode === 'backfill' ? registry.filter((s) => s.kind === 'incremental-window') : [...registry];
+  if (!name) return eligible;
+  const match = eligible.filter((s) => s.name === name);
+  if (match.length === 0) {
+    const what = request.mode === 'backfill' ? 'stream that can be backfilled (incremental-window)' : 'stream';
+    throw new ConfigError(`--stream ${JSON.stringify(name)}: no such ${what}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
+  }
+  return match;
+}
+
+export interface ClientOptions {
+  clock?: Clock;
+  logger: Logger;
+  /** Overrides config.apiBaseUrl (the demo points at its in-process sandbox). */
+  baseUrl?: string;
+}
+
+export function createClients(config: Config, customers: ReadonlyArray<CustomerConfig>, options: ClientOptions): Array<SyncTarget & { client: ApiClient }> {
+  const baseUrl = options.baseUrl ?? requireApi(config).apiBaseUrl;
+  return customers.map((customer) => ({
+    customerId: customer.id,
+    client: createApiClient({
+      baseUrl,
+      apiKey: customer.apiKey,
+      apiSecret: customer.apiSecret,
+      clock: options.clock ?? systemClock,
+      logger: options.logger.child({ customer: customer.id }),
+      http: config.http,
+      refreshMarginMs: config.token.refreshMarginMs,
+      tokenCacheFile: config.token.cacheFile,
+      secrets: globalSecrets,
+    }),
+  }));
+}
+
+export interface RunOnceOptions {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  customers: ReadonlyArray<CustomerConfig>;
+  streams: ReadonlyArray<AnyStream>;
+  request?: RunRequest;
+  signal?: AbortSignal;
+  clock?: Clock;
+  baseUrl?: string;
+  onProgress?(event: ProgressEvent): void;
+}
+
+/** Builds clients, runs the engine once, closes the clients. */
+export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
+  const clock = options.clock ?? systemClock;
+  const targets = createClients(options.config, options.customers, { clock, logger: options.logger, baseUrl: options.baseUrl });
+  try {
+    return await runSync({
+      store: options.store,
+      clock,
+      logger: options.logger,
+      settings: options.config.sync,
+      streams: options.streams,
+      targets,
+      loadDocument,
+      request: options.request,
+      signal: options.signal,
+      onProgress: options.onProgress,
+    });
+  } finally {
+    await Promise.all(targets.map((t) => t.client.close().catch(() => {})));
+  }
+}
+
+/** Prints the summary (stdout) and problems (stderr) and sets ctx.exitCode. */
+export function report(ctx: CliContext, command: string, result: SyncReport): void {
+  for (const line of problemLines(result.outcomes)) ctx.stderr.write(`${globalSecrets.scrub(line)}\n`);
+  ctx.stdout.write(`${summaryLine(command, result)}\n`);
+  ctx.exitCode = exitCodeOf(result.outcomes);
+}
+
+/** The command-line flow of `sync` and `backfill`: config, customers, database, run, summary, exit code. */
+export async function runCommand(
+  ctx: CliContext,
+  command: string,
+  flags: {
+    customer?: string;
+    stream?: string;
+    request?: RunRequest;
+    /** Live progress; `finish` runs before the summary is printed. */
+    progress?: { onProgress(event: ProgressEvent): void; finish(): void };
+  },
+): Promise<SyncReport> {
+  const config = ctx.config();
+  requireApi(config);
+  const customers = selectCustomers(config, flags.customer);
+  const streams = selectStreams(flags.stream, flags.request);
+  const logger = ctx.logger();
+  const store = await openDatabase(config.database);
+  try {
+    let result: SyncReport;
+    try {
+      result = await runOnce({ config, store, logger, customers, streams, request: flags.request, signal: ctx.signal, onProgress: flags.progress?.onProgress });
+    } finally {
+      flags.progress?.finish();
+    }
+    report(ctx, command, result);
+    return result;
+  } finally {
+    await store.close();
+  }
+}

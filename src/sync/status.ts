@@ -1,0 +1,74 @@
+import type { RunRecord, SyncState } from '../store/types.ts';
+import { formatDuration } from './progress.ts';
+
+export interface StreamStatus {
+  customerId: string;
+  stream: string;
+  watermark: string | null;
+  /** now - watermark, in ms; null without a watermark. */
+  lagMs: number | null;
+  /** A window left unfinished (interrupted or failed run), resumed at `pageCursor` by the next run. */
+  inFlight: { windowStart: string; windowEnd: string; pageCursor: string | null } | null;
+  range: { start: string; end: string } | null;
+  lastRun: Pick<RunRecord, 'id' | 'mode' | 'status' | 'startedAt' | 'finishedAt' | 'pages' | 'records' | 'error'> | null;
+}
+
+/** Joins states and last runs per customer and stream (a stream with runs but no state yet is listed too). */
+export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArray<RunRecord>, now: number): StreamStatus[] {
+  const key = (c: string, s: string) => `${c}\u0000${s}`;
+  const latest = new Map<string, RunRecord>();
+  for (const run of runs) {
+    const k = key(run.customerId, run.stream);
+    const seen = latest.get(k);
+    if (!seen || run.startedAt > seen.startedAt || (run.startedAt === seen.startedAt && run.id > seen.id)) latest.set(k, run);
+  }
+  const byKey = new Map<string, StreamStatus>();
+  for (const state of states) {
+    byKey.set(key(state.customerId, state.stream), {
+      customerId: state.customerId,
+      stream: state.stream,
+      watermark: state.watermark,
+      lagMs: state.watermark ? now - Date.parse(state.watermark) : null,
+      inFlight: state.windowStart && state.windowEnd ? { windowStart: state.windowStart, windowEnd: state.windowEnd, pageCursor: state.pageCursor } : null,
+      range: state.rangeStart && state.rangeEnd ? { start: state.rangeStart, end: state.rangeEnd } : null,
+      lastRun: null,
+    });
+  }
+  for (const [k, run] of latest) {
+    const entry =
+      byKey.get(k) ??
+      { customerId: run.customerId, stream: run.stream, watermark: null, lagMs: null, inFlight: null, range: null, lastRun: null };
+    const { id, mode, status, startedAt, finishedAt, pages, records, error } = run;
+    entry.lastRun = { id, mode, status, startedAt, finishedAt, pages, records, error };
+    byKey.set(k, entry);
+  }
+  return [...byKey.values()].sort((a, b) => a.customerId.localeCompare(b.customerId) || a.stream.localeCompare(b.stream));
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+export function formatStatus(entries: ReadonlyArray<StreamStatus>): string {
+  if (entries.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
+  const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'LAG', 'LAST RUN', 'OUTCOME', 'PAGES', 'RECORDS']];
+  for (const e of entries) {
+    const run = e.lastRun;
+    let outcome = run ? run.status : '-';
+    if (e.inFlight) outcome += ' (window in flight)';
+    if (e.range) outcome += ` [range ${e.range.start} .. ${e.range.end}]`;
+    rows.push([
+      e.customerId,
+      e.stream,
+      e.watermark ?? '-',
+      e.lagMs === null ? '-' : e.lagMs < 0 ? `ahead ${formatDuration(-e.lagMs)}` : formatDuration(e.lagMs),
+      run ? `${run.startedAt} (${run.mode})` : '-',
+      outcome,
+      run ? String(run.pages) : '-',
+      run ? String(run.records) : '-',
+    ]);
+  }
+  const errors = entries.filter((e) => e.lastRun?.status === 'failed' && e.lastRun.error).map((e) => `  ${e.customerId} ${e.stream}: ${e.lastRun!.error}`);
+  return `${table(rows)}\n${errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : ''}`;
+}

@@ -1,0 +1,140 @@
+/**
+ * Pure window planning for incremental-window streams. No I/O, no clock: `now` is passed in.
+ *
+ * Rules (docs/sync.md, "Window semantics"):
+ * - Windows are half-open [from, to): a row whose cursor equals a boundary belongs to exactly one window.
+ * - An incremental run covers [max(watermark - lookback, floor), now - settleDelay), or starts at
+ *   now - initialHistory when there is no watermark yet, cut into `step`-long windows.
+ * - A checkpoint (an in-flight window and the cursor of its last committed page) is resumed first, at that cursor.
+ * - The watermark moves to a window's end only when the window is complete, never backwards, and never beyond
+ *   now - settleDelay. When the clock went backwards (now - settleDelay < watermark) nothing runs.
+ */
+
+export interface WindowSettings {
+  lookbackMs: number;
+  settleDelayMs: number;
+  stepMs: number;
+  initialHistoryMs: number;
+}
+
+/** A half-open time window [from, to) in epoch ms; `cursor` resumes a window after its last committed page. */
+export interface SyncWindow {
+  from: number;
+  to: number;
+  cursor: string | null;
+}
+
+export interface InFlightWindow {
+  windowStart: number;
+  windowEnd: number;
+  pageCursor: string | null;
+}
+
+export type PlanReason = 'clock-behind' | 'up-to-date' | 'complete';
+
+export interface Plan {
+  windows: SyncWindow[];
+  /** now - settleDelay: no window reaches beyond it. */
+  limit: number;
+  /** Why there is nothing to do, when `windows` is empty. */
+  reason?: PlanReason;
+}
+
+/** Cuts [start, end) into windows of `step`, aligned on `origin` (default: start). */
+export function sliceWindows(start: number, end: number, step: number, origin = start): SyncWindow[] {
+  if (!(step > 0)) throw new RangeError(`step must be positive, got ${step}`);
+  const windows: SyncWindow[] = [];
+  let from = start;
+  while (from < end) {
+    const cell = Math.floor((from - origin) / step) + 1;
+    const to = Math.min(origin + cell * step, end);
+    windows.push({ from, to, cursor: null });
+    from = to;
+  }
+  return windows;
+}
+
+export function planIncremental(input: {
+  now: number;
+  watermark: number | null;
+  inFlight: InFlightWindow | null;
+  settings: WindowSettings;
+  /** Never read before this instant (e.g. the start of the platform's data). */
+  floor?: number;
+}): Plan {
+  const { now, watermark, inFlight, settings } = input;
+  const limit = now - settings.settleDelayMs;
+  if (watermark !== null && limit < watermark) return { windows: [], limit, reason: 'clock-behind' };
+
+  const windows: SyncWindow[] = [];
+  let start: number;
+  if (inFlight) {
+    // The window was planned with an earlier "now"; finishing it past the current limit would let the watermark
+    // pass now - settleDelay, so it waits for the clock to catch up.
+    if (inFlight.windowEnd > limit) return { windows: [], limit, reason: 'clock-behind' };
+    windows.push({ from: inFlight.windowStart, to: inFlight.windowEnd, cursor: inFlight.pageCursor });
+    start = inFlight.windowEnd;
+  } else {
+    start = watermark === null ? now - settings.initialHistoryMs : watermark - settings.lookbackMs;
+    start = Math.max(start, input.floor ?? Number.NEGATIVE_INFINITY);
+  }
+  windows.push(...sliceWindows(start, limit, settings.stepMs));
+  return windows.length ? { windows, limit } : { windows, limit, reason: 'up-to-date' };
+}
+
+/** The watermark after a window completed: forward only, and never beyond the limit. */
+export function advanceWatermark(old: number | null, windowEnd: number, limit: number): number {
+  const candidate = Math.min(windowEnd, limit);
+  return old === null ? candidate : Math.max(old, candidate);
+}
+
+export interface BackfillState {
+  /** How far the backfill got: everything in [rangeStart, watermark) is stored. */
+  watermark: number | null;
+  inFlight: InFlightWindow | null;
+  rangeStart: number | null;
+  rangeEnd: number | null;
+}
+
+export interface BackfillPlan extends Plan {
+  /** True when the stored state was for another range (or none): the backfill starts at `range.from`. */
+  restart: boolean;
+  /** Progress in whole step-cells of the full range, for progress display. */
+  windowsTotal: number;
+  windowsDone: number;
+}
+
+/**
+ * A backfill of [from, to), on a grid of `step` aligned on `from` so windows stay the same across resumes. Same
+ * range as the stored state: resume; another range: restart. No lookback (a backfill is for old, settled data),
+ * but still never beyond now - settleDelay.
+ */
+export function planBackfill(input: {
+  now: number;
+  range: { from: number; to: number };
+  state: BackfillState | null;
+  settings: Pick<WindowSettings, 'settleDelayMs' | 'stepMs'>;
+}): BackfillPlan {
+  const { now, range, state, settings } = input;
+  if (!(range.from < range.to)) throw new RangeError(`backfill range is empty: from must be before to`);
+  const restart = !state || state.rangeStart !== range.from || state.rangeEnd !== range.to;
+  const progress = restart ? range.from : Math.max(state!.watermark ?? range.from, range.from);
+  const inFlight = restart ? null : state!.inFlight;
+  const limit = Math.min(range.to, now - settings.settleDelayMs);
+  const step = settings.stepMs;
+  const windowsTotal = Math.ceil((range.to - range.from) / step);
+  const windowsDone = Math.min(windowsTotal, Math.floor((progress - range.from) / step));
+  const base = { restart, windowsTotal, windowsDone, limit };
+
+  if (progress >= range.to && !inFlight) return { ...base, windows: [], reason: 'complete' };
+  if (limit < progress) return { ...base, windows: [], reason: 'clock-behind' };
+  const windows: SyncWindow[] = [];
+  let start = progress;
+  if (inFlight) {
+    if (inFlight.windowEnd > limit) return { ...base, windows: [], reason: 'clock-behind' };
+    windows.push({ from: inFlight.windowStart, to: inFlight.windowEnd, cursor: inFlight.pageCursor });
+    start = inFlight.windowEnd;
+  }
+  windows.push(...sliceWindows(start, limit, step, range.from));
+  return windows.length ? { ...base, windows } : { ...base, windows, reason: 'up-to-date' };
+}

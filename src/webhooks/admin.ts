@@ -1,0 +1,223 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, constants, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN } from '../config.ts';
+import { ConfigError } from '../errors.ts';
+import { loadDocument, type ApiClient, type LoadedDocument } from '../api/index.ts';
+
+/**
+ * Webhook management through the GraphQL API, plus the local checks that run before any call: a bad URL, secret or
+ * header fails here with the flag, the value and the fix, instead of as a platform error after a round trip.
+ */
+
+export interface WebhookHeader {
+  key: string;
+  value: string;
+}
+
+export interface WebhookView {
+  id: string;
+  url: string;
+  eventTypes: string[];
+  additionalHeaders: WebhookHeader[];
+  /** Whether deliveries are signed; the secret itself is write-only. */
+  signed: boolean;
+  compress: boolean;
+}
+
+export interface RegisterWebhookInput {
+  url: string;
+  eventTypes: string[];
+  additionalHeaders?: WebhookHeader[];
+  signatureSecret?: string;
+  compress?: boolean;
+}
+
+export interface UpdateWebhookInput {
+  url?: string;
+  additionalHeaders?: WebhookHeader[];
+  signatureSecret?: string;
+  clearSignatureSecret?: boolean;
+  compress?: boolean;
+}
+
+/**
+ * Generated secrets are 48 random bytes as 96 hex characters: 384 bits, inside the platform's 64-256 character
+ * range, and free of characters that need quoting in shells, .env files or systemd credentials.
+ */
+export const GENERATED_SECRET_BYTES = 48;
+
+export function generateSecret(): string {
+  return randomBytes(GENERATED_SECRET_BYTES).toString('hex');
+}
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers the platform sets itself; a custom header with one of these names would clash with them. */
+const RESERVED_HEADERS = new Set([
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'host',
+  'connection',
+  'x-service-signature',
+]);
+
+/** Parses one `--header KEY:VALUE` flag. */
+export function parseHeaderFlag(raw: string, flag = '--header'): WebhookHeader {
+  const colon = raw.indexOf(':');
+  const example = `${flag} X-Webhook-Token:some-long-random-value`;
+  if (colon <= 0) {
+    throw new ConfigError(`${flag} ${JSON.stringify(raw)}: expected KEY:VALUE. Fix: e.g. ${example}`);
+  }
+  const key = raw.slice(0, colon).trim();
+  const value = raw.slice(colon + 1).trim();
+  if (!HEADER_NAME.test(key)) {
+    throw new ConfigError(
+      `${flag} ${JSON.stringify(raw)}: ${JSON.stringify(key)} is not a valid header name. Fix: use letters, digits and - only, e.g. ${example}`,
+    );
+  }
+  if (RESERVED_HEADERS.has(key.toLowerCase())) {
+    throw new ConfigError(`${flag} ${JSON.stringify(raw)}: ${key} is set by the platform itself. Fix: choose another name, e.g. ${example}`);
+  }
+  if (value === '') throw new ConfigError(`${flag} ${JSON.stringify(raw)}: the value is empty. Fix: e.g. ${example}`);
+  if (/[\r\n\0]/.test(value)) throw new ConfigError(`${flag} ${JSON.stringify(key + ':...')}: the value contains CR, LF or NUL. Fix: use a single-line value`);
+  return { key, value };
+}
+
+/** Parses every `--header` flag; a header name given twice is refused (the receiver expects exactly one value). */
+export function parseHeaderFlags(raws: readonly string[], flag = '--header'): WebhookHeader[] {
+  const headers = raws.map((raw) => parseHeaderFlag(raw, flag));
+  const seen = new Set<string>();
+  for (const h of headers) {
+    if (seen.has(h.key.toLowerCase())) throw new ConfigError(`${flag} ${h.key} is given twice. Fix: give each header once`);
+    seen.add(h.key.toLowerCase());
+  }
+  return headers;
+}
+
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
+}
+
+/** The platform only delivers over HTTPS; plain http is allowed for loopback hosts, which only the sandbox reaches. */
+export function validateWebhookUrl(raw: string, flag = '--url'): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${flag} ${JSON.stringify(raw)}: not an absolute URL. Fix: use e.g. https://hooks.example.com/webhook`);
+  }
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
+    throw new ConfigError(
+      `${flag} ${JSON.stringify(raw)}: the platform delivers over HTTPS only (http is accepted for loopback addresses, for the sandbox). Fix: use an https:// URL, e.g. https://hooks.example.com/webhook`,
+    );
+  }
+  if (url.username || url.password) {
+    throw new ConfigError(`${flag}: the URL must not carry credentials. Fix: remove user:password@ and use --header for a shared value`);
+  }
+  return raw;
+}
+
+export function validateSecret(secret: string, source: string): string {
+  if (secret.length < WEBHOOK_SECRET_MIN || secret.length > WEBHOOK_SECRET_MAX) {
+    throw new ConfigError(
+      `${source}: a signature secret has ${WEBHOOK_SECRET_MIN} to ${WEBHOOK_SECRET_MAX} characters, this one has ${secret.length}. Fix: use --generate-secret, or e.g. openssl rand -hex 48`,
+    );
+  }
+  return secret;
+}
+
+/** Reads a secret file (surrounding whitespace, such as the final newline, is not part of the secret). */
+export function readSecretFile(path: string, flag = '--signature-secret-file'): string {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new ConfigError(`${flag} ${JSON.stringify(path)}: cannot read the file (${code}). Fix: point it at a readable file holding only the secret`, {
+      cause: error,
+    });
+  }
+  return validateSecret(text.trim(), `${flag} ${JSON.stringify(path)}`);
+}
+
+/**
+ * Writes a secret to a new file created with mode 0600 (never briefly readable by others). An existing file is
+ * refused unless `force`, so a rotation cannot overwrite the secret still in use by accident.
+ */
+export function writeSecretFile(path: string, secret: string, options: { force?: boolean; flag?: string } = {}): void {
+  const flag = options.flag ?? '--secret-out';
+  const flags = constants.O_WRONLY | constants.O_CREAT | (options.force ? constants.O_TRUNC : constants.O_EXCL);
+  let fd: number;
+  try {
+    fd = openSync(path, flags, 0o600);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    const fix = code === 'EEXIST' ? 'choose a new file, or add --force to overwrite it' : 'check the directory exists and is writable';
+    throw new ConfigError(`${flag} ${JSON.stringify(path)}: cannot create the file (${code}). Fix: ${fix}`, { cause: error });
+  }
+  try {
+    // With --force the file may have existed with a looser mode; the umask may also have narrowed it. Pin 0600.
+    fchmodSync(fd, 0o600);
+    writeSync(fd, `${secret}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const documentPath = (name: string) => fileURLToPath(new URL(`./graphql/${name}.graphql`, import.meta.url));
+let documents: Record<'register' | 'update' | 'list' | 'test', LoadedDocument> | undefined;
+/** The documents are read on first use, so importing this module costs no file I/O. */
+export function webhookDocuments(): Record<'register' | 'update' | 'list' | 'test', LoadedDocument> {
+  documents ??= {
+    register: loadDocument(documentPath('registerWebhook')),
+    update: loadDocument(documentPath('updateWebhook')),
+    list: loadDocument(documentPath('webhooks')),
+    test: loadDocument(documentPath('sendTestEvent')),
+  };
+  return documents;
+}
+
+export interface WebhookAdmin {
+  register(input: RegisterWebhookInput): Promise<WebhookView>;
+  update(id: string, input: UpdateWebhookInput): Promise<WebhookView>;
+  list(): Promise<WebhookView[]>;
+  sendTest(id: string, type?: string): Promise<boolean>;
+}
+
+/**
+ * Webhook management for the customer of `client`'s API key. Inputs are validated locally before the call.
+ * Mutations are never repeated after an ambiguous failure (the client's policy), so a register cannot create two.
+ */
+export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortSignal } = {}): WebhookAdmin {
+  const docs = webhookDocuments();
+  const signal = options.signal;
+  return {
+    async register(input) {
+      validateWebhookUrl(input.url);
+      if (input.signatureSecret !== undefined) validateSecret(input.signatureSecret, 'signatureSecret');
+      if (input.eventTypes.length === 0) throw new ConfigError('--events: no event type given. Fix: e.g. --events Occupancy');
+      const data = await client.request<{ registerWebhook: WebhookView }>(docs.register, { input }, { signal });
+      return data.registerWebhook;
+    },
+    async update(id, input) {
+      if (input.url !== undefined) validateWebhookUrl(input.url);
+      if (input.signatureSecret !== undefined) validateSecret(input.signatureSecret, 'signatureSecret');
+      if (input.signatureSecret !== undefined && input.clearSignatureSecret) {
+        throw new ConfigError('a new signature secret and clearing the secret exclude each other. Fix: give one of them');
+      }
+      const data = await client.request<{ updateWebhook: WebhookView }>(docs.update, { id, input }, { signal });
+      return data.updateWebhook;
+    },
+    async list() {
+      const data = await client.request<{ webhooks: WebhookView[] }>(docs.list, {}, { signal });
+      return data.webhooks;
+    },
+    async sendTest(id, type = 'Occupancy') {
+      const data = await client.request<{ sendTestEvent: boolean }>(docs.test, { webhookId: id, type }, { signal });
+      return data.sendTestEvent;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { CustomerConfig } from '../config.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import { silentLogger, type Logger } from '../logger.ts';
+import { toIsoUtc, type Store } from '../store/types.ts';
+import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
+import { checkDeclaredLength, contentEncodingOf, readBody } from './body.ts';
+import { CustomerAuthenticator } from './authenticate.ts';
+import { parseDelivery } from './delivery.ts';
+import { Refusal } from './refusal.ts';
+
+export const DEFAULT_WEBHOOK_PATH = '/webhook';
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024;
+
+export interface WebhookOutcome {
+  /** The HTTP status answered. */
+  status: number;
+  /** `stored`, `duplicate`, or the refusal reason code (see docs/webhooks.md). */
+  reason: string;
+  customerId?: string;
+  deliveryId?: string;
+}
+
+export interface WebhookHandlerOptions {
+  store: Store;
+  /** Customers whose deliveries are accepted, with their webhook secrets and custom headers. */
+  customers: readonly CustomerConfig[];
+  /** Default `/webhook`. */
+  path?: string;
+  /** Default 1 MiB on the wire. */
+  maxBodyBytes?: number;
+  /** Default 16 MiB after decompression. */
+  maxDecompressedBytes?: number;
+  /** Signature timestamp tolerance in either direction. Default 300 000 ms. */
+  toleranceMs?: number;
+  clock?: Clock;
+  logger?: Logger;
+  /** Called once per request with its outcome, for metrics. Must not throw. */
+  onOutcome?(outcome: WebhookOutcome): void;
+}
+
+export interface WebhookHandler {
+  (req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** Resolves when no request is being handled: for graceful shutdown after the server stopped accepting. */
+  idle(): Promise<void>;
+  /** Requests being handled right now. */
+  readonly inFlight: number;
+}
+
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  // When the body was not read to its end (refused early, or too large), close the connection instead of letting
+  // node:http drain whatever the sender still wants to upload.
+  if (!req.complete) res.setHeader('Connection', 'close');
+  if (status === 405) res.setHeader('Allow', 'POST');
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+/**
+ * The webhook request handler, usable in any node:http or node:https server (`webhook serve` and the daemon mount
+ * the same one). Checks, in order: path (404) and method (405); Content-Encoding (415) and the declared length
+ * (413); the body, counted while it streams, on the wire and after gzip decompression (413; corrupt gzip 400);
+ * Content-Type (415); custom headers and signature (401); JSON and the delivery shape (400); the body's CustomerId
+ * against the customer that authenticated (401); storage (503 when it failed, so the platform retries); 200.
+ */
+export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
+  const path = options.path ?? DEFAULT_WEBHOOK_PATH;
+  const limits = {
+    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+    maxDecompressedBytes: options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES,
+  };
+  const toleranceMs = options.toleranceMs ?? DEFAULT_SIGNATURE_TOLERANCE_MS;
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const auth = new CustomerAuthenticator(options.customers);
+  let inFlight = 0;
+  let waiters: Array<() => void> = [];
+
+  const report = (outcome: WebhookOutcome) => {
+    try {
+      options.onOutcome?.(outcome);
+    } catch (error) {
+      logger.warn({ err: error }, 'webhook onOutcome callback threw; ignored');
+    }
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<WebhookOutcome> {
+    const ids: { customerId?: string; deliveryId?: string } = {};
+    try {
+      const pathname = (req.url ?? '/').split('?')[0];
+      if (pathname !== path) throw new Refusal(404, 'not_found');
+      if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
+      const encoding = contentEncodingOf(req);
+      checkDeclaredLength(req, limits);
+      const { body, wireBytes } = await readBody(req, encoding, limits);
+      const contentType = req.headers['content-type'] ?? '';
+      if (!JSON_TYPE.test(contentType)) {
+        throw new Refusal(415, 'unsupported_media_type', { contentType: contentType.slice(0, 64) });
+      }
+      const authenticated = auth.authenticate(req.headers, body, clock.now(), toleranceMs);
+      const parsed = parseDelivery(body);
+      ids.deliveryId = parsed.delivery.id;
+      const customerId = auth.checkCustomer(authenticated, parsed.delivery.customerId);
+      ids.customerId = customerId;
+      let result: 'stored' | 'duplicate';
+      try {
+        result = await options.store.storeDelivery(
+          { ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) },
+          parsed.occupancy,
+        );
+      } catch (error) {
+        throw new Refusal(503, 'storage_failed', {}, { cause: error });
+      }
+      send(req, res, 200, { status: result });
+      logger.info(
+        {
+          outcome: result,
+          customerId,
+          deliveryId: ids.deliveryId,
+          type: parsed.delivery.type,
+          items: parsed.occupancy.length,
+          wireBytes,
+          bytes: body.length,
+          gzip: encoding === 'gzip',
+          secretIndex: authenticated.secretIndex.get(customerId),
+        },
+        result === 'stored' ? 'webhook delivery stored' : 'webhook delivery already stored (retry acknowledged)',
+      );
+      return { status: 200, reason: result, ...ids };
+    } catch (error) {
+      if (!(error instanceof Refusal)) {
+        logger.error({ err: error, ...ids }, 'webhook handler failed unexpectedly');
+        send(req, res, 500, { error: 'internal_error' });
+        return { status: 500, reason: 'internal_error', ...ids };
+      }
+      send(req, res, error.status, { error: error.reason });
+      const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
+      if (error.status >= 500) {
+        // The cause is the store's error; its message names the failure, never a secret or the body.
+        logger.error({ ...fields, err: error.cause }, 'webhook delivery not stored; answered 503 so the platform retries');
+      } else if (error.status === 404 || error.status === 405) {
+        // Scanners probe every open port: keep these out of the warning channel.
+        logger.info(fields, 'webhook request refused');
+      } else {
+        logger.warn(fields, 'webhook delivery refused');
+      }
+      return { status: error.status, reason: error.reason, ...ids };
+    }
+  }
+
+  const handler = (async (req: IncomingMessage, res: ServerResponse) => {
+    inFlight += 1;
+    try {
+      report(await handle(req, res));
+    } finally {
+      inFlight -= 1;
+      if (inFlight === 0) {
+        const done = waiters;
+        waiters = [];
+        for (const resolve of done) resolve();
+      }
+    }
+  }) as WebhookHandler;
+  handler.idle = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)));
+  Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
+
+  if (auth.mode === 'open') {
+    logger.warn(
+      { customers: options.customers.map((c) => c.id) },
+      'webhook receiver accepts UNSIGNED deliveries: no customer has a webhook secret or custom header. Only run it like this behind a trusted proxy in development; set WEBHOOK_SECRET.',
+    );
+  }
+  for (const id of auth.unprotected) {
+    logger.warn({ customerId: id }, 'customer has no webhook secret and no custom header: its deliveries will be refused');
+  }
+  return handler;
+}

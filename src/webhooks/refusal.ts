@@ -1,0 +1,38 @@
+/**
+ * Why the receiver refused a request. `reason` is a stable code, safe to log and to return: it never contains a
+ * secret, a header value or any part of the body.
+ */
+export type RefusalReason =
+  | 'method_not_allowed'
+  | 'not_found'
+  | 'body_too_large'
+  | 'decompressed_too_large'
+  | 'unsupported_encoding'
+  | 'corrupt_gzip'
+  | 'body_aborted'
+  | 'unsupported_media_type'
+  | 'header_mismatch'
+  | 'signature_missing'
+  | 'signature_malformed'
+  | 'signature_mismatch'
+  | 'signature_stale'
+  | 'signature_future'
+  | 'invalid_utf8'
+  | 'invalid_json'
+  | 'invalid_delivery'
+  | 'customer_mismatch'
+  | 'storage_failed';
+
+export class Refusal extends Error {
+  readonly status: number;
+  readonly reason: RefusalReason;
+  /** Safe, non-secret facts for the log line (field names, sizes, counts). */
+  readonly details: Record<string, unknown>;
+  constructor(status: number, reason: RefusalReason, details: Record<string, unknown> = {}, options?: { cause?: unknown }) {
+    super(`${status} ${reason}`, options);
+    this.name = 'Refusal';
+    this.status = status;
+    this.reason = reason;
+    this.details = details;
+  }
+}

@@ -1,0 +1,62 @@
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import { openStore } from '../store/index.ts';
+import type { Store } from '../store/types.ts';
+import { startReceiver, type Receiver, type WebhookOutcome } from './receiver.ts';
+
+export interface ServeWebhooksOptions {
+  config: Config;
+  logger: Logger;
+  /** The receiver runs until this aborts, then closes gracefully. */
+  signal: AbortSignal;
+  /** Overrides of config.webhook (command-line flags). */
+  host?: string;
+  port?: number;
+  path?: string;
+  clock?: Clock;
+  onOutcome?(outcome: WebhookOutcome): void;
+  /** Called once listening (tests and the CLI print the URL). */
+  onListening?(receiver: Receiver): void;
+  /** Use this store instead of opening config.database (it is then not closed here). */
+  store?: Store;
+}
+
+/**
+ * `webhook serve`: opens the database, applies pending migrations, receives deliveries until `signal` aborts, then
+ * stops accepting, lets in-flight deliveries finish and closes the database.
+ */
+export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void> {
+  const { config, logger, signal } = options;
+  const ownStore = !options.store;
+  const store = options.store ?? (await openStore(config.database));
+  let receiver: Receiver | undefined;
+  try {
+    if (ownStore) await store.migrate();
+    if (signal.aborted) return;
+    receiver = await startReceiver({
+      store,
+      customers: config.customers,
+      host: options.host ?? config.webhook.host,
+      port: options.port ?? config.webhook.port,
+      path: options.path ?? config.webhook.path,
+      maxBodyBytes: config.webhook.maxBodyBytes,
+      maxDecompressedBytes: config.webhook.maxDecompressedBytes,
+      toleranceMs: config.webhook.toleranceMs,
+      tlsCert: config.webhook.tlsCert,
+      tlsKey: config.webhook.tlsKey,
+      logger,
+      ...(options.clock && { clock: options.clock }),
+      ...(options.onOutcome && { onOutcome: options.onOutcome }),
+    });
+    options.onListening?.(receiver);
+    await new Promise<void>((resolve) => {
+      if (signal.aborted) resolve();
+      else signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    logger.info('stopping the webhook receiver: no new connections, finishing deliveries in flight');
+  } finally {
+    await receiver?.close();
+    if (ownStore) await store.close();
+  }
+}

@@ -1,0 +1,147 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.ts';
+import { AuthError, ConfigError } from '../../src/errors.ts';
+import { SecretRegistry } from '../../src/logger.ts';
+import { createApiClient, type ApiClient } from '../../src/api/client.ts';
+import { parseDocumentSource } from '../../src/api/documents.ts';
+import { BUILDINGS, recordingSleep } from './support.ts';
+
+interface Seen {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+}
+type Reply = (res: ServerResponse, seen: Seen) => void;
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (res: ServerResponse) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+const TOKEN = { idToken: 'opaque-token-0123456789', expiresIn: 900 };
+const DATA = { data: { buildings: [] } };
+
+/** A scripted platform: answers auth and query requests from queues and records what the client sent. */
+async function scripted(auth: Reply[], query: Reply[]): Promise<{ url: string; seen: Seen[]; server: Server }> {
+  const seen: Seen[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const entry = { path: req.url ?? '', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString() || '{}') };
+      seen.push(entry);
+      const reply = (req.url === '/api/v1/auth' ? auth : query).shift() ?? json(500, { error: 'script exhausted' });
+      reply(res, entry);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, server };
+}
+
+describe('API client on the wire', () => {
+  let server: Server | undefined;
+  let client: ApiClient | undefined;
+  afterEach(async () => {
+    await client?.close();
+    await new Promise((r) => (server ? server.close(r) : r(undefined)));
+    client = server = undefined;
+  });
+
+  async function setup(auth: Reply[], query: Reply[]) {
+    const s = await scripted(auth, query);
+    server = s.server;
+    const waits = recordingSleep();
+    const clock = new FakeClock('2026-01-08T00:00:00Z');
+    client = createApiClient({ baseUrl: s.url, apiKey: 'key-1', apiSecret: 'secret-abcdefgh', clock, secrets: new SecretRegistry(), sleep: waits.sleep });
+    return { ...s, client, waits, clock };
+  }
+
+  it('sends the documented headers, the derived operationName and variables as an object', async () => {
+    const { client, seen } = await setup([json(200, TOKEN)], [json(200, DATA), json(200, DATA)]);
+    await client.request(BUILDINGS);
+    await client.request(parseDocumentSource('{ buildings { id } }', 'anon.graphql'), { a: 1 });
+    const [auth, named, anonymous] = seen;
+    expect(auth).toMatchObject({ path: '/api/v1/auth', body: { ApiKey: 'key-1', ApiSecret: 'secret-abcdefgh' } });
+    expect(auth!.headers).toMatchObject({ accept: 'application/json', 'content-type': 'application/json' });
+    expect(named!.headers).toMatchObject({
+      authorization: `Bearer ${TOKEN.idToken}`,
+      accept: 'application/json',
+      'content-type': 'application/json',
+      'accept-encoding': 'gzip',
+    });
+    expect(named!.body).toEqual({ query: BUILDINGS.source, variables: {}, operationName: 'Buildings' });
+    expect(anonymous!.body).toEqual({ query: '{ buildings { id } }', variables: { a: 1 } });
+    await expect(client.request(BUILDINGS, 'x' as never)).rejects.toThrow(/variables for Buildings must be an object, got string/);
+  });
+
+  it('rejects plain http to a non-loopback host as a config error', () => {
+    expect(() => createApiClient({ baseUrl: 'http://api.example.com', apiKey: 'k', apiSecret: 's' })).toThrow(ConfigError);
+    expect(() => createApiClient({ baseUrl: 'http://api.example.com', apiKey: 'k', apiSecret: 's' })).toThrow(/baseUrl="http:\/\/api.example.com": the API must be reached over HTTPS/);
+  });
+
+  it('decompresses gzip answers and retries a 200 whose body is not JSON', async () => {
+    const gzipped: Reply = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ data: { buildings: [{ id: 'b1', name: 'HQ' }] } })));
+    };
+    const garbled: Reply = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data": {"buil');
+    };
+    const { client } = await setup([json(200, TOKEN)], [garbled, gzipped]);
+    await expect(client.request(BUILDINGS)).resolves.toEqual({ buildings: [{ id: 'b1', name: 'HQ' }] });
+    expect(client.stats.retriesByReason).toEqual({ invalid_json: 1 });
+  });
+
+  it('honours a Retry-After HTTP date measured on the injected clock', async () => {
+    const s = await setup([json(200, TOKEN)], []);
+    const date = new Date(s.clock.now() + 42_000).toUTCString();
+    s.server.removeAllListeners('request');
+    let n = 0;
+    s.server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/api/v1/auth') return json(200, TOKEN)(res);
+        return n++ === 0 ? json(503, { error: 'busy' }, { 'retry-after': date })(res) : json(200, DATA)(res);
+      });
+    });
+    await s.client.request(BUILDINGS);
+    expect(s.waits.delays).toEqual([42_000]);
+  });
+
+  it('turns a second 401 in a row into an AuthError that says what to check', async () => {
+    const { client, seen } = await setup([json(200, TOKEN), json(200, { ...TOKEN, idToken: 'opaque-token-second' })], [json(401, {}), json(401, {})]);
+    const error = await client.request(BUILDINGS).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthError);
+    expect((error as Error).message).toMatch(/refused a freshly obtained token for API key "key-1" \(HTTP 401 twice on Buildings\)\. Check that the key is still active/);
+    expect(seen.map((s) => s.path)).toEqual(['/api/v1/auth', '/api/external/query', '/api/v1/auth', '/api/external/query']);
+    expect(seen[3]!.headers.authorization).toBe('Bearer opaque-token-second');
+  });
+
+  it('retries a 503 from the auth endpoint like any transient failure', async () => {
+    const { client, seen, waits } = await setup([json(503, { error: 'busy' }), json(200, TOKEN)], [json(200, DATA)]);
+    await expect(client.request(BUILDINGS)).resolves.toEqual(DATA.data);
+    expect(seen.map((s) => s.path)).toEqual(['/api/v1/auth', '/api/v1/auth', '/api/external/query']);
+    expect(client.stats).toMatchObject({ authCalls: 2, retries: 1, retriesByReason: { server_error: 1 } });
+    expect(waits.delays).toHaveLength(1);
+  });
+
+  it('does not retry a 403 at the auth endpoint and names the key, not the secret', async () => {
+    const { client, seen } = await setup([json(403, { error: 'forbidden' })], []);
+    const error = await client.token().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthError);
+    expect((error as Error).message).toContain('API key "key-1"');
+    expect((error as Error).message).not.toContain('secret-abcdefgh');
+    expect(seen).toHaveLength(1);
+  });
+
+  it('does not retry other 4xx answers and does not repeat a mutation after an ambiguous 500', async () => {
+    const { client, seen } = await setup([json(200, TOKEN)], [json(404, { error: 'no such endpoint' }), json(500, { error: 'boom' })]);
+    await expect(client.request(BUILDINGS)).rejects.toThrow(/unexpected HTTP 404: \{"error":"no such endpoint"\}/);
+    const mutation = parseDocumentSource('mutation M { sendTestEvent(webhookId: "w") }', 'm.graphql');
+    await expect(client.request(mutation)).rejects.toMatchObject({ reason: 'server_error', status: 500 });
+    expect(seen.filter((s) => s.path === '/api/external/query')).toHaveLength(2);
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { resolveConfig, parseDuration, requireApi, selectCustomers, configSecrets } from '../src/config.ts';
+import { ConfigError } from '../src/errors.ts';
+import { tempDir } from './helpers/tmp.ts';
+
+const SECRET = 'super-secret-value-that-must-never-appear';
+const base = { API_BASE_URL: 'https://api.example.com', API_KEY: 'key-1', API_SECRET: SECRET, CUSTOMER_ID: 'c-1' };
+
+function configError(env: Record<string, string | undefined>): ConfigError {
+  try {
+    resolveConfig(env);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('resolveConfig', () => {
+  it('applies documented defaults: SQLite file, 15m lookback, 60s settle, 1h step', () => {
+    const config = resolveConfig(base);
+    expect(config.database).toEqual({ url: 'file:./data/occupancy.db', dialect: 'sqlite', sqlitePath: './data/occupancy.db' });
+    expect(config.sync).toMatchObject({ lookbackMs: 900_000, settleDelayMs: 60_000, stepMs: 3_600_000, pageSize: 1000, cron: '*/5 * * * *' });
+    expect(config.webhook).toMatchObject({ path: '/webhook', toleranceMs: 300_000, maxBodyBytes: 1 << 20, maxDecompressedBytes: 16 << 20 });
+    expect(config.customers).toEqual([{ id: 'c-1', apiKey: 'key-1', apiSecret: SECRET, webhookSecrets: [], webhookHeaders: {} }]);
+  });
+
+  it('selects Postgres from a postgres:// URL', () => {
+    expect(resolveConfig({ ...base, DATABASE_URL: 'postgres://u@h:5432/db' }).database.dialect).toBe('postgres');
+  });
+
+  it('refuses plain http except on loopback, naming the variable and the fix', () => {
+    const error = configError({ ...base, API_BASE_URL: 'http://api.example.com' });
+    expect(error.message).toContain('API_BASE_URL="http://api.example.com"');
+    expect(error.message).toContain('Fix: use an https:// URL');
+    expect(resolveConfig({ ...base, API_BASE_URL: 'http://127.0.0.1:4000/' }).apiBaseUrl).toBe('http://127.0.0.1:4000');
+    expect(resolveConfig({ ...base, API_BASE_URL: 'http://[::1]:4000' }).apiBaseUrl).toBe('http://[::1]:4000');
+  });
+
+  it('names the variable and the fix for a bad duration and never echoes a secret', () => {
+    expect(configError({ ...base, SYNC_LOOKBACK: 'soon' }).message).toMatch(/SYNC_LOOKBACK="soon": not a duration\. Fix:/);
+    const error = configError({ ...base, WEBHOOK_SECRET: 'too-short-secret' });
+    expect(error.message).toContain('WEBHOOK_SECRET=[16 characters, hidden]');
+    expect(error.message).not.toContain('too-short-secret');
+    const missingKey = configError({ API_SECRET: SECRET });
+    expect(missingKey.message).toContain('API_KEY');
+    expect(missingKey.message).not.toContain(SECRET);
+  });
+
+  it('rejects out-of-range integers and unknown databases', () => {
+    expect(configError({ ...base, SYNC_PAGE_SIZE: '6000' }).message).toContain('SYNC_PAGE_SIZE="6000": must be an integer from 1 to 5000');
+    expect(configError({ ...base, DATABASE_URL: 'mysql://x:pw@h/db' }).message).toContain('mysql://x:***@h/db');
+  });
+
+  it('reads secrets from files only when the file is private', () => {
+    const tmp = tempDir();
+    try {
+      const file = join(tmp.dir, 'secret');
+      writeFileSync(file, `${SECRET}\n`);
+      chmodSync(file, 0o644);
+      expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: file }).message).toContain(`chmod 600 ${file}`);
+      chmodSync(file, 0o600);
+      expect(resolveConfig({ ...base, API_SECRET: undefined, API_SECRET_FILE: file }).customers[0]?.apiSecret).toBe(SECRET);
+    } finally {
+      tmp.remove();
+    }
+  });
+
+  it('loads several customers from a customers file, refusing inline secrets', () => {
+    const tmp = tempDir();
+    try {
+      const file = join(tmp.dir, 'customers.json');
+      writeFileSync(file, JSON.stringify([{ id: 'a', apiKey: 'ka', apiSecretEnv: 'A_SECRET' }, { id: 'b', apiKey: 'kb', apiSecretEnv: 'B_SECRET' }]));
+      const config = resolveConfig({ API_BASE_URL: base.API_BASE_URL, CUSTOMERS_FILE: file, A_SECRET: 'secret-a-123', B_SECRET: 'secret-b-123' });
+      expect(config.customers.map((c) => [c.id, c.apiSecret])).toEqual([['a', 'secret-a-123'], ['b', 'secret-b-123']]);
+      expect(selectCustomers(config, 'b').map((c) => c.id)).toEqual(['b']);
+      expect(() => selectCustomers(config, 'zzz')).toThrow(/--customer "zzz": no such customer is configured\. Fix: use one of a, b/);
+      expect(configSecrets(config)).toEqual(['secret-a-123', 'secret-b-123']);
+      expect(configError({ CUSTOMERS_FILE: file, A_SECRET: 'x'.repeat(10) }).message).toContain('B_SECRET');
+
+      writeFileSync(file, JSON.stringify([{ id: 'a', apiKey: 'ka', apiSecret: 'inline!' }]));
+      expect(configError({ CUSTOMERS_FILE: file }).message).toContain('holds a secret inline');
+    } finally {
+      tmp.remove();
+    }
+  });
+
+  it('requireApi explains what is missing', () => {
+    expect(() => requireApi(resolveConfig({}))).toThrow(/API_BASE_URL=\(unset\): required for this command/);
+    expect(() => requireApi(resolveConfig({ API_BASE_URL: 'https://x.example' }))).toThrow(/no customer configured/);
+  });
+});
+
+describe('parseDuration', () => {
+  it.each([
+    ['1500ms', 1500],
+    ['60s', 60_000],
+    ['15m', 900_000],
+    ['1h', 3_600_000],
+    ['7d', 604_800_000],
+    ['90', 90_000],
+    ['1.5h', 5_400_000],
+  ])('%s is %d ms', (text, ms) => expect(parseDuration(text)).toBe(ms));
+  it.each(['', 'abc', '-5s', '5 weeks'])('%j is not a duration', (text) => expect(parseDuration(text)).toBeUndefined());
+});

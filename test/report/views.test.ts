@@ -1,0 +1,161 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import postgres from 'postgres';
+import { resolveConfig } from '../../src/config.ts';
+import { FakeClock } from '../../src/clock.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { loadFixture } from './fixture.ts';
+import { loadHourly, loadSummary } from '../../src/report/query.ts';
+import { freshPgSchema, PG_BASE_URL } from '../helpers/pg.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+/**
+ * The reporting views against a small fixture whose figures are computed by hand below, on both dialects.
+ * The fixture goes in through the store (commitPage, storeDelivery, runs), exactly as sync and webhooks write it.
+ * The migration files must hold exactly db/views/<dialect>.sql, the readable copy users are pointed to.
+ */
+
+interface Target {
+  store: Store;
+  schema?: string;
+  cleanup(): Promise<void>;
+}
+
+
+const targets: Record<'sqlite' | 'postgres', () => Promise<Target>> = {
+  async sqlite() {
+    const tmp = tempDir('views-');
+    const config = resolveConfig({ DATABASE_URL: `file:${join(tmp.dir, 'views.db')}` });
+    const store = await openStore(config.database, { clock: new FakeClock('2026-01-06T00:00:00.000Z') });
+    return { store, cleanup: async () => { await store.close(); tmp.remove(); } };
+  },
+  async postgres() {
+    const pg = await freshPgSchema('views');
+    const config = resolveConfig({ DATABASE_URL: pg.url });
+    const store = await openStore(config.database, { clock: new FakeClock('2026-01-06T00:00:00.000Z') });
+    return { store, schema: pg.schema, cleanup: async () => { await store.close(); await pg.drop(); } };
+  },
+};
+
+const hourly = (customer_id: string, floor_space_id: string, hour: string, readings: number, occupied_readings: number, total_headcount: number, avg_headcount: number, peak_headcount: number, occupied_share: number) =>
+  ({ customer_id, floor_space_id, hour, readings, occupied_readings, total_headcount, avg_headcount, peak_headcount, occupied_share });
+
+it('the reporting_views migrations are exactly db/views/*.sql', () => {
+  const read = (path: string) => readFileSync(join(import.meta.dirname, '../..', path), 'utf8');
+  expect(read('db/migrations/sqlite/0001_reporting_views.sql')).toBe(read('db/views/sqlite.sql'));
+  expect(read('db/migrations/pg/0001_reporting_views.sql')).toBe(read('db/views/pg.sql'));
+});
+
+describe.each(['sqlite', 'postgres'] as const)('reporting views on %s', (dialect) => {
+  let target: Target;
+  beforeEach(async () => {
+    target = await targets[dialect]();
+    // The views come from the migrations (db/migrations/*/0001_reporting_views.sql), as in production.
+    await target.store.migrate();
+    await loadFixture(target.store);
+  });
+  afterEach(async () => {
+    await target.cleanup();
+  });
+
+  it('occupancy_latest holds exactly the latest reading of each customer and floor space', async () => {
+    const rows = await target.store.query(
+      'SELECT customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id FROM occupancy_latest ORDER BY customer_id, floor_space_id',
+    );
+    expect(rows).toEqual([
+      { customer_id: 'c1', floor_space_id: 'A', observed_at: '2026-01-05T10:00:00.000Z', occupancy_status: 'CurrentlyOccupied', headcount: 7, source: 'poll', event_id: 'o4' },
+      { customer_id: 'c1', floor_space_id: 'B', observed_at: '2026-01-05T23:59:00.000Z', occupancy_status: 'CurrentlyOccupied', headcount: 1, source: 'webhook', event_id: 'dlv-1' },
+      { customer_id: 'c2', floor_space_id: 'A', observed_at: '2026-01-05T09:10:00.000Z', occupancy_status: 'CurrentlyOccupied', headcount: 10, source: 'poll', event_id: 'o6' },
+    ]);
+  });
+
+  it('occupancy_hourly buckets by UTC hour with hand-computed counts, averages, peaks and occupied shares', async () => {
+    const rows = await target.store.query('SELECT * FROM occupancy_hourly ORDER BY customer_id, floor_space_id, hour');
+    expect(rows).toEqual([
+      // 09:00, 09:20, 09:59:59.999 -> 3 readings, 2 occupied, headcounts 4 + 2 + 0 = 6.
+      hourly('c1', 'A', '2026-01-05T09:00:00.000Z', 3, 2, 6, 2, 4, 2 / 3),
+      // 10:00:00.000 starts the next hour.
+      hourly('c1', 'A', '2026-01-05T10:00:00.000Z', 1, 1, 7, 7, 7, 1),
+      hourly('c1', 'B', '2026-01-05T09:00:00.000Z', 1, 0, 0, 0, 0, 0),
+      hourly('c1', 'B', '2026-01-05T23:00:00.000Z', 1, 1, 1, 1, 1, 1),
+      hourly('c2', 'A', '2026-01-05T09:00:00.000Z', 1, 1, 10, 10, 10, 1),
+    ]);
+    // Filtering on hour with ISO text parameters works the same on both dialects.
+    const filtered = await target.store.query('SELECT floor_space_id FROM occupancy_hourly WHERE hour >= $1 AND hour < $2 AND customer_id = $3', [
+      '2026-01-05T10:00:00.000Z',
+      '2026-01-06T00:00:00.000Z',
+      'c1',
+    ]);
+    expect(filtered.map((r) => r.floor_space_id).sort()).toEqual(['A', 'B']);
+  });
+
+  it('sync_health shows per customer and stream the watermark, its lag behind now and the latest run', async () => {
+    const before = Date.now();
+    const rows = await target.store.query<Record<string, unknown>>('SELECT * FROM sync_health ORDER BY customer_id, stream');
+    const after = Date.now();
+    const lags = rows.map((r) => r.lag_seconds);
+    expect(rows.map(({ lag_seconds: _lag, last_run_id: _id, ...rest }) => rest)).toEqual([
+      {
+        customer_id: 'c1', stream: 'buildings', watermark: null, state_updated_at: null,
+        last_run_mode: 'full', last_run_status: 'succeeded', last_run_started_at: '2026-01-05T09:05:00.000Z', last_run_finished_at: '2026-01-05T09:06:00.000Z',
+        last_run_pages: 0, last_run_records: 0, last_run_error: null, last_success_at: '2026-01-05T09:06:00.000Z',
+      },
+      {
+        customer_id: 'c1', stream: 'occupancy', watermark: '2026-01-05T10:00:00.000Z', state_updated_at: '2026-01-06T00:00:00.000Z',
+        last_run_mode: 'incremental', last_run_status: 'failed', last_run_started_at: '2026-01-05T09:00:00.000Z', last_run_finished_at: '2026-01-05T09:00:30.000Z',
+        last_run_pages: 0, last_run_records: 0, last_run_error: 'boom', last_success_at: '2026-01-05T08:01:00.000Z',
+      },
+      {
+        customer_id: 'c2', stream: 'occupancy', watermark: '2026-01-05T09:00:00.000Z', state_updated_at: '2026-01-06T00:00:00.000Z',
+        last_run_mode: null, last_run_status: null, last_run_started_at: null, last_run_finished_at: null,
+        last_run_pages: null, last_run_records: null, last_run_error: null, last_success_at: null,
+      },
+    ]);
+    expect(lags[0]).toBeNull();
+    for (const [i, watermark] of [[1, '2026-01-05T10:00:00.000Z'], [2, '2026-01-05T09:00:00.000Z']] as const) {
+      const lag = lags[i] as number;
+      expect(typeof lag).toBe('number');
+      expect(lag).toBeGreaterThanOrEqual((before - Date.parse(watermark)) / 1000 - 1);
+      expect(lag).toBeLessThanOrEqual((after - Date.parse(watermark)) / 1000 + 1);
+    }
+  });
+
+  it('the report reads the same figures from the views', async () => {
+    const range = { from: '2026-01-05T00:00:00.000Z', to: '2026-01-06T00:00:00.000Z' };
+    const summary = await loadSummary(target.store, { ...range, customerId: 'c1' });
+    expect(summary).toEqual([
+      {
+        customerId: 'c1', building: 'unknown', floorSpaceId: 'A', readings: 4, occupiedReadings: 3, occupiedShare: 0.75,
+        avgHeadcount: 13 / 4, peakHeadcount: 7, firstHour: '2026-01-05T09:00:00.000Z', lastHour: '2026-01-05T10:00:00.000Z',
+        latestObservedAt: '2026-01-05T10:00:00.000Z', latestStatus: 'CurrentlyOccupied', latestHeadcount: 7,
+      },
+      {
+        customerId: 'c1', building: 'unknown', floorSpaceId: 'B', readings: 2, occupiedReadings: 1, occupiedShare: 0.5,
+        avgHeadcount: 0.5, peakHeadcount: 1, firstHour: '2026-01-05T09:00:00.000Z', lastHour: '2026-01-05T23:00:00.000Z',
+        latestObservedAt: '2026-01-05T23:59:00.000Z', latestStatus: 'CurrentlyOccupied', latestHeadcount: 1,
+      },
+    ]);
+    // The range end is exclusive on the hour start: [09:00, 10:00) drops A's 10:00 hour.
+    const early = await loadSummary(target.store, { from: '2026-01-05T09:00:00.000Z', to: '2026-01-05T10:00:00.000Z' });
+    expect(early.map((r) => [r.customerId, r.floorSpaceId, r.readings])).toEqual([['c1', 'A', 3], ['c1', 'B', 1], ['c2', 'A', 1]]);
+    const points = await loadHourly(target.store, { ...range, customerId: 'c2' });
+    expect(points).toEqual([
+      { customerId: 'c2', floorSpaceId: 'A', hour: '2026-01-05T09:00:00.000Z', readings: 1, occupiedReadings: 1, totalHeadcount: 10, avgHeadcount: 10, peakHeadcount: 10, occupiedShare: 1 },
+    ]);
+  });
+
+  it.runIf(dialect === 'postgres')('buckets by UTC hour whatever the session time zone (half-hour offsets too)', async () => {
+    const sql = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
+    try {
+      await sql.unsafe("SET TimeZone = 'Asia/Kolkata'");
+      const rows = await sql.unsafe(
+        `SELECT to_char(hour AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI') AS h FROM "${target.schema}".occupancy_hourly WHERE customer_id = 'c1' AND floor_space_id = 'A' ORDER BY hour`,
+      );
+      expect(rows.map((r) => r.h)).toEqual(['2026-01-05T09:00', '2026-01-05T10:00']);
+    } finally {
+      await sql.end();
+    }
+  });
+});

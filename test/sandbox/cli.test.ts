@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { authenticate, gql } from './helpers.ts';
+
+function capture() {
+  let text = '';
+  return { stream: { write: (s: string) => (text += s) }, text: () => text };
+}
+
+async function waitFor(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setImmediate(resolve));
+}
+
+describe('occupancy-sync sandbox', () => {
+  it('starts, prints customer ids, demo keys and an .env block that work, and exits 0 on abort', async () => {
+    const out = capture();
+    const err = capture();
+    const controller = new AbortController();
+    const run = main(['node', 'occupancy-sync', 'sandbox', '--port', '0', '--seed', '5', '--customers', '3', '--days', '2'], {
+      env: { LOG_LEVEL: 'warn' },
+      stdout: out.stream,
+      stderr: err.stream,
+      signal: controller.signal,
+    });
+    await waitFor(() => out.text().includes('Stop with'));
+    const text = out.text();
+    const env = Object.fromEntries([...text.matchAll(/^(API_BASE_URL|API_KEY|API_SECRET|CUSTOMER_ID)=(.+)$/gm)].map((m) => [m[1], m[2]]));
+    expect(Object.keys(env).sort()).toEqual(['API_BASE_URL', 'API_KEY', 'API_SECRET', 'CUSTOMER_ID']);
+    expect(text.match(/CUSTOMER_ID {2}[0-9a-f-]{36}/g)).toHaveLength(3);
+
+    const token = await authenticate(env.API_BASE_URL!, { key: env.API_KEY!, secret: env.API_SECRET!, scopes: [], userCanWrite: true });
+    const payload = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
+    expect(payload.customerId).toBe(env.CUSTOMER_ID);
+    expect(payload.exp - payload.iat).toBe(900);
+    const res = await gql(env.API_BASE_URL!, token, { query: '{ buildings { id name } }' });
+    expect(res.json.data.buildings).toHaveLength(3);
+
+    controller.abort();
+    expect(await run).toBe(0);
+    expect(out.text()).toContain('sandbox stopped');
+    await expect(fetch(`${env.API_BASE_URL}/api/v1/auth`, { method: 'POST' })).rejects.toThrow();
+  });
+
+  it('rejects a bad --port with a usage error naming the option', async () => {
+    const err = capture();
+    const code = await main(['node', 'occupancy-sync', 'sandbox', '--port', '70000'], {
+      env: {},
+      stdout: capture().stream,
+      stderr: err.stream,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(64);
+    expect(err.text()).toMatch(/--port must be a whole number from 0 to 65535/);
+  });
+
+  it('documents itself in --help with examples', async () => {
+    const out = capture();
+    const code = await main(['node', 'occupancy-sync', 'sandbox', '--help'], { env: {}, stdout: out.stream, stderr: capture().stream, signal: new AbortController().signal });
+    expect(code).toBe(0);
+    expect(out.text()).toMatch(/--expires-in/);
+    expect(out.text()).toMatch(/occupancy-sync sandbox --port 4000/);
+  });
+});

@@ -1,0 +1,86 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import { signatureHeader } from '../../src/webhooks/signature.ts';
+import { writeFileSync } from 'node:fs';
+import { freshPgSchema } from '../helpers/pg.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { get, metricSum, occupancyDelivery, serveEnv, WEBHOOK_SECRET } from './helpers.ts';
+import { spawnServe, until } from './process.ts';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+interface RunRow {
+  customer_id: string;
+  stream: string;
+  started_at: string;
+  finished_at: string | null;
+  status: string;
+}
+
+describe('two serve instances on one Postgres', () => {
+  it('share the work: the same customer and stream never run twice at once, and either receiver stores deliveries', async () => {
+    const sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 2, floorSpacesPerBuilding: 3, dataStart: Date.now() - 2 * 86_400_000 });
+    cleanups.push(() => sandbox.close());
+    const pg = await freshPgSchema('scale_out');
+    cleanups.push(() => pg.drop());
+    // Both customers on both instances, a tick every second: the instances contend on every tick.
+    const customersFile = JSON.stringify(
+      sandbox.customers.map((c, i) => ({ id: c.id, apiKey: c.readKey.key, apiSecretEnv: `SECRET_${i}`, webhookSecretEnv: 'WEBHOOK_SECRET' })),
+    );
+    const tmp = tempDir('scale-out-');
+    cleanups.push(tmp.remove);
+    const dir = tmp.dir;
+    writeFileSync(`${dir}/customers.json`, customersFile);
+    const env = serveEnv(sandbox, pg.url, { SYNC_CRON: '* * * * * *', SYNC_PAGE_SIZE: '50', SYNC_INITIAL_HISTORY: '2d' });
+    delete env.API_KEY;
+    delete env.API_SECRET;
+    delete env.CUSTOMER_ID;
+    Object.assign(env, { CUSTOMERS_FILE: `${dir}/customers.json`, SECRET_0: sandbox.customers[0]!.readKey.secret, SECRET_1: sandbox.customers[1]!.readKey.secret });
+
+    const [a, b] = await Promise.all([spawnServe(env, ['--now']), spawnServe(env, ['--now'])]);
+    cleanups.push(async () => void (await a.stop()), async () => void (await b.stop()));
+    const store = await openStore(resolveConfig({ DATABASE_URL: pg.url }).database);
+    cleanups.push(() => store.close());
+
+    const scrape = async () => Promise.all([a, b].map(async (p) => (await get(`${p.opsUrl}/metrics`)).text));
+    await until(async () => {
+      const [ta, tb] = await scrape();
+      const done = (t: string) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"') + metricSum(t, 'occupancy_sync_runs_total', 'status="locked"');
+      const locked = metricSum(ta!, 'occupancy_sync_runs_total', 'status="locked"') + metricSum(tb!, 'occupancy_sync_runs_total', 'status="locked"');
+      return done(ta!) >= 8 && done(tb!) >= 8 && locked > 0;
+    }, 'both instances to have run or been locked out several times', 90_000);
+
+    const [ta, tb] = await scrape();
+    const succeeded = [ta!, tb!].map((t) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"'));
+    console.log(`succeeded runs per instance: ${succeeded.join(', ')}`);
+    // Receivers keep no state: the same delivery sent to each instance is stored once, the second is a duplicate.
+    const customerId = sandbox.customers[0]!.id;
+    const body = occupancyDelivery(customerId, '5d1e0000-0000-4000-8000-0000000000aa', '9e8d7c6b-0000-4000-8000-000000000001');
+    const header = () => ({ 'X-Service-Signature': signatureHeader(WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)) });
+    expect((await get(a.webhookUrl, 'POST', body, header())).status).toBe(200);
+    expect((await get(b.webhookUrl, 'POST', body, header())).status).toBe(200);
+    const [{ n }] = await store.query<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE id = '5d1e0000-0000-4000-8000-0000000000aa'");
+    expect(Number(n)).toBe(1);
+
+    const [sa, sb] = await Promise.all([a.stop(), b.stop()]);
+    expect(sa).toEqual({ code: 0, signal: null });
+    expect(sb).toEqual({ code: 0, signal: null });
+
+    const runs = await store.query<RunRow>('SELECT customer_id, stream, started_at, finished_at, status FROM sync_runs ORDER BY customer_id, stream, started_at, id');
+    expect(runs.some((r) => r.status === 'running')).toBe(false);
+    const byKey = new Map<string, RunRow[]>();
+    for (const r of runs) byKey.set(`${r.customer_id}/${r.stream}`, [...(byKey.get(`${r.customer_id}/${r.stream}`) ?? []), r]);
+    expect(byKey.size).toBe(4); // 2 customers x (buildings, occupancy)
+    for (const [key, list] of byKey) {
+      for (let i = 1; i < list.length; i++) {
+        // Each run starts only after the previous one of the same customer and stream finished.
+        expect(list[i]!.started_at >= list[i - 1]!.finished_at!, `${key}: run ${i} overlaps run ${i - 1}`).toBe(true);
+      }
+    }
+  });
+});

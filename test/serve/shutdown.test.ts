@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import { resolveConfig } from '../../src/config.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { freshPgSchema } from '../helpers/pg.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { get, serveEnv } from './helpers.ts';
+import { spawnServe, until, type ServeProcess } from './process.ts';
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+async function database(backend: 'sqlite' | 'postgres'): Promise<string> {
+  if (backend === 'sqlite') {
+    const tmp = tempDir('serve-term-');
+    cleanups.push(tmp.remove);
+    return `file:${join(tmp.dir, 'serve.db')}`;
+  }
+  const pg = await freshPgSchema('serve_term');
+  cleanups.push(() => pg.drop());
+  return pg.url;
+}
+
+const num = (v: unknown) => Number(v ?? 0);
+
+describe.each(['sqlite', 'postgres'] as const)('serve on %s, SIGTERM', (backend) => {
+  it('during a sync: finishes the page in flight, records the run interrupted, leaves no partial page and exits 0', async () => {
+    // Enough history and small pages that the first pass takes many pages.
+    const sandbox = await startSandbox({ customers: 1, buildingsPerCustomer: 3, floorSpacesPerBuilding: 4, dataStart: Date.now() - 3 * 86_400_000 });
+    cleanups.push(() => sandbox.close());
+    const url = await database(backend);
+    const proc: ServeProcess = await spawnServe(
+      serveEnv(sandbox, url, { SYNC_PAGE_SIZE: '10', SYNC_INITIAL_HISTORY: '3d', SYNC_CRON: '0 0 1 1 *', LOG_LEVEL: 'info' }),
+      ['--now'],
+    );
+    cleanups.push(async () => void (await proc.stop()));
+    const store: Store = await openStore(resolveConfig({ DATABASE_URL: url }).database);
+    cleanups.push(() => store.close());
+    const pagesCommitted = async () =>
+      num((await store.query("SELECT SUM(pages) AS p FROM sync_runs WHERE stream = 'occupancy'"))[0]?.p);
+    await until(async () => (await pagesCommitted()) >= 3, 'three committed occupancy pages');
+
+    const { code, signal } = await proc.stop();
+    expect({ code, signal }).toEqual({ code: 0, signal: null });
+
+    const runs = await store.query<{ stream: string; status: string; records: number }>('SELECT stream, status, records FROM sync_runs ORDER BY id');
+    expect(runs.find((r) => r.stream === 'occupancy')?.status).toBe('interrupted');
+    expect(runs.some((r) => r.status === 'running')).toBe(false);
+    // Rows and the run's record counter are committed in the same transaction per page: equal means no partial page.
+    const [{ n }] = await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy');
+    const recorded = runs.filter((r) => r.stream === 'occupancy').reduce((s, r) => s + num(r.records), 0);
+    expect(num(n)).toBe(recorded);
+    const [state] = await store.query<{ page_cursor: string | null }>("SELECT page_cursor FROM sync_state WHERE stream = 'occupancy'");
+    expect(state?.page_cursor).toBeTruthy(); // the next start resumes from this page
+    expect(proc.output()).toContain('serve: stopped cleanly');
+  });
+});
+
+describe('serve, idle, SIGTERM', () => {
+  it('exits 0 at once when no sync is running, and its endpoints are gone', async () => {
+    const sandbox = await startSandbox({ customers: 1, buildingsPerCustomer: 1, floorSpacesPerBuilding: 1 });
+    cleanups.push(() => sandbox.close());
+    const proc = await spawnServe(serveEnv(sandbox, await database('sqlite'), { SYNC_CRON: '0 0 1 1 *' }));
+    expect((await get(`${proc.opsUrl}/healthz`)).status).toBe(200);
+    expect(await proc.stop()).toEqual({ code: 0, signal: null });
+    await expect(get(`${proc.opsUrl}/healthz`)).rejects.toThrow(/ECONNREFUSED/);
+  });
+});

@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import { StoreError } from '../../src/errors.ts';
+import { checkpoint, DIALECTS, fresh, migrationNames, readings } from './harness.ts';
+
+const C = 'cust-a';
+
+describe.each(DIALECTS)('store on %s', (dialect) => {
+  it('applies migrations once: a second migrate on the same database applies nothing', async () => {
+    const { store, another } = await fresh(dialect, 'migrate', false);
+    expect(await store.migrate()).toEqual(migrationNames(dialect));
+    expect(migrationNames(dialect)[0]).toBe('0000_tables');
+    expect(await store.migrate()).toEqual([]);
+    expect(await (await another()).migrate()).toEqual([]);
+    const rows = await store.query<{ n: number }>('SELECT count(*) AS n FROM occupancy');
+    expect(rows).toEqual([{ n: 0 }]);
+  });
+
+  it('upserting the same page twice leaves exactly the same rows', async () => {
+    const { store } = await fresh(dialect, 'idem');
+    const page = { customerId: C, sink: 'occupancy' as const, records: readings(50), checkpoint: checkpoint(C, null, 'p1') };
+    await store.commitPage({ ...page, at: '2026-03-01T12:00:00.000Z' });
+    const first = await store.query('SELECT * FROM occupancy ORDER BY floor_space_id, observed_at');
+    await store.commitPage({ ...page, at: '2026-03-01T12:05:00.000Z' });
+    const second = await store.query('SELECT * FROM occupancy ORDER BY floor_space_id, observed_at');
+    expect(first).toHaveLength(50);
+    expect(second).toEqual(first);
+  });
+
+  it('a changed reading updates its values but keeps its first source and ingestion time', async () => {
+    const { store } = await fresh(dialect, 'change');
+    const [r] = readings(1);
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: [r!], at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, null) });
+    await store.commitPage({
+      customerId: C, sink: 'occupancy', records: [{ ...r!, headcount: 9, occupancyStatus: 'OCCUPIED' }],
+      at: '2026-03-01T12:05:00.000Z', checkpoint: checkpoint(C, null),
+    });
+    expect(await store.query('SELECT headcount, source, ingested_at FROM occupancy')).toEqual([
+      { headcount: 9, source: 'poll', ingested_at: '2026-03-01T12:00:00.000Z' },
+    ]);
+  });
+
+  it('a reading delivered by webhook and then polled is one row that keeps source webhook', async () => {
+    const { store } = await fresh(dialect, 'both');
+    const [r] = readings(1);
+    const delivery = { id: 'dlv-1', customerId: C, type: 'Occupancy', createdAt: '2026-03-01T10:00:01.000Z',
+      sentAt: '2026-03-01T10:00:02.000Z', receivedAt: '2026-03-01T10:00:03.000Z', body: '{"Id":"dlv-1"}' };
+    expect(await store.storeDelivery(delivery, [{ ...r!, eventId: 'dlv-1' }])).toBe('stored');
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: [r!], at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, null) });
+    expect(await store.query('SELECT source, event_id, ingested_at FROM occupancy')).toEqual([
+      { source: 'webhook', event_id: 'dlv-1', ingested_at: '2026-03-01T10:00:03.000Z' },
+    ]);
+  });
+
+  it('a polled reading that later arrives by webhook stays one row with source poll', async () => {
+    const { store } = await fresh(dialect, 'pollfirst');
+    const [r] = readings(1);
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: [r!], at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, null) });
+    await store.storeDelivery({ id: 'dlv-2', customerId: C, type: 'Occupancy', createdAt: '2026-03-01T12:00:01.000Z',
+      sentAt: '2026-03-01T12:00:01.000Z', receivedAt: '2026-03-01T12:00:02.000Z', body: '{}' }, [{ ...r!, eventId: 'dlv-2' }]);
+    expect(await store.query('SELECT source, event_id FROM occupancy')).toEqual([{ source: 'poll', event_id: r!.eventId }]);
+  });
+
+  it('duplicates inside one page become one row with the last values', async () => {
+    const { store } = await fresh(dialect, 'dups');
+    const [r] = readings(1);
+    await store.commitPage({ customerId: C, sink: 'occupancy', at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, null),
+      records: [r!, { ...r!, headcount: 4 }] });
+    expect(await store.query('SELECT headcount FROM occupancy')).toEqual([{ headcount: 4 }]);
+  });
+
+  it('a building missing from a complete listing is soft-deleted, and restored when it is listed again', async () => {
+    const { store } = await fresh(dialect, 'bld');
+    const page = (at: string, ids: string[]) =>
+      store.commitPage({ customerId: C, sink: 'buildings', at, records: ids.map((id) => ({ id, name: `Building ${id}` })),
+        checkpoint: { ...checkpoint(C, null), stream: 'buildings' } });
+    await page('2026-03-01T10:00:00.000Z', ['b1', 'b2']);
+    await page('2026-03-01T11:00:00.000Z', ['b1']);
+    expect(await store.markBuildingsDeleted(C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:05.000Z')).toBe(1);
+    expect(await store.markBuildingsDeleted(C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:06.000Z')).toBe(0);
+    expect(await store.query('SELECT id, deleted_at FROM buildings ORDER BY id')).toEqual([
+      { id: 'b1', deleted_at: null },
+      { id: 'b2', deleted_at: '2026-03-01T11:00:05.000Z' },
+    ]);
+    await page('2026-03-01T12:00:00.000Z', ['b1', 'b2']);
+    expect(await store.query('SELECT id, first_seen_at, last_seen_at, deleted_at FROM buildings WHERE id = $1', ['b2'])).toEqual([
+      { id: 'b2', first_seen_at: '2026-03-01T10:00:00.000Z', last_seen_at: '2026-03-01T12:00:00.000Z', deleted_at: null },
+    ]);
+  });
+
+  it('refuses to move a watermark backwards, on saveState and on commitPage, and stores nothing of the refused page', async () => {
+    const { store } = await fresh(dialect, 'wm');
+    await store.saveState(checkpoint(C, '2026-03-01T10:00:00.000Z'));
+    await store.saveState(checkpoint(C, '2026-03-01T10:00:00.000Z', 'same-watermark-is-fine'));
+    await expect(store.saveState(checkpoint(C, '2026-03-01T09:59:59.999Z'))).rejects.toThrow(StoreError);
+    await expect(store.saveState(checkpoint(C, null))).rejects.toThrow(/backwards from 2026-03-01T10:00:00.000Z to none/);
+    await expect(
+      store.commitPage({ customerId: C, sink: 'occupancy', records: readings(3), at: '2026-03-01T12:00:00.000Z',
+        checkpoint: checkpoint(C, '2026-03-01T09:00:00.000+00:00') }),
+    ).rejects.toThrow(StoreError);
+    expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 0 }]);
+    await store.saveState(checkpoint(C, '2026-03-01T11:00:00.000+01:00')); // equal instant, other offset
+    await store.saveState(checkpoint(C, '2026-03-01T10:00:00.001Z'));
+    expect((await store.getState(C, 'occupancy'))?.watermark).toBe('2026-03-01T10:00:00.001Z');
+  });
+
+  it('commits a page atomically: a record violating a constraint leaves neither rows, checkpoint nor run counters', async () => {
+    const { store } = await fresh(dialect, 'atomic');
+    const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(2), at: '2026-03-01T12:00:00.000Z', runId: run,
+      checkpoint: checkpoint(C, '2026-03-01T10:00:00.000Z', 'page-1') });
+    const bad = readings(3, '2026-03-01T11:00:00.000Z');
+    bad[2]!.headcount = -1; // CHECK occupancy_headcount_non_negative fails after two rows were written
+    await expect(
+      store.commitPage({ customerId: C, sink: 'occupancy', records: bad, at: '2026-03-01T12:01:00.000Z', runId: run,
+        checkpoint: checkpoint(C, '2026-03-01T11:00:00.000Z', 'page-2') }),
+    ).rejects.toThrow(/occupancy_headcount_non_negative/);
+    expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 2 }]);
+    const state = await store.getState(C, 'occupancy');
+    expect([state?.watermark, state?.pageCursor]).toEqual(['2026-03-01T10:00:00.000Z', 'page-1']);
+    expect((await store.lastRuns(C)).map((r) => [r.pages, r.records])).toEqual([[1, 2]]);
+  });
+
+  it('stores a redelivered webhook once: attempts goes to 2 and its occupancy is not rewritten', async () => {
+    const { store } = await fresh(dialect, 'dlv');
+    const delivery = { id: 'dlv-9', customerId: C, type: 'Occupancy', createdAt: '2026-03-01T10:00:00.000Z',
+      sentAt: '2026-03-01T10:00:00.500Z', receivedAt: '2026-03-01T10:00:01.000Z', body: '{"Id":"dlv-9","t":1}' };
+    expect(await store.storeDelivery(delivery, readings(2))).toBe('stored');
+    const retried = readings(3).map((r) => ({ ...r, headcount: 7 }));
+    expect(await store.storeDelivery({ ...delivery, sentAt: '2026-03-01T10:05:00.000Z', body: '{"t":2}' }, retried)).toBe('duplicate');
+    expect(await store.query('SELECT attempts, sent_at, body FROM webhook_deliveries')).toEqual([
+      { attempts: 2, sent_at: '2026-03-01T10:00:00.500Z', body: '{"Id":"dlv-9","t":1}' },
+    ]);
+    expect(await store.query('SELECT headcount, source FROM occupancy ORDER BY observed_at')).toEqual([
+      { headcount: 0, source: 'webhook' },
+      { headcount: 1, source: 'webhook' },
+    ]);
+  });
+
+  it('records runs and reports the latest run of each stream with its counters', async () => {
+    const { store, clock } = await fresh(dialect, 'runs');
+    const first = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T10:00:00.000Z' });
+    await store.finishRun(first, { status: 'failed', finishedAt: '2026-03-01T10:01:00.000Z', error: 'HTTP 503' });
+    const second = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z' });
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(4), at: '2026-03-01T11:00:30.000Z', runId: second,
+      checkpoint: { ...checkpoint(C, null), stream: 'occupancy#backfill' } });
+    await store.finishRun(second, { status: 'succeeded', finishedAt: '2026-03-01T11:01:00.000Z' });
+    const b = await store.startRun({ customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z' });
+    expect(await store.lastRuns()).toEqual([
+      { id: second, customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z',
+        finishedAt: '2026-03-01T11:01:00.000Z', status: 'succeeded', pages: 1, records: 4, error: null },
+      { id: b, customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z',
+        finishedAt: null, status: 'running', pages: 0, records: 0, error: null },
+    ]);
+    expect((await store.lastRuns('cust-b')).map((r) => r.id)).toEqual([b]);
+    expect(await store.listStates(C)).toEqual([{ ...checkpoint(C, null), stream: 'occupancy#backfill', updatedAt: new Date(clock.now()).toISOString() }]);
+    await expect(store.finishRun(9999, { status: 'failed', finishedAt: '2026-03-01T11:01:00.000Z' })).rejects.toThrow(/run 9999 does not exist/);
+  });
+
+  it('refuses malformed records with a StoreError naming the record and field', async () => {
+    const { store } = await fresh(dialect, 'bad');
+    const [r] = readings(1);
+    const commit = (record: object) =>
+      store.commitPage({ customerId: C, sink: 'occupancy', records: [record as never], at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, null) });
+    await expect(commit({ ...r, observedAt: 'yesterday' })).rejects.toThrow(/record 0: observedAt/);
+    await expect(commit({ ...r, observedAt: '2026-03-01T10:00:00' })).rejects.toThrow(/no UTC offset/);
+    await expect(commit({ ...r, headcount: 1.5 })).rejects.toThrow(/headcount must be an integer/);
+    await expect(commit({ ...r, floorSpaceId: '' })).rejects.toThrow(/floorSpaceId must be a non-empty string/);
+    expect(await store.getState(C, 'occupancy')).toBeUndefined();
+  });
+
+  it('query takes $n placeholders on both dialects, in any order, repeated, and not inside literals', async () => {
+    const { store } = await fresh(dialect, 'query');
+    expect(await store.query("SELECT $2 AS b, $1 AS a, '$1' AS lit, $1 AS again", ['x', 'y'])).toEqual([
+      { b: 'y', a: 'x', lit: '$1', again: 'x' },
+    ]);
+  });
+});

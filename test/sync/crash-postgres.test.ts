@@ -1,0 +1,7 @@
+import { expect, it } from 'vitest';
+import { killAndResume } from './crash-scenario.ts';
+
+it('sync killed with SIGKILL at 12 seeded points then rerun equals the ground truth (Postgres)', async () => {
+  const { realKills, pagesAtKill } = await killAndResume('postgres', 202);
+  expect(realKills, `pages committed per killed run: ${pagesAtKill.join(', ')}`).toBeGreaterThanOrEqual(10);
+}, 180_000);

@@ -1,0 +1,156 @@
+import { join } from 'node:path';
+import { createApiClient } from '../../src/api/client.ts';
+import { loadDocument } from '../../src/api/documents.ts';
+import type { Clock } from '../../src/clock.ts';
+import type { Config } from '../../src/config.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import { openStore } from '../../src/store/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { runSync, type RunRequest, type SyncReport } from '../../src/sync/engine.ts';
+import type { AnyStream } from '../../src/sync/stream.ts';
+import { streams as allStreams } from '../../jobs/index.ts';
+import { PG_BASE_URL, freshPgSchema } from '../helpers/pg.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+export const MIN = 60_000;
+export const HOUR = 60 * MIN;
+export const DAY = 24 * HOUR;
+
+export type Backend = 'sqlite' | 'postgres';
+export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
+
+export interface TestDatabase {
+  database: Config['database'];
+  /** DATABASE_URL for child processes. */
+  url: string;
+  cleanup(): Promise<void>;
+}
+
+export async function testDatabase(backend: Backend, label: string): Promise<TestDatabase> {
+  if (backend === 'sqlite') {
+    const tmp = tempDir('occupancy-sync-sync-');
+    const path = join(tmp.dir, `${label}.db`);
+    return { database: { url: `file:${path}`, dialect: 'sqlite', sqlitePath: path }, url: `file:${path}`, cleanup: async () => tmp.remove() };
+  }
+  const pg = process.env.SYNC_TEST_PRIVATE_SCHEMAS ? await privateSchema(label) : await freshPgSchema(label);
+  return { database: { url: pg.url, dialect: 'postgres', sqlitePath: undefined }, url: pg.url, cleanup: () => pg.drop() };
+}
+
+/**
+ * test/global-setup.ts drops every `ostest_` schema when a vitest run starts, including those of another vitest run
+ * in progress on the same database (several developers or agents on one Postgres). SYNC_TEST_PRIVATE_SCHEMAS=1 uses
+ * a prefix it does not touch; such schemas are dropped by the test itself.
+ */
+async function privateSchema(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+  const postgres = (await import('postgres')).default;
+  const schema = `ossync_${label}_${Math.random().toString(16).slice(2, 10)}`;
+  const admin = () => postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
+  const sql = admin();
+  await sql.unsafe(`CREATE SCHEMA "${schema}"`).finally(() => sql.end());
+  return {
+    url: `${PG_BASE_URL}?schema=${schema}`,
+    async drop() {
+      const s = admin();
+      await s.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => s.end());
+    },
+  };
+}
+
+export async function openTestStore(db: TestDatabase): Promise<Store> {
+  const store = await openStore(db.database);
+  await store.migrate();
+  return store;
+}
+
+export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['sync'] {
+  return {
+    lookbackMs: 15 * MIN,
+    settleDelayMs: MIN,
+    stepMs: 6 * HOUR,
+    pageSize: 200,
+    initialHistoryMs: 2 * DAY,
+    buildingsNameLike: undefined,
+    cron: '*/5 * * * *',
+    ...overrides,
+  };
+}
+
+export const FAST_HTTP: Config['http'] = { timeoutMs: 10_000, maxAttempts: 3, backoffMinMs: 1, backoffMaxMs: 5 };
+
+/** One engine run against the sandbox for the given customers (default: all, with their read keys). */
+export async function syncOnce(input: {
+  store: Store;
+  sandbox: Sandbox;
+  clock: Clock;
+  settings?: Config['sync'];
+  streams?: ReadonlyArray<AnyStream>;
+  request?: RunRequest;
+  signal?: AbortSignal;
+  customers?: Array<{ id: string; key: string; secret: string }>;
+  logger?: Logger;
+  onProgress?: Parameters<typeof runSync>[0]['onProgress'];
+}): Promise<SyncReport> {
+  const customers = input.customers ?? input.sandbox.customers.map((c) => ({ id: c.id, key: c.readKey.key, secret: c.readKey.secret }));
+  const targets = customers.map((c) => ({
+    customerId: c.id,
+    client: createApiClient({ baseUrl: input.sandbox.url, apiKey: c.key, apiSecret: c.secret, clock: input.clock, http: FAST_HTTP }),
+  }));
+  try {
+    return await runSync({
+      store: input.store,
+      clock: input.clock,
+      logger: input.logger ?? silentLogger,
+      settings: input.settings ?? syncSettings(),
+      streams: input.streams ?? allStreams,
+      targets,
+      loadDocument,
+      request: input.request,
+      signal: input.signal,
+      onProgress: input.onProgress,
+    });
+  } finally {
+    await Promise.all(targets.map((t) => t.client.close()));
+  }
+}
+
+export interface Row {
+  floorSpaceId: string;
+  observedAt: string;
+  occupancyStatus: string;
+  headcount: number;
+  eventId: string | null;
+}
+
+const iso = (v: unknown) => new Date(v as string).toISOString();
+
+/** The customer's occupancy rows in [from, to), in key order. */
+export async function dbRows(store: Store, customerId: string, range: { from?: number; to?: number } = {}): Promise<Row[]> {
+  const rows = await store.query<Record<string, unknown>>(
+    'SELECT floor_space_id, observed_at, occupancy_status, headcount, event_id FROM occupancy WHERE customer_id = $1 ORDER BY observed_at, floor_space_id',
+    [customerId],
+  );
+  return rows
+    .map((r) => ({
+      floorSpaceId: String(r.floor_space_id),
+      observedAt: iso(r.observed_at),
+      occupancyStatus: String(r.occupancy_status),
+      headcount: Number(r.headcount),
+      eventId: r.event_id === null ? null : String(r.event_id),
+    }))
+    .filter((r) => (range.from === undefined || Date.parse(r.observedAt) >= range.from) && (range.to === undefined || Date.parse(r.observedAt) < range.to));
+}
+
+/** The sandbox's ground truth for [from, to) as visible now, in the same shape and order as dbRows. */
+export function truthRows(sandbox: Sandbox, customerId: string, range: { from?: number; to: number; visibleAt?: number }): Row[] {
+  return [...sandbox.truth.observations(customerId, range)]
+    .map((o) => ({ floorSpaceId: o.floorSpaceId, observedAt: o.created, occupancyStatus: o.occupancyStatus, headcount: o.headcount, eventId: o.id }))
+    .sort((a, b) => (a.observedAt < b.observedAt ? -1 : a.observedAt > b.observedAt ? 1 : a.floorSpaceId < b.floorSpaceId ? -1 : a.floorSpaceId > b.floorSpaceId ? 1 : 0));
+}
+
+export async function countRows(store: Store, customerId?: string): Promise<number> {
+  const [row] = customerId
+    ? await store.query<{ n: unknown }>('SELECT count(*) AS n FROM occupancy WHERE customer_id = $1', [customerId])
+    : await store.query<{ n: unknown }>('SELECT count(*) AS n FROM occupancy');
+  return Number(row?.n ?? 0);
+}

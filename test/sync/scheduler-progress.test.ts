@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.ts';
+import { ConfigError } from '../../src/errors.ts';
+import { memoryLogger } from '../../src/logger.ts';
+import { createProgressReporter, formatDuration } from '../../src/sync/progress.ts';
+import { startScheduler, validateCron } from '../../src/sync/scheduler.ts';
+
+function manualSchedule() {
+  let fire: () => void = () => {};
+  let stopped = false;
+  return {
+    schedule: (_expression: string, fn: () => void) => {
+      fire = fn;
+      return { stop: () => void (stopped = true), destroy: () => {} };
+    },
+    fire: () => fire(),
+    stopped: () => stopped,
+  };
+}
+
+describe('scheduler', () => {
+  it('skips (and logs) a tick that comes while the previous run is still in progress', async () => {
+    const { logger, records } = memoryLogger();
+    const controller = new AbortController();
+    const cron = manualSchedule();
+    let release: () => void = () => {};
+    let started = 0;
+    const scheduler = startScheduler({
+      cron: '*/5 * * * *',
+      logger,
+      signal: controller.signal,
+      schedule: cron.schedule,
+      run: () => {
+        started++;
+        return new Promise<void>((r) => (release = r));
+      },
+    });
+    cron.fire();
+    cron.fire();
+    cron.fire();
+    expect(started).toBe(1);
+    expect(scheduler.skipped).toBe(2);
+    expect(records().filter((l) => String(l.msg).includes('skipping this tick'))).toHaveLength(2);
+    release();
+    await new Promise((r) => setImmediate(r));
+    cron.fire();
+    expect(started).toBe(2);
+    // Shutdown waits for the run in progress.
+    controller.abort();
+    let done = false;
+    void scheduler.done.then(() => (done = true));
+    await new Promise((r) => setImmediate(r));
+    expect(done).toBe(false);
+    release();
+    await scheduler.done;
+    expect(cron.stopped()).toBe(true);
+    cron.fire();
+    expect(started).toBe(2);
+  });
+
+  it('validates the expression with node-cron and names the variable and the fix', () => {
+    expect(validateCron('*/5 * * * *')).toBe('*/5 * * * *');
+    expect(validateCron('*/30 * * * * *')).toBe('*/30 * * * * *');
+    expect(() => validateCron('every five minutes')).toThrow(ConfigError);
+    expect(() => validateCron('61 * * * *')).toThrow(/SYNC_CRON="61 \* \* \* \*": not a valid cron expression.*Fix: use 5 fields/);
+  });
+});
+
+describe('backfill progress', () => {
+  it('draws one live line on a TTY with windows, rows, rows/s and ETA', () => {
+    const clock = new FakeClock(0);
+    let out = '';
+    const reporter = createProgressReporter({ clock, stream: { isTTY: true, write: (s: string) => void (out += s) }, logger: memoryLogger().logger });
+    const base = { customerId: 'c1', stream: 'occupancy#backfill', mode: 'backfill' as const };
+    reporter.onProgress({ ...base, pages: 0, records: 0, windowsDone: 2, windowsTotal: 10 });
+    clock.advance(4000);
+    reporter.onProgress({ ...base, pages: 8, records: 4000, windowsDone: 4, windowsTotal: 10 });
+    reporter.finish();
+    const frames = out.split('\r\x1b[2K').filter(Boolean);
+    expect(frames.at(-2)).toBe('backfill: windows 4/10 (40%), 4,000 rows, 1,000 rows/s, ETA 12s');
+    expect(out.endsWith('\n')).toBe(true);
+  });
+
+  it('writes log lines (no control characters) when not on a TTY', () => {
+    const clock = new FakeClock(0);
+    const { logger, records } = memoryLogger();
+    let out = '';
+    const reporter = createProgressReporter({ clock, stream: { write: (s: string) => void (out += s) }, logger, intervalMs: 1000 });
+    const base = { customerId: 'c1', stream: 'occupancy#backfill', mode: 'backfill' as const };
+    reporter.onProgress({ ...base, pages: 0, records: 0, windowsDone: 0, windowsTotal: 3 });
+    reporter.onProgress({ ...base, pages: 1, records: 10, windowsDone: 1, windowsTotal: 3 });
+    clock.advance(1000);
+    reporter.onProgress({ ...base, pages: 2, records: 20, windowsDone: 3, windowsTotal: 3 });
+    reporter.finish();
+    expect(out).toBe('');
+    expect(records().map((l) => l.msg)).toEqual([
+      'backfill progress: windows 0/3 (0%), 0 rows, 0 rows/s, ETA ?',
+      'backfill progress: windows 3/3 (100%), 20 rows, 20 rows/s, ETA 0s',
+      'backfill progress: windows 3/3 (100%), 20 rows, 20 rows/s, ETA 0s',
+    ]);
+  });
+
+  it('formats durations for humans', () => {
+    expect([formatDuration(900), formatDuration(65_000), formatDuration(3 * 3600_000 + 120_000)]).toEqual(['1s', '1m05s', '3h02m']);
+  });
+});

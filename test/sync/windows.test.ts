@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { advanceWatermark, planBackfill, planIncremental, sliceWindows, type SyncWindow } from '../../src/sync/windows.ts';
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const T0 = Date.UTC(2026, 0, 10);
+const settings = { lookbackMs: 15 * MIN, settleDelayMs: MIN, stepMs: HOUR, initialHistoryMs: 24 * HOUR };
+
+function assertContiguous(windows: SyncWindow[], start: number, end: number): void {
+  expect(windows[0]!.from).toBe(start);
+  expect(windows.at(-1)!.to).toBe(end);
+  for (const [i, w] of windows.entries()) {
+    expect(w.from).toBeLessThan(w.to);
+    if (i > 0) expect(w.from).toBe(windows[i - 1]!.to);
+  }
+}
+
+describe('sliceWindows', () => {
+  it('cuts a range into half-open step windows that meet exactly at their boundaries', () => {
+    const windows = sliceWindows(T0, T0 + 2.5 * HOUR, HOUR);
+    expect(windows.map((w) => [w.from - T0, w.to - T0])).toEqual([
+      [0, HOUR],
+      [HOUR, 2 * HOUR],
+      [2 * HOUR, 2.5 * HOUR],
+    ]);
+  });
+
+  it('aligns windows on an origin so resumed backfills keep the same grid', () => {
+    const windows = sliceWindows(T0 + 30 * MIN, T0 + 2 * HOUR, HOUR, T0);
+    expect(windows.map((w) => [w.from - T0, w.to - T0])).toEqual([
+      [30 * MIN, HOUR],
+      [HOUR, 2 * HOUR],
+    ]);
+  });
+
+  it('puts a timestamp exactly on a boundary in exactly one window', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10 * HOUR }), fc.integer({ min: MIN, max: 3 * HOUR }), fc.integer({ min: 0, max: 10 * HOUR }), (length, step, offset) => {
+        const windows = sliceWindows(T0, T0 + length, step);
+        const t = T0 + Math.min(offset, length - 1);
+        expect(windows.filter((w) => w.from <= t && t < w.to)).toHaveLength(1);
+      }),
+    );
+  });
+});
+
+describe('planIncremental', () => {
+  it('starts initialHistory before now on the first run and stops settleDelay before now', () => {
+    const now = T0 + 10 * MIN;
+    const plan = planIncremental({ now, watermark: null, inFlight: null, settings });
+    assertContiguous(plan.windows, now - 24 * HOUR, now - MIN);
+    expect(plan.windows).toHaveLength(24);
+    expect(plan.limit).toBe(now - MIN);
+  });
+
+  it('starts a lookback before the watermark so late arrivals are read again', () => {
+    const plan = planIncremental({ now: T0 + 2 * HOUR, watermark: T0, inFlight: null, settings });
+    assertContiguous(plan.windows, T0 - 15 * MIN, T0 + 2 * HOUR - MIN);
+  });
+
+  it('never reads before the floor', () => {
+    const plan = planIncremental({ now: T0 + HOUR, watermark: T0, inFlight: null, settings, floor: T0 - 5 * MIN });
+    expect(plan.windows[0]!.from).toBe(T0 - 5 * MIN);
+  });
+
+  it('resumes an in-flight window at its page cursor, then continues after it', () => {
+    const plan = planIncremental({
+      now: T0 + 3 * HOUR,
+      watermark: T0,
+      inFlight: { windowStart: T0 - 15 * MIN, windowEnd: T0 + 45 * MIN, pageCursor: 'c42' },
+      settings,
+    });
+    expect(plan.windows[0]).toEqual({ from: T0 - 15 * MIN, to: T0 + 45 * MIN, cursor: 'c42' });
+    assertContiguous(plan.windows, T0 - 15 * MIN, T0 + 3 * HOUR - MIN);
+    expect(plan.windows.slice(1).every((w) => w.cursor === null)).toBe(true);
+  });
+
+  it('runs nothing when the clock went backwards behind the watermark', () => {
+    const plan = planIncremental({ now: T0 - HOUR, watermark: T0, inFlight: null, settings });
+    expect(plan).toMatchObject({ windows: [], reason: 'clock-behind' });
+  });
+
+  it('does not finish an in-flight window that now lies beyond now - settleDelay', () => {
+    const plan = planIncremental({
+      now: T0,
+      watermark: T0 - 2 * HOUR,
+      inFlight: { windowStart: T0 - HOUR, windowEnd: T0 + HOUR, pageCursor: 'x' },
+      settings,
+    });
+    expect(plan).toMatchObject({ windows: [], reason: 'clock-behind' });
+  });
+
+  it('has nothing to do when there is no lookback and the watermark is at the limit', () => {
+    const plan = planIncremental({ now: T0 + MIN, watermark: T0, inFlight: null, settings: { ...settings, lookbackMs: 0 } });
+    expect(plan).toMatchObject({ windows: [], reason: 'up-to-date' });
+  });
+});
+
+describe('advanceWatermark', () => {
+  it('moves forward to the window end, never backwards, never past the limit', () => {
+    expect(advanceWatermark(null, T0, T0 + HOUR)).toBe(T0);
+    expect(advanceWatermark(T0, T0 - HOUR, T0 + HOUR)).toBe(T0);
+    expect(advanceWatermark(T0, T0 + 2 * HOUR, T0 + HOUR)).toBe(T0 + HOUR);
+  });
+});
+
+describe('successive incremental runs (property)', () => {
+  it('cover time without a gap, keep the watermark monotonic and below now - settle, whatever the clock does', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: -3 * HOUR, max: 5 * HOUR }), { minLength: 1, maxLength: 25 }),
+        fc.array(fc.nat(3), { minLength: 25, maxLength: 25 }),
+        (moves, crashes) => {
+          let now = T0;
+          let watermark: number | null = null;
+          let inFlight: { windowStart: number; windowEnd: number; pageCursor: string | null } | null = null;
+          // Everything before `covered` has been read at least once in a completed window.
+          let covered: number | null = null;
+          for (const [i, move] of moves.entries()) {
+            now += move;
+            const plan = planIncremental({ now, watermark, inFlight, settings });
+            if (plan.reason === 'clock-behind') expect(plan.windows).toEqual([]);
+            const first = plan.windows[0];
+            if (first && covered !== null) expect(first.from).toBeLessThanOrEqual(covered);
+            // A crash after `crashes[i]` completed windows leaves the next one in flight.
+            const completed = Math.min(crashes[i]!, plan.windows.length);
+            for (const w of plan.windows.slice(0, completed)) {
+              const next = advanceWatermark(watermark, w.to, plan.limit);
+              expect(next).toBeGreaterThanOrEqual(watermark ?? Number.NEGATIVE_INFINITY);
+              expect(next).toBeLessThanOrEqual(now - settings.settleDelayMs);
+              watermark = next;
+              covered = Math.max(covered ?? w.to, w.to);
+              inFlight = null;
+            }
+            const crashed = plan.windows[completed];
+            if (crashed) inFlight = { windowStart: crashed.from, windowEnd: crashed.to, pageCursor: 'p' };
+          }
+        },
+      ),
+    );
+  });
+});
+
+describe('planBackfill', () => {
+  const range = { from: T0, to: T0 + 5 * HOUR };
+  const now = T0 + 24 * HOUR;
+
+  it('plans the whole range on a grid aligned on its start, without lookback', () => {
+    const plan = planBackfill({ now, range, state: null, settings });
+    expect(plan.restart).toBe(true);
+    assertContiguous(plan.windows, T0, T0 + 5 * HOUR);
+    expect(plan).toMatchObject({ windowsTotal: 5, windowsDone: 0 });
+  });
+
+  it('resumes the same range from its progress and in-flight window', () => {
+    const plan = planBackfill({
+      now,
+      range,
+      state: { watermark: T0 + 2 * HOUR, inFlight: { windowStart: T0 + 2 * HOUR, windowEnd: T0 + 3 * HOUR, pageCursor: 'c' }, rangeStart: range.from, rangeEnd: range.to },
+      settings,
+    });
+    expect(plan.restart).toBe(false);
+    expect(plan.windows[0]).toEqual({ from: T0 + 2 * HOUR, to: T0 + 3 * HOUR, cursor: 'c' });
+    assertContiguous(plan.windows, T0 + 2 * HOUR, T0 + 5 * HOUR);
+    expect(plan.windowsDone).toBe(2);
+  });
+
+  it('starts over when the stored state is for another range', () => {
+    const plan = planBackfill({ now, range, state: { watermark: T0 + 4 * HOUR, inFlight: null, rangeStart: T0 - HOUR, rangeEnd: range.to }, settings });
+    expect(plan.restart).toBe(true);
+    expect(plan.windows[0]!.from).toBe(T0);
+  });
+
+  it('does nothing for a completed range', () => {
+    const plan = planBackfill({ now, range, state: { watermark: range.to, inFlight: null, rangeStart: range.from, rangeEnd: range.to }, settings });
+    expect(plan).toMatchObject({ windows: [], reason: 'complete', windowsDone: 5 });
+  });
+
+  it('stops at now - settleDelay for a range reaching into the present', () => {
+    const plan = planBackfill({ now: T0 + 2 * HOUR, range, state: null, settings });
+    expect(plan.windows.at(-1)!.to).toBe(T0 + 2 * HOUR - MIN);
+  });
+
+  it('refuses an empty range', () => {
+    expect(() => planBackfill({ now, range: { from: T0, to: T0 }, state: null, settings })).toThrow(/empty/);
+  });
+});
