@@ -10,7 +10,9 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Files run in parallel worker processes; each test uses its own SQLite file, Postgres schema and sandbox port.
     pool: 'forks',
-    globalSetup: ['test/global-setup.ts'],
+    // The reliability suite's log audit: every test file's log lines are captured and searched for secrets.
+    globalSetup: ['test/global-setup.ts', 'test/reliability/log-capture.global.ts'],
+    setupFiles: ['test/reliability/log-capture.setup.ts'],
     reporters: jsonReport ? ['default', ['json', { outputFile: jsonReport }]] : ['default'],
   },
 });

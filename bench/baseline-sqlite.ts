@@ -4,7 +4,7 @@ import { OCCUPANCY_UPSERT_CONFLICT, type SyncJob } from './sync-job.ts';
 
 /**
  * Raw SQLite baseline: one better-sqlite3 prepared upsert, one transaction per page, the store's pragmas (WAL,
- * synchronous NORMAL), into the table the migrations created. Resolves to the rows written.
+ * synchronous NORMAL), into the table the migrations created.
  */
 export async function rawSqlite(job: SyncJob, path: string): Promise<void> {
   const db = new Database(path);

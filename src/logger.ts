@@ -45,7 +45,10 @@ export class SecretRegistry {
   readonly #values = new Set<string>();
   add(value: string | undefined | null): void {
     // Very short values would censor ordinary words; real secrets and tokens are long.
-    if (value && value.length >= 8) this.#values.add(value);
+    if (value && value.length >= 8) {
+      this.#values.add(value);
+      for (const tap of taps) tap.secret?.(value);
+    }
   }
   delete(value: string | undefined | null): void {
     if (value) this.#values.delete(value);
@@ -60,6 +63,25 @@ export class SecretRegistry {
   get size(): number {
     return this.#values.size;
   }
+}
+
+/**
+ * A process-wide observer of logging, for the test suite's secret audit (test/reliability/log-capture.setup.ts):
+ * it sees every line of every logger made by createLogger/memoryLogger, both as emitted (after the scrub) and as
+ * pino serialised it (before), and every value registered with any SecretRegistry. No tap is installed in
+ * production, where this costs one empty loop per line.
+ */
+export interface LogTap {
+  line?(emitted: string, beforeScrub: string): void;
+  secret?(value: string): void;
+}
+
+const taps = new Set<LogTap>();
+
+/** Installs a tap; returns the function that removes it. */
+export function addLogTap(tap: LogTap): () => void {
+  taps.add(tap);
+  return () => void taps.delete(tap);
 }
 
 /** The registry used when none is passed explicitly; the CLI registers config secrets into it at start. */
@@ -81,7 +103,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const sink: { write(line: string): unknown } = usePretty
     ? pretty({ colorize: true, destination: 2, sync: true })
     : (options.destination ?? { write: (line: string) => process.stderr.write(line) });
-  const destination: DestinationStream = { write: (line: string) => void sink.write(secrets.scrub(line)) };
+  const destination: DestinationStream = {
+    write: (line: string) => {
+      const clean = secrets.scrub(line);
+      for (const tap of taps) tap.line?.(clean, line);
+      sink.write(clean);
+    },
+  };
   return pino(
     {
       name: options.name ?? 'occupancy-sync',

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { systemClock, type Clock } from '../clock.ts';
 import { requireApi, type Config, type CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
@@ -33,6 +34,11 @@ export interface ServeOptions {
   webhooks?: boolean;
   /** Also run a sync pass right away instead of waiting for the first cron tick. */
   runAtStart?: boolean;
+  /**
+   * Each pass waits a random 0..jitterMs first. Instances sharing a database tick at the same second; without jitter
+   * the fastest one wins every lock every time and the others only stand by. Default 0.
+   */
+  jitterMs?: number;
   customers?: ReadonlyArray<CustomerConfig>;
   streams?: ReadonlyArray<AnyStream>;
   /** /healthz turns unhealthy when a stream lags more than this. Default: lag is reported, not judged. */
@@ -109,7 +115,13 @@ export async function serve(options: ServeOptions): Promise<void> {
         signal,
         runAtStart: options.runAtStart,
         schedule: options.cronSchedule,
-        run: async (runSignal) => void (await run(runSignal)),
+        run: async (runSignal) => {
+          if (options.jitterMs) {
+            const waited = await delay(Math.random() * options.jitterMs, true, { signal: runSignal }).catch(() => false);
+            if (!waited) return;
+          }
+          await run(runSignal);
+        },
       });
     }
     logger.info({ ops: ops.url, webhook: receiver?.url, cron: scheduleOn ? config.sync.cron : undefined }, 'serve: running');

@@ -53,7 +53,13 @@ export class PgLocks {
     return this.#exclusive(async () => {
       if (this.#held.has(key)) return undefined;
       this.#conn ??= await this.#client.reserve();
-      const [row] = await this.#conn.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+      let row: { ok: boolean } | undefined;
+      try {
+        [row] = await this.#conn.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+      } catch (error) {
+        this.#maybeReturnConnection();
+        throw error;
+      }
       if (!row?.ok) {
         this.#maybeReturnConnection();
         return undefined;

@@ -7,7 +7,7 @@ import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { runPipeline } from './pipeline.ts';
 import { softDeleters } from './sinks.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
-import { advanceWatermark, planBackfill, planIncremental, type Plan, type SyncWindow } from './windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, type Plan, type SyncWindow } from './windows.ts';
 
 export type RunRequest = { mode: 'incremental' } | { mode: 'backfill'; from: number; to: number };
 
@@ -188,25 +188,38 @@ async function windowed(
   let windowsTotal: number;
   let windowsDoneBefore = 0;
   let range: { rangeStart: IsoUtc | null; rangeEnd: IsoUtc | null };
-  let watermark: number | null;
+  let watermark = ms(state?.watermark);
+  // What the state says after the last page of a window: incremental streams move the watermark; a backfill
+  // moves its in-flight pointer to the next window (see BackfillState for why).
+  type WindowState = Pick<SyncStateUpdate, 'watermark' | 'windowStart' | 'windowEnd' | 'pageCursor'>;
+  let afterWindow: (window: SyncWindow) => { state: WindowState; watermark: number | null };
   if (request.mode === 'backfill') {
     const backfill = planBackfill({
       now,
       range: { from: request.from, to: request.to },
-      state: state ? { watermark: ms(state.watermark), inFlight, rangeStart: ms(state.rangeStart), rangeEnd: ms(state.rangeEnd) } : null,
+      state: state ? { inFlight, rangeStart: ms(state.rangeStart), rangeEnd: ms(state.rangeEnd) } : null,
       settings: ctx.settings,
     });
     plan = backfill;
     windowsTotal = backfill.windowsTotal;
     windowsDoneBefore = backfill.windowsDone;
     range = { rangeStart: toIsoUtc(request.from), rangeEnd: toIsoUtc(request.to) };
-    watermark = backfill.restart ? request.from : ms(state?.watermark);
-    if (backfill.restart && state) log.info({ previous: [state.rangeStart, state.rangeEnd] }, 'a backfill of another range was stored: starting over for the new range');
+    if (backfill.restart && state?.rangeStart) log.info({ previous: [state.rangeStart, state.rangeEnd] }, 'a backfill of another range was stored: starting over for the new range');
+    afterWindow = (window) => {
+      const next = nextBackfillWindow(window.to, request, ctx.settings.stepMs);
+      return {
+        state: { watermark: iso(watermark), windowStart: iso(next?.windowStart ?? null), windowEnd: iso(next?.windowEnd ?? null), pageCursor: null },
+        watermark,
+      };
+    };
   } else {
-    plan = planIncremental({ now, watermark: ms(state?.watermark), inFlight, settings: ctx.settings });
+    plan = planIncremental({ now, watermark, inFlight, settings: ctx.settings });
     windowsTotal = plan.windows.length;
     range = { rangeStart: state?.rangeStart ?? null, rangeEnd: state?.rangeEnd ?? null };
-    watermark = ms(state?.watermark);
+    afterWindow = (window) => {
+      const next = advanceWatermark(watermark, window.to, plan.limit);
+      return { state: { watermark: iso(next), windowStart: null, windowEnd: null, pageCursor: null }, watermark: next };
+    };
   }
   if (plan.windows.length === 0) {
     outcome.note = plan.reason;
@@ -238,11 +251,14 @@ async function windowed(
     },
     commit: async (page, job) => {
       const complete = !page.hasNextPage;
+      const after = complete
+        ? afterWindow(job.window)
+        : {
+            state: { watermark: iso(watermark), windowStart: toIsoUtc(job.window.from), windowEnd: toIsoUtc(job.window.to), pageCursor: page.endCursor },
+            watermark,
+          };
       // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
-      const nextWatermark = complete ? advanceWatermark(watermark, job.window.to, plan.limit) : watermark;
-      const checkpoint: SyncStateUpdate = complete
-        ? { ...base, watermark: iso(nextWatermark), windowStart: null, windowEnd: null, pageCursor: null }
-        : { ...base, watermark: iso(watermark), windowStart: toIsoUtc(job.window.from), windowEnd: toIsoUtc(job.window.to), pageCursor: page.endCursor };
+      const checkpoint: SyncStateUpdate = { ...base, ...after.state };
       await ctx.store.commitPage({
         customerId: ctx.customerId,
         sink: stream.sink,
@@ -251,7 +267,7 @@ async function windowed(
         checkpoint,
         runId,
       });
-      watermark = nextWatermark;
+      watermark = after.watermark;
       outcome.watermark = iso(watermark);
       outcome.pages += 1;
       outcome.records += page.records.length;

@@ -89,8 +89,11 @@ export function advanceWatermark(old: number | null, windowEnd: number, limit: n
 }
 
 export interface BackfillState {
-  /** How far the backfill got: everything in [rangeStart, watermark) is stored. */
-  watermark: number | null;
+  /**
+   * Progress of the backfill: the window being read (with the cursor of its last committed page), or the next
+   * window to read (cursor null). Absent once the range is complete. A backfill keeps its progress here rather than
+   * in the watermark, because a new range may start before the old one and watermarks only move forward.
+   */
   inFlight: InFlightWindow | null;
   rangeStart: number | null;
   rangeEnd: number | null;
@@ -106,8 +109,8 @@ export interface BackfillPlan extends Plan {
 
 /**
  * A backfill of [from, to), on a grid of `step` aligned on `from` so windows stay the same across resumes. Same
- * range as the stored state: resume; another range: restart. No lookback (a backfill is for old, settled data),
- * but still never beyond now - settleDelay.
+ * range as the stored state: resume (nothing in flight means complete); another range: restart. No lookback (a
+ * backfill is for old, settled data), but never beyond now - settleDelay.
  */
 export function planBackfill(input: {
   now: number;
@@ -117,24 +120,31 @@ export function planBackfill(input: {
 }): BackfillPlan {
   const { now, range, state, settings } = input;
   if (!(range.from < range.to)) throw new RangeError(`backfill range is empty: from must be before to`);
-  const restart = !state || state.rangeStart !== range.from || state.rangeEnd !== range.to;
-  const progress = restart ? range.from : Math.max(state!.watermark ?? range.from, range.from);
-  const inFlight = restart ? null : state!.inFlight;
-  const limit = Math.min(range.to, now - settings.settleDelayMs);
   const step = settings.stepMs;
+  const restart = !state || state.rangeStart !== range.from || state.rangeEnd !== range.to;
+  const limit = Math.min(range.to, now - settings.settleDelayMs);
   const windowsTotal = Math.ceil((range.to - range.from) / step);
-  const windowsDone = Math.min(windowsTotal, Math.floor((progress - range.from) / step));
-  const base = { restart, windowsTotal, windowsDone, limit };
+  if (!restart && !state!.inFlight) return { restart, windowsTotal, windowsDone: windowsTotal, limit, windows: [], reason: 'complete' };
 
-  if (progress >= range.to && !inFlight) return { ...base, windows: [], reason: 'complete' };
-  if (limit < progress) return { ...base, windows: [], reason: 'clock-behind' };
+  const inFlight = restart ? null : state!.inFlight;
+  const progress = inFlight ? inFlight.windowStart : range.from;
+  const base = { restart, windowsTotal, windowsDone: Math.floor((progress - range.from) / step), limit };
   const windows: SyncWindow[] = [];
   let start = progress;
-  if (inFlight) {
+  if (inFlight?.pageCursor) {
+    // A cursor belongs to the exact window it was returned for: resume that window as it was.
     if (inFlight.windowEnd > limit) return { ...base, windows: [], reason: 'clock-behind' };
     windows.push({ from: inFlight.windowStart, to: inFlight.windowEnd, cursor: inFlight.pageCursor });
     start = inFlight.windowEnd;
+  } else if (limit < progress) {
+    return { ...base, windows: [], reason: 'clock-behind' };
   }
   windows.push(...sliceWindows(start, limit, step, range.from));
   return windows.length ? { ...base, windows } : { ...base, windows, reason: 'up-to-date' };
+}
+
+/** The backfill window that follows one ending at `end` (cursor null: read from its start), or null at the range end. */
+export function nextBackfillWindow(end: number, range: { from: number; to: number }, step: number): InFlightWindow | null {
+  const [next] = sliceWindows(end, range.to, step, range.from);
+  return next ? { windowStart: next.from, windowEnd: next.to, pageCursor: null } : null;
 }

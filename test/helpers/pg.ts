@@ -11,7 +11,10 @@ export const TEST_SCHEMA_PREFIX = 'ostest_';
  * Every test gets its own schema so files can run in parallel against one database.
  */
 export async function freshPgSchema(label = 't'): Promise<{ url: string; schema: string; drop(): Promise<void> }> {
-  const schema = `${TEST_SCHEMA_PREFIX}${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  // The creation time in the name lets the global setup drop only leftovers of killed runs, never a schema that a
+  // concurrent run (another developer's vitest on this machine) is still using.
+  const created = Math.floor(Date.now() / 1000);
+  const schema = `${TEST_SCHEMA_PREFIX}${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase().slice(0, 30)}_${created}_${randomBytes(4).toString('hex')}`;
   const sql = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
   try {
     await sql.unsafe(`CREATE SCHEMA "${schema}"`);
@@ -30,4 +33,10 @@ export async function freshPgSchema(label = 't'): Promise<{ url: string; schema:
       }
     },
   };
+}
+
+/** Seconds since the epoch when a test schema was created, from its name; undefined for names of another form. */
+export function testSchemaCreatedAt(schema: string): number | undefined {
+  const match = /_(\d{10})_[0-9a-f]{8}$/.exec(schema);
+  return match ? Number(match[1]) : undefined;
 }

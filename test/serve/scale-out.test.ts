@@ -42,7 +42,8 @@ describe('two serve instances on one Postgres', () => {
     delete env.CUSTOMER_ID;
     Object.assign(env, { CUSTOMERS_FILE: `${dir}/customers.json`, SECRET_0: sandbox.customers[0]!.readKey.secret, SECRET_1: sandbox.customers[1]!.readKey.secret });
 
-    const [a, b] = await Promise.all([spawnServe(env, ['--now']), spawnServe(env, ['--now'])]);
+    // With jitter the instances take turns winning the locks instead of the fastest one winning every tick.
+    const [a, b] = await Promise.all([spawnServe(env, ['--now', '--jitter', '600ms']), spawnServe(env, ['--now', '--jitter', '600ms'])]);
     cleanups.push(async () => void (await a.stop()), async () => void (await b.stop()));
     const store = await openStore(resolveConfig({ DATABASE_URL: pg.url }).database);
     cleanups.push(() => store.close());
@@ -50,21 +51,17 @@ describe('two serve instances on one Postgres', () => {
     const scrape = async () => Promise.all([a, b].map(async (p) => (await get(`${p.opsUrl}/metrics`)).text));
     await until(async () => {
       const [ta, tb] = await scrape();
-      const done = (t: string) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"') + metricSum(t, 'occupancy_sync_runs_total', 'status="locked"');
-      const locked = metricSum(ta!, 'occupancy_sync_runs_total', 'status="locked"') + metricSum(tb!, 'occupancy_sync_runs_total', 'status="locked"');
-      return done(ta!) >= 8 && done(tb!) >= 8 && locked > 0;
-    }, 'both instances to have run or been locked out several times', 90_000);
-
-    const [ta, tb] = await scrape();
-    const succeeded = [ta!, tb!].map((t) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"'));
-    console.log(`succeeded runs per instance: ${succeeded.join(', ')}`);
+      const succeeded = (t: string) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"');
+      return succeeded(ta!) >= 4 && succeeded(tb!) >= 4;
+    }, 'both instances to have run streams several times', 90_000);
     // Receivers keep no state: the same delivery sent to each instance is stored once, the second is a duplicate.
     const customerId = sandbox.customers[0]!.id;
     const body = occupancyDelivery(customerId, '5d1e0000-0000-4000-8000-0000000000aa', '9e8d7c6b-0000-4000-8000-000000000001');
     const header = () => ({ 'X-Service-Signature': signatureHeader(WEBHOOK_SECRET, body, Math.floor(Date.now() / 1000)) });
-    expect((await get(a.webhookUrl, 'POST', body, header())).status).toBe(200);
+    const first = await get(a.webhookUrl, 'POST', body, header());
+    expect(first.status).toBe(200);
     expect((await get(b.webhookUrl, 'POST', body, header())).status).toBe(200);
-    const [{ n }] = await store.query<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE id = '5d1e0000-0000-4000-8000-0000000000aa'");
+    const { n } = (await store.query<{ n: number }>("SELECT COUNT(*) AS n FROM webhook_deliveries WHERE id = '5d1e0000-0000-4000-8000-0000000000aa'"))[0]!;
     expect(Number(n)).toBe(1);
 
     const [sa, sb] = await Promise.all([a.stop(), b.stop()]);

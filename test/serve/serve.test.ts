@@ -67,8 +67,8 @@ describe('occupancy-sync serve', () => {
     expect(metric(text, `occupancy_sync_runs_total{customer="${customerId}",stream="buildings",status="succeeded"}`)).toBe(1);
     const store = await openStore(config.database);
     cleanups.push(() => store.close());
-    const [{ n }] = await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy');
-    const [{ pages }] = await store.query<{ pages: number }>("SELECT SUM(pages) AS pages FROM sync_runs WHERE stream = 'occupancy'");
+    const { n } = (await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy'))[0]!;
+    const { pages } = (await store.query<{ pages: number }>("SELECT SUM(pages) AS pages FROM sync_runs WHERE stream = 'occupancy'"))[0]!;
     expect(n).toBeGreaterThan(0);
     expect(metric(text, `occupancy_sync_records_total{customer="${customerId}",stream="occupancy"}`)).toBe(Number(n));
     expect(metric(text, `occupancy_sync_pages_total{customer="${customerId}",stream="occupancy"}`)).toBe(Number(pages));

@@ -51,7 +51,7 @@ describe.each(['sqlite', 'postgres'] as const)('serve on %s, SIGTERM', (backend)
     expect(runs.find((r) => r.stream === 'occupancy')?.status).toBe('interrupted');
     expect(runs.some((r) => r.status === 'running')).toBe(false);
     // Rows and the run's record counter are committed in the same transaction per page: equal means no partial page.
-    const [{ n }] = await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy');
+    const { n } = (await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy'))[0]!;
     const recorded = runs.filter((r) => r.stream === 'occupancy').reduce((s, r) => s + num(r.records), 0);
     expect(num(n)).toBe(recorded);
     const [state] = await store.query<{ page_cursor: string | null }>("SELECT page_cursor FROM sync_state WHERE stream = 'occupancy'");

@@ -154,22 +154,28 @@ describe.each(BACKENDS)('sync engine on %s', (backend) => {
     const records = [...first.outcomes, ...second.outcomes].filter((o) => o.customerId === customer.id).reduce((n, o) => n + o.records, 0);
     expect(records).toBe(truth.length);
     const backfill = await store.getState(customer.id, 'occupancy#backfill');
-    expect(backfill).toMatchObject({ watermark: new Date(range.to).toISOString(), rangeStart: new Date(range.from).toISOString(), windowStart: null });
+    expect(backfill).toMatchObject({ watermark: null, rangeStart: new Date(range.from).toISOString(), rangeEnd: new Date(range.to).toISOString(), windowStart: null });
     expect(await store.getState(customer.id, 'occupancy')).toEqual(incremental);
 
     const again = await syncOnce({ store, sandbox, clock, settings, request, streams: [occupancy] });
     expect(again.outcomes.map((o) => [o.records, o.note])).toEqual([[0, 'complete'], [0, 'complete']]);
   });
 
-  it('a backfill of another range starts over for that range', async () => {
+  it('a backfill of another range starts over for that range, earlier or later than the last one', async () => {
     const settings = syncSettings({ stepMs: 3 * HOUR });
     const customer = sandbox.customers[0]!;
-    await syncOnce({ store, sandbox, clock, settings, streams: [occupancy], request: { mode: 'backfill', from: START - DAY, to: START - 18 * HOUR } });
-    const range = { from: START - 12 * HOUR, to: START - 6 * HOUR };
-    const report = await syncOnce({ store, sandbox, clock, settings, streams: [occupancy], request: { mode: 'backfill', ...range } });
-    expect(report.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
-    expect(await dbRows(store, customer.id, range)).toEqual(truthRows(sandbox, customer.id, range));
-    expect((await store.getState(customer.id, 'occupancy#backfill'))!.rangeStart).toBe(new Date(range.from).toISOString());
+    const ranges = [
+      { from: START - 12 * HOUR, to: START - 6 * HOUR },
+      { from: START - DAY, to: START - 18 * HOUR },
+      { from: START - 17 * HOUR, to: START - 13 * HOUR },
+    ];
+    for (const range of ranges) {
+      const report = await syncOnce({ store, sandbox, clock, settings, streams: [occupancy], request: { mode: 'backfill', ...range } });
+      expect(report.outcomes.map((o) => o.error)).toEqual([undefined, undefined]);
+      expect(report.outcomes[0]!.records).toBe(truthRows(sandbox, report.outcomes[0]!.customerId, range).length);
+      expect((await store.getState(customer.id, 'occupancy#backfill'))!.rangeStart).toBe(new Date(range.from).toISOString());
+    }
+    for (const range of ranges) expect(await dbRows(store, customer.id, range)).toEqual(truthRows(sandbox, customer.id, range));
   });
 
   it('marks a building removed from a complete listing as deleted, and clears it when it returns', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { advanceWatermark, planBackfill, planIncremental, sliceWindows, type SyncWindow } from '../../src/sync/windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, type SyncWindow } from '../../src/sync/windows.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -157,7 +157,7 @@ describe('planBackfill', () => {
     const plan = planBackfill({
       now,
       range,
-      state: { watermark: T0 + 2 * HOUR, inFlight: { windowStart: T0 + 2 * HOUR, windowEnd: T0 + 3 * HOUR, pageCursor: 'c' }, rangeStart: range.from, rangeEnd: range.to },
+      state: { inFlight: { windowStart: T0 + 2 * HOUR, windowEnd: T0 + 3 * HOUR, pageCursor: 'c' }, rangeStart: range.from, rangeEnd: range.to },
       settings,
     });
     expect(plan.restart).toBe(false);
@@ -166,14 +166,26 @@ describe('planBackfill', () => {
     expect(plan.windowsDone).toBe(2);
   });
 
-  it('starts over when the stored state is for another range', () => {
-    const plan = planBackfill({ now, range, state: { watermark: T0 + 4 * HOUR, inFlight: null, rangeStart: T0 - HOUR, rangeEnd: range.to }, settings });
+  it('resumes at the next window when a window was completed (pointer without cursor)', () => {
+    const plan = planBackfill({ now, range, state: { inFlight: { windowStart: T0 + 3 * HOUR, windowEnd: T0 + 4 * HOUR, pageCursor: null }, rangeStart: range.from, rangeEnd: range.to }, settings });
+    assertContiguous(plan.windows, T0 + 3 * HOUR, T0 + 5 * HOUR);
+    expect(plan.windowsDone).toBe(3);
+  });
+
+  it('points at the next grid window after a completed one, and at nothing after the last', () => {
+    expect(nextBackfillWindow(T0 + HOUR, range, HOUR)).toEqual({ windowStart: T0 + HOUR, windowEnd: T0 + 2 * HOUR, pageCursor: null });
+    expect(nextBackfillWindow(T0 + 90 * MIN, range, HOUR)).toEqual({ windowStart: T0 + 90 * MIN, windowEnd: T0 + 2 * HOUR, pageCursor: null });
+    expect(nextBackfillWindow(range.to, range, HOUR)).toBeNull();
+  });
+
+  it('starts over when the stored state is for another range, even an earlier one', () => {
+    const plan = planBackfill({ now, range, state: { inFlight: { windowStart: T0 + 4 * HOUR, windowEnd: T0 + 5 * HOUR, pageCursor: 'x' }, rangeStart: T0 + HOUR, rangeEnd: range.to }, settings });
     expect(plan.restart).toBe(true);
     expect(plan.windows[0]!.from).toBe(T0);
   });
 
   it('does nothing for a completed range', () => {
-    const plan = planBackfill({ now, range, state: { watermark: range.to, inFlight: null, rangeStart: range.from, rangeEnd: range.to }, settings });
+    const plan = planBackfill({ now, range, state: { inFlight: null, rangeStart: range.from, rangeEnd: range.to }, settings });
     expect(plan).toMatchObject({ windows: [], reason: 'complete', windowsDone: 5 });
   });
 

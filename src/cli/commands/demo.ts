@@ -16,7 +16,8 @@ export const demoCommand: CommandModule = (program, ctx) => {
     .addHelpText(
       'after',
       `
-Needs no API key and no configuration; nothing leaves this machine. The sandbox is deterministic (same
+Needs no API key and no configuration; nothing leaves this machine. Logs only warnings unless LOG_LEVEL is set to
+debug or trace. The sandbox is deterministic (same
 customers, buildings and floor spaces every time); run the demo again and the second run is incremental: it only
 reads from the watermark minus SYNC_LOOKBACK onwards.
 
@@ -32,7 +33,10 @@ Examples:
         throw new ConfigError(`--days ${JSON.stringify(flags.days)}: must be a whole number from 1 to 60. Fix: e.g. --days 3`);
       }
       const database = resolveConfig({ DATABASE_URL: flags.database }).database;
-      const result = await runDemo({ config: ctx.config(), database, logger: ctx.logger(), signal: ctx.signal, days });
+      const config = ctx.config();
+      // The summary is the demo's output; routine info lines would bury it unless LOG_LEVEL asks for detail.
+      const logger = config.logLevel === 'info' ? ctx.logger().child({}, { level: 'warn' }) : ctx.logger();
+      const result = await runDemo({ config, database, logger, signal: ctx.signal, days });
       report(ctx, 'demo', result.report);
       ctx.stdout.write(formatDemo(result, flags.database));
     });

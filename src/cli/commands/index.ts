@@ -8,6 +8,8 @@ import { scheduleCommand } from './schedule.ts';
 import { statusCommand } from './status.ts';
 import { demoCommand } from './demo.ts';
 import { webhookCommand } from './webhook.ts';
+import { reportCommand } from './report.ts';
+import { serveCommand } from './serve.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
 export const commands: CommandModule[] = [
@@ -15,6 +17,8 @@ export const commands: CommandModule[] = [
   backfillCommand,
   scheduleCommand,
   statusCommand,
+  reportCommand,
+  serveCommand,
   migrateCommand,
   checkCommand,
   webhookCommand,

@@ -8,25 +8,27 @@ interface ServeFlags {
   webhooks: boolean;
   now?: boolean;
   maxLag?: string;
+  jitter?: string;
 }
 
 export const serveCommand: CommandModule = (program, ctx) => {
   program
     .command('serve')
     .description(
-      'Run in production as one long-lived process: the sync schedule (SYNC_CRON), the webhook receiver\n' +
+      'Run in production as one long-lived process: the sync schedule (SYNC_CRON), the webhook receiver ' +
         '(WEBHOOK_HOST:WEBHOOK_PORT, WEBHOOK_PATH), and /healthz and /metrics (SERVE_HOST:SERVE_PORT).',
     )
     .option('--no-schedule', 'do not run the sync schedule (a receiver-only instance)')
     .option('--no-webhooks', 'do not run the webhook receiver (a sync-only instance)')
     .option('--now', 'also run a sync pass right away, before the first cron tick')
+    .option('--jitter <duration>', 'wait a random 0..duration before each pass, so instances sharing a database take turns (e.g. 10s)')
     .option('--max-lag <duration>', '/healthz answers 503 when a stream lags more than this (e.g. 30m); default: lag is only reported')
     .addHelpText(
       'after',
       `
 Endpoints:
-  WEBHOOK port   POST ${'${WEBHOOK_PATH:-/webhook}'}  signed deliveries from the platform (face the platform; TLS via a proxy
-                 or WEBHOOK_TLS_CERT/WEBHOOK_TLS_KEY)
+  WEBHOOK port   POST WEBHOOK_PATH (default /webhook): signed deliveries from the platform (faces the platform;
+                 TLS via a proxy or WEBHOOK_TLS_CERT/WEBHOOK_TLS_KEY)
   SERVE port     GET /healthz   200 when the database answers and no stream's last run failed, else 503 (JSON body
                                 with every stream's watermark, lag and last run; ?max_lag=15m adds a lag check)
                  GET /metrics   Prometheus text: runs, pages, records, failures, API retries/auth calls/token
@@ -34,8 +36,9 @@ Endpoints:
 Keep the SERVE port on the private network.
 
 The schedule never overlaps itself (a tick during a run is skipped). Several instances may share one Postgres:
-runs take a per customer and stream advisory lock, so the same stream never runs twice at once; receivers are
-stateless and can sit behind any load balancer.
+runs take a per customer and stream advisory lock, so the same stream never runs twice at once (the loser records
+"locked" and waits for the next tick); --jitter lets the instances take turns. Receivers are stateless and can sit
+behind any load balancer.
 
 SIGTERM/SIGINT: /healthz turns 503, the receiver stops accepting and finishes deliveries in flight, the sync run in
 progress commits its current page and is recorded as interrupted, then the process exits 0. A second signal exits
@@ -44,7 +47,8 @@ at once. Exit codes: 0 after a clean stop, 78 bad configuration, 1 startup failu
 Examples:
   $ occupancy-sync serve
   $ SERVE_PORT=9464 WEBHOOK_PORT=8080 occupancy-sync serve --now --max-lag 30m
-  $ occupancy-sync serve --no-schedule          # extra receivers behind a load balancer
+  $ occupancy-sync serve --jitter 20s      # several instances on one Postgres
+  $ occupancy-sync serve --no-schedule     # extra receivers behind a load balancer
   $ curl -s localhost:9464/healthz | jq .status
 `,
     )
@@ -58,6 +62,12 @@ Examples:
         }
         maxLagSeconds = ms / 1000;
       }
+      let jitterMs = 0;
+      if (flags.jitter !== undefined) {
+        const ms = parseDuration(flags.jitter);
+        if (ms === undefined) throw new ConfigError(`--jitter ${JSON.stringify(flags.jitter)}: not a duration. Fix: use e.g. 500ms or 10s`);
+        jitterMs = ms;
+      }
       if (!flags.schedule && !flags.webhooks) {
         throw new ConfigError('--no-schedule with --no-webhooks leaves nothing to serve. Fix: drop one of them');
       }
@@ -68,6 +78,7 @@ Examples:
         schedule: flags.schedule,
         webhooks: flags.webhooks,
         runAtStart: flags.now,
+        jitterMs,
         maxLagSeconds,
         onReady: ({ opsUrl, webhookUrl }) => {
           ctx.stderr.write(`serve: health and metrics on ${opsUrl}${webhookUrl ? `, webhooks on ${webhookUrl}` : ''}\n`);

@@ -1,4 +1,5 @@
 import type { CommandModule } from '../context.ts';
+import { systemClock } from '../../clock.ts';
 import { globalSecrets } from '../../logger.ts';
 import { openDatabase } from '../../sync/runner.ts';
 import { buildStatus, formatStatus } from '../../sync/status.ts';
@@ -15,7 +16,7 @@ export const statusCommand: CommandModule = (program, ctx) => {
 Columns: WATERMARK (everything before it is stored; for buildings, the start of the last complete listing),
 LAG (now minus the watermark), LAST RUN (start and mode: incremental, backfill or full), OUTCOME (succeeded,
 failed, interrupted or running; "window in flight" means the next run resumes a window at a page cursor).
-Backfill state is listed as <stream>#backfill with its range. Reads only the database: no API access needed.
+Backfill state is listed as <stream>#backfill with its range (no watermark: its progress is the window in flight). Reads only the database: no API access needed.
 
 Examples:
   $ occupancy-sync status
@@ -27,7 +28,7 @@ Examples:
       const store = await openDatabase(config.database);
       try {
         const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
-        const entries = buildStatus(states, runs, Date.now());
+        const entries = buildStatus(states, runs, systemClock.now());
         const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries);
         ctx.stdout.write(globalSecrets.scrub(text));
       } finally {

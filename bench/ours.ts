@@ -1,0 +1,43 @@
+import { resolveConfig } from '../src/config.ts';
+import { silentLogger } from '../src/logger.ts';
+import { openDatabase, runOnce, selectStreams } from '../src/sync/runner.ts';
+import type { RunRequest } from '../src/sync/engine.ts';
+import type { SyncJob } from './sync-job.ts';
+
+/**
+ * Our side: exactly what `occupancy-sync backfill --from F --to T` does after parsing its flags: resolveConfig from
+ * the environment, open (and migrate) the database, select the backfillable streams, runOnce, close. Only the
+ * progress reporter and the summary printing are left out.
+ */
+export function benchEnv(job: SyncJob): Record<string, string> {
+  return {
+    API_BASE_URL: job.sandbox.url,
+    API_KEY: job.sandbox.apiKey,
+    API_SECRET: job.sandbox.apiSecret,
+    CUSTOMER_ID: job.sandbox.customerId,
+    DATABASE_URL: job.databaseUrl,
+    SYNC_PAGE_SIZE: String(job.pageSize),
+    SYNC_STEP: `${job.stepMs}ms`,
+    LOG_LEVEL: 'silent',
+  };
+}
+
+export async function oursBackfill(job: SyncJob): Promise<void> {
+  const config = resolveConfig(benchEnv(job));
+  const request: RunRequest = { mode: 'backfill', from: job.from, to: job.to };
+  const store = await openDatabase(config.database);
+  try {
+    const result = await runOnce({
+      config,
+      store,
+      logger: silentLogger,
+      customers: config.customers,
+      streams: selectStreams('occupancy', request),
+      request,
+    });
+    const failed = result.outcomes.find((o) => o.status !== 'succeeded');
+    if (failed) throw new Error(`backfill ${failed.status}: ${String((failed.error as Error | undefined)?.message ?? failed.note)}`, { cause: failed.error });
+  } finally {
+    await store.close();
+  }
+}

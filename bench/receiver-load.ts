@@ -1,0 +1,94 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { signatureHeader } from '../src/webhooks/signature.ts';
+import { spawnTs } from './child.ts';
+
+/**
+ * Receiver throughput: autocannon (in this process) drives a server in a child process with signed Occupancy
+ * deliveries, 10 items each, every one with a fresh Id, at 50 connections. The same generator, settings and bodies
+ * go to the real receiver (SQLite store) and to a bare node:http server that answers 204 without work.
+ */
+
+export interface LoadResult {
+  /** 2xx answers per second: accepted deliveries for the receiver. */
+  perSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  requests: number;
+  /** Anything but 2xx, plus connection errors: must be 0 for the figure to count. */
+  failures: number;
+}
+
+export interface LoadSettings {
+  connections: number;
+  durationSeconds: number;
+}
+
+const ITEMS = 10;
+
+function deliveryFactory(customerId: string, secret: string) {
+  const floorSpaces = Array.from({ length: ITEMS }, () => randomUUID());
+  let tick = Date.parse('2026-06-01T00:00:00.000Z');
+  return (): { body: string; signature: string } => {
+    // Distinct Created per delivery: every item is a new occupancy row, as real deliveries are.
+    const created = new Date((tick += 1000)).toISOString();
+    const body = JSON.stringify({
+      Id: randomUUID(),
+      Type: 'Occupancy',
+      CustomerId: customerId,
+      Created: created,
+      Sent: created,
+      Data: floorSpaces.map((id, i) => ({ FloorSpaceId: id, OccupancyStatus: i % 3 ? 'CurrentlyOccupied' : 'Unoccupied', Headcount: i % 5 })),
+    });
+    return { body, signature: signatureHeader(secret, body, Math.floor(Date.now() / 1000)) };
+  };
+}
+
+async function load(url: string, settings: LoadSettings, next: () => { body: string; signature: string }): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    connections: settings.connections,
+    duration: settings.durationSeconds,
+    pipelining: 1,
+    timeout: 30,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest(request) {
+          const { body, signature } = next();
+          return {
+            ...request,
+            body,
+            headers: { 'content-type': 'application/json; charset=utf-8', 'x-service-signature': signature },
+          };
+        },
+      },
+    ],
+  });
+  return {
+    perSecond: result['2xx'] / result.duration,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    requests: result.requests.total,
+    failures: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+export async function measureReceiver(kind: 'real' | 'bare', settings: LoadSettings, nodeFlags: string[] = []): Promise<LoadResult> {
+  const customerId = randomUUID();
+  const secret = randomBytes(48).toString('hex');
+  const dir = mkdtempSync(join(tmpdir(), 'occupancy-bench-receiver-'));
+  const server = spawnTs<{ url: string }>('receiver-process.ts', [
+    '--kind', kind, '--db', join(dir, 'receiver.db'), '--customer', customerId, '--secret', secret,
+  ], { nodeFlags });
+  try {
+    const { url } = await server.message;
+    return await load(url, settings, deliveryFactory(customerId, secret));
+  } finally {
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,162 @@
+import { writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { measureAuthEconomy, type AuthEconomy } from './auth-economy.ts';
+import { flags } from './child.ts';
+import { checkPostgres, type DialectName } from './databases.ts';
+import { updateDoc } from './doc.ts';
+import { profileAll } from './profile.ts';
+import { measureReceiver, type LoadResult } from './receiver-load.ts';
+import { formatNumber, median, mib } from './stats.ts';
+import { SyncBench, type SyncSamples } from './sync-bench.ts';
+import type { SyncResult } from './sync-job.ts';
+import { renderTable, type Row } from './table.ts';
+
+/**
+ * npm run bench [-- --quick | --smoke] [--profile] [--only sqlite,postgres,memory,receiver,auth]
+ *               [--write | --no-write] [--out FILE] [--json FILE]
+ *
+ * Prints one table (figures, same-run baselines, ratios, goals) on stdout, progress on stderr. The default mode
+ * writes the table into docs/performance.md; --quick and --smoke write only when asked (--write or --out).
+ */
+
+interface Mode {
+  name: 'full' | 'quick' | 'smoke';
+  syncRows: number;
+  memoryRows: [small: number, large: number];
+  runs: number;
+  receiverSeconds: number;
+  receiverRuns: number;
+  auth: { passes: number; everyMs: number };
+}
+
+const MODES: Record<Mode['name'], Mode> = {
+  full: { name: 'full', syncRows: 1_000_000, memoryRows: [100_000, 1_000_000], runs: 3, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 } },
+  quick: { name: 'quick', syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 } },
+  smoke: { name: 'smoke', syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 } },
+};
+const CONNECTIONS = 50;
+const PARTS = ['sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
+type Part = (typeof PARTS)[number];
+
+/** Everything measured, for --json (the smoke test reads it). */
+export interface BenchFigures {
+  mode: Mode['name'];
+  sync: Partial<Record<DialectName, { rows: number; ours: number; raw: number; ratio: number; samples: SyncSamples }>>;
+  memory?: { smallRows: number; largeRows: number; small: number; large: number; ratio: number };
+  receiver?: { ours: LoadResult; bare: LoadResult; ratio: number };
+  auth?: AuthEconomy[];
+  skipped: string[];
+  table: string;
+}
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const rate = (v: number) => `${formatNumber(v)} rows/s`;
+
+async function main(): Promise<void> {
+  const args = flags();
+  const mode = MODES[args.has('smoke') ? 'smoke' : args.has('quick') ? 'quick' : 'full'];
+  const only = args.get('only')?.split(',') ?? [...PARTS];
+  const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
+  if (unknown.length) throw new Error(`--only: unknown part ${unknown.join(', ')}; use ${PARTS.join(', ')}`);
+  const wants = (p: Part) => only.includes(p);
+  const started = performance.now();
+  const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
+  const figures: BenchFigures = { mode: mode.name, sync: {}, skipped: [], table: '' };
+  const rows: Row[] = [];
+  log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+
+  const pgProblem = wants('postgres') ? await checkPostgres() : undefined;
+  const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log) : undefined;
+  let profile: string | undefined;
+  try {
+    let largeMemory: SyncResult[] | undefined;
+    for (const dialect of ['sqlite', 'postgres'] as const) {
+      if (!wants(dialect) || !sync) continue;
+      const label = `Sync into ${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}, ${formatNumber(mode.syncRows)} rows`;
+      if (dialect === 'postgres' && pgProblem) {
+        figures.skipped.push(`postgres: ${pgProblem}`);
+        rows.push({ benchmark: label, ours: 'skipped', baseline: pgProblem, goal: '>= 0.90', met: undefined });
+        continue;
+      }
+      log(`${label}: ${mode.runs} run(s) each, ours and raw alternating`);
+      const samples = await sync.compare(dialect, mode.syncRows, mode.runs);
+      const ours = median(samples.ours.map((s) => s.rowsPerSecond));
+      const raw = median(samples.raw.map((s) => s.rowsPerSecond));
+      figures.sync[dialect] = { rows: samples.rows, ours, raw, ratio: ours / raw, samples };
+      rows.push({ benchmark: label, ours: rate(ours), baseline: `${rate(raw)} (raw ${dialect === 'sqlite' ? 'better-sqlite3' : 'postgres.js unnest'})`, ratio: ours / raw, goal: '>= 0.90', met: ours / raw >= 0.9 });
+      if (dialect === 'sqlite' && samples.rows >= mode.memoryRows[1]) largeMemory = samples.ours;
+    }
+
+    if (wants('memory') && sync) {
+      const [smallRows, largeRows] = mode.memoryRows;
+      log(`Memory: peak RSS of our sync at ${formatNumber(smallRows)} and ${formatNumber(largeRows)} rows`);
+      const small = await sync.memory(smallRows, mode.runs);
+      // The SQLite comparison already ran our sync at the large size in fresh processes: its RSS is reused.
+      const large = largeMemory ?? (await sync.memory(largeRows, mode.runs));
+      const s = median(small.map((r) => r.maxRssBytes));
+      const l = median(large.map((r) => r.maxRssBytes));
+      figures.memory = { smallRows, largeRows, small: s, large: l, ratio: l / s };
+      rows.push({ benchmark: `Memory: peak RSS at ${formatNumber(largeRows)} vs ${formatNumber(smallRows)} rows`, ours: mib(l), baseline: `${mib(s)} (our sync, ${formatNumber(smallRows)} rows)`, ratio: l / s, goal: '<= 1.25', met: l / s <= 1.25 });
+    }
+
+    if (args.has('profile') && sync) {
+      log('Profiling (node --cpu-prof): our SQLite sync and the real receiver');
+      profile = await profileAll(sync, mode.syncRows, load);
+      process.stdout.write(`${profile}\n\n`);
+    }
+  } finally {
+    await sync?.close();
+  }
+
+  if (wants('receiver')) {
+    log(`Receiver: ${mode.receiverRuns} run(s) of ${mode.receiverSeconds} s at ${CONNECTIONS} connections, bare and real alternating`);
+    const ours: LoadResult[] = [];
+    const bare: LoadResult[] = [];
+    for (let i = 0; i < mode.receiverRuns; i++) {
+      for (const kind of i % 2 === 0 ? (['bare', 'real'] as const) : (['real', 'bare'] as const)) {
+        const result = await measureReceiver(kind, load);
+        if (result.failures > 0) throw new Error(`receiver benchmark (${kind}): ${result.failures} failed requests; the figure would be meaningless`);
+        log(`  ${kind.padEnd(4)} ${formatNumber(result.perSecond)}/s, p50 ${result.p50Ms} ms, p99 ${result.p99Ms} ms (${result.requests} requests)`);
+        (kind === 'real' ? ours : bare).push(result);
+      }
+    }
+    const pick = (list: LoadResult[]): LoadResult => {
+      const m = median(list.map((r) => r.perSecond));
+      return { ...list.reduce((a, b) => (Math.abs(b.perSecond - m) < Math.abs(a.perSecond - m) ? b : a)), perSecond: m };
+    };
+    const o = pick(ours);
+    const b = pick(bare);
+    figures.receiver = { ours: o, bare: b, ratio: o.perSecond / b.perSecond };
+    const show = (r: LoadResult, what: string) => `${formatNumber(r.perSecond)} ${what}/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`;
+    rows.push({ benchmark: `Receiver: signed deliveries (10 items), ${CONNECTIONS} connections`, ours: show(o, 'deliveries'), baseline: `${show(b, 'req')} (bare node:http 204)`, ratio: o.perSecond / b.perSecond, goal: '>= 0.50', met: o.perSecond / b.perSecond >= 0.5 });
+  }
+
+  if (wants('auth')) {
+    log(`Auth economy: ${mode.auth.passes} passes, clock +${mode.auth.everyMs / 60_000} min each, expiresIn 900 s`);
+    figures.auth = await measureAuthEconomy(mode.auth);
+    for (const a of figures.auth) {
+      rows.push({ benchmark: `Auth calls per hour: ${a.label}`, ours: `${formatNumber(a.perHour, 1)} (${a.authCalls} in ${a.passes} passes)`, baseline: '-', goal: '<= 6', met: a.perHour <= 6 });
+    }
+  }
+
+  figures.table = renderTable(rows);
+  const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+  process.stdout.write(`${figures.table}\n`);
+  log(`bench (${mode.name}) finished in ${minutes} min`);
+
+  if (args.has('json')) writeFileSync(args.get('json')!, JSON.stringify(figures, null, 2));
+  const out = args.get('out') ?? fileURLToPath(new URL('../docs/performance.md', import.meta.url));
+  const write = !args.has('no-write') && (mode.name === 'full' || args.has('write') || args.has('out'));
+  if (write) {
+    const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
+      `medians of ${mode.runs} run(s) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ${minutes} min in all.`;
+    updateDoc(out, { results: `${header}\n\n${figures.table}`, ...(profile ? { profile } : {}) });
+    log(`wrote ${out}`);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
+  process.exitCode = 1;
+});

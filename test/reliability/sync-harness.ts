@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { createApiClient, type ApiStats } from '../../src/api/client.ts';
+import { loadDocument } from '../../src/api/documents.ts';
+import type { Clock } from '../../src/clock.ts';
+import type { Config } from '../../src/config.ts';
+import { silentLogger, type Logger } from '../../src/logger.ts';
+import type { Sandbox } from '../../src/sandbox/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { runSync, type RunRequest, type SyncReport } from '../../src/sync/engine.ts';
+import { streams } from '../../jobs/index.ts';
+import { PG_BASE_URL } from '../helpers/pg.ts';
+import { dbRows, openTestStore, syncSettings, truthRows, type Backend, type TestDatabase } from '../sync/helpers.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { join } from 'node:path';
+
+export const MIN = 60_000;
+export const HOUR = 60 * MIN;
+export const DAY = 24 * HOUR;
+
+/**
+ * A database for one reliability test. Postgres schemas use their own prefix: test/global-setup.ts drops every
+ * `ostest_` schema when any vitest run starts, which would pull the tables from under a long test when two runs
+ * share the database (developers, agents); these are dropped by the test itself.
+ */
+export async function reliabilityDatabase(backend: Backend, label: string): Promise<TestDatabase & { schema?: string }> {
+  if (backend === 'sqlite') {
+    const tmp = tempDir(`reliability-${label}-`);
+    const path = join(tmp.dir, `${label}.db`);
+    return { database: { url: `file:${path}`, dialect: 'sqlite', sqlitePath: path }, url: `file:${path}`, cleanup: async () => tmp.remove() };
+  }
+  const schema = `osrel_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
+  const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`CREATE SCHEMA "${schema}"`).finally(() => admin.end());
+  const url = `${PG_BASE_URL}?schema=${schema}`;
+  return {
+    database: { url, dialect: 'postgres', sqlitePath: undefined },
+    url,
+    schema,
+    async cleanup() {
+      const sql = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => sql.end());
+    },
+  };
+}
+
+export { openTestStore, dbRows, truthRows, syncSettings };
+
+export const FAST_HTTP: Config['http'] = { timeoutMs: 10_000, maxAttempts: 6, backoffMinMs: 10, backoffMaxMs: 50 };
+
+export interface EngineRun {
+  report: SyncReport;
+  stats: ApiStats;
+}
+
+/** One engine run for every sandbox customer (read keys), keeping the clients' counters. */
+export async function runEngine(input: {
+  store: Store;
+  sandbox: Sandbox;
+  clock: Clock;
+  http?: Partial<Config['http']>;
+  settings?: Config['sync'];
+  request?: RunRequest;
+  logger?: Logger;
+}): Promise<EngineRun> {
+  const customer = input.sandbox.customers[0]!;
+  const client = createApiClient({
+    baseUrl: input.sandbox.url,
+    apiKey: customer.readKey.key,
+    apiSecret: customer.readKey.secret,
+    clock: input.clock,
+    http: { ...FAST_HTTP, ...input.http },
+    logger: input.logger,
+  });
+  try {
+    const report = await runSync({
+      store: input.store,
+      clock: input.clock,
+      logger: input.logger ?? silentLogger,
+      settings: input.settings ?? syncSettings(),
+      streams,
+      targets: [{ customerId: customer.id, client }],
+      loadDocument,
+      request: input.request,
+    });
+    return { report, stats: client.stats };
+  } finally {
+    await client.close();
+  }
+}
+
+export const succeeded = (run: EngineRun) => run.report.outcomes.every((o) => o.status === 'succeeded');
+
+/** DB rows of the customer equal the sandbox's ground truth below the watermark; returns the row count. */
+export async function expectTruth(store: Store, sandbox: Sandbox, customerId: string, watermark: string, expect: (a: unknown, m?: string) => { toEqual(b: unknown): void }): Promise<number> {
+  const truth = truthRows(sandbox, customerId, { to: Date.parse(watermark) });
+  const rows = await dbRows(store, customerId);
+  expect(rows.length, 'row count').toEqual(truth.length);
+  expect(rows).toEqual(truth);
+  return rows.length;
+}
