@@ -61,10 +61,11 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`--only: unknown part ${unknown.join(', ')}; use ${PARTS.join(', ')}`);
   const wants = (p: Part) => only.includes(p);
   const started = performance.now();
+  const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' ');
   const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
   const figures: BenchFigures = { mode: mode.name, sync: {}, skipped: [], table: '' };
   const rows: Row[] = [];
-  log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
   const pgProblem = wants('postgres') ? await checkPostgres() : undefined;
   const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log) : undefined;
@@ -150,7 +151,8 @@ async function main(): Promise<void> {
   const write = !args.has('no-write') && (mode.name === 'full' || args.has('write') || args.has('out'));
   if (write) {
     const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
-      `medians of ${mode.runs} run(s) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ${minutes} min in all.`;
+      `load average ${loadAtStart} at the start, medians of ${mode.runs} run(s) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
+      `${minutes} min in all${profile ? ' (profile included)' : ''}.`;
     updateDoc(out, { results: `${header}\n\n${figures.table}`, ...(profile ? { profile } : {}) });
     log(`wrote ${out}`);
   }

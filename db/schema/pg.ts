@@ -5,7 +5,7 @@ import { check, index, integer, pgTable, primaryKey, text, timestamp } from 'dri
  * Postgres schema. Timestamps are timestamptz with millisecond precision (the platform's resolution); the store reads
  * them back as canonical ISO strings (`2026-01-01T00:00:00.000Z`). No schema qualifier and no enum types, so the
  * migrations land in whatever schema `search_path` selects (`?schema=` in DATABASE_URL). Column names and meanings
- * match db/schema/sqlite.ts exactly (docs/schema.md); change them only through migrations.
+ * match db/schema/sqlite.ts exactly (README.md, "SQL schema"); change them only through migrations.
  */
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, precision: 3, mode: 'string' });

@@ -5,7 +5,7 @@ import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-or
  * SQLite schema. Timestamps are TEXT holding exactly `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC, milliseconds, fixed width), so
  * text comparison is time comparison and ORDER BY / BETWEEN work in plain SQL. A CHECK refuses any other form, so a
  * stray offset or missing milliseconds can never silently mis-sort. Column names and meanings match db/schema/pg.ts
- * exactly: the tables are a public contract (docs/schema.md); change them only through migrations.
+ * exactly: the tables are a public contract (README.md, "SQL schema"); change them only through migrations.
  */
 
 const ISO_GLOB = '[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T[0-9][0-9]:[0-9][0-9]:[0-9][0-9].[0-9][0-9][0-9]Z';

@@ -23,30 +23,34 @@ const JWT = /eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}/g;
 
 const mask = (value: string) => `${value.slice(0, 4)}... (${value.length} characters)`;
 
-function msgOf(line: string): string {
+/** The leaking line's message, with the leaked value masked so the report does not print it again. */
+function msgOf(line: string, value: string): string {
+  let msg: string;
   try {
-    return String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
+    msg = String((JSON.parse(line) as { msg?: unknown }).msg ?? '');
   } catch {
-    return line.slice(0, 60);
+    msg = line;
   }
+  return msg.split(value).join('[LEAKED VALUE]').replace(JWT, '[JWT]').slice(0, 120);
 }
 
-/** Searches newline-separated log lines for each secret and for JWT-shaped strings. */
-export function findLeaks(text: string, registered: Iterable<string>, known: Iterable<string> = []): Leak[] {
+/** Searches newline-separated log lines for each secret and (unless `jwt` is false) for JWT-shaped strings. */
+export function findLeaks(text: string, registered: Iterable<string>, known: Iterable<string> = [], jwt = true): Leak[] {
   const leaks: Leak[] = [];
   const lines = text.split('\n');
   const search = (values: Iterable<string>, kind: Leak['kind']) => {
     for (const value of new Set(values)) {
       if (value.length < 8 || !text.includes(value)) continue;
       const line = lines.find((l) => l.includes(value)) ?? '';
-      leaks.push({ kind, masked: mask(value), msg: msgOf(line) });
+      leaks.push({ kind, masked: mask(value), msg: msgOf(line, value) });
     }
   };
   search(registered, 'registered-secret');
   search(known, 'known-test-secret');
+  if (!jwt) return leaks;
   for (const match of text.matchAll(JWT)) {
     const line = lines.find((l) => l.includes(match[0])) ?? '';
-    leaks.push({ kind: 'jwt', masked: mask(match[0]), msg: msgOf(line) });
+    leaks.push({ kind: 'jwt', masked: mask(match[0]), msg: msgOf(line, match[0]) });
   }
   return leaks;
 }

@@ -52,7 +52,7 @@ export default function setup(project: TestProject): () => Promise<void> {
       if (summary.scrubbed) scrubbedByFile[summary.testFile.replace(/^.*?\/test\//, 'test/')] = summary.scrubbed;
       const linesPath = join(dir, file.replace(/\.json$/, '.lines'));
       const text = existsSync(linesPath) ? readFileSync(linesPath, 'utf8') : '';
-      for (const leak of [...summary.leaks, ...findLeaks(text, [], known)]) leaks.push({ ...leak, testFile: summary.testFile });
+      for (const leak of [...summary.leaks, ...findLeaks(text, [], known, false)]) leaks.push({ ...leak, testFile: summary.testFile });
     }
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(FIGURES_DIR, { recursive: true });

@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { OccupancySyncError } from '../../src/errors.ts';
 import { startSandbox, type FaultOptions } from '../../src/sandbox/index.ts';
@@ -23,10 +23,12 @@ const MAX_RUNS_PER_DAY = 25;
 const START = Date.parse('2026-01-08T00:00:00Z');
 
 const rows: FigureRow[] = [];
+/** Retries, re-auths and runs per case: run-dependent, kept in the JSON only. */
+const measured: Record<string, string> = {};
 
 async function faultScenario(backend: Backend, kind: Kind, seed: number) {
   const clock = new FakeClock(START);
-  const faults: FaultOptions = { seed, [kind]: RATE[kind], retryAfterSeconds: 1, slowMs: 400 };
+  const faults: FaultOptions = { seed, [kind]: RATE[kind], retryAfterSeconds: 1, slowMs: 1000 };
   const sandbox = await startSandbox({ clock, seed, customers: 1, dataStart: START - 2 * DAY, faults });
   const db = await reliabilityDatabase(backend, `faults_${kind}`);
   const store = await openTestStore(db);
@@ -39,7 +41,7 @@ async function faultScenario(backend: Backend, kind: Kind, seed: number) {
       if (day > 0) clock.advance(DAY);
       let done = false;
       for (let attempt = 0; attempt < MAX_RUNS_PER_DAY && !done; attempt++) {
-        const run = await runEngine({ store, sandbox, clock, http: { timeoutMs: 200 }, settings: syncSettings({ pageSize: 100, stepMs: 12 * 60 * MIN, settleDelayMs: MIN }) });
+        const run = await runEngine({ store, sandbox, clock, http: kind === 'slow' ? { timeoutMs: 250 } : {}, settings: syncSettings({ pageSize: 100, stepMs: 12 * 60 * MIN, settleDelayMs: MIN }) });
         totals.runs += 1;
         totals.retries += run.stats.retries;
         totals.reauths += run.stats.reauthsOn401;
@@ -62,7 +64,6 @@ async function faultScenario(backend: Backend, kind: Kind, seed: number) {
     const count = await expectTruth(store, sandbox, customer, watermark, expect);
     const injected = sandbox.stats.faults[kind] ?? 0;
     expect(injected, 'faults were injected').toBeGreaterThanOrEqual(8);
-    console.log(kind, backend, { injected, queries: sandbox.stats.queries, ...totals });
     expect(totals.retries, 'no retry storm').toBeLessThanOrEqual(3 * injected);
     expect(totals.reauths).toBeLessThanOrEqual(kind === 'revokeToken' ? injected : 0);
     expect(totals.authCalls).toBeLessThanOrEqual(totals.runs + (kind === 'revokeToken' ? injected : 0));
@@ -70,11 +71,14 @@ async function faultScenario(backend: Backend, kind: Kind, seed: number) {
       key: `sync-faults/${backend}/${kind}`,
       tried: `${kind} on ${Math.round(RATE[kind] * 100)} % of queries; 4 daily incremental runs (${backend})`,
       count: injected,
+      // Only here can a request time out without an injected fault (CPU load), which shifts the fault draw.
+      tolerance: kind === 'slow' ? 0.3 : undefined,
       held:
         `DB = ground truth (${count.toLocaleString('en-US')} rows); retries <= 3 x faults` +
         (kind === 'revokeToken' ? '; re-auths <= revocations' : '') +
         (totals.failedRuns ? `; ${totals.failedRuns} run(s) failed with ${[...errors].join('/')}, each completed by the next` : '; no run failed'),
     });
+    measured[`${backend}/${kind}`] = `faults ${injected}, queries ${sandbox.stats.queries}, retries ${totals.retries}, re-auths ${totals.reauths}, auth calls ${totals.authCalls}, runs ${totals.runs}`;
     return { injected, ...totals };
   } finally {
     await store.close();
@@ -99,10 +103,11 @@ describe('fault matrix: Postgres', () => {
   }
 });
 
-afterAll(() => {
+// Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
+it('publishes its figures', () => {
   if (rows.length !== ALL.length + POSTGRES.length) return; // a filtered or failed run publishes nothing
   const order = (key: string) => [...ALL.map((k) => `sqlite/${k}`), ...POSTGRES.map((k) => `postgres/${k}`)].indexOf(key.replace('sync-faults/', ''));
   rows.sort((a, b) => order(a.key) - order(b.key));
-  const problems = publishFigures({ section: 'sync-faults', title: 'Faults while syncing: the fault matrix against the sandbox', rows });
+  const problems = publishFigures({ section: 'sync-faults', title: 'Faults while syncing: the fault matrix against the sandbox', rows, measured });
   expect(problems).toEqual([]);
 });

@@ -81,6 +81,26 @@ export const EXPECTED: Record<Kind, { status: number; reason: string }> = {
   wrong_shape: { status: 400, reason: 'invalid_delivery' },
 };
 
+/** What each kind is, for docs/reliability.md. */
+export const DESCRIPTION: Record<Kind, string> = {
+  valid: 'signed Occupancy delivery (customer A: secret; customer B: secret + custom header)',
+  valid_gzip: 'the same, gzip-compressed',
+  retry: 'retry of an accepted delivery: same Id, new Sent and t (racing the first copy)',
+  unknown_type: 'signed delivery of an unknown Type',
+  tampered: 'valid signature, one Headcount digit changed afterwards',
+  wrong_secret: 'signed with a secret the receiver does not know',
+  stale: 't more than the 300 s tolerance in the past',
+  future: 't more than the tolerance in the future',
+  unsigned: 'no X-Service-Signature header',
+  wrong_header: "customer B's signature with a guessed custom header value",
+  customer_mismatch: "customer A's valid signature over a body claiming customer B",
+  gzip_bomb: '2 KiB of gzip inflating to 2 MiB (limit 256 KiB)',
+  oversized: '68 KiB body (limit 64 KiB)',
+  truncated: 'sender hangs up after half the declared body',
+  non_json: 'signed body that is not JSON (or empty)',
+  wrong_shape: 'signed JSON: no Id, a bad date, a negative or fractional Headcount, or Data not a list',
+};
+
 export interface StreamRequest {
   index: number;
   kind: Kind;

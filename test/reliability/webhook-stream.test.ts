@@ -10,6 +10,7 @@ import { forceGc, pooled, sendTruncated, sqliteStore } from './support.ts';
 import {
   CUSTOMER_A,
   CUSTOMER_B,
+  DESCRIPTION,
   EXPECTED,
   MAX_BODY_BYTES,
   MAX_DECOMPRESSED_BYTES,
@@ -153,7 +154,7 @@ it(`answers a seeded stream of ${DELIVERIES.toLocaleString('en-US')} valid and h
   const problems = publishFigures({
     section: 'webhook-stream',
     title: `Hostile input: a seeded stream of ${DELIVERIES.toLocaleString('en-US')} deliveries over real HTTP (seed ${SEED}, SQLite, ${CONCURRENCY} connections)`,
-    rows: (Object.keys(WEIGHTS) as Kind[]).map((kind) => ({ key: `webhook-stream/${kind}`, tried: kind.replace(/_/g, ' '), count: counts[kind], held: statusOf(kind) })),
+    rows: (Object.keys(WEIGHTS) as Kind[]).map((kind) => ({ key: `webhook-stream/${kind}`, tried: DESCRIPTION[kind], count: counts[kind], held: statusOf(kind) })),
     measured: {
       heapGrowthMb: Math.round(heapGrowthMb * 10) / 10,
       rssBeforeMb: Math.round(before.rss / 1048576),

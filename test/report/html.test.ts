@@ -52,7 +52,7 @@ describe('HTML report', () => {
   });
 });
 
-describe.skipIf(!hasChromium)('HTML report in headless Chromium', () => {
+describe.skipIf(!hasChromium && !process.env.CI)('HTML report in headless Chromium', () => {
   it('draws one line per floor space (busiest ten) and every heatmap cell', async () => {
     const data = syntheticReport(12);
     const { file } = writeReport(renderHtml(data));

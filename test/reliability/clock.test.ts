@@ -1,0 +1,110 @@
+import { expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { prng } from '../sync/child.ts';
+import { publishFigures, scaled, type FigureRow } from './figures.ts';
+import { DAY, HOUR, MIN, dbRows, openTestStore, reliabilityDatabase, runEngine, succeeded, syncSettings, truthRows } from './sync-harness.ts';
+
+/**
+ * Clock trouble: the platform's time (the sandbox clock) moves steadily, one hour between runs; the local clock
+ * handed to the engine jumps around it between runs (NTP corrections, a VM restored from a snapshot, a wrong RTC).
+ * The watermark must never move backwards and no window may be skipped: once the local clock is right again and
+ * has caught up, the database equals the ground truth.
+ */
+
+const START = Date.parse('2026-01-08T00:00:00Z');
+const SETTINGS = syncSettings({ pageSize: 500, stepMs: 6 * HOUR, lookbackMs: 15 * MIN, settleDelayMs: MIN });
+const rows: FigureRow[] = [];
+
+async function clockScenario(label: string, seed: number, skews: number[], runs: number) {
+  const platform = new FakeClock(START);
+  const local = new FakeClock(START);
+  const sandbox = await startSandbox({ clock: platform, seed, customers: 1, dataStart: START - 3 * DAY });
+  const db = await reliabilityDatabase('sqlite', `clock_${label}`);
+  const store = await openTestStore(db);
+  const customer = sandbox.customers[0]!.id;
+  const random = prng(seed);
+  const used: number[] = [];
+  let watermark = '';
+  try {
+    const run = async (skew: number) => {
+      local.set(platform.now() + skew);
+      const result = await runEngine({ store, sandbox, clock: local, settings: SETTINGS });
+      expect(succeeded(result), String(result.report.outcomes.find((o) => o.error)?.error)).toBe(true);
+      const state = await store.getState(customer, 'occupancy');
+      if (state?.watermark) {
+        expect(state.watermark >= watermark, `skew ${skew / MIN} min: the watermark moved backwards`).toBe(true);
+        watermark = state.watermark;
+      }
+    };
+    for (let i = 0; i < runs; i++) {
+      platform.advance(HOUR);
+      const skew = skews[Math.floor(random() * skews.length)]!;
+      used.push(skew);
+      await run(skew);
+    }
+    // The clock is right again; the platform moves on two days so the engine catches up with any watermark.
+    for (let i = 0; i < 4; i++) {
+      platform.advance(12 * HOUR);
+      await run(0);
+    }
+    const first = (await dbRows(store, customer))[0]!;
+    const truth = truthRows(sandbox, customer, { from: Date.parse(first.observedAt), to: Date.parse(watermark) });
+    const stored = await dbRows(store, customer);
+    const missing = truth.length - stored.length;
+    expect(missing, `${missing} observations never synced (a skipped window)`).toBe(0);
+    expect(stored).toEqual(truth);
+    return { used, rows: truth.length };
+  } finally {
+    await store.close();
+    await sandbox.close();
+    await db.cleanup();
+  }
+}
+
+const BACKWARDS = [0, -5 * MIN, -30 * MIN, -3 * HOUR, -DAY, -2 * DAY];
+const FORWARDS = [0, 5 * MIN, 30 * MIN, 3 * HOUR, DAY];
+const RUNS = scaled(24);
+
+it(`the local clock jumping backwards between ${RUNS} runs never moves the watermark back nor skips a window`, async () => {
+  const result = await clockScenario('backwards', 61, BACKWARDS, RUNS);
+  rows.push({
+    key: 'clock/backwards',
+    tried: `local clock set 0 to 2 days behind the platform's, drawn per run (seed 61); platform +1 h per run`,
+    count: RUNS,
+    held: `watermark never moved backwards; DB = ground truth (${result.rows.toLocaleString('en-US')} rows)`,
+  });
+}, 120_000);
+
+it(`the local clock jumping backwards and forwards by up to 5 minutes between ${RUNS} runs never skips a window`, async () => {
+  // Within the settle delay plus the lookback (1 + 15 min), an early clock is absorbed by the next run's lookback.
+  const result = await clockScenario('small', 62, [0, 2 * MIN, 5 * MIN, -5 * MIN, -2 * MIN], RUNS);
+  rows.push({
+    key: 'clock/small-jumps',
+    tried: 'local clock up to 5 minutes ahead of or behind the platform, drawn per run (seed 62)',
+    count: RUNS,
+    held: `watermark never moved backwards; DB = ground truth (${result.rows.toLocaleString('en-US')} rows)`,
+  });
+}, 120_000);
+
+// BUG (src/sync, the sync helper's area): the watermark is advanced to the LOCAL now minus the settle delay, whatever
+// the platform returned. A local clock ahead of the platform's by more than the lookback (here 30 min .. 1 day)
+// moves the watermark past data the platform has not produced yet; once the clock is corrected, the next window
+// starts at watermark - lookback and everything created between the platform's real time of the fast run and that
+// point is never read. Possible fixes: cap the watermark at the newest `created` seen (or at the platform's time
+// from the response Date header) plus a margin, or refuse to advance beyond the response's Date.
+it.fails(`the local clock jumping forwards by 30 min to a day between ${RUNS} runs never skips a window (fails today: rows lost)`, async () => {
+  await clockScenario('forwards', 63, FORWARDS, RUNS);
+}, 120_000);
+
+// Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
+it('publishes its figures', () => {
+  if (rows.length !== 2) return;
+  rows.push({
+    key: 'clock/forwards',
+    tried: 'local clock 30 min to 1 day ahead of the platform, drawn per run (seed 63)',
+    count: RUNS,
+    held: 'DOES NOT HOLD today (known bug, test marked it.fails): the watermark follows the local clock, so observations between the platform time of a fast run and its watermark are never synced',
+  });
+  expect(publishFigures({ section: 'clock', title: 'Clock trouble: the local clock jumps between runs (SQLite, in-process engine)', rows })).toEqual([]);
+});
