@@ -56,8 +56,9 @@ export type Env = Record<string, string | undefined>;
 
 const SECRET_VARS = new Set(['API_SECRET', 'WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET']);
 
-function fail(variable: string, value: string | undefined, problem: string, fix: string): never {
-  const shown = value === undefined ? '(unset)' : SECRET_VARS.has(variable) ? maskSecret(value) : JSON.stringify(value);
+function fail(variable: string, value: string | undefined, problem: string, fix: string, options?: { secret?: boolean }): never {
+  const secret = options?.secret || SECRET_VARS.has(variable);
+  const shown = value === undefined ? '(unset)' : secret ? maskSecret(value) : JSON.stringify(value);
   throw new ConfigError(`${variable}=${shown}: ${problem}. Fix: ${fix}`);
 }
 
@@ -95,12 +96,21 @@ function isLoopback(hostname: string): boolean {
 }
 
 /** HTTPS only; plain http only for loopback hosts (the sandbox). */
-export function validateApiBaseUrl(raw: string, variable = 'API_BASE_URL'): string {
+/** The URL with any user and password replaced, so an error message never repeats credentials. */
+function withoutCredentials(raw: string): string {
+  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
+}
+
+export function validateApiBaseUrl(input: string, variable = 'API_BASE_URL'): string {
+  const raw = withoutCredentials(input);
   let url: URL;
   try {
-    url = new URL(raw);
+    url = new URL(input);
   } catch {
     fail(variable, raw, 'not a URL', 'use the platform base URL, e.g. https://api.example.com');
+  }
+  if (url.username || url.password) {
+    fail(variable, raw, 'must not carry credentials', 'remove user:password@ from the URL: the API authenticates with API_KEY and API_SECRET');
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
     fail(
@@ -149,6 +159,7 @@ function checkWebhookSecret(variable: string, value: string): string {
       value,
       `a webhook signature secret has ${WEBHOOK_SECRET_MIN} to ${WEBHOOK_SECRET_MAX} characters`,
       'use the secret exactly as set on the webhook (occupancy-sync webhook update --rotate-secret makes one)',
+      { secret: true },
     );
   }
   return value;

@@ -103,10 +103,7 @@ describe('secrets never appear in command output', () => {
     });
   }
 
-  // BUG (src/config.ts, lead-owned): the webhook secret of a CUSTOMERS_FILE entry is checked with
-  // checkWebhookSecret(`${where} webhook secret`, value), and fail() masks only the variables named API_SECRET,
-  // WEBHOOK_SECRET and WEBHOOK_PREVIOUS_SECRET, so a secret of the wrong length is printed in full.
-  it.fails('a CUSTOMERS_FILE webhook secret of the wrong length is not printed in the error (fails today: printed in full)', async () => {
+  it('a CUSTOMERS_FILE webhook secret of the wrong length is not printed in the error', async () => {
     const secret = fresh('custfile', 30);
     const file = join(tmp.dir, 'customers.json');
     writeFileSync(file, JSON.stringify([{ id: 'c1', apiKey: 'k', apiSecretEnv: 'C1_SECRET', webhookSecretEnv: 'C1_WEBHOOK' }]));
@@ -115,8 +112,7 @@ describe('secrets never appear in command output', () => {
     expect(out).not.toContain(secret);
   });
 
-  // BUG (src/config.ts, lead-owned): validateApiBaseUrl quotes the raw value, so credentials in the URL are printed.
-  it.fails('an API_BASE_URL with credentials is refused without printing them (fails today: printed in full)', async () => {
+  it('an API_BASE_URL with credentials is refused without printing them', async () => {
     const password = fresh('urlpw', 24);
     const { code, out } = await run(['sync'], { API_BASE_URL: `http://user:${password}@api.example.com`, API_KEY: 'k', API_SECRET: fresh('x'), CUSTOMER_ID: 'c' });
     expect(code).toBe(78);
@@ -124,7 +120,7 @@ describe('secrets never appear in command output', () => {
   });
 
   it('publishes the config-error figure', () => {
-    figures.push({ key: 'secrets/config-errors', tried: 'configuration errors with secrets in the environment (exit 78, message names the fix)', count: configCases.length, held: 'no secret printed (2 more cases documented as known bugs: CUSTOMERS_FILE webhook secret, credentials in API_BASE_URL)' });
+    figures.push({ key: 'secrets/config-errors', tried: 'configuration errors with secrets in the environment (exit 78, message names the fix)', count: configCases.length + 2, held: 'no secret printed, including a CUSTOMERS_FILE webhook secret of the wrong length and credentials in API_BASE_URL' });
   });
 });
 
