@@ -65,12 +65,27 @@ export interface ApiClient {
   /** A valid token (authenticating if needed), with its expiry and decoded JWT claims. */
   token(options?: { signal?: AbortSignal }): Promise<{ token: string; expiresAt: number; claims: Record<string, unknown> | undefined }>;
   readonly stats: ApiStats;
+  /**
+   * The platform's time: the `Date` header of the latest successful query answer, in epoch ms (whole seconds, as
+   * the header carries them), or undefined before any such answer or when the platform sends no valid `Date`. The
+   * sync engine caps its watermark with it, so a local clock running ahead cannot move the watermark past data the
+   * platform has not produced yet.
+   */
+  serverTime(): number | undefined;
   close(): Promise<void>;
 }
 
 export const HTTP_DEFAULTS: Config['http'] = { timeoutMs: 30_000, maxAttempts: 6, backoffMinMs: 500, backoffMaxMs: 30_000 };
 export const DEFAULT_REFRESH_MARGIN_MS = 5 * 60_000;
 const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
+
+/** An HTTP `Date` header in epoch ms, floored to the second; undefined when absent or unparsable. */
+export function parseDateHeader(value: string | string[] | undefined): number | undefined {
+  const text = Array.isArray(value) ? value[0] : value;
+  if (!text) return undefined;
+  const ms = Date.parse(text);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) * 1000 : undefined;
+}
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -96,6 +111,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   secrets.add(options.apiSecret);
 
   const transport = createTransport({ baseUrl, timeoutMs: http.timeoutMs });
+  let serverTime: number | undefined;
   const counters = { requests: 0, authCalls: 0, reauthsOn401: 0, retries: 0, retriesByReason: {} as Record<string, number> };
   const tokens = new TokenProvider({
     fetchToken: createAuthenticator({
@@ -123,8 +139,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
 
   /** Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. */
-  function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>): Promise<T> {
-    const policy = { idempotent, retryGraphQLErrors: options.retryGraphQLErrors ?? false };
+  function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>, query = false): Promise<T> {
+    // GraphQL errors are retried for queries only: a mutation answered with errors may have been partly applied,
+    // even one marked idempotent for transport failures.
+    const policy = { idempotent, retryGraphQLErrors: query && (options.retryGraphQLErrors ?? false) };
     return pRetry(
       async () => {
         try {
@@ -204,7 +222,12 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         if (isPlainObject(json) && Array.isArray(json.errors) && json.errors.length > 0) {
           throw new GraphQLResponseError(doc.operationName, json.errors as GraphQLErrorEntry[]);
         }
-        if (response.status === 200 && isPlainObject(json) && 'data' in json && json.data !== null) return json.data;
+        if (response.status === 200 && isPlainObject(json) && 'data' in json && json.data !== null) {
+          // The latest answer wins (not the largest): if the platform's clock is stepped back, we follow it.
+          const date = parseDateHeader(response.headers.date);
+          if (date !== undefined) serverTime = date;
+          return json.data;
+        }
         if (response.status !== 400) {
           throw new ApiTransportError('client_error', `POST ${QUERY_PATH}: the answer to ${label} has neither data nor errors`, {
             status: response.status,
@@ -235,12 +258,14 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const body = { query: doc.source, variables, ...(doc.operationName !== undefined && { operationName: doc.operationName }) };
       const idempotent = requestOptions.idempotent ?? doc.operationType === 'query';
       const what = `${doc.operationType} ${doc.operationName ?? '(anonymous)'}`;
-      return (await withRetries(what, idempotent, requestOptions.signal, () => attemptQuery(doc, body, requestOptions.signal))) as T;
+      const query = doc.operationType === 'query';
+      return (await withRetries(what, idempotent, requestOptions.signal, () => attemptQuery(doc, body, requestOptions.signal), query)) as T;
     },
     async token(tokenOptions = {}) {
       const info = await withRetries('authentication', true, tokenOptions.signal, () => tokens.get(tokenOptions.signal));
       return { token: info.token, expiresAt: info.expiresAt, claims: info.claims };
     },
+    serverTime: () => serverTime,
     close: () => transport.close(),
   };
 }

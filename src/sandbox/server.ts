@@ -81,9 +81,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const closing = new AbortController();
   const schema = buildSandboxSchema(options.schemaSdl ?? defaultSchemaSdl());
 
-  const server = createServer(
-    createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, closing: closing.signal }),
-  );
+  const handler = createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, closing: closing.signal });
+  // The Date header tells clients the platform's time (occupancy-sync caps its watermark with it): it must come from
+  // the sandbox clock, which tests move, not from the host clock node:http would use.
+  const server = createServer((req, res) => {
+    res.setHeader('Date', new Date(clock.now()).toUTCString());
+    return handler(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

@@ -23,6 +23,11 @@ export interface Adapter extends Executor {
   /** Applies pending migrations under a cross-process lock; resolves to the names of those it applied. */
   migrate(): Promise<string[]>;
   tryLock(customerId: string, stream: string): Promise<Lock | undefined>;
+  /**
+   * Why pages of this customer must not be committed any more (a lock this store took for them was lost with its
+   * database session, so another run may hold it), or undefined. Synchronous and cheap: checked before every page.
+   */
+  lockLost(customerId: string): string | undefined;
   /** Raw SQL with $1.. placeholders. */
   query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
   close(): Promise<void>;

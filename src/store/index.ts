@@ -32,5 +32,5 @@ export async function openStore(database: Config['database'], options: OpenStore
     const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString() });
     return new SqlStore(adapter, clock, logger.child({ component: 'store' }));
   }
-  return new SqlStore(openPostgres({ url: database.url }), clock, logger.child({ component: 'store' }));
+  return new SqlStore(openPostgres({ url: database.url, logger: logger.child({ component: 'store' }) }), clock, logger.child({ component: 'store' }));
 }

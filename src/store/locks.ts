@@ -2,17 +2,17 @@ import { createHash, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { ReservedSql, Sql } from 'postgres';
+import type { Sql } from 'postgres';
 import type { Logger } from '../logger.ts';
 import type { Lock } from './types.ts';
 
 /**
  * Run locks, one per (customer, stream), so two runs never overlap.
  *
- * Postgres: session-level advisory locks (`pg_try_advisory_lock`), held on one reserved connection per store. The
- * server drops them when the session ends, so a killed process (kill -9, lost machine) cannot leave one behind. All
- * locks of a store share that connection so a partner with many customers does not drain the pool; advisory locks
- * are re-entrant per session, so the store itself refuses a second acquisition of a key it holds.
+ * Postgres: session-level advisory locks (`pg_try_advisory_lock`), held on one dedicated single-connection client per
+ * store (PgLocks). The server drops them when the session ends, so a killed process (kill -9, lost machine) cannot
+ * leave one behind. All locks of a store share that session so a partner with many customers does not drain the pool;
+ * advisory locks are re-entrant per session, so the store itself refuses a second acquisition of a key it holds.
  *
  * SQLite: a row in `sync_locks`, taken in a BEGIN IMMEDIATE transaction (one writer at a time, so check-and-insert
  * is atomic across processes). The row names its holder (pid, host, process start time, random token). A row whose
@@ -36,68 +36,124 @@ export function serial(): <T>(fn: () => Promise<T> | T) => Promise<T> {
   };
 }
 
-export class PgLocks {
-  readonly #client: Sql;
-  readonly #scope: string;
-  readonly #held = new Set<string>();
-  readonly #exclusive = serial();
-  #conn: ReservedSql | undefined;
+/** Opens the lock session's client; `onclose` is called whenever its one connection closes. */
+export type LockClientFactory = (onclose: () => void) => Sql;
 
-  constructor(client: Sql, scope: string) {
-    this.#client = client;
+/**
+ * The Postgres locks of one store, on a dedicated `max: 1` client rather than a connection reserved from the pool:
+ * postgres.js 3.4 (up to at least 3.4.9) throws an uncaught TypeError from a setImmediate when a query is sent on a
+ * reserved connection whose backend was terminated (porsager/postgres#1208, #1154), which kills the process. A pooled
+ * connection that closes is reconnected on its next query instead, and the client's `onclose` tells us the session,
+ * and with it every lock it held, is gone. Then:
+ * - the locks count as lost: lockLost(customer) names them, and the store refuses to commit pages for that customer
+ *   (another run may already hold the lock), so the run fails cleanly with a StoreError;
+ * - releasing a lost lock is a no-op (the server already dropped it);
+ * - the client reconnects for the next tryLock, on a new session.
+ * The check costs a Map lookup per page. It cannot see a termination whose close event has not reached this process
+ * yet (at most one page after the lock is lost); pages are idempotent upserts and the watermark only moves forward,
+ * so such an overlap rewrites equal rows and never loses any.
+ */
+export class PgLocks {
+  readonly #open: LockClientFactory;
+  readonly #scope: string;
+  readonly #logger: Logger | undefined;
+  /** Locks held on the current session: key -> owner. */
+  readonly #held = new Map<string, { customerId: string; stream: string }>();
+  /** Locks whose session ended while held, until their holder releases them: key -> owner. */
+  readonly #lost = new Map<string, { customerId: string; stream: string }>();
+  readonly #exclusive = serial();
+  #client: Sql | undefined;
+
+  constructor(open: LockClientFactory, scope: string, logger?: Logger) {
+    this.#open = open;
     this.#scope = scope;
+    this.#logger = logger;
   }
 
   tryLock(customerId: string, stream: string): Promise<Lock | undefined> {
     const key = advisoryKey('occupancy-sync', this.#scope, customerId, stream);
     return this.#exclusive(async () => {
-      if (this.#held.has(key)) return undefined;
-      this.#conn ??= await this.#client.reserve();
+      if (this.#held.has(key) || this.#lost.has(key)) return undefined;
+      const client = (this.#client ??= this.#connect());
       let row: { ok: boolean } | undefined;
       try {
-        [row] = await this.#conn.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
-      } catch (error) {
-        this.#maybeReturnConnection();
-        throw error;
+        [row] = await client.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+      } finally {
+        if (!row?.ok) await this.#endIfIdle();
       }
-      if (!row?.ok) {
-        this.#maybeReturnConnection();
-        return undefined;
-      }
-      this.#held.add(key);
+      if (!row?.ok) return undefined;
+      this.#held.set(key, { customerId, stream });
       let released = false;
       return {
         release: () =>
           this.#exclusive(async () => {
             if (released) return;
             released = true;
-            this.#held.delete(key);
+            if (this.#lost.delete(key) || !this.#held.delete(key)) return;
             try {
-              await this.#conn?.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]);
+              await client.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]);
+            } catch (error) {
+              // The session ended under the unlock: the server dropped the lock with it.
+              if (!isConnectionEnded(error)) throw error;
             } finally {
-              this.#maybeReturnConnection();
+              await this.#endIfIdle();
             }
           }),
       };
     });
   }
 
-  /** Drops every lock by returning the session's connection (used by close()). */
+  /** Why commits for this customer must stop (a lock of theirs was lost with its session), or undefined. */
+  lockLost(customerId: string): string | undefined {
+    for (const owner of this.#lost.values()) {
+      if (owner.customerId === customerId) {
+        return (
+          `the run lock of ${owner.customerId}/${owner.stream} was lost: its database session ended (terminated by ` +
+          'an administrator, a failover or a network error), so another run may hold it now; stopping before ' +
+          'committing more pages. The next run resumes from the last checkpoint'
+        );
+      }
+    }
+    return undefined;
+  }
+
+  /** Drops every lock by ending the lock session (used by close()). */
   releaseAll(): Promise<void> {
     return this.#exclusive(async () => {
-      if (!this.#conn) return;
-      if (this.#held.size > 0) await this.#conn.unsafe('SELECT pg_advisory_unlock_all()').catch(() => undefined);
       this.#held.clear();
-      this.#maybeReturnConnection();
+      this.#lost.clear();
+      await this.#end();
     });
   }
 
-  #maybeReturnConnection(): void {
-    if (this.#held.size === 0 && this.#conn) {
-      this.#conn.release();
-      this.#conn = undefined;
-    }
+  #connect(): Sql {
+    const client: Sql = this.#open(() => {
+      if (client !== this.#client || this.#held.size === 0) return;
+      for (const [key, owner] of this.#held) this.#lost.set(key, owner);
+      this.#logger?.error(
+        { locks: [...this.#held.values()].map((o) => `${o.customerId}/${o.stream}`) },
+        'the database session holding the run locks ended: the locks are lost, runs holding them stop committing',
+      );
+      this.#held.clear();
+    });
+    return client;
   }
+
+  async #endIfIdle(): Promise<void> {
+    if (this.#held.size === 0 && this.#lost.size === 0) await this.#end();
+  }
+
+  async #end(): Promise<void> {
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end({ timeout: 5 }).catch(() => undefined);
+  }
+}
+
+/** postgres.js's errors for a connection that closed or was ended, and the server's for a terminated backend. */
+export function isConnectionEnded(error: unknown): boolean {
+  const code = (error as { code?: string }).code ?? '';
+  return /^CONNECTION_/.test(code) || code === '57P01' || code === '57P02' || code === '57P03' || code === 'ECONNRESET';
 }
 
 /** Tokens of SQLite locks held by this process: a row with our pid but an unknown token is a previous incarnation's. */

@@ -4,8 +4,9 @@ import { PgDialect } from 'drizzle-orm/pg-core';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { ConfigError, StoreError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
-import { advisoryKey, PgLocks } from './locks.ts';
+import { advisoryKey, isConnectionEnded, PgLocks } from './locks.ts';
 import { loadMigrations, MIGRATIONS_TABLE, migrationsFolder, pending } from './migrations.ts';
 import { sinkDef, type PageContext, type SinkDef } from './sinks.ts';
 import { parsePgTimestamp } from './timestamps.ts';
@@ -20,6 +21,7 @@ import type { SinkName, SinkRecords } from './types.ts';
 export interface PostgresOptions {
   url: string;
   maxConnections?: number;
+  logger?: Logger;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -41,9 +43,10 @@ export function parsePgUrl(raw: string): { url: string; schema: string | undefin
   return { url: parsed.toString(), schema };
 }
 
-function connect(url: string, schema: string | undefined, max: number): Sql {
+function connect(url: string, schema: string | undefined, max: number, extra: postgres.Options<{}> = {}): Sql {
   const client = postgres(url, {
     max,
+    ...extra,
     onnotice: () => {},
     connection: { TimeZone: 'UTC', application_name: 'occupancy-sync', ...(schema ? { search_path: `"${schema}"` } : {}) },
   });
@@ -61,7 +64,13 @@ export function openPostgres(options: PostgresOptions): Adapter {
   const { url, schema } = parsePgUrl(options.url);
   const client = connect(url, schema, options.maxConnections ?? 10);
   const dialect = new PgDialect();
-  const locks = new PgLocks(client, schema ?? '');
+  // The lock session must live as long as its locks: no idle timeout and no max_lifetime (postgres.js would otherwise
+  // end it after 30-60 minutes, dropping the locks of a long run).
+  const locks = new PgLocks(
+    (onclose) => connect(url, schema, 1, { idle_timeout: 0, max_lifetime: 0, onclose }),
+    schema ?? '',
+    options.logger,
+  );
 
   // The hot path: one statement per page. Every row column travels as one typed array and unnest turns them back
   // into rows, so the text is fixed (prepared once per connection) whatever the page size, and a page costs one round
@@ -104,8 +113,27 @@ export function openPostgres(options: PostgresOptions): Adapter {
   return {
     dialect: 'postgres',
     ...pool,
-    transaction: <T>(fn: (tx: Executor) => Promise<T>) =>
-      client.begin((tx) => fn(executor(tx))) as Promise<T>,
+    transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+      let settled = false;
+      const run = client.begin(async (tx) => {
+        try {
+          return await fn(executor(tx));
+        } catch (error) {
+          if (!isConnectionEnded(error)) throw error;
+          // The transaction's connection closed (backend terminated, failover, network). Throwing here would make
+          // postgres.js 3.4.9 send ROLLBACK on the dead connection, which throws an uncaught TypeError from a
+          // setImmediate (porsager/postgres#1208) and kills the process. begin() already rejects by itself when its
+          // connection closes, so this callback stays pending instead (the server rolled back with the session);
+          // should the connection still be open after all, it rejects after 5 s and the rollback is safe.
+          return await new Promise<never>((_, reject) => {
+            setTimeout(() => settled || reject(error), 5_000).unref();
+          });
+        }
+      }) as Promise<T>;
+      return run.finally(() => {
+        settled = true;
+      });
+    },
 
     async migrate() {
       // One dedicated session: a session advisory lock keyed by the schema serialises concurrent migrators (drizzle's
@@ -135,6 +163,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
     },
 
     tryLock: (customerId, stream) => locks.tryLock(customerId, stream),
+    lockLost: (customerId) => locks.lockLost(customerId),
 
     async query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
       // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.

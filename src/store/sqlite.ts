@@ -37,6 +37,10 @@ export function openSqlite(options: SqliteOptions): Adapter {
     // last commits, never corrupt the file.
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
+    // 32 MiB page cache (default 2 MiB). Occupancy rows arrive in time order but the primary key (customer, floor
+    // space, time) files them in random order, so with the default cache every commit writes back index pages
+    // scattered over the whole file: 1,000,000 rows took 17 % less time with this cache (docs/performance.md).
+    db.pragma('cache_size = -32768');
   } catch (error) {
     throw new StoreError(`cannot open SQLite database ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -144,6 +148,9 @@ export function openSqlite(options: SqliteOptions): Adapter {
         },
       };
     },
+
+    // A SQLite lock is a row in the file: it cannot be lost while this process lives.
+    lockLost: () => undefined,
 
     query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
       return exclusive(() => {

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
+import { GroupCommit } from './group-commit.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
 import type {
   DeliveryRecord,
@@ -28,10 +29,19 @@ export class SqlStore implements Store {
   readonly #clock: Clock;
   readonly #logger: Logger;
 
-  constructor(adapter: Adapter, clock: Clock, logger: Logger) {
+  /** Group commit of webhook deliveries (see group-commit.ts), or undefined for one transaction per delivery. */
+  readonly #deliveries: GroupCommit | undefined;
+
+  /**
+   * `groupDeliveries` defaults to SQLite only: its writes are serialised on one connection, so concurrent deliveries
+   * queue for the write lock anyway and sharing one COMMIT is pure gain. Postgres commits deliveries in parallel
+   * over the pool, where a shared transaction would serialise them.
+   */
+  constructor(adapter: Adapter, clock: Clock, logger: Logger, options: { groupDeliveries?: boolean } = {}) {
     this.#db = adapter;
     this.#clock = clock;
     this.#logger = logger;
+    this.#deliveries = (options.groupDeliveries ?? adapter.dialect === 'sqlite') ? new GroupCommit(adapter) : undefined;
   }
 
   get dialect() {
@@ -55,6 +65,8 @@ export class SqlStore implements Store {
           `checkpoint customer "${page.checkpoint.customerId}" does not match the page's customer "${page.customerId}"`,
         );
       }
+      const lost = this.#db.lockLost(page.customerId);
+      if (lost) throw new StoreError(lost);
       const at = canonicalTimestamp(page.at, 'page.at');
       const state = normaliseState(page.checkpoint);
       await this.#db.transaction(async (tx) => {
@@ -143,19 +155,29 @@ export class SqlStore implements Store {
       const createdAt = canonicalTimestamp(delivery.createdAt, 'delivery.createdAt');
       const sentAt = canonicalTimestamp(delivery.sentAt, 'delivery.sentAt');
       const receivedAt = canonicalTimestamp(delivery.receivedAt, 'delivery.receivedAt');
-      return this.#db.transaction(async (tx) => {
-        // A retry of a stored delivery only counts the attempt: the first copy and its rows stay as they were.
-        const [row] = await tx.all<{ attempts: number }>(sql`
-          INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body)
-          VALUES (${delivery.customerId}, ${delivery.id}, ${delivery.type}, ${createdAt}, ${sentAt}, ${receivedAt}, 1,
-                  ${delivery.body})
-          ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
-          RETURNING attempts`);
-        if (Number(row!.attempts) > 1) return 'duplicate';
-        await tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy);
-        return 'stored';
-      });
+      const store = (tx: Executor) => this.#storeDelivery(tx, delivery, occupancy, createdAt, sentAt, receivedAt);
+      return this.#deliveries ? this.#deliveries.submit(store) : this.#db.transaction(store);
     });
+  }
+
+  async #storeDelivery(
+    tx: Executor,
+    delivery: DeliveryRecord,
+    occupancy: ReadonlyArray<OccupancyRecord>,
+    createdAt: IsoUtc,
+    sentAt: IsoUtc,
+    receivedAt: IsoUtc,
+  ): Promise<'stored' | 'duplicate'> {
+    // A retry of a stored delivery only counts the attempt: the first copy and its rows stay as they were.
+    const [row] = await tx.all<{ attempts: number }>(sql`
+      INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body)
+      VALUES (${delivery.customerId}, ${delivery.id}, ${delivery.type}, ${createdAt}, ${sentAt}, ${receivedAt}, 1,
+              ${delivery.body})
+      ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
+      RETURNING attempts`);
+    if (Number(row!.attempts) > 1) return 'duplicate';
+    await tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy);
+    return 'stored';
   }
 
   tryLock(customerId: string, stream: string) {

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { Lock, RunMode, Store } from '../store/types.ts';
+import { closeAbandonedRuns } from './abandoned-runs.ts';
 import type { GraphQLRequester } from './fetch.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
 import { runStream, stateKey, type ProgressEvent, type RunRequest, type StreamOutcome } from './stream-run.ts';
@@ -92,6 +93,12 @@ async function syncCustomer(
         return streams.map((s) => blank(s, 'locked'));
       }
       locks.push(lock);
+    }
+    for (const stream of streams) {
+      // Holding the lock, any run of this pair still marked 'running' was left by a process that died (kill -9).
+      await closeAbandonedRuns(options.store, target.customerId, stateKey(stream.name, request), options.clock.now(), log).catch((error: unknown) =>
+        log.warn({ err: error, stream: stateKey(stream.name, request) }, 'could not close runs left running by an ended process'),
+      );
     }
     const outcomes: StreamOutcome[] = [];
     for (const stream of streams) {

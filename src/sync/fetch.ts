@@ -4,6 +4,8 @@ import { atPath, type AnyStream } from './stream.ts';
 /** What the engine needs from the API client (src/api): one GraphQL request, abortable. */
 export interface GraphQLRequester {
   request<T = unknown>(document: any, variables?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<T>;
+  /** The platform's time from its latest answer (epoch ms), when known: caps the watermark (see windows.ts). */
+  serverTime?(): number | undefined;
 }
 
 export interface FetchedPage<S extends SinkName = SinkName> {
@@ -12,6 +14,11 @@ export interface FetchedPage<S extends SinkName = SinkName> {
   nodes: number;
   hasNextPage: boolean;
   endCursor: string | null;
+  /**
+   * The platform's time when it answered this page (client.serverTime() right after the answer), if known. Kept
+   * with the page because the next page is fetched while this one commits.
+   */
+  serverTime?: number;
 }
 
 /** Rows with equal keys in one page collapse to the last one: an upsert cannot touch one row twice (Postgres). */
@@ -19,7 +26,13 @@ export function dedupeByKey<R>(records: R[], keyFields: ReadonlyArray<string>): 
   if (records.length < 2) return records;
   const byKey = new Map<string, R>();
   for (const record of records) {
-    const key = JSON.stringify(keyFields.map((f) => (record as Record<string, unknown>)[f]));
+    // Concatenation, not JSON.stringify of an array (this runs for every row). Strings go in as they are, anything
+    // else JSON-encoded behind a \u0001 mark so 1 and "1" stay distinct; \u0000 separates the fields.
+    let key = '';
+    for (const field of keyFields) {
+      const value = (record as Record<string, unknown>)[field];
+      key += (typeof value === 'string' ? value : `\u0001${JSON.stringify(value)}`) + '\u0000';
+    }
     byKey.delete(key);
     byKey.set(key, record);
   }
@@ -42,6 +55,7 @@ export async function fetchPage(input: {
       ? { ...input.variables, [paging.pageSizeVar]: input.pageSize, [paging.cursorVar]: input.cursor ?? null }
       : input.variables;
   const data = await input.client.request<unknown>(input.document, variables, { signal: input.signal });
+  const serverTime = input.client.serverTime?.();
 
   let nodes: unknown;
   let hasNextPage = false;
@@ -66,5 +80,5 @@ export async function fetchPage(input: {
     nodes.map((node): SinkRecords[SinkName] => stream.map(node)),
     stream.keyFields as ReadonlyArray<string>,
   );
-  return { records, nodes: nodes.length, hasNextPage, endCursor };
+  return { records, nodes: nodes.length, hasNextPage, endCursor, ...(serverTime !== undefined && { serverTime }) };
 }

@@ -62,6 +62,9 @@ export function createClients(config: Config, customers: ReadonlyArray<CustomerC
       refreshMarginMs: config.token.refreshMarginMs,
       tokenCacheFile: config.token.cacheFile,
       secrets: globalSecrets,
+      // The sync only sends queries, and re-reading a page is harmless: a transient page-level GraphQL error (the
+      // platform's, or the sandbox's graphqlError fault) is retried instead of failing the customer's run.
+      retryGraphQLErrors: true,
     }),
   }));
 }

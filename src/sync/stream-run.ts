@@ -7,7 +7,7 @@ import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { runPipeline } from './pipeline.ts';
 import { softDeleters } from './sinks.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, type Plan, type SyncWindow } from './windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, watermarkLimit, type Plan, type SyncWindow } from './windows.ts';
 
 export type RunRequest = { mode: 'incremental' } | { mode: 'backfill'; from: number; to: number };
 
@@ -192,7 +192,7 @@ async function windowed(
   // What the state says after the last page of a window: incremental streams move the watermark; a backfill
   // moves its in-flight pointer to the next window (see BackfillState for why).
   type WindowState = Pick<SyncStateUpdate, 'watermark' | 'windowStart' | 'windowEnd' | 'pageCursor'>;
-  let afterWindow: (window: SyncWindow) => { state: WindowState; watermark: number | null };
+  let afterWindow: (window: SyncWindow, page: FetchedPage) => { state: WindowState; watermark: number | null };
   if (request.mode === 'backfill') {
     const backfill = planBackfill({
       now,
@@ -216,8 +216,10 @@ async function windowed(
     plan = planIncremental({ now, watermark, inFlight, settings: ctx.settings });
     windowsTotal = plan.windows.length;
     range = { rangeStart: state?.rangeStart ?? null, rangeEnd: state?.rangeEnd ?? null };
-    afterWindow = (window) => {
-      const next = advanceWatermark(watermark, window.to, plan.limit);
+    afterWindow = (window, page) => {
+      // The platform's time of the window's last answer: the window holds nothing the platform had not produced then.
+      const limit = watermarkLimit(plan.limit, page.serverTime, ctx.settings.settleDelayMs);
+      const next = advanceWatermark(watermark, window.to, limit);
       return { state: { watermark: iso(next), windowStart: null, windowEnd: null, pageCursor: null }, watermark: next };
     };
   }
@@ -252,7 +254,7 @@ async function windowed(
     commit: async (page, job) => {
       const complete = !page.hasNextPage;
       const after = complete
-        ? afterWindow(job.window)
+        ? afterWindow(job.window, page)
         : {
             state: { watermark: iso(watermark), windowStart: toIsoUtc(job.window.from), windowEnd: toIsoUtc(job.window.to), pageCursor: page.endCursor },
             watermark,

@@ -7,7 +7,7 @@
  *   now - initialHistory when there is no watermark yet, cut into `step`-long windows.
  * - A checkpoint (an in-flight window and the cursor of its last committed page) is resumed first, at that cursor.
  * - The watermark moves to a window's end only when the window is complete, never backwards, and never beyond
- *   now - settleDelay. When the clock went backwards (now - settleDelay < watermark) nothing runs.
+ *   now - settleDelay, nor beyond the platform's time - settleDelay when known. When the clock went backwards (now - settleDelay < watermark) nothing runs.
  */
 
 export interface WindowSettings {
@@ -82,7 +82,17 @@ export function planIncremental(input: {
   return windows.length ? { windows, limit } : { windows, limit, reason: 'up-to-date' };
 }
 
-/** The watermark after a window completed: forward only, and never beyond the limit. */
+/**
+ * The furthest a watermark may move: the plan's limit (local now - settleDelay), and, when the platform told us its
+ * time (the `Date` header of its latest answer), also that time - settleDelay. A local clock running ahead would
+ * otherwise carry the watermark past data the platform has not produced yet, and once the clock is corrected those
+ * rows would lie before watermark - lookback and never be read.
+ */
+export function watermarkLimit(planLimit: number, serverTime: number | undefined, settleDelayMs: number): number {
+  return serverTime === undefined ? planLimit : Math.min(planLimit, serverTime - settleDelayMs);
+}
+
+/** The watermark after a window completed: forward only, and never beyond the limit (see `watermarkLimit`). */
 export function advanceWatermark(old: number | null, windowEnd: number, limit: number): number {
   const candidate = Math.min(windowEnd, limit);
   return old === null ? candidate : Math.max(old, candidate);

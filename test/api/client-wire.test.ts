@@ -5,9 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { AuthError, ConfigError } from '../../src/errors.ts';
 import { SecretRegistry } from '../../src/logger.ts';
-import { createApiClient, type ApiClient } from '../../src/api/client.ts';
+import { createApiClient, parseDateHeader, type ApiClient } from '../../src/api/client.ts';
 import { parseDocumentSource } from '../../src/api/documents.ts';
-import { BUILDINGS, recordingSleep } from './support.ts';
+import { BUILDINGS, SEND_TEST_EVENT, recordingSleep } from './support.ts';
 
 interface Seen {
   path: string;
@@ -74,6 +74,48 @@ describe('API client on the wire', () => {
     expect(named!.body).toEqual({ query: BUILDINGS.source, variables: {}, operationName: 'Buildings' });
     expect(anonymous!.body).toEqual({ query: '{ buildings { id } }', variables: { a: 1 } });
     await expect(client.request(BUILDINGS, 'x' as never)).rejects.toThrow(/variables for Buildings must be an object, got string/);
+  });
+
+  it("records the platform's time from the Date header of the latest successful answer, not from errors", async () => {
+    const date = (iso: string) => ({ date: new Date(iso).toUTCString() });
+    const { client } = await setup(
+      [json(200, TOKEN)],
+      [
+        json(200, DATA, date('2026-01-08T00:10:00Z')),
+        json(400, { errors: [{ message: 'bad argument' }] }, date('2026-01-09T00:00:00Z')),
+        json(200, DATA, date('2026-01-08T00:05:00Z')),
+      ],
+    );
+    expect(client.serverTime()).toBeUndefined();
+    await client.request(BUILDINGS);
+    expect(client.serverTime()).toBe(Date.parse('2026-01-08T00:10:00Z'));
+    await expect(client.request(BUILDINGS)).rejects.toThrow(/bad argument/);
+    expect(client.serverTime()).toBe(Date.parse('2026-01-08T00:10:00Z'));
+    // The latest answer wins, even when earlier: a platform clock stepped back is followed, never outrun.
+    await client.request(BUILDINGS);
+    expect(client.serverTime()).toBe(Date.parse('2026-01-08T00:05:00Z'));
+  });
+
+  it('parses HTTP dates floored to the second and ignores missing or garbled ones', () => {
+    expect(parseDateHeader('Thu, 08 Jan 2026 00:10:07 GMT')).toBe(Date.parse('2026-01-08T00:10:07Z'));
+    expect(parseDateHeader(['Thu, 08 Jan 2026 00:10:07 GMT'])).toBe(Date.parse('2026-01-08T00:10:07Z'));
+    expect(parseDateHeader('2026-01-08T00:10:07.999Z')).toBe(Date.parse('2026-01-08T00:10:07Z'));
+    expect(parseDateHeader(undefined)).toBeUndefined();
+    expect(parseDateHeader('')).toBeUndefined();
+    expect(parseDateHeader('yesterday')).toBeUndefined();
+  });
+
+  it('retries GraphQL errors of queries when opted in, never of a mutation, even one marked idempotent', async () => {
+    const errors = json(200, { errors: [{ message: 'transient' }] });
+    const s = await scripted([json(200, TOKEN)], [errors, json(200, DATA), errors]);
+    server = s.server;
+    const waits = recordingSleep();
+    client = createApiClient({ baseUrl: s.url, apiKey: 'key-1', apiSecret: 'secret-abcdefgh', secrets: new SecretRegistry(), sleep: waits.sleep, retryGraphQLErrors: true });
+    await expect(client.request(BUILDINGS)).resolves.toEqual(DATA.data);
+    expect(client.stats.retriesByReason).toEqual({ graphql_error: 1 });
+    await expect(client.request(SEND_TEST_EVENT, { id: 'w1' }, { idempotent: true })).rejects.toThrow(/transient/);
+    expect(s.seen.filter((r) => r.path !== '/api/v1/auth')).toHaveLength(3);
+    expect(client.stats.retries).toBe(1);
   });
 
   it('rejects plain http to a non-loopback host as a config error', () => {

@@ -74,8 +74,11 @@ async function ending(child: ReturnType<typeof runChild>): Promise<Ending> {
     return 'hung';
   }
   if (exit.code === 0) return 'completed';
-  // An uncaught exception prints its stack and exits 1 before main() could say anything.
-  return /TypeError|uncaught|at .*node_modules/i.test(child.stderr()) ? 'crashed' : 'failed-cleanly';
+  // An uncaught exception prints the error and its stack as plain lines, then Node's version, before main() could
+  // say anything; a clean failure is logged (JSON lines, which may quote a driver's stack) and exits 1.
+  const stderr = child.stderr();
+  const crashed = /^Node\.js v\d/m.test(stderr) || /^\w*(Error|Exception)\b/m.test(stderr) || /uncaught/i.test(stderr);
+  return crashed || exit.code !== 1 ? 'crashed' : 'failed-cleanly';
 }
 
 /** Whole pages only, without knowing where the run started: the rows are the first N truth rows from the earliest. */
@@ -106,6 +109,7 @@ it('Postgres backends of a sync process terminated mid-run: whole pages only aft
   const w = await pgChildWorld('pgkill', 31);
   const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
   let terminated = 0;
+  const crashes: string[] = [];
   const rounds = 5;
   try {
     for (let round = 0; round < rounds; round++) {
@@ -114,17 +118,20 @@ it('Postgres backends of a sync process terminated mid-run: whole pages only aft
       await waitFor(async () => (await occupancyPages(w.store)).pages >= before.pages + 3 + round, child.exited);
       const killed = await admin<{ ok: boolean }[]>`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = ${w.appName}`;
       terminated += killed.filter((k) => k.ok).length;
-      endings[await ending(child)] += 1;
+      const end = await ending(child);
+      endings[end] += 1;
+      if (end === 'crashed' || end === 'hung') crashes.push(`${end} (exit ${(await child.exited).code}): ${child.stderr().slice(-3000)}`);
       await expectWholePagesFromFirst(w.store, w.sandbox, w.customer);
     }
     expect(terminated).toBeGreaterThan(0);
+    expect(crashes, 'every killed run completed or failed cleanly').toEqual([]);
     const final = runChild(['sync'], w.env);
     expect((await final.exited).code, final.stderr()).toBe(0);
     const state = await w.store.getState(w.customer, 'occupancy');
     const stored = await dbRows(w.store, w.customer);
     const truth = truthRows(w.sandbox, w.customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) });
     expect(stored).toEqual(truth);
-    rows.push({ key: 'database-gone/postgres-terminated', tried: 'pg_terminate_backend on every backend of a `sync` process, after 3, 4, 5, 6, 7 more committed pages', count: rounds, held: 'whole pages only after each (rows = committed records, a prefix of the truth); the next run = ground truth; but the killed process may die of an uncaught TypeError instead of failing cleanly (next row)' });
+    rows.push({ key: 'database-gone/postgres-terminated', tried: 'pg_terminate_backend on every backend of a `sync` process, after 3, 4, 5, 6, 7 more committed pages', count: rounds, held: 'whole pages only after each (rows = committed records, a prefix of the truth); each killed run completed or failed cleanly (exit 1), none crashed or hung; the next run = ground truth' });
   } finally {
     await admin.end();
     await w.store.close();
@@ -133,13 +140,11 @@ it('Postgres backends of a sync process terminated mid-run: whole pages only aft
   }
 }, 240_000);
 
-// BUG (src/store/locks.ts + postgres.js 3.4.9, store helper's area): the advisory locks live on a reserved
-// connection (`sql.reserve()`). When its backend is terminated (failover, idle-session kill, admin), the next query
-// on it (the lock release at the end of the run) throws TypeError "Cannot read properties of null (reading 'write')"
-// from a setImmediate inside postgres.js (porsager/postgres#1208, #1154; fix proposed in PR #1209): an uncaught
-// exception that kills the process instead of a StoreError, and pooled connections can hang forever the same way
-// (LanternOps/breeze#3225). Expected: the run ends with exit 0 or a clean failure (exit 1 naming the database).
-it.fails('a sync whose lock connection is terminated ends cleanly (fails today: uncaught TypeError from postgres.js)', async () => {
+// Formerly a crash: the advisory locks lived on a reserved connection (`sql.reserve()`), and postgres.js 3.4.9 throws
+// an uncaught TypeError ("Cannot read properties of null (reading 'write')", porsager/postgres#1208, #1154) when the
+// lock release is sent on it after its backend was terminated. The locks now live on a dedicated single-connection
+// client that notices the closed session: the run stops committing (the lock is gone) and fails with a StoreError.
+it('a sync whose lock session is terminated stops committing and fails cleanly with a StoreError (exit 1), never an uncaught exception', async () => {
   const w = await pgChildWorld('pglock', 32);
   const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
   try {
@@ -149,9 +154,23 @@ it.fails('a sync whose lock connection is terminated ends cleanly (fails today: 
     const killed = await admin<{ ok: boolean }[]>`
       SELECT pg_terminate_backend(a.pid) AS ok FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
       WHERE a.application_name = ${w.appName} AND l.locktype = 'advisory'`;
-    expect(killed.length).toBeGreaterThan(0);
+    expect(killed.length, child.stderr().slice(0, 2000)).toBeGreaterThan(0);
     const end = await ending(child);
-    expect(end, child.stderr().slice(0, 2000)).toMatch(/^(completed|failed-cleanly)$/);
+    expect(end, child.stderr().slice(0, 2000)).toBe('failed-cleanly');
+    expect(child.stderr()).toMatch(/run lock of .* was lost/);
+    // No page after the loss was seen: the failed run's last page is whole, and the next run completes the truth.
+    await expectWholePagesFromFirst(w.store, w.sandbox, w.customer);
+    const final = runChild(['sync'], w.env);
+    expect((await final.exited).code, final.stderr()).toBe(0);
+    const state = await w.store.getState(w.customer, 'occupancy');
+    const stored = await dbRows(w.store, w.customer);
+    expect(stored).toEqual(truthRows(w.sandbox, w.customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) }));
+    rows.push({
+      key: 'database-gone/postgres-lock-terminated',
+      tried: "pg_terminate_backend on the backend holding the run's advisory lock, after 3 committed pages",
+      count: 1,
+      held: 'the run stopped committing (lock lost) and failed cleanly with StoreError (exit 1, no uncaught exception); whole pages only; the next run = ground truth',
+    });
   } finally {
     await admin.end();
     await w.store.close();
@@ -228,13 +247,7 @@ for (const [holdMs, expected] of [[1_500, 'waits within the busy timeout and com
 
 // Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
 it('publishes its figures', () => {
-  if (rows.length !== 3) return;
+  if (rows.length !== 4) return;
   rows.sort((a, b) => a.key.localeCompare(b.key));
-  rows.splice(1, 0, {
-    key: 'database-gone/postgres-lock-terminated',
-    tried: "pg_terminate_backend on the backend holding the run's advisory lock, after 3 committed pages",
-    count: 1,
-    held: 'DOES NOT HOLD today (known bug, test marked it.fails): the process dies of an uncaught TypeError in postgres.js (porsager/postgres#1208) at the lock release instead of failing cleanly',
-  });
   expect(publishFigures({ section: 'database-gone', title: 'The database goes away mid-run', rows, measured: { ...endings } })).toEqual([]);
 });

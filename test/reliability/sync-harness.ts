@@ -71,6 +71,8 @@ export async function runEngine(input: {
     clock: input.clock,
     http: { ...FAST_HTTP, ...input.http },
     logger: input.logger,
+    // As `sync` builds its clients (src/sync/runner.ts): a GraphQL error on a query page is retried as transient.
+    retryGraphQLErrors: true,
   });
   try {
     const report = await runSync({

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, type SyncWindow } from '../../src/sync/windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, watermarkLimit, type SyncWindow } from '../../src/sync/windows.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
 const T0 = Date.UTC(2026, 0, 10);
 const settings = { lookbackMs: 15 * MIN, settleDelayMs: MIN, stepMs: HOUR, initialHistoryMs: 24 * HOUR };
 
@@ -102,6 +103,35 @@ describe('advanceWatermark', () => {
     expect(advanceWatermark(null, T0, T0 + HOUR)).toBe(T0);
     expect(advanceWatermark(T0, T0 - HOUR, T0 + HOUR)).toBe(T0);
     expect(advanceWatermark(T0, T0 + 2 * HOUR, T0 + HOUR)).toBe(T0 + HOUR);
+  });
+});
+
+describe('watermarkLimit', () => {
+  it("caps the watermark at the platform's time - settle delay when the local clock runs ahead", () => {
+    const serverTime = T0;
+    const localLimit = T0 + 24 * HOUR - MIN; // local clock a day ahead
+    const limit = watermarkLimit(localLimit, serverTime, MIN);
+    expect(limit).toBe(T0 - MIN);
+    // A window planned from the fast local clock ends far beyond what the platform has produced.
+    expect(advanceWatermark(T0 - 2 * HOUR, T0 + 6 * HOUR, limit)).toBe(T0 - MIN);
+    // Never backwards, even when the platform's time is behind the stored watermark.
+    expect(advanceWatermark(T0, T0 + 6 * HOUR, limit)).toBe(T0);
+  });
+
+  it('keeps the local limit when the platform is ahead or its time is unknown', () => {
+    expect(watermarkLimit(T0 - MIN, T0 + HOUR, MIN)).toBe(T0 - MIN);
+    expect(watermarkLimit(T0 - MIN, undefined, MIN)).toBe(T0 - MIN);
+  });
+
+  it('never exceeds either bound (property)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -DAY, max: DAY }), fc.option(fc.integer({ min: -DAY, max: DAY }), { nil: undefined }), fc.nat(HOUR), (local, server, settle) => {
+        const limit = watermarkLimit(T0 + local, server === undefined ? undefined : T0 + server, settle);
+        expect(limit).toBeLessThanOrEqual(T0 + local);
+        if (server !== undefined) expect(limit).toBeLessThanOrEqual(T0 + server - settle);
+        expect(limit === T0 + local || (server !== undefined && limit === T0 + server - settle)).toBe(true);
+      }),
+    );
   });
 });
 

@@ -1,8 +1,8 @@
 import type { CommandModule } from '../context.ts';
 import { requireApi, selectCustomers } from '../../config.ts';
 import { startScheduler, validateCron } from '../../sync/scheduler.ts';
-import { openDatabase, runOnce, selectStreams } from '../../sync/runner.ts';
-import { exitCodeOf, problemLines, summaryLine } from '../../sync/summary.ts';
+import { openDatabase, selectStreams } from '../../sync/runner.ts';
+import { createScheduledSync } from '../../sync/scheduled.ts';
 import { ExitCode } from '../../errors.ts';
 
 export const scheduleCommand: CommandModule = (program, ctx) => {
@@ -22,6 +22,7 @@ SIGTERM or SIGINT: the run in progress finishes its current page, commits it, re
 the process exits 0; the next start resumes from that page. A second signal exits at once.
 Each run prints its summary line (as \`sync\` does); a failed run is logged and the daemon keeps going.
 Runs take the same per-customer locks as \`sync\`, so a cron-started \`sync\` and this daemon never overlap either.
+The API clients live as long as the daemon: a token is reused across runs until it nears expiry.
 
 Examples:
   $ occupancy-sync schedule
@@ -37,6 +38,7 @@ Examples:
       const streams = selectStreams(flags.stream);
       const logger = ctx.logger();
       const store = await openDatabase(config.database);
+      const scheduled = createScheduledSync({ config, store, logger, customers, streams, stdout: ctx.stdout });
       try {
         const scheduler = startScheduler({
           cron: config.sync.cron,
@@ -44,16 +46,13 @@ Examples:
           signal: ctx.signal,
           runAtStart: flags.now,
           run: async (signal) => {
-            const result = await runOnce({ config, store, logger, customers, streams, signal });
-            for (const line of problemLines(result.outcomes)) logger.warn(line.trim());
-            ctx.stdout.write(`${summaryLine('sync', result)}\n`);
-            const code = exitCodeOf(result.outcomes);
-            if (code !== ExitCode.OK) logger.warn({ exitCode: code }, 'scheduled run did not fully succeed; the next tick retries');
+            await scheduled.run(signal);
           },
         });
         await scheduler.done;
         ctx.exitCode = ExitCode.OK;
       } finally {
+        await scheduled.close();
         await store.close();
       }
     });
