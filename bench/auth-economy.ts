@@ -8,23 +8,35 @@ import { createMetrics } from '../src/metrics.ts';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.ts';
 import { createSyncPass } from '../src/serve/sync-pass.ts';
 import { openDatabase, runOnce, selectStreams } from '../src/sync/runner.ts';
+import { createScheduledSync } from '../src/sync/scheduled.ts';
 import type { SyncReport } from '../src/sync/engine.ts';
 
 /**
- * Auth economy: POSTs to the auth endpoint per simulated hour of continuous syncing, tokens living expiresIn 900 s.
+ * Auth economy: POSTs to the auth endpoint per simulated hour of syncing, tokens living expiresIn 900 s.
  * The sandbox and the client share one FakeClock; each pass syncs every stream and then the clock moves on by
- * `everyMs`. Measured for each way the product runs passes back to back:
- *  - `serve`: one long-lived client per customer across passes (src/serve/sync-pass.ts);
- *  - `schedule` / cron `sync`: a fresh client per pass (runOnce), without and with TOKEN_CACHE_FILE.
+ * `everyMs`. Measured for each way the product runs passes back to back, through the code each one runs:
+ *  - `serve`: createSyncPass (src/serve/sync-pass.ts), one client per customer for the daemon's life;
+ *  - `schedule`: createScheduledSync (src/sync/scheduled.ts), the same, one pass per tick;
+ *  - cron `sync`: runOnce in a fresh process per pass, so a fresh client and no token in memory: one auth call per
+ *    pass by design, not a goal to meet (the row shows the cost); TOKEN_CACHE_FILE is the documented remedy;
+ *  - cron `sync` with TOKEN_CACHE_FILE: runOnce per pass, the token read back from the cache file.
+ * The <= 6 per hour goal applies to continuous syncing: the daemons and cron with the cache.
  */
 
 export interface AuthEconomy {
-  path: 'serve' | 'runOnce' | 'runOnce+cache';
+  path: 'serve' | 'schedule' | 'cron' | 'cron+cache';
   label: string;
+  /** False for plain cron `sync`: a process per pass authenticates once by design. */
+  goalApplies: boolean;
   passes: number;
   authCalls: number;
   /** Auth calls scaled to one hour of passes. */
   perHour: number;
+}
+
+interface Pass {
+  run(): Promise<SyncReport>;
+  close(): Promise<void>;
 }
 
 const HOUR = 3_600_000;
@@ -58,33 +70,45 @@ function check(report: SyncReport): void {
   if (bad) throw new Error(`auth economy: a pass ended ${bad.status}: ${String((bad.error as Error | undefined)?.message ?? bad.note)}`);
 }
 
+const KINDS: ReadonlyArray<{ path: AuthEconomy['path']; label: string; goalApplies: boolean; cacheFile: boolean }> = [
+  { path: 'serve', label: 'serve daemon (clients live across passes)', goalApplies: true, cacheFile: false },
+  { path: 'schedule', label: 'schedule daemon (clients live across passes)', goalApplies: true, cacheFile: false },
+  { path: 'cron', label: 'cron `sync`, one process per pass, no token cache', goalApplies: false, cacheFile: false },
+  { path: 'cron+cache', label: 'cron `sync` with TOKEN_CACHE_FILE', goalApplies: true, cacheFile: true },
+];
+
+function passFor(path: AuthEconomy['path'], h: Harness, store: Awaited<ReturnType<typeof openDatabase>>): Pass {
+  const streams = selectStreams(undefined);
+  const common = { config: h.config, store, logger: silentLogger, customers: h.config.customers, streams, clock: h.clock };
+  const signal = new AbortController().signal;
+  if (path === 'serve') {
+    const pass = createSyncPass({ ...common, metrics: createMetrics({ processMetrics: false }) });
+    return { run: () => pass.run(signal), close: () => pass.close() };
+  }
+  if (path === 'schedule') {
+    const scheduled = createScheduledSync({ ...common, stdout: { write: () => true } });
+    return { run: () => scheduled.run(signal), close: () => scheduled.close() };
+  }
+  // runOnce builds its clients and closes them before it returns: what a process started by cron does.
+  return { run: () => runOnce(common), close: async () => {} };
+}
+
 export async function measureAuthEconomy(options: { passes: number; everyMs: number }): Promise<AuthEconomy[]> {
   const results: AuthEconomy[] = [];
   const scale = HOUR / (options.passes * options.everyMs);
-  const kinds: Array<[AuthEconomy['path'], string, boolean]> = [
-    ['serve', 'serve daemon (long-lived clients)', false],
-    ['runOnce', 'schedule / cron sync (client per pass)', false],
-    ['runOnce+cache', 'cron sync with TOKEN_CACHE_FILE', true],
-  ];
-  for (const [path, label, cacheFile] of kinds) {
+  for (const { path, label, goalApplies, cacheFile } of KINDS) {
     const h = await harness(cacheFile);
     const store = await openDatabase(h.config.database);
-    const streams = selectStreams(undefined);
-    const pass = path === 'serve'
-      ? createSyncPass({ config: h.config, store, logger: silentLogger, metrics: createMetrics({ processMetrics: false }), clock: h.clock, customers: h.config.customers, streams })
-      : undefined;
+    const pass = passFor(path, h, store);
     try {
       for (let i = 0; i < options.passes; i++) {
-        const report = pass
-          ? await pass.run(new AbortController().signal)
-          : await runOnce({ config: h.config, store, logger: silentLogger, customers: h.config.customers, streams, clock: h.clock });
-        check(report);
+        check(await pass.run());
         h.clock.advance(options.everyMs);
       }
       const authCalls = h.sandbox.stats.authCalls;
-      results.push({ path, label, passes: options.passes, authCalls, perHour: authCalls * scale });
+      results.push({ path, label, goalApplies, passes: options.passes, authCalls, perHour: authCalls * scale });
     } finally {
-      await pass?.close();
+      await pass.close();
       await store.close();
       await h.sandbox.close();
       rmSync(h.dir, { recursive: true, force: true });

@@ -137,7 +137,9 @@ async function main(): Promise<void> {
     log(`Auth economy: ${mode.auth.passes} passes, clock +${mode.auth.everyMs / 60_000} min each, expiresIn 900 s`);
     figures.auth = await measureAuthEconomy(mode.auth);
     for (const a of figures.auth) {
-      rows.push({ benchmark: `Auth calls per hour: ${a.label}`, ours: `${formatNumber(a.perHour, 1)} (${a.authCalls} in ${a.passes} passes)`, baseline: '-', goal: '<= 6', met: a.perHour <= 6 });
+      rows.push(a.goalApplies
+        ? { benchmark: `Auth calls per hour: ${a.label}`, ours: `${formatNumber(a.perHour, 1)} (${a.authCalls} in ${a.passes} passes)`, baseline: '-', goal: '<= 6', met: a.perHour <= 6 }
+        : { benchmark: `Auth calls per hour: ${a.label}`, ours: `${formatNumber(a.perHour, 1)} (${a.authCalls} in ${a.passes} passes)`, baseline: '-', goal: 'n/a (1 per pass)', met: undefined });
     }
   }
 
