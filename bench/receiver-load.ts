@@ -29,20 +29,31 @@ export interface LoadSettings {
 
 const ITEMS = 10;
 
-function deliveryFactory(customerId: string, secret: string) {
+/** The deliveries of the benchmark: every item is a new occupancy row, as real deliveries are. */
+export interface BenchDelivery {
+  id: string;
+  created: string;
+  items: Array<{ FloorSpaceId: string; OccupancyStatus: string; Headcount: number }>;
+  body: string;
+}
+
+export function deliveryStream(customerId: string): () => BenchDelivery {
   const floorSpaces = Array.from({ length: ITEMS }, () => randomUUID());
   let tick = Date.parse('2026-06-01T00:00:00.000Z');
-  return (): { body: string; signature: string } => {
-    // Distinct Created per delivery: every item is a new occupancy row, as real deliveries are.
+  return () => {
+    // Distinct Created per delivery, so no item overwrites an earlier one.
     const created = new Date((tick += 1000)).toISOString();
-    const body = JSON.stringify({
-      Id: randomUUID(),
-      Type: 'Occupancy',
-      CustomerId: customerId,
-      Created: created,
-      Sent: created,
-      Data: floorSpaces.map((id, i) => ({ FloorSpaceId: id, OccupancyStatus: i % 3 ? 'CurrentlyOccupied' : 'Unoccupied', Headcount: i % 5 })),
-    });
+    const id = randomUUID();
+    const items = floorSpaces.map((FloorSpaceId, i) => ({ FloorSpaceId, OccupancyStatus: i % 3 ? 'CurrentlyOccupied' : 'Unoccupied', Headcount: i % 5 }));
+    const body = JSON.stringify({ Id: id, Type: 'Occupancy', CustomerId: customerId, Created: created, Sent: created, Data: items });
+    return { id, created, items, body };
+  };
+}
+
+function deliveryFactory(customerId: string, secret: string) {
+  const next = deliveryStream(customerId);
+  return (): { body: string; signature: string } => {
+    const { body } = next();
     return { body, signature: signatureHeader(secret, body, Math.floor(Date.now() / 1000)) };
   };
 }

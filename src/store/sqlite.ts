@@ -6,6 +6,7 @@ import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Logger } from '../logger.ts';
 import { StoreError } from '../errors.ts';
 import type { Adapter, Executor } from './adapter.ts';
+import { WalCheckpointer } from './checkpointer.ts';
 import { serial, trySqliteLock } from './locks.ts';
 import { loadMigrations, MIGRATIONS_TABLE, pending } from './migrations.ts';
 import { dollarToQuestion } from './placeholders.ts';
@@ -23,11 +24,23 @@ export interface SqliteOptions {
   now: () => string;
   /** How long a writer waits for another process's write transaction before failing (ms). */
   busyTimeoutMs?: number;
+  /** WAL checkpoints on a worker thread instead of inside commits (default true for files; see checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
 }
+
+/**
+ * With background checkpoints the writer checkpoints only when the WAL reaches this many pages (~40 MiB), which
+ * happens only if the worker falls behind. The file is truncated back to JOURNAL_SIZE_LIMIT after such a checkpoint.
+ */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
+const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 export function openSqlite(options: SqliteOptions): Adapter {
   const { path, logger, now } = options;
   if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true)
+    ? new WalCheckpointer({ path, logger })
+    : undefined;
   let db: Database.Database;
   try {
     db = new Database(path);
@@ -41,6 +54,10 @@ export function openSqlite(options: SqliteOptions): Adapter {
     // space, time) files them in random order, so with the default cache every commit writes back index pages
     // scattered over the whole file: 1,000,000 rows took 17 % less time with this cache (docs/performance.md).
     db.pragma('cache_size = -32768');
+    if (checkpointer) {
+      db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
+    }
   } catch (error) {
     throw new StoreError(`cannot open SQLite database ${path}: ${(error as Error).message}`, { cause: error });
   }
@@ -109,6 +126,7 @@ export function openSqlite(options: SqliteOptions): Adapter {
         try {
           const result = await fn(inner);
           prepare('COMMIT').run();
+          checkpointer?.nudge();
           return result;
         } catch (error) {
           if (db.inTransaction) prepare('ROLLBACK').run();
@@ -165,6 +183,7 @@ export function openSqlite(options: SqliteOptions): Adapter {
 
     async close() {
       for (const lock of [...locks]) await lock.release().catch(() => undefined);
+      await checkpointer?.close();
       await exclusive(() => {
         if (db.open) db.close();
       });

@@ -5,14 +5,19 @@ import { toIsoUtc, type IsoUtc } from './types.ts';
  * Timestamps cross the store boundary in one canonical form, `YYYY-MM-DDTHH:MM:SS.sssZ`. SQLite stores that text
  * (fixed width, so text order is time order); Postgres stores timestamptz and hands it back in the same form.
  */
-const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+/**
+ * Exactly what toIsoUtc() returns, for fields that exist in every month: a match needs no Date round trip. Days
+ * 29-31, and anything out of range (month 13, hour 25), take the slow path, where Date decides. The one definition of
+ * the hot path for the store, the sync and the webhook receiver, so none of them accepts what another would refuse.
+ */
+export const CANONICAL_FAST = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
 
 /**
  * The canonical form of a timestamp given as ISO text with any offset, a Date or epoch ms. On the hot path the value
  * is usually canonical already: one regex test and no Date allocation.
  */
 export function canonicalTimestamp(value: unknown, field: string): IsoUtc {
-  if (typeof value === 'string' && CANONICAL.test(value)) return value;
+  if (typeof value === 'string' && CANONICAL_FAST.test(value)) return value;
   if (typeof value === 'string' || typeof value === 'number' || value instanceof Date) {
     // Bare dates and zone-less date-times would be read as local time by Date: refuse them instead of guessing.
     if (typeof value === 'string' && !/(Z|[+-]\d\d:?\d\d)$/i.test(value.trim())) {

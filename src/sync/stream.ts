@@ -1,4 +1,5 @@
 import type { Config } from '../config.ts';
+import { CANONICAL_FAST } from '../store/timestamps.ts';
 import type { IsoUtc, SinkName, SinkRecords } from '../store/types.ts';
 import { toIsoUtc } from '../store/types.ts';
 
@@ -69,18 +70,14 @@ export function defineStream<S extends SinkName, N>(definition: StreamDefinition
 
 const ZONE = /(Z|[+-]\d{2}:?\d{2})$/i;
 
-/** Exactly what toIsoUtc() returns, for days 01-28 (which exist in every month). */
-const CANONICAL = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
-
 /**
  * Canonical UTC form of an API timestamp. A timestamp without a zone is taken as UTC (never as the machine's local
  * time, the classic cursor bug); precision beyond milliseconds is cut, which cannot reorder rows across windows
  * because windows are cut on the same millisecond values.
  */
 export function apiTimestamp(value: unknown, field = 'timestamp'): IsoUtc {
-  // Hot path (every row): a string already in toIsoUtc's form is returned as is, without a Date round trip. Days
-  // 29-31 take the slow path, as not every month has them (Date turns 2026-02-30 into 2026-03-02).
-  if (typeof value === 'string' && CANONICAL.test(value)) return value;
+  // Hot path (every row): a string already in toIsoUtc's form is returned as is, without a Date round trip.
+  if (typeof value === 'string' && CANONICAL_FAST.test(value)) return value;
   if (typeof value !== 'string' && typeof value !== 'number') {
     throw new TypeError(`${field}: expected an ISO 8601 timestamp, got ${JSON.stringify(value)}`);
   }

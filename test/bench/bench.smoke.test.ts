@@ -41,6 +41,8 @@ describe('benchmark harness (--smoke)', () => {
     expect(figures.receiver!.ours.perSecond).toBeGreaterThan(0);
     expect(figures.receiver!.bare.perSecond).toBeGreaterThan(0);
     expect(figures.receiver!.ours.p99Ms).toBeGreaterThan(0);
+    expect(figures.receiver!.floor.perSecond).toBeGreaterThan(0);
+    expect(figures.receiver!.bound).toBeGreaterThan(0);
     expect(figures.auth!.map((a) => a.path)).toEqual(['serve', 'schedule', 'cron', 'cron+cache']);
     for (const a of figures.auth!) expect(a.authCalls).toBeGreaterThan(0);
   });

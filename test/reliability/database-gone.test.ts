@@ -183,17 +183,24 @@ it('a sync whose lock session is terminated stops committing and fails cleanly w
 function lockHolder(path: string) {
   const script = `
     const Database = require('better-sqlite3');
-    const db = new Database(${JSON.stringify(path)});
+    // A long busy timeout: the holder must get the lock however busy the writer keeps it, not give up after 5 s.
+    const db = new Database(${JSON.stringify(path)}, { timeout: 60000 });
+    const attempt = (fn) => { try { fn(); } catch (error) { console.log('error: ' + error.message); process.exit(1); } };
     require('readline').createInterface({ input: process.stdin }).on('line', (line) => {
       const holdMs = Number(line);
-      db.exec('BEGIN EXCLUSIVE');
+      attempt(() => db.exec('BEGIN EXCLUSIVE'));
       console.log('locked');
-      setTimeout(() => { db.exec('COMMIT'); console.log('released'); }, holdMs);
+      setTimeout(() => attempt(() => { db.exec('COMMIT'); console.log('released'); }), holdMs);
     });
     console.log('ready');`;
   const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout! });
-  const waitFor = (word: string) => new Promise<void>((resolve) => lines.on('line', (l) => l === word && resolve()));
+  // A holder that failed says why and exits: the wait fails with that instead of running into the test timeout.
+  const waitFor = (word: string) =>
+    new Promise<void>((resolve, reject) => {
+      lines.on('line', (l) => (l === word ? resolve() : l.startsWith('error: ') && reject(new Error(`lock holder: ${l}`))));
+      child.once('exit', (code) => reject(new Error(`lock holder exited (${code}) before "${word}"`)));
+    });
   const ready = waitFor('ready');
   return {
     ready,
@@ -215,7 +222,13 @@ for (const [holdMs, expected] of [[1_500, 'waits within the busy timeout and com
       await holder.ready;
       const running = runEngine({ store: w.store, sandbox: w.sandbox, clock: w.clock, settings: SETTINGS });
       // better-sqlite3 waits synchronously: poll from here until some pages are in, then lock from the other process.
-      while ((await occupancyPages(w.store)).pages < 5) await new Promise((r) => setTimeout(r, 5));
+      let settled = false;
+      const done = () => (settled = true);
+      void running.then(done, done);
+      while ((await occupancyPages(w.store)).pages < 5) {
+        if (settled) throw new Error(`the run ended before 5 pages: ${JSON.stringify(outcomeOf(await running))}`);
+        await new Promise((r) => setTimeout(r, 5));
+      }
       const released = await holder.lock(holdMs);
       const run = await running;
       const outcome = outcomeOf(run);

@@ -1,13 +1,14 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.ts';
+import { GroupCommit } from '../../src/store/group-commit.ts';
 import type { DeliveryRecord } from '../../src/store/types.ts';
 import { DIALECTS, fresh, readings } from './harness.ts';
 
 /**
- * Webhook deliveries stored concurrently (SQLite: group commit, one transaction per event-loop turn with a SAVEPOINT
- * per delivery; Postgres: one transaction each). Either way: the right answer per delivery, a failing delivery
- * rolls back alone, and no caller is answered before its delivery is committed.
+ * Webhook deliveries stored concurrently (SQLite: group commit, one transaction per event-loop turn, replayed one
+ * delivery at a time when it fails; Postgres: one transaction each). Either way: the right answer per delivery, a
+ * failing delivery rolls back alone, and no caller is answered before its delivery is committed.
  */
 
 const C = 'cust-a';
@@ -70,22 +71,46 @@ describe('group commit on SQLite', () => {
     }
   });
 
-  it('a COMMIT that fails rejects every delivery of the group, and none of them is stored', async () => {
-    const { store, database } = await fresh('sqlite', 'groupcommitfail');
-    // A real COMMIT failure: a deferred foreign key is checked only at COMMIT. Delivery "poison" inserts a row
-    // referencing nothing, so the shared COMMIT of its group fails.
+  // A real COMMIT failure: a deferred foreign key is checked only at COMMIT. The trigger makes the deliveries it
+  // matches insert a row referencing nothing, so the COMMIT of any transaction holding one of them fails.
+  const poisonWhen = (database: { sqlitePath?: string }, condition: string) => {
     const admin = new Database(database.sqlitePath!);
     admin.exec(`
       CREATE TABLE test_parent (id TEXT PRIMARY KEY);
       CREATE TABLE test_child (parent TEXT REFERENCES test_parent (id) DEFERRABLE INITIALLY DEFERRED);
-      CREATE TRIGGER test_poison AFTER INSERT ON webhook_deliveries WHEN NEW.id = 'poison'
+      CREATE TRIGGER test_poison AFTER INSERT ON webhook_deliveries WHEN ${condition}
       BEGIN INSERT INTO test_child VALUES ('missing'); END;`);
-    admin.close();
+    return () => {
+      admin.exec('DROP TRIGGER test_poison');
+      admin.close();
+    };
+  };
+
+  it('a group whose COMMIT fails is replayed one delivery at a time: only the delivery at fault is rejected', async () => {
+    const { store, database } = await fresh('sqlite', 'groupcommitfail');
+    const cure = poisonWhen(database, "NEW.id = 'poison'");
     const results = await Promise.allSettled([
       store.storeDelivery(delivery('x1'), readings(1)),
       store.storeDelivery(delivery('poison'), readings(1, '2026-03-01T11:00:00.000Z')),
       store.storeDelivery(delivery('x2'), readings(1, '2026-03-01T12:00:00.000Z')),
+      store.storeDelivery(delivery('x1'), readings(1)),
     ]);
+    expect(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected'))).toEqual(['stored', 'rejected', 'stored', 'duplicate']);
+    expect(String((results[1] as PromiseRejectedResult).reason)).toMatch(/storing webhook delivery poison failed: .*FOREIGN KEY constraint failed/);
+    // Replayed from a rolled-back group: each row once, x1's retry counted once, nothing of the poison kept.
+    const stored = await store.query<{ id: string; attempts: number }>('SELECT id, attempts FROM webhook_deliveries ORDER BY id');
+    expect(stored.map((d) => [d.id, Number(d.attempts)])).toEqual([['x1', 2], ['x2', 1]]);
+    expect(await store.query('SELECT observed_at FROM occupancy ORDER BY observed_at')).toEqual([
+      { observed_at: '2026-03-01T10:00:00.000Z' }, { observed_at: '2026-03-01T12:00:00.000Z' },
+    ]);
+    cure();
+    expect(await store.storeDelivery(delivery('poison'), readings(1, '2026-03-01T11:00:00.000Z'))).toBe('stored');
+  });
+
+  it('when every delivery fails even alone, every caller is rejected and none is stored', async () => {
+    const { store, database } = await fresh('sqlite', 'groupallfail');
+    const cure = poisonWhen(database, '1');
+    const results = await Promise.allSettled(['y1', 'y2', 'y3'].map((id, i) => store.storeDelivery(delivery(id), readings(1, `2026-03-01T1${i}:00:00.000Z`))));
     for (const result of results) {
       expect(result.status).toBe('rejected');
       expect(String((result as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY constraint failed/);
@@ -93,6 +118,22 @@ describe('group commit on SQLite', () => {
     expect(await store.query('SELECT id FROM webhook_deliveries')).toEqual([]);
     expect(await store.query('SELECT * FROM occupancy')).toEqual([]);
     // The store is usable afterwards and the platform's retries are stored.
-    expect(await store.storeDelivery(delivery('x1'), readings(1))).toBe('stored');
+    cure();
+    expect(await store.storeDelivery(delivery('y1'), readings(1))).toBe('stored');
+  });
+
+  it('a group whose transaction cannot begin rejects every unit at once, without replaying them one by one', async () => {
+    // Replaying would wait out SQLite's busy timeout once per delivery while another process holds the write lock.
+    let attempts = 0;
+    const busy = new Error('SQLITE_BUSY: database is locked');
+    const group = new GroupCommit({
+      transaction: async () => {
+        attempts += 1;
+        throw busy;
+      },
+    });
+    const results = await Promise.allSettled([1, 2, 3].map((n) => group.submit(async () => n)));
+    expect(results).toEqual([1, 2, 3].map(() => ({ status: 'rejected', reason: busy })));
+    expect(attempts).toBe(1);
   });
 });

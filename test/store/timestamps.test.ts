@@ -69,6 +69,16 @@ describe('timestamp conversion', () => {
     expect(() => canonicalTimestamp(null, 'observedAt')).toThrow(/expected an ISO 8601 timestamp, got null/);
   });
 
+  it('refuses canonical-looking text with fields out of range instead of storing it as it came', () => {
+    // The hot path matches the canonical shape without a Date: it must not let a month 13 or an hour 25 through.
+    for (const bad of ['2026-13-01T00:00:00.000Z', '2026-00-10T00:00:00.000Z', '2026-01-01T25:00:00.000Z', '2026-01-32T00:00:00.000Z', '2026-01-01T10:60:00.000Z']) {
+      expect(() => canonicalTimestamp(bad, 'observedAt'), bad).toThrow(/observedAt: .* is not a valid timestamp/);
+    }
+    // Day 29-31 go through Date, which knows each month's length.
+    expect(canonicalTimestamp('2028-02-29T00:00:00.000Z', 'f')).toBe('2028-02-29T00:00:00.000Z');
+    expect(canonicalTimestamp('2026-01-31T23:59:59.999Z', 'f')).toBe('2026-01-31T23:59:59.999Z');
+  });
+
   it('reads Postgres timestamptz text in the canonical form', () => {
     expect(parsePgTimestamp('2026-03-01 10:00:00+00')).toBe('2026-03-01T10:00:00.000Z');
     expect(parsePgTimestamp('2026-03-01 10:00:00.12+00')).toBe('2026-03-01T10:00:00.120Z');

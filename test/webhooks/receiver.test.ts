@@ -182,6 +182,8 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
     ['an empty OccupancyStatus', { Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: '', Headcount: 1 }] }, 'Data.0.OccupancyStatus'],
     ['Data not an array', { Data: {} as unknown as unknown[] }, 'Data'],
     ['a Created without zone', { Created: '2026-01-01T10:00:00' }, 'Created'],
+    ['a Created in month 13', { Created: '2026-13-01T10:00:00.000Z' }, 'Created'],
+    ['a Sent at hour 25', { Sent: '2026-01-01T25:00:00.000Z' }, 'Sent'],
     ['an Id that is not a UUID', { Id: 'abc' }, 'Id'],
   ])('refuses a delivery with %s as 400 naming the field', async (_label, overrides, field) => {
     const r = await start();

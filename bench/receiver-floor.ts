@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../src/store/index.ts';
+import { openRawSqlite, prepareRawUpsert } from './baseline-sqlite.ts';
+import { flags, report, required } from './child.ts';
+import { deliveryStream } from './receiver-load.ts';
+
+/**
+ * The receiver's storage floor, in its own process: what SQLite alone costs for the rows the receiver writes, with
+ * no HTTP, no signature, no parsing. The same deliveries as the load test (one delivery row with its raw body plus
+ * 10 occupancy upserts each), into the tables the migrations create, `--group` deliveries per transaction (what the
+ * receiver's group commit reaches under that load), with two raw prepared better-sqlite3 statements and the store's
+ * pragmas (WAL, synchronous NORMAL, 32 MiB page cache, the same WAL checkpoint threshold).
+ *
+ *   node --import tsx bench/receiver-floor.ts --deliveries 40000 --group 25 [--savepoints]
+ *
+ * `--savepoints` wraps each delivery in SAVEPOINT/RELEASE, as the first group commit did, to show what that costs.
+ * Prints {"deliveries", "ms", "perSecond"}.
+ */
+
+export interface FloorResult {
+  deliveries: number;
+  ms: number;
+  perSecond: number;
+}
+
+const args = flags();
+const total = Number(required(args, 'deliveries'));
+const group = Number(required(args, 'group'));
+const savepoints = args.has('savepoints');
+const dir = mkdtempSync(join(tmpdir(), 'occupancy-bench-floor-'));
+const path = join(dir, 'floor.db');
+try {
+  const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path });
+  await store.migrate();
+  await store.close();
+
+  const db = openRawSqlite(path);
+  const insertDelivery = db.prepare(
+    'INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?) ' +
+      'ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1 RETURNING attempts',
+  );
+  const upsert = prepareRawUpsert(db);
+  const savepoint = db.prepare('SAVEPOINT delivery');
+  const release = db.prepare('RELEASE SAVEPOINT delivery');
+  const customerId = randomUUID();
+  const next = deliveryStream(customerId);
+  // Generated up front: the floor times SQLite only.
+  const deliveries = Array.from({ length: total }, next);
+  const writeGroup = db.transaction((from: number, to: number, receivedAt: string) => {
+    for (let i = from; i < to; i++) {
+      const d = deliveries[i]!;
+      if (savepoints) savepoint.run();
+      insertDelivery.get(customerId, d.id, 'Occupancy', d.created, d.created, receivedAt, d.body);
+      for (const item of d.items) {
+        upsert.run(customerId, 'webhook', receivedAt, item.FloorSpaceId, d.created, item.OccupancyStatus, item.Headcount, d.id);
+      }
+      if (savepoints) release.run();
+    }
+  });
+  const started = performance.now();
+  for (let i = 0; i < total; i += group) writeGroup(i, Math.min(total, i + group), new Date().toISOString());
+  const ms = performance.now() - started;
+  db.close();
+  report({ deliveries: total, ms, perSecond: (total / ms) * 1000 } satisfies FloorResult);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,167 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type { Logger } from '../logger.ts';
+
+/**
+ * Background WAL checkpoints for a SQLite file, on a worker thread with its own connection.
+ *
+ * Why: in WAL mode every commit appends pages to the WAL, and the automatic checkpoint that copies them back into
+ * the database (and fsyncs it) runs inside whichever COMMIT crosses the threshold, on the main thread. In the webhook
+ * receiver that was one commit in eight taking ~15 ms, three quarters of all commit time (docs/performance.md).
+ * A PASSIVE checkpoint never blocks the writer and the writer never waits for it, so it can run beside the event
+ * loop. When one finishes with every frame copied, SQLite restarts the WAL at the next write on its own.
+ *
+ * The main connection keeps a high `wal_autocheckpoint` as the bound: if the worker falls behind, stalls or cannot
+ * start, the writer checkpoints itself once the WAL reaches it, as SQLite always does. Nothing depends on the worker
+ * for correctness or durability (a checkpoint only moves committed pages from the WAL into the main file).
+ */
+
+/** Plain CommonJS run with `eval`, so the worker needs no TypeScript loader in any host (tsx, vitest, plain node). */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+db.pragma('busy_timeout = 1000');
+db.pragma('synchronous = NORMAL');
+parentPort.on('message', (message) => {
+  if (message === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ ok: true, walFrames: result.log, checkpointed: result.checkpointed });
+  } catch (error) {
+    parentPort.postMessage({ ok: false, error: String(error && error.message || error) });
+  }
+});
+`;
+
+export interface CheckpointerOptions {
+  path: string;
+  logger: Logger;
+  /** Minimum time between two checkpoints, so a burst of commits is copied once (pages rewritten by each commit). */
+  minIntervalMs?: number;
+}
+
+export interface CheckpointResult {
+  walFrames: number;
+  checkpointed: number;
+}
+
+export class WalCheckpointer {
+  readonly #options: Required<CheckpointerOptions>;
+  #worker: Worker | undefined;
+  #exited: Promise<void> = Promise.resolve();
+  #failed = false;
+  #running = false;
+  #wanted = false;
+  #timer: NodeJS.Timeout | undefined;
+  #lastStarted = -Infinity;
+  #closing: Promise<void> | undefined;
+  #waiters: Array<(result: CheckpointResult | undefined) => void> = [];
+  /** Checkpoints completed, for tests and metrics. */
+  completed = 0;
+
+  constructor(options: CheckpointerOptions) {
+    this.#options = { minIntervalMs: 50, ...options };
+  }
+
+  /** Called after every commit: asks for a checkpoint soon, at most one at a time and one per interval. */
+  nudge(): void {
+    if (this.#failed || this.#closing) return;
+    this.#wanted = true;
+    if (this.#running || this.#timer) return;
+    const wait = this.#lastStarted + this.#options.minIntervalMs - performance.now();
+    if (wait > 0) {
+      this.#timer = setTimeout(() => {
+        this.#timer = undefined;
+        this.#start();
+      }, wait);
+      this.#timer.unref();
+      return;
+    }
+    this.#start();
+  }
+
+  /** Resolves after the next checkpoint (undefined when the worker is unavailable). For tests and shutdown. */
+  settled(): Promise<CheckpointResult | undefined> {
+    if (this.#failed || this.#closing || (!this.#running && !this.#wanted)) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  #start(): void {
+    if (!this.#wanted || this.#running || this.#failed || this.#closing) return;
+    const worker = this.#worker ?? this.#spawn();
+    if (!worker) return;
+    this.#wanted = false;
+    this.#running = true;
+    this.#lastStarted = performance.now();
+    worker.postMessage('checkpoint');
+  }
+
+  #spawn(): Worker | undefined {
+    try {
+      const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { path: this.#options.path, driver } });
+      // Never keeps the process alive: a daemon exits on SIGTERM, a one-shot command when its work is done.
+      worker.unref();
+      worker.on('message', (message: { ok: boolean; walFrames?: number; checkpointed?: number; error?: string }) => {
+        this.#running = false;
+        if (!message.ok) {
+          this.#fail(new Error(message.error));
+          return;
+        }
+        this.completed += 1;
+        const result = { walFrames: message.walFrames!, checkpointed: message.checkpointed! };
+        for (const resolve of this.#waiters.splice(0)) resolve(result);
+        if (this.#wanted) this.nudge();
+      });
+      worker.on('error', (error) => this.#fail(error));
+      this.#exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      void this.#exited.then(() => {
+        this.#worker = undefined;
+        if (!this.#closing) this.#fail(new Error('checkpoint worker exited'));
+      });
+      this.#worker = worker;
+      return worker;
+    } catch (error) {
+      this.#fail(error);
+      return undefined;
+    }
+  }
+
+  #fail(error: unknown): void {
+    if (this.#failed) return;
+    this.#failed = true;
+    this.#running = false;
+    // Its connection is closed by the worker itself, so the writer's close can still remove the WAL.
+    this.#worker?.postMessage('close');
+    this.#options.logger.warn(
+      { err: error },
+      'background WAL checkpoints unavailable; SQLite checkpoints on the writer instead (slower commits, same data)',
+    );
+    for (const resolve of this.#waiters.splice(0)) resolve(undefined);
+  }
+
+  /** Stops the worker after its current checkpoint and closes its connection, so the writer's close can remove the WAL. */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#timer = undefined;
+      const worker = this.#worker;
+      for (const resolve of this.#waiters.splice(0)) resolve(undefined);
+      if (!worker) return this.#exited;
+      // Unreferenced while it works; held now so a process that is only waiting for this close does not exit first.
+      worker.ref();
+      worker.postMessage('close');
+      // A checkpoint copies at most the WAL's bound (wal_autocheckpoint pages): it ends well within this.
+      const timeout = setTimeout(() => void worker.terminate(), 5000);
+      timeout.unref();
+      await this.#exited;
+      clearTimeout(timeout);
+    })();
+    return this.#closing;
+  }
+}
