@@ -9,16 +9,18 @@ import { profileAll } from './profile.ts';
 import type { FloorResult } from './receiver-floor.ts';
 import { measureReceiver, type LoadResult } from './receiver-load.ts';
 import { formatNumber, median, mib } from './stats.ts';
-import { SyncBench, type SyncSamples } from './sync-bench.ts';
+import { PAGE_SIZE, SyncBench, type SyncSamples } from './sync-bench.ts';
 import type { SyncResult } from './sync-job.ts';
 import { renderTable, type Row } from './table.ts';
 
 /**
  * npm run bench [-- --quick | --smoke] [--profile] [--only sqlite,postgres,memory,receiver,auth]
- *               [--write | --no-write] [--out FILE] [--json FILE]
+ *               [--page-size N] [--write | --no-write] [--out FILE] [--json FILE]
  *
  * Prints one table (figures, same-run baselines, ratios, goals) on stdout, progress on stderr. The default mode
  * writes the table into docs/performance.md; --quick and --smoke write only when asked (--write or --out).
+ * --page-size (1 to 5,000, default 5,000) sets SYNC_PAGE_SIZE for both sides of the sync comparisons; a run with
+ * another page size writes docs/performance.md only when asked, as --quick does.
  */
 
 interface Mode {
@@ -63,6 +65,10 @@ async function main(): Promise<void> {
   const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
   if (unknown.length) throw new Error(`--only: unknown part ${unknown.join(', ')}; use ${PARTS.join(', ')}`);
   const wants = (p: Part) => only.includes(p);
+  const pageSize = Number(args.get('page-size') ?? PAGE_SIZE);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 5000) {
+    throw new Error(`--page-size ${args.get('page-size')}: use a whole number from 1 to 5000 (SYNC_PAGE_SIZE's range)`);
+  }
   const started = performance.now();
   const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' ');
   const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
@@ -71,7 +77,7 @@ async function main(): Promise<void> {
   log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
   const pgProblem = wants('postgres') ? await checkPostgres() : undefined;
-  const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log) : undefined;
+  const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log, pageSize) : undefined;
   let profile: string | undefined;
   try {
     let largeMemory: SyncResult[] | undefined;
@@ -83,7 +89,7 @@ async function main(): Promise<void> {
         rows.push({ benchmark: label, ours: 'skipped', baseline: pgProblem, goal: '>= 0.90', met: undefined });
         continue;
       }
-      log(`${label}: ${mode.runs} run(s) each, ours and raw alternating`);
+      log(`${label}: ${mode.runs} run(s) each, ours and raw alternating, pages of ${formatNumber(pageSize)}`);
       const samples = await sync.compare(dialect, mode.syncRows, mode.runs);
       const ours = median(samples.ours.map((s) => s.rowsPerSecond));
       const raw = median(samples.raw.map((s) => s.rowsPerSecond));
@@ -147,6 +153,14 @@ async function main(): Promise<void> {
     const show = (r: LoadResult, what: string) => `${formatNumber(r.perSecond)} ${what}/s, p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`;
     rows.push({ benchmark: `Receiver: signed deliveries (10 items), ${CONNECTIONS} connections`, ours: show(o, 'deliveries'), baseline: `${show(b, 'req')} (bare node:http 204)`, ratio: o.perSecond / b.perSecond, goal: '>= 0.50', met: o.perSecond / b.perSecond >= 0.5 });
     rows.push({
+      benchmark: 'Receiver storage floor alone (raw SQLite, no HTTP) vs bare',
+      ours: `${formatNumber(floorPerSecond)} deliveries/s`,
+      baseline: `${formatNumber(b.perSecond)} req/s (bare node:http 204)`,
+      ratio: floorPerSecond / b.perSecond,
+      goal: 'n/a (ceiling of one SQLite writer)',
+      met: undefined,
+    });
+    rows.push({
       benchmark: 'Receiver against bare HTTP + storage floor on one thread',
       ours: `${formatNumber(o.perSecond)} deliveries/s`,
       baseline: `${formatNumber(bound)}/s (bare ${formatNumber(b.perSecond)}/s in series with raw SQLite ${formatNumber(floorPerSecond)}/s)`,
@@ -176,7 +190,8 @@ async function main(): Promise<void> {
 
   if (args.has('json')) writeFileSync(args.get('json')!, JSON.stringify(figures, null, 2));
   const out = args.get('out') ?? fileURLToPath(new URL('../docs/performance.md', import.meta.url));
-  const write = !args.has('no-write') && (mode.name === 'full' || args.has('write') || args.has('out'));
+  const standard = mode.name === 'full' && pageSize === PAGE_SIZE;
+  const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
     const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
       `load average ${loadAtStart} at the start, medians of ${mode.runs} run(s) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +

@@ -11,6 +11,7 @@ import type { SyncJob, SyncResult } from './sync-job.ts';
 
 /** 25 buildings x 50 floor spaces: one tick is 1,250 rows and a one-hour window (12 ticks) exactly 3 pages of 5,000. */
 export const GEOMETRY = { buildings: 25, spaces: 50 };
+/** The sandbox's maximum (SYNC_PAGE_SIZE accepts 1 to 5,000); `--page-size` measures others. */
 export const PAGE_SIZE = 5000;
 export const STEP_MS = 3_600_000;
 
@@ -30,18 +31,20 @@ export interface SyncSamples {
 export class SyncBench {
   readonly #sandbox: Child<SandboxInfo>;
   readonly #log: (line: string) => void;
+  readonly #pageSize: number;
 
-  private constructor(sandbox: Child<SandboxInfo>, log: (line: string) => void) {
+  private constructor(sandbox: Child<SandboxInfo>, log: (line: string) => void, pageSize: number) {
     this.#sandbox = sandbox;
     this.#log = log;
+    this.#pageSize = pageSize;
   }
 
-  static async start(log: (line: string) => void): Promise<SyncBench> {
+  static async start(log: (line: string) => void, pageSize = PAGE_SIZE): Promise<SyncBench> {
     const sandbox = spawnTs<SandboxInfo>('sandbox-process.ts', [
       '--data-start', dataStart(), '--buildings', String(GEOMETRY.buildings), '--spaces', String(GEOMETRY.spaces),
     ]);
     await sandbox.message;
-    return new SyncBench(sandbox, log);
+    return new SyncBench(sandbox, log, pageSize);
   }
 
   /** Whole ticks covering at least `rows` observations. */
@@ -54,7 +57,7 @@ export class SyncBench {
       from,
       to: from + ticks * sandbox.intervalMs,
       stepMs: STEP_MS,
-      pageSize: PAGE_SIZE,
+      pageSize: this.#pageSize,
       databaseUrl,
       expectedRows: ticks * sandbox.floorSpaces,
     };

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { createInterface } from 'node:readline';
 import postgres from 'postgres';
 import { expect, it } from 'vitest';
@@ -194,12 +195,33 @@ function lockHolder(path: string) {
     });
     console.log('ready');`;
   const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: child.stdout! });
+  // Every line is kept: this process's event loop can be blocked (better-sqlite3 waits synchronously for the lock)
+  // for longer than the hold, so "locked" and "released" may arrive in one chunk, both emitted before anyone waits
+  // for "released". A wait resolves from the lines already seen, not only from lines still to come.
+  const seen: string[] = [];
+  let exitCode: number | null | undefined;
+  const changed = new EventEmitter();
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    seen.push(line);
+    changed.emit('change');
+  });
+  child.once('exit', (code) => {
+    exitCode = code;
+    changed.emit('change');
+  });
   // A holder that failed says why and exits: the wait fails with that instead of running into the test timeout.
   const waitFor = (word: string) =>
     new Promise<void>((resolve, reject) => {
-      lines.on('line', (l) => (l === word ? resolve() : l.startsWith('error: ') && reject(new Error(`lock holder: ${l}`))));
-      child.once('exit', (code) => reject(new Error(`lock holder exited (${code}) before "${word}"`)));
+      const check = () => {
+        const error = seen.find((l) => l.startsWith('error: '));
+        if (seen.includes(word)) resolve();
+        else if (error) reject(new Error(`lock holder: ${error}`));
+        else if (exitCode !== undefined) reject(new Error(`lock holder exited (${exitCode}) before "${word}"`));
+        else return;
+        changed.off('change', check);
+      };
+      changed.on('change', check);
+      check();
     });
   const ready = waitFor('ready');
   return {
