@@ -21,6 +21,12 @@ async function pagesSoFar(store: Store): Promise<number> {
 
 const rows: FigureRow[] = [];
 
+/**
+ * No round commits more than about this many pages before its kill, so the data (~86 pages of `sync`, ~266 of
+ * `backfill`) outlasts every seeded round and each kill lands on work in progress.
+ */
+const MAX_PAGES_PER_ROUND = 15;
+
 async function mixedKills(backend: Backend, seed: number, kills: number) {
   const now = Date.now();
   const hour = 3_600_000;
@@ -44,9 +50,14 @@ async function mixedKills(backend: Backend, seed: number, kills: number) {
       const before = await pagesSoFar(store);
       const child = runChild(command === 'sync' ? ['sync'] : backfill, env);
       if (random() < 0.25) {
-        await Promise.race([new Promise((r) => setTimeout(r, 200 + random() * 1500)), child.exited]);
+        // A moment that may fall in start-up, migration or locking, but never more than MAX_PAGES_PER_ROUND pages in:
+        // on a fast machine an unbounded delay let one round finish the sync's whole range, and every later sync
+        // round then had nothing left to interrupt.
+        const delay = new Promise((r) => setTimeout(r, 200 + random() * 1500));
+        const bounded = waitFor(async () => (await pagesSoFar(store)) - before >= MAX_PAGES_PER_ROUND, child.exited);
+        await Promise.race([delay, bounded, child.exited]);
       } else {
-        const target = 1 + Math.floor(random() * 15);
+        const target = 1 + Math.floor(random() * MAX_PAGES_PER_ROUND);
         await waitFor(async () => (await pagesSoFar(store)) - before >= target, child.exited);
       }
       child.process.kill('SIGKILL');
