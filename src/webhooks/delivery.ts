@@ -43,7 +43,7 @@ function uuid(object: Json, key: string, path: string): string {
   return value;
 }
 
-function name(object: Json, key: string, path: string): string {
+function shortText(object: Json, key: string, path: string): string {
   const value = object[key];
   if (typeof value !== 'string') throw new ShapeError(path, `expected a string, got ${kind(value)}`);
   if (value.length === 0 || value.length > MAX_TEXT) throw new ShapeError(path, `must be 1 to ${MAX_TEXT} characters`);
@@ -98,7 +98,7 @@ export function parseDelivery(rawBody: Buffer): ParsedDelivery {
   try {
     if (!isObject(json)) throw new ShapeError('(body)', `expected an object, got ${kind(json)}`);
     id = uuid(json, 'Id', 'Id');
-    const type = name(json, 'Type', 'Type');
+    const type = shortText(json, 'Type', 'Type');
     const customerId = uuid(json, 'CustomerId', 'CustomerId');
     const createdAt = timestamp(json, 'Created', 'Created');
     const sentAt = timestamp(json, 'Sent', 'Sent');
@@ -114,7 +114,7 @@ export function parseDelivery(rawBody: Buffer): ParsedDelivery {
         occupancy.push({
           floorSpaceId: uuid(item, 'FloorSpaceId', `${path}.FloorSpaceId`),
           observedAt: createdAt,
-          occupancyStatus: name(item, 'OccupancyStatus', `${path}.OccupancyStatus`),
+          occupancyStatus: shortText(item, 'OccupancyStatus', `${path}.OccupancyStatus`),
           headcount: headcount(item, `${path}.Headcount`),
           eventId: id,
         });
