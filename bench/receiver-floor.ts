@@ -1,10 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openStore } from '../src/store/index.ts';
 import { openRawSqlite, prepareRawUpsert } from './baseline-sqlite.ts';
 import { flags, report, required } from './child.ts';
+import { freshDatabase } from './databases.ts';
 import { deliveryStream } from './receiver-load.ts';
 
 /**
@@ -30,14 +27,9 @@ const args = flags();
 const total = Number(required(args, 'deliveries'));
 const group = Number(required(args, 'group'));
 const savepoints = args.has('savepoints');
-const dir = mkdtempSync(join(tmpdir(), 'occupancy-bench-floor-'));
-const path = join(dir, 'floor.db');
+const fresh = await freshDatabase('sqlite', 'floor');
 try {
-  const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path });
-  await store.migrate();
-  await store.close();
-
-  const db = openRawSqlite(path);
+  const db = openRawSqlite(fresh.database.sqlitePath!);
   const insertDelivery = db.prepare(
     'INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?) ' +
       'ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1 RETURNING attempts',
@@ -66,5 +58,5 @@ try {
   db.close();
   report({ deliveries: total, ms, perSecond: (total / ms) * 1000 } satisfies FloorResult);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await fresh.drop();
 }

@@ -66,8 +66,8 @@ async function main(): Promise<void> {
   if (unknown.length) throw new Error(`--only: unknown part ${unknown.join(', ')}; use ${PARTS.join(', ')}`);
   const wants = (p: Part) => only.includes(p);
   const pageSize = Number(args.get('page-size') ?? PAGE_SIZE);
-  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > 5000) {
-    throw new Error(`--page-size ${args.get('page-size')}: use a whole number from 1 to 5000 (SYNC_PAGE_SIZE's range)`);
+  if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE) {
+    throw new Error(`--page-size ${args.get('page-size')}: use a whole number from 1 to ${PAGE_SIZE} (SYNC_PAGE_SIZE's range)`);
   }
   const started = performance.now();
   const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' ');

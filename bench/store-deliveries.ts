@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { openStore } from '../src/store/index.ts';
 import type { DeliveryRecord, OccupancyRecord } from '../src/store/types.ts';
 import { flags } from './child.ts';
+import { freshDatabase } from './databases.ts';
 import { deliveryStream } from './receiver-load.ts';
 
 /**
@@ -18,11 +16,9 @@ import { deliveryStream } from './receiver-load.ts';
 const args = flags();
 const group = Number(args.get('group') ?? 64);
 const total = Number(args.get('deliveries') ?? 20_000);
-const dir = mkdtempSync(join(tmpdir(), 'occupancy-bench-store-'));
-const path = join(dir, 'store.db');
+const fresh = await freshDatabase('sqlite', 'store');
 try {
-  const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path });
-  await store.migrate();
+  const store = await openStore(fresh.database);
   const customerId = randomUUID();
   const next = deliveryStream(customerId);
   const deliveries = Array.from({ length: total }, () => {
@@ -41,5 +37,5 @@ try {
   await store.close();
   process.stdout.write(`${total} deliveries, ${group} at a time: ${((ms * 1000) / total).toFixed(1)} us per delivery, ${Math.round((total / ms) * 1000)}/s\n`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  await fresh.drop();
 }
