@@ -11,7 +11,7 @@ import { DOC_PATH, FIGURES_DIR, renderRow, type FigureSection } from '../test/re
  */
 
 /** Sections in reading order; a section whose test did not run keeps its rows from the committed page. */
-const ORDER = ['sync-faults', 'crash-resume', 'database-gone', 'clock', 'signature', 'webhook-stream', 'webhook-load', 'secrets'];
+const ORDER = ['sync-faults', 'misbehaving-api', 'crash-resume', 'database-gone', 'clock', 'signature', 'webhook-stream', 'webhook-load', 'webhook-flood', 'secrets'];
 
 const INTRO = `# Reliability: what was tried, how many times, what held
 

@@ -1,7 +1,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
-import { ConfigError } from './errors.ts';
+import { ConfigError, UsageError } from './errors.ts';
 import { maskSecret } from './logger.ts';
+import { parseIsoInstant } from './time.ts';
 
 /**
  * The only place that reads the environment. Everything below the CLI receives a typed, validated `Config`.
@@ -13,10 +14,14 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface CustomerConfig {
   /** Customer id (UUID on the real platform); used as `customer_id` in every table. */
   id: string;
+  /** A name for people (reports); the platform's API does not give one. */
+  name?: string;
   apiKey: string;
   apiSecret: string;
   /** Accepted webhook signature secrets, newest first. Several during a rotation. Empty: deliveries are not signed. */
   webhookSecrets: string[];
+  /** Until when the previous webhook secret (webhookSecrets[1]) is accepted, epoch ms; undefined: while it is set. */
+  webhookPreviousSecretUntil?: number;
   /** Custom headers every delivery for this customer must carry (compared in constant time). */
   webhookHeaders: Record<string, string>;
 }
@@ -38,6 +43,14 @@ export interface Config {
     initialHistoryMs: number;
     buildingsNameLike: string | undefined;
     cron: string;
+    /** The platform's Date header caps the watermark only while it is this close to the local clock. */
+    maxClockSkewMs: number;
+    /** What a record that breaks its declared types does: quarantined (the run goes on) or fails its window. */
+    rejectedRecords: 'quarantine' | 'fail';
+    /** A window whose rejected share exceeds this (with at least 10 rejected) fails: the API changed. */
+    maxRejectedShare: number;
+    /** A window needing more pages than this fails (nothing may page forever). */
+    maxPagesPerWindow: number;
   };
   webhook: {
     host: string;
@@ -48,6 +61,14 @@ export interface Config {
     maxDecompressedBytes: number;
     tlsCert: string | undefined;
     tlsKey: string | undefined;
+    /** Accept deliveries of customers with neither a secret nor custom headers. Off unless asked for by name. */
+    acceptUnsigned: boolean;
+    /** Open connections at most; more are refused by the server. */
+    maxConnections: number;
+    /** Time a request may take to arrive whole (headers and body); a stalled upload is cut after it. */
+    requestTimeoutMs: number;
+    /** Bytes all not-yet-authenticated requests may hold at once; beyond it, 503 (the platform retries). */
+    maxPendingBytes: number;
   };
   serve: { host: string; port: number };
 }
@@ -88,6 +109,46 @@ function integer(env: Env, variable: string, fallback: number, min: number, max:
     fail(variable, raw, `must be an integer from ${min} to ${max}`, `set ${variable} to a whole number in that range`);
   }
   return n;
+}
+
+/** An opt-in: `true` turns it on; unset or `false` leaves it off; anything else is refused. */
+function flag(env: Env, variable: string): boolean {
+  const raw = env[variable]?.trim().toLowerCase();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  fail(variable, env[variable], 'must be true or false', `set ${variable}=true to turn it on, or leave it unset`);
+}
+
+/** An ISO 8601 instant with a zone (strict: the date must exist). */
+function instant(variable: string, text: string): number {
+  const ms = parseIsoInstant(text);
+  if (ms === undefined) fail(variable, text, 'not an ISO 8601 date-time with a zone', 'use e.g. 2026-03-01T12:00:00Z');
+  return ms;
+}
+
+function share(env: Env, variable: string, fallback: number): number {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1) fail(variable, raw, 'must be a share from 0 to 1', `set ${variable} to e.g. 0.5 (half)`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, variable: string, values: readonly T[], fallback: T): T {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  if (!(values as readonly string[]).includes(raw)) fail(variable, raw, `must be one of ${values.join(', ')}`, `set ${variable}=${fallback} (the default) or another of those values`);
+  return raw as T;
+}
+
+/** The platform's customer ids are UUIDs (API document, 2.6); anything else is a typo that would file data wrongly. */
+const CUSTOMER_ID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+function customerId(variable: string, value: string): string {
+  if (!CUSTOMER_ID.test(value)) {
+    fail(variable, value, 'not a customer id (the platform\'s customer ids are UUIDs, e.g. 6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab)', 'copy the customer id from the Admin Console (Open as Customer) or from `occupancy-sync check`');
+  }
+  return value;
 }
 
 function isLoopback(hostname: string): boolean {
@@ -183,10 +244,22 @@ function parseHeaderMap(variable: string, raw: string | undefined): Record<strin
   return result.data;
 }
 
+/** Printed in every report format, a terminal included: no control characters, not a page of text. */
+const CUSTOMER_NAME = /^[^\p{Cc}]{1,200}$/u;
+
+function customerName(variable: string, text: string | undefined): string | undefined {
+  const name = text?.trim();
+  if (!name) return undefined;
+  if (!CUSTOMER_NAME.test(name)) fail(variable, name.slice(0, 40), 'must be 1 to 200 characters without control characters', 'use a plain name such as "Head office"');
+  return name;
+}
+
 const customerFileSchema = z.array(
   z
     .object({
       id: z.string().min(1),
+      /** A name for reports. */
+      name: z.string().regex(CUSTOMER_NAME, 'must be 1 to 200 characters without control characters').optional(),
       apiKey: z.string().min(1),
       /** Name of an environment variable holding the secret. */
       apiSecretEnv: z.string().min(1).optional(),
@@ -196,6 +269,8 @@ const customerFileSchema = z.array(
       webhookSecretFile: z.string().min(1).optional(),
       webhookPreviousSecretEnv: z.string().min(1).optional(),
       webhookPreviousSecretFile: z.string().min(1).optional(),
+      /** ISO 8601 instant after which the previous webhook secret is no longer accepted. */
+      webhookPreviousSecretUntil: z.string().min(1).optional(),
       webhookHeaders: z.record(z.string().regex(HEADER_NAME, 'not a valid HTTP header name'), z.string()).optional(),
     })
     .strict(),
@@ -225,8 +300,9 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
   const seen = new Set<string>();
   return parsed.data.map((entry, index) => {
     const where = `CUSTOMERS_FILE entry ${index} (${entry.id})`;
-    if (seen.has(entry.id)) fail('CUSTOMERS_FILE', path, `customer ${entry.id} is listed twice`, 'list each customer once');
-    seen.add(entry.id);
+    const id = customerId(`${where} id`, entry.id);
+    if (seen.has(id)) fail('CUSTOMERS_FILE', path, `customer ${entry.id} is listed twice`, 'list each customer once');
+    seen.add(id);
     const fromEnvOrFile = (envName: string | undefined, file: string | undefined, label: string): string | undefined => {
       if (file) return readSecretFile(`${where} ${label}File`, file);
       if (envName) {
@@ -243,11 +319,14 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
       fromEnvOrFile(entry.webhookPreviousSecretEnv, entry.webhookPreviousSecretFile, 'webhookPreviousSecret'),
     ].filter((s): s is string => !!s);
     for (const s of secrets) checkWebhookSecret(`${where} webhook secret`, s);
+    const until = entry.webhookPreviousSecretUntil === undefined ? undefined : instant(`${where} webhookPreviousSecretUntil`, entry.webhookPreviousSecretUntil);
     return {
-      id: entry.id,
+      id,
+      ...(entry.name !== undefined && { name: entry.name }),
       apiKey: entry.apiKey,
       apiSecret,
       webhookSecrets: secrets,
+      ...(until !== undefined && { webhookPreviousSecretUntil: until }),
       webhookHeaders: entry.webhookHeaders ?? {},
     };
   });
@@ -255,13 +334,26 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
 
 function resolveDatabase(env: Env): Config['database'] {
   const url = env.DATABASE_URL?.trim() || 'file:./data/occupancy.db';
-  if (/^postgres(ql)?:\/\//.test(url)) return { url, dialect: 'postgres', sqlitePath: undefined };
+  const shown = url.replace(/:\/\/([^:@/]*):[^@]*@/, '://$1:***@');
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      fail('DATABASE_URL', shown, 'not a valid postgres:// URL', 'use postgres://user@host:5432/database');
+    }
+    // Without a host or a database name, libpq defaults (the local socket, a database named after the OS user) would
+    // decide where the data goes: never a guess for the database users report from.
+    if (!parsed.hostname) fail('DATABASE_URL', shown, 'names no host', 'use postgres://user@host:5432/database');
+    if (parsed.pathname.replace(/^\//, '') === '') fail('DATABASE_URL', shown, 'names no database', 'add the database name, e.g. postgres://user@host:5432/occupancy');
+    return { url, dialect: 'postgres', sqlitePath: undefined };
+  }
   if (url.startsWith('file:')) {
     const path = url.slice('file:'.length);
     if (!path) fail('DATABASE_URL', url, 'the SQLite file path is empty', 'use file:./data/occupancy.db');
     return { url, dialect: 'sqlite', sqlitePath: path };
   }
-  fail('DATABASE_URL', url.replace(/:\/\/([^:@/]+):[^@]+@/, '://$1:***@'), 'unknown database', 'use file:<path> for SQLite or postgres://user@host:5432/db for Postgres');
+  fail('DATABASE_URL', shown, 'unknown database', 'use file:<path> for SQLite or postgres://user@host:5432/db for Postgres');
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -289,10 +381,22 @@ export function resolveConfig(env: Env): Config {
     if (apiKey || apiSecret) {
       if (!apiKey) fail('API_KEY', undefined, 'API_SECRET is set but API_KEY is not', 'set API_KEY to the key name from the Admin Console');
       if (!apiSecret) fail('API_SECRET', undefined, 'API_KEY is set but API_SECRET is not', 'set API_SECRET (or API_SECRET_FILE) to the secret shown when the key was created');
-      const id = env.CUSTOMER_ID?.trim();
-      if (!id) fail('CUSTOMER_ID', undefined, 'required with API_KEY', 'set CUSTOMER_ID to the customer the key belongs to');
+      const rawId = env.CUSTOMER_ID?.trim();
+      if (!rawId) fail('CUSTOMER_ID', undefined, 'required with API_KEY', 'set CUSTOMER_ID to the customer the key belongs to');
+      const id = customerId('CUSTOMER_ID', rawId);
+      const name = customerName('CUSTOMER_NAME', env.CUSTOMER_NAME);
+      const untilText = env.WEBHOOK_PREVIOUS_SECRET_UNTIL?.trim();
+      const until = untilText ? instant('WEBHOOK_PREVIOUS_SECRET_UNTIL', untilText) : undefined;
       customers = [
-        { id, apiKey, apiSecret, webhookSecrets, webhookHeaders: parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS) },
+        {
+          id,
+          ...(name !== undefined && { name }),
+          apiKey,
+          apiSecret,
+          webhookSecrets,
+          ...(until !== undefined && { webhookPreviousSecretUntil: until }),
+          webhookHeaders: parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS),
+        },
       ];
     } else {
       customers = [];
@@ -317,6 +421,10 @@ export function resolveConfig(env: Env): Config {
     initialHistoryMs: duration(env, 'SYNC_INITIAL_HISTORY', '7d', 60_000),
     buildingsNameLike: env.BUILDINGS_NAME_LIKE?.trim() || undefined,
     cron,
+    maxClockSkewMs: duration(env, 'SYNC_MAX_CLOCK_SKEW', '5m'),
+    rejectedRecords: oneOf(env, 'SYNC_REJECTED_RECORDS', ['quarantine', 'fail'] as const, 'quarantine'),
+    maxRejectedShare: share(env, 'SYNC_MAX_REJECTED_SHARE', 0.5),
+    maxPagesPerWindow: integer(env, 'SYNC_MAX_PAGES_PER_WINDOW', 10_000, 1, 10_000_000),
   };
 
   const http = {
@@ -349,6 +457,10 @@ export function resolveConfig(env: Env): Config {
       maxDecompressedBytes: integer(env, 'WEBHOOK_MAX_DECOMPRESSED_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
       tlsCert,
       tlsKey,
+      acceptUnsigned: flag(env, 'WEBHOOK_ACCEPT_UNSIGNED'),
+      maxConnections: integer(env, 'WEBHOOK_MAX_CONNECTIONS', 1024, 1, 1_000_000),
+      requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000),
+      maxPendingBytes: integer(env, 'WEBHOOK_MAX_PENDING_BYTES', 32 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
     serve: {
       host: env.SERVE_HOST?.trim() || '0.0.0.0',
@@ -373,7 +485,7 @@ export function selectCustomers(config: Config, customerId: string | undefined):
   if (!customerId) return config.customers;
   const match = config.customers.filter((c) => c.id === customerId);
   if (match.length === 0) {
-    throw new ConfigError(
+    throw new UsageError(
       `--customer ${JSON.stringify(customerId)}: no such customer is configured. Fix: use one of ${config.customers.map((c) => c.id).join(', ') || '(none configured)'}`,
     );
   }

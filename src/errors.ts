@@ -18,6 +18,16 @@ export class ConfigError extends OccupancySyncError {
   }
 }
 
+/**
+ * A command-line flag with a bad value (an impossible date, an unknown stream, two flags that exclude each other).
+ * Exit code 64, as bad usage; the message names the flag, the value as typed and the fix.
+ */
+export class UsageError extends OccupancySyncError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('USAGE', message, options);
+  }
+}
+
 /** Authentication failed: wrong key/secret, missing scope, or a token refused twice. Not retried. */
 export class AuthError extends OccupancySyncError {
   readonly status: number | undefined;
@@ -91,6 +101,59 @@ export class SignatureVerificationError extends OccupancySyncError {
   }
 }
 
+/**
+ * The configured customer id is not the customer the API key belongs to (a typo, or two entries swapped in the
+ * customers file): writing would file one customer's data under another's id. Exit code 77, like other auth failures.
+ */
+export class CustomerMismatchError extends AuthError {
+  readonly configured: string;
+  readonly actual: string;
+  constructor(configured: string, actual: string, apiKey: string) {
+    super(
+      `API key ${JSON.stringify(apiKey)} belongs to customer ${actual}, but is configured for customer ${configured}: ` +
+        `nothing was written. Fix: set CUSTOMER_ID (or the customers file entry's id) to ${actual}, or use the key of ${configured}`,
+    );
+    this.configured = configured;
+    this.actual = actual;
+  }
+}
+
+/** The rule of the page contract an API answer broke (docs/sync.md, "The page contract"). */
+export type ContractRule =
+  /** The answer does not have the declared shape (nodes, pageInfo, hasNextPage, endCursor). */
+  | 'shape'
+  /** A record's cursor field lies outside the requested window. */
+  | 'window'
+  /** An endCursor already returned in this window: following it would loop. */
+  | 'cursor-repeated'
+  /** Several pages in a row brought no record not already seen in this window. */
+  | 'no-progress'
+  /** The window needed more pages than SYNC_MAX_PAGES_PER_WINDOW. */
+  | 'page-limit'
+  /** Most of the window's records break their declared types: the API changed, not a stray record. */
+  | 'records-rejected'
+  /** A record broke its declared types while SYNC_REJECTED_RECORDS=fail. */
+  | 'record-rejected';
+
+/**
+ * An API answer broke the page contract. The window it belongs to fails: pages committed before stay (they were
+ * valid), the checkpoint and the watermark do not move past this page, and the next run retries the window.
+ */
+export class ContractViolation extends OccupancySyncError {
+  readonly rule: ContractRule;
+  readonly detail: string;
+  constructor(rule: ContractRule, detail: string, where: string) {
+    super(
+      'CONTRACT',
+      `${where}: the API answer broke the page contract (${rule}): ${detail}. Nothing of this page was stored and the ` +
+        'checkpoint stays before it; the next run retries this window. Fix: if the platform changed its API, adapt the ' +
+        'stream definitions (docs/api-assumptions.md, `occupancy-sync check`); otherwise report the answer to the platform',
+    );
+    this.rule = rule;
+    this.detail = detail;
+  }
+}
+
 /** Another run holds the lock for this customer and stream. */
 export class LockHeldError extends OccupancySyncError {
   constructor(message: string) {
@@ -121,6 +184,7 @@ export const ExitCode = {
 } as const;
 
 export function exitCodeFor(error: unknown): number {
+  if (error instanceof UsageError) return ExitCode.USAGE;
   if (error instanceof ConfigError) return ExitCode.CONFIG;
   if (error instanceof AuthError) return ExitCode.AUTH;
   if (error instanceof LockHeldError) return ExitCode.LOCKED;

@@ -1,13 +1,11 @@
-// Public surface of the library. Everything else is internal.
-export { resolveConfig, type Config, type CustomerConfig } from './config.ts';
+// The main entry: the public API for embedding occupancy-sync. Each part also has its own subpath, which loads only
+// what that part needs (`occupancy-sync/signature` loads no logger, configuration or database driver). Test helpers
+// live in `occupancy-sync/testing`.
+export * from './public/config.ts';
 export * from './errors.ts';
-export { systemClock, FakeClock, type Clock } from './clock.ts';
-export type * from './store/types.ts';
-export {
-  verifySignature,
-  parseSignatureHeader,
-  computeSignature,
-  signatureHeader,
-  SIGNATURE_HEADER,
-  DEFAULT_SIGNATURE_TOLERANCE_MS,
-} from './webhooks/signature.ts';
+export { systemClock, type Clock } from './clock.ts';
+export * from './public/signature.ts';
+export * from './public/store.ts';
+export * from './public/client.ts';
+export * from './public/webhooks.ts';
+export * from './public/sync.ts';

@@ -1,5 +1,9 @@
+import { createRequire } from 'node:module';
 import pino, { type Logger, type DestinationStream } from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyOptions } from 'pino-pretty';
+import { SecretRegistry, secretListeners } from './secrets.ts';
+
+export { SecretRegistry };
 
 export type { Logger };
 
@@ -37,35 +41,6 @@ const REDACT_PATHS = [
 const CENSOR = '[REDACTED]';
 
 /**
- * Every secret value the process knows (API secrets, tokens, webhook secrets) is registered here, and the log
- * destination replaces any occurrence of one in the serialized line. This second net catches secrets that slipped
- * into free text, such as an error message quoting a request.
- */
-export class SecretRegistry {
-  readonly #values = new Set<string>();
-  add(value: string | undefined | null): void {
-    // Very short values would censor ordinary words; real secrets and tokens are long.
-    if (value && value.length >= 8) {
-      this.#values.add(value);
-      for (const tap of taps) tap.secret?.(value);
-    }
-  }
-  delete(value: string | undefined | null): void {
-    if (value) this.#values.delete(value);
-  }
-  scrub(text: string): string {
-    let out = text;
-    for (const value of this.#values) {
-      if (out.includes(value)) out = out.split(value).join(CENSOR);
-    }
-    return out;
-  }
-  get size(): number {
-    return this.#values.size;
-  }
-}
-
-/**
  * A process-wide observer of logging, for the test suite's secret audit (test/reliability/log-capture.setup.ts):
  * it sees every line of every logger made by createLogger/memoryLogger, both as emitted (after the scrub) and as
  * pino serialised it (before), and every value registered with any SecretRegistry. No tap is installed in
@@ -81,7 +56,12 @@ const taps = new Set<LogTap>();
 /** Installs a tap; returns the function that removes it. */
 export function addLogTap(tap: LogTap): () => void {
   taps.add(tap);
-  return () => void taps.delete(tap);
+  const listener = tap.secret?.bind(tap);
+  if (listener) secretListeners.add(listener);
+  return () => {
+    taps.delete(tap);
+    if (listener) secretListeners.delete(listener);
+  };
 }
 
 /** The registry used when none is passed explicitly; the CLI registers config secrets into it at start. */
@@ -95,27 +75,74 @@ export interface LoggerOptions {
   pretty?: boolean;
   secrets?: SecretRegistry;
   name?: string;
+  /** Colours in pretty output (default true; the CLI turns them off when NO_COLOR is set). */
+  color?: boolean;
+  /**
+   * A live line the terminal shows (backfill progress): cleared before each log line and drawn again after it, so
+   * the two never end up on one line.
+   */
+  statusLine?: { clear(): void; restore(): void };
 }
 
+/**
+ * Errors in log lines: type, message, code and the causes' messages. The stack only at debug and trace: an expected
+ * failure (a wrong secret, an unreachable host) is one readable line, not a trace into our sources.
+ */
+function errorSerializer(withStack: boolean): (error: unknown) => unknown {
+  const plain = (e: unknown, depth: number): unknown => {
+    if (!(e instanceof Error)) return e;
+    const out: Record<string, unknown> = { type: e.name, message: e.message };
+    const code = (e as { code?: unknown }).code;
+    if (code !== undefined) out.code = code;
+    if (withStack && e.stack) out.stack = e.stack;
+    if (e.cause !== undefined && depth < 3) out.cause = plain(e.cause, depth + 1);
+    return out;
+  };
+  return (error) => plain(error, 0);
+}
+
+/**
+ * pino-pretty and its dependencies load only for a terminal: cron, systemd and pipes get JSON lines and never pay for
+ * it. Its synchronous formatter is used, so each line is written (around the status line) before the next one.
+ */
+function prettyFormatter(options: PrettyOptions): (line: string) => string {
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as { prettyFactory: (options: PrettyOptions) => (line: string) => string };
+  return prettyFactory(options);
+}
+
+/**
+ * A pino logger writing JSON lines to stderr (human-readable on a terminal), with secrets redacted by key and every
+ * registered secret value scrubbed from each line.
+ *
+ * @example
+ * import { createLogger } from 'occupancy-sync';
+ * const logger = createLogger({ level: 'debug' });
+ * logger.info({ customer: 'c1' }, 'sync started');
+ */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const secrets = options.secrets ?? globalSecrets;
   const usePretty = options.pretty ?? (!options.destination && process.stderr.isTTY === true);
-  const sink: { write(line: string): unknown } = usePretty
-    ? pretty({ colorize: true, destination: 2, sync: true })
-    : (options.destination ?? { write: (line: string) => process.stderr.write(line) });
+  const target = options.destination ?? { write: (line: string) => process.stderr.write(line) };
+  const format = usePretty ? prettyFormatter({ colorize: options.color ?? true, ignore: 'pid,hostname' }) : undefined;
+  const sink: { write(line: string): unknown } = format ? { write: (line: string) => target.write(format(line)) } : target;
   const destination: DestinationStream = {
     write: (line: string) => {
       const clean = secrets.scrub(line);
       for (const tap of taps) tap.line?.(clean, line);
+      options.statusLine?.clear();
       sink.write(clean);
+      options.statusLine?.restore();
     },
   };
+  const level = options.level ?? 'info';
+  const serialize = errorSerializer(level === 'debug' || level === 'trace');
   return pino(
     {
       name: options.name ?? 'occupancy-sync',
-      level: options.level ?? 'info',
+      level,
       redact: { paths: REDACT_PATHS, censor: CENSOR },
       timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: serialize, error: serialize },
     },
     destination,
   );

@@ -29,6 +29,8 @@ export interface RunObservation {
   status: 'succeeded' | 'failed' | 'interrupted' | 'locked' | string;
   pages?: number;
   records?: number;
+  /** Records that broke their declared types and were quarantined. */
+  rejected?: number;
   /** Error class or code when the run failed (e.g. TRANSPORT, AUTH). */
   errorKind?: string;
 }
@@ -84,6 +86,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const records = new Counter({
     name: `${PREFIX}records_total`,
     help: 'Records upserted by sync runs.',
+    labelNames: ['customer', 'stream'] as const,
+    registers: [registry],
+  });
+  const rejected = new Counter({
+    name: `${PREFIX}records_rejected_total`,
+    help: 'API records that broke their declared types and were quarantined (table quarantined_records) instead of stored.',
     labelNames: ['customer', 'stream'] as const,
     registers: [registry],
   });
@@ -143,6 +151,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       runs.inc({ customer: run.customerId, stream: run.stream, status: run.status });
       pages.inc({ customer: run.customerId, stream: run.stream }, positive(run.pages));
       records.inc({ customer: run.customerId, stream: run.stream }, positive(run.records));
+      rejected.inc({ customer: run.customerId, stream: run.stream }, positive(run.rejected));
       if (run.status === 'failed') {
         failures.inc({ customer: run.customerId, stream: run.stream, kind: run.errorKind ?? 'unknown' });
       }

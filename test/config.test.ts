@@ -6,7 +6,10 @@ import { ConfigError } from '../src/errors.ts';
 import { tempDir } from './helpers/tmp.ts';
 
 const SECRET = 'super-secret-value-that-must-never-appear';
-const base = { API_BASE_URL: 'https://api.example.com', API_KEY: 'key-1', API_SECRET: SECRET, CUSTOMER_ID: 'c-1' };
+const C1 = '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab';
+const CA = '0a0a0a0a-0000-4000-8000-00000000000a';
+const CB = '0b0b0b0b-0000-4000-8000-00000000000b';
+const base = { API_BASE_URL: 'https://api.example.com', API_KEY: 'key-1', API_SECRET: SECRET, CUSTOMER_ID: C1 };
 
 function configError(env: Record<string, string | undefined>): ConfigError {
   try {
@@ -23,8 +26,25 @@ describe('resolveConfig', () => {
     const config = resolveConfig(base);
     expect(config.database).toEqual({ url: 'file:./data/occupancy.db', dialect: 'sqlite', sqlitePath: './data/occupancy.db' });
     expect(config.sync).toMatchObject({ lookbackMs: 900_000, settleDelayMs: 60_000, stepMs: 3_600_000, pageSize: 1000, cron: '*/5 * * * *' });
+    expect(config.sync).toMatchObject({ maxClockSkewMs: 300_000, rejectedRecords: 'quarantine', maxRejectedShare: 0.5, maxPagesPerWindow: 10_000 });
     expect(config.webhook).toMatchObject({ path: '/webhook', toleranceMs: 300_000, maxBodyBytes: 1 << 20, maxDecompressedBytes: 16 << 20 });
-    expect(config.customers).toEqual([{ id: 'c-1', apiKey: 'key-1', apiSecret: SECRET, webhookSecrets: [], webhookHeaders: {} }]);
+    expect(config.customers).toEqual([{ id: C1, apiKey: 'key-1', apiSecret: SECRET, webhookSecrets: [], webhookHeaders: {} }]);
+  });
+
+  it('refuses a customer id that is not a UUID, from CUSTOMER_ID and from a customers file (exit 78)', () => {
+    expect(configError({ ...base, CUSTOMER_ID: 'acme' }).message).toBe(
+      'CUSTOMER_ID="acme": not a customer id (the platform\'s customer ids are UUIDs, e.g. 6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab). ' +
+        'Fix: copy the customer id from the Admin Console (Open as Customer) or from `occupancy-sync check`',
+    );
+    expect(configError({ ...base, CUSTOMER_ID: `${C1}x` }).message).toMatch(/^CUSTOMER_ID=".*": not a customer id/);
+    const tmp = tempDir('cfg-ids-');
+    try {
+      const file = join(tmp.dir, 'customers.json');
+      writeFileSync(file, JSON.stringify([{ id: 'c-1', apiKey: 'ka', apiSecretEnv: 'A_SECRET' }]));
+      expect(configError({ CUSTOMERS_FILE: file, A_SECRET: 'secret-a-123' }).message).toMatch(/^CUSTOMERS_FILE entry 0 \(c-1\) id="c-1": not a customer id/);
+    } finally {
+      tmp.remove();
+    }
   });
 
   it('selects Postgres from a postgres:// URL', () => {
@@ -51,6 +71,11 @@ describe('resolveConfig', () => {
 
   it('rejects out-of-range integers and unknown databases', () => {
     expect(configError({ ...base, SYNC_PAGE_SIZE: '6000' }).message).toContain('SYNC_PAGE_SIZE="6000": must be an integer from 1 to 5000');
+    expect(configError({ ...base, SYNC_REJECTED_RECORDS: 'drop' }).message).toBe(
+      'SYNC_REJECTED_RECORDS="drop": must be one of quarantine, fail. Fix: set SYNC_REJECTED_RECORDS=quarantine (the default) or another of those values',
+    );
+    expect(configError({ ...base, SYNC_MAX_REJECTED_SHARE: '1.5' }).message).toContain('SYNC_MAX_REJECTED_SHARE="1.5": must be a share from 0 to 1');
+    expect(resolveConfig({ ...base, SYNC_MAX_CLOCK_SKEW: '2d', SYNC_REJECTED_RECORDS: 'fail' }).sync).toMatchObject({ maxClockSkewMs: 172_800_000, rejectedRecords: 'fail' });
     expect(configError({ ...base, DATABASE_URL: 'mysql://x:pw@h/db' }).message).toContain('mysql://x:***@h/db');
   });
 
@@ -72,15 +97,15 @@ describe('resolveConfig', () => {
     const tmp = tempDir();
     try {
       const file = join(tmp.dir, 'customers.json');
-      writeFileSync(file, JSON.stringify([{ id: 'a', apiKey: 'ka', apiSecretEnv: 'A_SECRET' }, { id: 'b', apiKey: 'kb', apiSecretEnv: 'B_SECRET' }]));
+      writeFileSync(file, JSON.stringify([{ id: CA, apiKey: 'ka', apiSecretEnv: 'A_SECRET' }, { id: CB, apiKey: 'kb', apiSecretEnv: 'B_SECRET' }]));
       const config = resolveConfig({ API_BASE_URL: base.API_BASE_URL, CUSTOMERS_FILE: file, A_SECRET: 'secret-a-123', B_SECRET: 'secret-b-123' });
-      expect(config.customers.map((c) => [c.id, c.apiSecret])).toEqual([['a', 'secret-a-123'], ['b', 'secret-b-123']]);
-      expect(selectCustomers(config, 'b').map((c) => c.id)).toEqual(['b']);
-      expect(() => selectCustomers(config, 'zzz')).toThrow(/--customer "zzz": no such customer is configured\. Fix: use one of a, b/);
+      expect(config.customers.map((c) => [c.id, c.apiSecret])).toEqual([[CA, 'secret-a-123'], [CB, 'secret-b-123']]);
+      expect(selectCustomers(config, CB).map((c) => c.id)).toEqual([CB]);
+      expect(() => selectCustomers(config, 'zzz')).toThrow(`--customer "zzz": no such customer is configured. Fix: use one of ${CA}, ${CB}`);
       expect(configSecrets(config)).toEqual(['secret-a-123', 'secret-b-123']);
       expect(configError({ CUSTOMERS_FILE: file, A_SECRET: 'x'.repeat(10) }).message).toContain('B_SECRET');
 
-      writeFileSync(file, JSON.stringify([{ id: 'a', apiKey: 'ka', apiSecret: 'inline!' }]));
+      writeFileSync(file, JSON.stringify([{ id: CA, apiKey: 'ka', apiSecret: 'inline!' }]));
       expect(configError({ CUSTOMERS_FILE: file }).message).toContain('holds a secret inline');
     } finally {
       tmp.remove();

@@ -72,6 +72,8 @@ export const syncRuns = pgTable(
     status: text('status', { enum: ['running', 'succeeded', 'failed', 'interrupted'] }).notNull(),
     pages: integer('pages').notNull().default(0),
     records: integer('records').notNull().default(0),
+    /** Records of this run that broke their declared types and went to quarantined_records instead. */
+    rejected: integer('rejected').notNull().default(0),
     error: text('error'),
   },
   (t) => [
@@ -96,5 +98,58 @@ export const webhookDeliveries = pgTable(
   (t) => [
     primaryKey({ columns: [t.customerId, t.id] }),
     index('webhook_deliveries_customer_received_idx').on(t.customerId, t.receivedAt),
+  ],
+);
+
+/**
+ * API records that broke their stream's declared types (docs/sync.md, "Quarantine"): kept raw with the reason, in the
+ * transaction of the page they came with, never written to the sink. One row per distinct raw record and stream.
+ */
+export const quarantinedRecords = pgTable(
+  'quarantined_records',
+  {
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    /** SHA-256 (hex, 32 characters) of the raw record's JSON. */
+    fingerprint: text('fingerprint').notNull(),
+    windowStart: ts('window_start'),
+    windowEnd: ts('window_end'),
+    record: text('record').notNull(),
+    reason: text('reason').notNull(),
+    firstRunId: integer('first_run_id'),
+    lastRunId: integer('last_run_id'),
+    firstSeenAt: ts('first_seen_at').notNull(),
+    lastSeenAt: ts('last_seen_at').notNull(),
+    timesSeen: integer('times_seen').notNull().default(1),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.stream, t.fingerprint] }),
+    index('quarantined_records_customer_seen_idx').on(t.customerId, t.stream, t.lastSeenAt),
+  ],
+);
+
+/**
+ * Every change an operator made to sync state by hand (`occupancy-sync state rewind|reset`): who, when, and the
+ * state before and after, so a watermark that moved backwards is never a mystery.
+ */
+export const syncStateChanges = pgTable(
+  'sync_state_changes',
+  {
+    id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    action: text('action', { enum: ['rewind', 'reset'] }).notNull(),
+    /** The OS user and host that ran the command (`user@host`, `sudo` user included). */
+    actor: text('actor').notNull(),
+    changedAt: ts('changed_at').notNull(),
+    oldWatermark: ts('old_watermark'),
+    newWatermark: ts('new_watermark'),
+    /** The whole sync_state row before and after, as JSON (NULL: there was none / there is none). */
+    oldState: text('old_state'),
+    newState: text('new_state'),
+  },
+  (t) => [
+    index('sync_state_changes_customer_stream_idx').on(t.customerId, t.stream, t.changedAt),
+    check('sync_state_changes_action_known', sql`${t.action} IN ('rewind', 'reset')`),
   ],
 );

@@ -92,6 +92,8 @@ export const syncRuns = sqliteTable(
     status: text('status', { enum: ['running', 'succeeded', 'failed', 'interrupted'] }).notNull(),
     pages: integer('pages').notNull().default(0),
     records: integer('records').notNull().default(0),
+    /** Records of this run that broke their declared types and went to quarantined_records instead. */
+    rejected: integer('rejected').notNull().default(0),
     error: text('error'),
   },
   (t) => [
@@ -121,6 +123,66 @@ export const webhookDeliveries = sqliteTable(
     isoCheck('webhook_deliveries', 'created_at', t.createdAt),
     isoCheck('webhook_deliveries', 'sent_at', t.sentAt),
     isoCheck('webhook_deliveries', 'received_at', t.receivedAt),
+  ],
+);
+
+/**
+ * Every change an operator made to sync state by hand (`occupancy-sync state rewind|reset`): who, when, and the
+ * state before and after, so a watermark that moved backwards is never a mystery.
+ */
+export const syncStateChanges = sqliteTable(
+  'sync_state_changes',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    action: text('action', { enum: ['rewind', 'reset'] }).notNull(),
+    /** The OS user and host that ran the command (`user@host`, `sudo` user included). */
+    actor: text('actor').notNull(),
+    changedAt: text('changed_at').notNull(),
+    oldWatermark: text('old_watermark'),
+    newWatermark: text('new_watermark'),
+    /** The whole sync_state row before and after, as JSON (NULL: there was none / there is none). */
+    oldState: text('old_state'),
+    newState: text('new_state'),
+  },
+  (t) => [
+    index('sync_state_changes_customer_stream_idx').on(t.customerId, t.stream, t.changedAt),
+    isoCheck('sync_state_changes', 'changed_at', t.changedAt),
+    isoCheck('sync_state_changes', 'old_watermark', t.oldWatermark),
+    isoCheck('sync_state_changes', 'new_watermark', t.newWatermark),
+    check('sync_state_changes_action_known', sql`${t.action} IN ('rewind', 'reset')`),
+  ],
+);
+
+/**
+ * API records that broke their stream's declared types (docs/sync.md, "Quarantine"): kept raw with the reason, in the
+ * transaction of the page they came with, never written to the sink. One row per distinct raw record and stream.
+ */
+export const quarantinedRecords = sqliteTable(
+  'quarantined_records',
+  {
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    /** SHA-256 (hex, 32 characters) of the raw record's JSON. */
+    fingerprint: text('fingerprint').notNull(),
+    windowStart: text('window_start'),
+    windowEnd: text('window_end'),
+    record: text('record').notNull(),
+    reason: text('reason').notNull(),
+    firstRunId: integer('first_run_id'),
+    lastRunId: integer('last_run_id'),
+    firstSeenAt: text('first_seen_at').notNull(),
+    lastSeenAt: text('last_seen_at').notNull(),
+    timesSeen: integer('times_seen').notNull().default(1),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.stream, t.fingerprint] }),
+    index('quarantined_records_customer_seen_idx').on(t.customerId, t.stream, t.lastSeenAt),
+    isoCheck('quarantined_records', 'window_start', t.windowStart),
+    isoCheck('quarantined_records', 'window_end', t.windowEnd),
+    isoCheck('quarantined_records', 'first_seen_at', t.firstSeenAt),
+    isoCheck('quarantined_records', 'last_seen_at', t.lastSeenAt),
   ],
 );
 

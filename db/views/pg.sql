@@ -49,6 +49,7 @@ SELECT k.customer_id, k.stream,
        r.finished_at AS last_run_finished_at,
        r.pages AS last_run_pages,
        r.records AS last_run_records,
+       r.rejected AS last_run_rejected,
        r.error AS last_run_error,
        ok.last_success_at
   FROM keys k

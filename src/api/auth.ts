@@ -7,8 +7,8 @@ import { parseJsonBody, type HttpResponse, type Transport } from './transport.ts
 
 export const AUTH_PATH = '/api/v1/auth';
 export const QUERY_PATH = '/api/external/query';
-/** Where keys and scopes are managed, as the API document names it. */
-export const ADMIN_CONSOLE_KEYS = 'the Admin Console at {admin_url}/settings/apiaccess';
+/** Where keys and scopes are managed: the Admin Console's API access page (its address is the customer's own). */
+export const ADMIN_CONSOLE_KEYS = "the Admin Console's API access page (Settings > API access, path /settings/apiaccess)";
 
 export interface AuthenticatorOptions {
   transport: Transport;
@@ -21,13 +21,32 @@ export interface AuthenticatorOptions {
   onCall?: () => void;
 }
 
-/** A short, scrubbed excerpt of an error body for messages: enough to diagnose, never a secret. */
+/**
+ * A short, scrubbed excerpt of an error body for messages: enough to diagnose, never a secret. Scrubbed before it is
+ * cut (a cut could leave a fragment the scrubber no longer recognises as the secret) and again after.
+ */
 export function bodyExcerpt(response: HttpResponse, secrets: SecretRegistry): string {
-  const text = response.body.toString('utf8').replace(/\s+/g, ' ').trim();
+  const text = secrets.scrub(response.body.toString('utf8')).replace(/\s+/g, ' ').trim();
   if (!text) return '';
   const cut = text.length > 200 ? `${text.slice(0, 200)}…` : text;
   return `: ${secrets.scrub(cut)}`;
 }
+
+/**
+ * A 404 (or 405) at one of the two documented endpoints: the base URL points at some other server, or at the right
+ * one with a wrong path. Permanent.
+ */
+export function notTheApi(status: number, baseUrl: string, path: string): ApiTransportError {
+  return new ApiTransportError(
+    'client_error',
+    `${baseUrl}${path} answered HTTP ${status}: API_BASE_URL does not point at the platform's API. ` +
+      `Fix: set API_BASE_URL to the platform's base URL, the part before ${path}`,
+    { status, retryable: false },
+  );
+}
+
+/** 5xx statuses that say the server will not do this, whatever the number of tries. */
+const PERMANENT_SERVER_STATUSES = new Set([501, 505]);
 
 /** Maps the statuses every endpoint shares: 429 and 5xx (retryable, with Retry-After) and other non-2xx. */
 export function statusError(response: HttpResponse, path: string, clock: Clock, secrets: SecretRegistry): Error {
@@ -35,6 +54,23 @@ export function statusError(response: HttpResponse, path: string, clock: Clock, 
   const after = retryAfterMs !== undefined ? { retryAfterMs } : {};
   if (response.status === 429) {
     return new RateLimitError(`POST ${path}: HTTP 429 Too Many Requests${retryAfterMs !== undefined ? ` (Retry-After ${retryAfterMs} ms)` : ''}`, after);
+  }
+  if (response.status >= 300 && response.status < 400) {
+    const location = response.headers.location;
+    const target = typeof location === 'string' ? ` to ${secrets.scrub(location.slice(0, 200))}` : '';
+    return new ApiTransportError(
+      'client_error',
+      `POST ${path}: HTTP ${response.status} redirect${target}, which is not followed (a POST is not replayed at another address). ` +
+        'Fix: set API_BASE_URL to the address the platform answers at',
+      { status: response.status, retryable: false },
+    );
+  }
+  if (PERMANENT_SERVER_STATUSES.has(response.status)) {
+    return new ApiTransportError(
+      'client_error',
+      `POST ${path}: HTTP ${response.status}${bodyExcerpt(response, secrets)}: the server does not support this request, so it is not retried. Fix: check API_BASE_URL`,
+      { status: response.status, retryable: false },
+    );
   }
   if (response.status >= 500) {
     return new ApiTransportError('server_error', `POST ${path}: HTTP ${response.status}${bodyExcerpt(response, secrets)}`, {
@@ -70,6 +106,7 @@ export function createAuthenticator(options: AuthenticatorOptions): () => Promis
         { status: response.status },
       );
     }
+    if (response.status === 404 || response.status === 405) throw notTheApi(response.status, options.baseUrl, AUTH_PATH);
     if (response.status < 200 || response.status >= 300) throw statusError(response, AUTH_PATH, clock, secrets);
     const json = parseJsonBody(response, AUTH_PATH) as { idToken?: unknown; expiresIn?: unknown } | null;
     const idToken = json?.idToken;

@@ -1,12 +1,12 @@
-import pRetry, { AbortError } from 'p-retry';
 import { systemClock, type Clock } from '../clock.ts';
 import { validateApiBaseUrl, type Config } from '../config.ts';
 import { AuthError, GraphQLResponseError, type GraphQLErrorEntry } from '../errors.ts';
 import { globalSecrets, silentLogger, type Logger, type SecretRegistry } from '../logger.ts';
 import { abortError, defaultSleep } from './abort.ts';
-import { ADMIN_CONSOLE_KEYS, QUERY_PATH, createAuthenticator, statusError } from './auth.ts';
+import { ADMIN_CONSOLE_KEYS, QUERY_PATH, createAuthenticator, notTheApi, statusError } from './auth.ts';
 import type { LoadedDocument } from './documents.ts';
 import { ApiTransportError, classifyFailure, retryDelay } from './retry.ts';
+import { jwtCustomer } from './jwt.ts';
 import { FileTokenStore } from './token-cache.ts';
 import { TokenProvider } from './token.ts';
 import { createTransport, parseJsonBody } from './transport.ts';
@@ -72,6 +72,11 @@ export interface ApiClient {
    * platform has not produced yet.
    */
   serverTime(): number | undefined;
+  /**
+   * The customer the key belongs to, from its token's claims (undefined when the token names none). Asked once per
+   * client; a failure is not remembered.
+   */
+  customerOf(options?: { signal?: AbortSignal }): Promise<string | undefined>;
   close(): Promise<void>;
 }
 
@@ -139,46 +144,40 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
 
   /** Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. */
-  function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>, query = false): Promise<T> {
+  async function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>, query = false): Promise<T> {
     // GraphQL errors are retried for queries only: a mutation answered with errors may have been partly applied,
     // even one marked idempotent for transport failures.
     const policy = { idempotent, retryGraphQLErrors: query && (options.retryGraphQLErrors ?? false) };
-    return pRetry(
-      async () => {
-        try {
-          return await attempt();
-        } catch (error) {
-          if (signal?.aborted) throw new AbortError(abortError(signal));
-          if (!classifyFailure(error, policy).retry) throw new AbortError(error as Error);
-          throw error;
+    // The attempts are counted here; retry.ts decides, and the injected sleep waits, so Retry-After and fake clocks apply.
+    for (let attemptNumber = 1; ; attemptNumber++) {
+      signal?.throwIfAborted();
+      let error: unknown;
+      try {
+        const result = await attempt();
+        signal?.throwIfAborted();
+        return result;
+      } catch (caught) {
+        if (signal?.aborted) throw abortError(signal);
+        error = caught;
+      }
+      const decision = classifyFailure(error, policy);
+      const retriesLeft = http.maxAttempts - attemptNumber;
+      if (!decision.retry || retriesLeft <= 0) throw error;
+      const delayMs = retryDelay(decision, attemptNumber, { minMs: http.backoffMinMs, maxMs: http.backoffMaxMs, random, maxRetryAfterMs });
+      if (delayMs === undefined) {
+        if (decision.retryAfterMs !== undefined) {
+          logger.warn({ what, retryAfterMs: decision.retryAfterMs, maxRetryAfterMs }, `not retrying ${what}: the platform asked to wait longer than we block for`);
         }
-      },
-      {
-        retries: http.maxAttempts - 1,
-        // p-retry only counts; the waiting happens in shouldRetry so Retry-After and the injected sleep apply.
-        minTimeout: 0,
-        maxTimeout: 0,
-        signal,
-        shouldRetry: async ({ error, attemptNumber, retriesLeft }) => {
-          const decision = classifyFailure(error, policy);
-          const delayMs = retryDelay(decision, attemptNumber, { minMs: http.backoffMinMs, maxMs: http.backoffMaxMs, random, maxRetryAfterMs });
-          if (!decision.retry || delayMs === undefined) {
-            if (decision.retryAfterMs !== undefined) {
-              logger.warn({ what, retryAfterMs: decision.retryAfterMs, maxRetryAfterMs }, `not retrying ${what}: the platform asked to wait longer than we block for`);
-            }
-            return false;
-          }
-          counters.retries++;
-          counters.retriesByReason[decision.reason] = (counters.retriesByReason[decision.reason] ?? 0) + 1;
-          logger.warn(
-            { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs },
-            `retrying ${what} in ${delayMs} ms (${decision.reason}): ${error.message}`,
-          );
-          await sleep(delayMs, signal);
-          return true;
-        },
-      },
-    );
+        throw error;
+      }
+      counters.retries++;
+      counters.retriesByReason[decision.reason] = (counters.retriesByReason[decision.reason] ?? 0) + 1;
+      logger.warn(
+        { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs },
+        `retrying ${what} in ${delayMs} ms (${decision.reason}): ${(error as Error).message}`,
+      );
+      await sleep(delayMs, signal);
+    }
   }
 
   async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
@@ -213,7 +212,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
             (mutation
               ? 'Mutations need scope WritePublicApi on the key and write permission on the user who created it'
               : 'Queries need scope ReadPublicApi on the key') +
-            `: grant it in ${ADMIN_CONSOLE_KEYS} (open the customer first with Open as Customer)`,
+            `: grant it in ${ADMIN_CONSOLE_KEYS} (a partner opens the customer first with Open as Customer)`,
           { status: 403 },
         );
       }
@@ -235,6 +234,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
           });
         }
       }
+      if (response.status === 404 || response.status === 405) throw notTheApi(response.status, baseUrl, QUERY_PATH);
       throw statusError(response, QUERY_PATH, clock, secrets);
     }
   }
@@ -247,7 +247,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
-  return {
+  let customer: Promise<string | undefined> | undefined;
+  const client: ApiClient = {
     stats,
     async request<T>(doc: LoadedDocument, variables: Record<string, unknown> = {}, requestOptions: RequestOptions = {}): Promise<T> {
       // The platform rejects a string (or array) here; catch the mistake before it costs a round trip.
@@ -266,6 +267,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       return { token: info.token, expiresAt: info.expiresAt, claims: info.claims };
     },
     serverTime: () => serverTime,
+    customerOf(customerOptions = {}) {
+      customer ??= client.token(customerOptions).then(
+        (info) => jwtCustomer(info.claims),
+        (error: unknown) => {
+          customer = undefined;
+          throw error;
+        },
+      );
+      return customer;
+    },
     close: () => transport.close(),
   };
+  return client;
 }

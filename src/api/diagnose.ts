@@ -69,7 +69,7 @@ export async function checkCustomer(options: CheckCustomerOptions): Promise<Cust
       );
     }
     if (scopes !== undefined && !scopes.includes('ReadPublicApi')) {
-      result.problems.push('the key lacks scope ReadPublicApi, which every sync query needs (grant it in the Admin Console at {admin_url}/settings/apiaccess)');
+      result.problems.push("the key lacks scope ReadPublicApi, which every sync query needs (grant it in the Admin Console's API access page, Settings > API access)");
     }
 
     const data = await client.request<{ buildings: unknown[] }>(CHECK_QUERY, {}, withSignal);

@@ -1,8 +1,8 @@
 import { AuthError, GraphQLResponseError, RateLimitError, TransportError } from '../errors.ts';
 
 /**
- * The retry policy as pure functions: what is retried, why, and how long to wait. The client wires these into
- * p-retry; keeping them free of I/O lets the tests pin every row of the policy table in docs/api-client.md.
+ * The retry policy as pure functions: what is retried, why, and how long to wait. The client's attempt loop
+ * (client.ts, withRetries) only counts and sleeps; keeping them free of I/O lets the tests pin every row of the policy table in docs/api-client.md.
  */
 
 /** Why an attempt failed, as logged and counted in `stats.retriesByReason`. */

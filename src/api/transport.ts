@@ -38,6 +38,23 @@ const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
+const CONNECT_WORDS: Record<string, string> = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved right now',
+  EHOSTUNREACH: 'no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  UND_ERR_CONNECT_TIMEOUT: 'no answer to the connection attempt',
+};
+const TLS_CODES = new Set([
+  'CERT_HAS_EXPIRED',
+  'DEPTH_ZERO_SELF_SIGNED_CERT',
+  'SELF_SIGNED_CERT_IN_CHAIN',
+  'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
+  'UNABLE_TO_GET_ISSUER_CERT_LOCALLY',
+  'ERR_TLS_CERT_ALTNAME_INVALID',
+  'CERT_NOT_YET_VALID',
+]);
 
 function errorCode(error: unknown): string | undefined {
   for (let e: unknown = error; e && typeof e === 'object'; e = (e as { cause?: unknown }).cause) {
@@ -66,11 +83,32 @@ export function createTransport(options: TransportOptions): Transport {
     const fail = (reason: FailureReason, what: string, error: unknown): never => {
       if (signal?.aborted) throw abortError(signal);
       if (timeout.aborted) {
-        throw new ApiTransportError('timeout', `POST ${path}: no complete answer within ${options.timeoutMs} ms`, { cause: error });
+        throw new ApiTransportError(
+          'timeout',
+          `POST ${base.origin}${prefix}${path}: no complete answer within ${options.timeoutMs} ms (HTTP_TIMEOUT). Fix: check the network to API_BASE_URL, or raise HTTP_TIMEOUT`,
+          { cause: error },
+        );
       }
       const code = errorCode(error);
-      const kind: FailureReason = code && CONNECT_CODES.has(code) ? 'connect' : code && TIMEOUT_CODES.has(code) ? 'timeout' : reason;
-      throw new ApiTransportError(kind, `POST ${path}: ${what} (${code ?? (error as Error)?.message ?? 'error'})`, { cause: error });
+      if (code && TLS_CODES.has(code)) {
+        // A certificate the platform's address does not prove is not fixed by asking again.
+        throw new ApiTransportError(
+          'client_error',
+          `cannot reach the platform at ${base.origin} (API_BASE_URL): its TLS certificate was refused (${code}). ` +
+            'Fix: check API_BASE_URL (the host must match its certificate), or give Node the CA with NODE_EXTRA_CA_CERTS',
+          { cause: error, retryable: false },
+        );
+      }
+      if (code && CONNECT_CODES.has(code)) {
+        throw new ApiTransportError(
+          'connect',
+          `cannot reach the platform at ${base.origin} (API_BASE_URL): ${CONNECT_WORDS[code] ?? 'the connection failed'} (${code}). ` +
+            'Fix: check API_BASE_URL and that this host can reach it (DNS, firewall, proxy)',
+          { cause: error },
+        );
+      }
+      const kind: FailureReason = code && TIMEOUT_CODES.has(code) ? 'timeout' : reason;
+      throw new ApiTransportError(kind, `POST ${base.origin}${prefix}${path}: ${what} (${code ?? (error as Error)?.message ?? 'error'})`, { cause: error });
     };
 
     let response;
@@ -92,7 +130,7 @@ export function createTransport(options: TransportOptions): Transport {
     } catch (error) {
       if (error instanceof ApiTransportError) {
         response.body.destroy();
-        throw error;
+        throw new ApiTransportError(error.reason, `POST ${path}: ${error.message}`, { status: response.statusCode, retryable: error.retryable, cause: error.cause });
       }
       const compressed = encoding === 'gzip' || encoding === 'x-gzip';
       return fail(
@@ -107,36 +145,52 @@ export function createTransport(options: TransportOptions): Transport {
 }
 
 async function readBody(body: Readable, encoding: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  if (encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'identity' && encoding !== '') {
+    throw new ApiTransportError('client_error', `the answer uses Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}, but only gzip was accepted`, {
+      retryable: false,
+    });
+  }
   const chunks: Buffer[] = [];
   let size = 0;
+  // Kept aside: the pipeline reports its own abort error when the collector stops it, not the collector's reason.
+  let refused: ApiTransportError | undefined;
   const collect = async (source: AsyncIterable<Buffer>): Promise<void> => {
     for await (const chunk of source) {
       size += chunk.length;
       if (size > maxBytes) {
-        throw new ApiTransportError('corrupt_body', `the answer is larger than ${maxBytes} bytes once decompressed; refusing it`, {
+        // Permanent: the same answer would be as large the next time.
+        refused = new ApiTransportError('client_error', `the answer is larger than ${maxBytes} bytes once decompressed; refusing it`, {
           retryable: false,
         });
+        throw refused;
       }
       chunks.push(chunk);
     }
   };
-  if (encoding === 'gzip' || encoding === 'x-gzip') {
-    await pipeline(body, createGunzip(), collect, { signal });
-  } else if (encoding === 'identity' || encoding === '') {
-    await pipeline(body, collect, { signal });
-  } else {
-    throw new ApiTransportError('corrupt_body', `the answer uses Content-Encoding ${JSON.stringify(encoding)}, but only gzip was accepted`, {
-      retryable: false,
-    });
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') await pipeline(body, createGunzip(), collect, { signal });
+    else await pipeline(body, collect, { signal });
+  } catch (error) {
+    throw refused ?? error;
   }
   return Buffer.concat(chunks);
 }
 
 /**
- * Parses a JSON body. A 2xx answer that is not JSON is a cut-off or garbled response, hence retryable; `status`
- * is kept for the message.
+ * Parses a JSON body. A 2xx answer declared as something other than JSON (an HTML login page of a proxy, a wrong
+ * API_BASE_URL) would be the same next time: permanent. A JSON answer that does not parse is a cut-off or garbled
+ * response, hence retryable; `status` is kept for the message.
  */
 export function parseJsonBody(response: HttpResponse, path: string): unknown {
+  const type = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type && !/^application\/(?:[\w.+-]+\+)?json$/.test(type)) {
+    throw new ApiTransportError(
+      'client_error',
+      `POST ${path}: the HTTP ${response.status} answer is ${JSON.stringify(type.slice(0, 60))}, not JSON: a proxy or login page answered, ` +
+        'or API_BASE_URL does not point at the platform\'s API. Fix: check API_BASE_URL and any proxy in between',
+      { status: response.status, retryable: false },
+    );
+  }
   try {
     return JSON.parse(response.body.toString('utf8'));
   } catch (error) {

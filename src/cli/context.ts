@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { resolveConfig, configSecrets, type Config, type Env } from '../config.ts';
 import { createLogger, globalSecrets, type Logger } from '../logger.ts';
 import { ExitCode } from '../errors.ts';
+import { StatusLine } from './status-line.ts';
 
 /** What every command receives: the environment, output streams and lazily resolved config and logger. */
 export interface CliContext {
@@ -15,6 +16,8 @@ export interface CliContext {
   exitCode: number;
   /** Aborted on SIGTERM/SIGINT; long-running commands pass it down so they finish the current page and stop. */
   signal: AbortSignal;
+  /** The live line on a terminal's stderr (progress), or undefined when stderr is not a terminal. */
+  statusLine: StatusLine | undefined;
 }
 
 export function createContext(
@@ -24,11 +27,13 @@ export function createContext(
 ): CliContext {
   let config: Config | undefined;
   let logger: Logger | undefined;
+  const statusLine = io.stderr.isTTY === true ? new StatusLine(io.stderr) : undefined;
   const ctx: CliContext = {
     env,
     ...io,
     exitCode: ExitCode.OK,
     signal,
+    statusLine,
     config() {
       if (!config) {
         config = resolveConfig(env);
@@ -46,10 +51,12 @@ export function createContext(
           }
         })();
         // Tests hand main() their own stderr; log lines go there too so they can be searched for secrets.
+        // https://no-color.org: any non-empty NO_COLOR turns colours off.
+        const color = !env.NO_COLOR;
         logger =
           ctx.stderr === process.stderr
-            ? createLogger({ level })
-            : createLogger({ level, pretty: false, destination: { write: (line: string) => ctx.stderr.write(line) } });
+            ? createLogger({ level, color, ...(statusLine && { statusLine }) })
+            : createLogger({ level, color, pretty: false, destination: { write: (line: string) => ctx.stderr.write(line) }, ...(statusLine && { statusLine }) });
       }
       return logger;
     },

@@ -1,10 +1,15 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseEnv } from 'node:util';
 import { Command, CommanderError } from 'commander';
 import { createContext, type CliContext, type CommandModule } from './context.ts';
-import { ExitCode, exitCodeFor, OccupancySyncError } from '../errors.ts';
+import { ConfigError, ExitCode, exitCodeFor, OccupancySyncError } from '../errors.ts';
 import { globalSecrets } from '../logger.ts';
 import { commands } from './commands/index.ts';
+import { packageVersion } from './version.ts';
 
 export interface MainOptions {
+  /** The environment; default: this process's, over the variables of `.env` in the working directory. */
   env?: Record<string, string | undefined>;
   stdout?: CliContext['stdout'];
   stderr?: CliContext['stderr'];
@@ -16,6 +21,7 @@ export function buildProgram(ctx: CliContext, modules: CommandModule[] = command
   const program = new Command()
     .name('occupancy-sync')
     .description('Keep a SQL copy (SQLite or Postgres) of the occupancy platform: sync, receive webhooks, report.')
+    .version(packageVersion(), '-V, --version', 'print the version and exit')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
@@ -47,7 +53,15 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     };
     signal = controller.signal;
   }
-  const ctx = createContext(options.env ?? process.env, {
+  let env: Record<string, string | undefined>;
+  try {
+    env = options.env ?? loadEnvironment(process.env, process.cwd());
+  } catch (error) {
+    (options.stderr ?? process.stderr).write(`occupancy-sync: ${(error as Error).message}\n`);
+    cleanup();
+    return exitCodeFor(error);
+  }
+  const ctx = createContext(env, {
     stdout: options.stdout ?? process.stdout,
     stderr: options.stderr ?? process.stderr,
   }, signal);
@@ -62,10 +76,46 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
       }
       return ExitCode.USAGE;
     }
-    const message = error instanceof OccupancySyncError ? error.message : String((error as Error)?.stack ?? error);
-    ctx.stderr.write(`occupancy-sync: ${globalSecrets.scrub(message)}\n`);
+    ctx.statusLine?.done();
+    ctx.stderr.write(`occupancy-sync: ${globalSecrets.scrub(errorLine(error, ctx.env.LOG_LEVEL))}\n`);
     return exitCodeFor(error);
   } finally {
     cleanup();
   }
+}
+
+/**
+ * The one line an error that ends the command prints. Expected failures (ours) are already one line with the fix;
+ * anything else is a bug, shown as such, with its stack only when LOG_LEVEL asks for detail.
+ */
+export function errorLine(error: unknown, logLevel: string | undefined): string {
+  if (error instanceof OccupancySyncError) return error.message;
+  const detail = logLevel === 'debug' || logLevel === 'trace';
+  if (error instanceof Error) {
+    return detail && error.stack ? `unexpected error: ${error.stack}` : `unexpected error: ${error.message} (LOG_LEVEL=debug shows where)`;
+  }
+  return `unexpected error: ${String(error)}`;
+}
+
+/**
+ * The environment a command sees: the variables of `.env` in the working directory, when that file exists, under
+ * this process's own (the environment wins, as with docker and systemd). A `.env` that does not parse is a
+ * configuration error naming the file.
+ */
+export function loadEnvironment(processEnv: NodeJS.ProcessEnv, cwd: string): Record<string, string | undefined> {
+  const path = join(cwd, '.env');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return processEnv;
+    throw new ConfigError(`${path}: cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'}). Fix: make it readable, or remove it`, { cause: error });
+  }
+  let parsed: Record<string, string>;
+  try {
+    parsed = parseEnv(text) as Record<string, string>;
+  } catch (error) {
+    throw new ConfigError(`${path}: not a valid .env file (${(error as Error).message}). Fix: use NAME=value lines`, { cause: error });
+  }
+  return { ...parsed, ...processEnv };
 }

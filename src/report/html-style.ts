@@ -23,6 +23,8 @@ svg.small .tick { font-size: 8.5px; }
 svg .axis-label { fill: var(--muted); font-size: 12px; }
 svg .line { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
 svg .series:hover .line { stroke-width: 3.5; }
+svg .line.total { stroke-width: 3.5; stroke-dasharray: 7 4; }
+tr.total td { border-top: 2px solid var(--ink); font-weight: 600; }
 svg .cell { stroke: none; }
 svg .cell.empty { fill: #f1f2f5; }
 svg .cell:hover { stroke: var(--ink); stroke-width: 1.5; }

@@ -1,7 +1,9 @@
-import { round4 } from './format.ts';
-import { esc, heatmap, lineChart, rampLegend, weekdayIndex, type HeatmapCells, type LineSeries } from './svg.ts';
-import { UNKNOWN_BUILDING, type HourlyPoint, type ReportData } from './types.ts';
+import { customerLabel, round4 } from './format.ts';
+import { MAX_CHOSEN, selectFloorSpaces, type SelectionRule } from './select.ts';
+import { esc, heatmap, lineChart, rampLegend, type HeatmapCells, type LineSeries } from './svg.ts';
+import type { HourlyPoint, ReportData } from './types.ts';
 import { REPORT_CSS } from './html-style.ts';
+import { offsetAt, zoned } from './zone.ts';
 
 /**
  * The `report --html` page: one self-contained file (inline CSS and SVG, no script, no network) with headcount over
@@ -11,9 +13,15 @@ import { REPORT_CSS } from './html-style.ts';
 /** Categorical palette with good contrast on white and between neighbours. */
 const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'];
 
-/** More lines than this turn the chart into spaghetti: the busiest floor spaces are drawn, the rest listed. */
-export const MAX_LINES = PALETTE.length;
-export const MAX_SMALL_HEATMAPS = 24;
+/** The colour of the line of all floor spaces together. */
+const TOTAL_COLOR = '#1d1d1f';
+
+export interface HtmlOptions {
+  /** Which floor spaces the charts draw. Default busiest. */
+  show?: SelectionRule;
+  /** How many. Default (and at most) MAX_CHOSEN. */
+  top?: number;
+}
 
 function shortId(id: string): string {
   return /^[0-9a-f]{8}-[0-9a-f-]{27}$/i.test(id) ? id.slice(0, 8) : id;
@@ -23,19 +31,17 @@ function key(p: { customerId: string; floorSpaceId: string }): string {
   return `${p.customerId}\u0000${p.floorSpaceId}`;
 }
 
-function human(iso: string): string {
-  const d = new Date(iso);
-  return `${d.toUTCString().slice(0, 16).replace(',', '')} ${iso.slice(11, 16)} UTC`;
+function human(iso: string, zone: string): string {
+  const t = zoned(Date.parse(iso), zone);
+  return `${t.day} ${t.time} ${zone}`;
 }
 
-/** Average headcount per weekday and hour, weighted by readings (so sparse hours do not dominate). */
-export function heatmapCells(points: HourlyPoint[]): HeatmapCells {
+/** Average headcount per weekday and hour of `zone`, weighted by readings (so sparse hours do not dominate). */
+export function heatmapCells(points: HourlyPoint[], zone = 'UTC'): HeatmapCells {
   const sum = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
   const count = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
   for (const p of points) {
-    const t = Date.parse(p.hour);
-    const d = weekdayIndex(t);
-    const h = new Date(t).getUTCHours();
+    const { weekday: d, hour: h } = zoned(Date.parse(p.hour), zone);
     sum[d]![h]! += p.totalHeadcount;
     count[d]![h]! += p.readings;
   }
@@ -47,45 +53,61 @@ function cellsMax(cells: HeatmapCells[]): number {
 }
 
 function kpis(data: ReportData): string {
-  const rows = data.floorSpaces;
-  const readings = rows.reduce((n, r) => n + r.readings, 0);
-  const occupied = rows.reduce((n, r) => n + r.occupiedReadings, 0);
-  const people = rows.reduce((n, r) => n + r.avgHeadcount * r.readings, 0);
-  const peak = Math.max(0, ...rows.map((r) => r.peakHeadcount));
+  const t = data.total;
   const card = (value: string, label: string) => `<div class="kpi"><div class="value">${value}</div><div class="label">${label}</div></div>`;
   return `<div class="kpis">${[
-    card(String(rows.length), 'floor spaces'),
-    card(readings.toLocaleString('en-US'), 'readings'),
-    card(readings ? (people / readings).toFixed(1) : '–', 'average headcount'),
-    card(String(peak), 'peak headcount'),
-    card(readings ? `${((occupied / readings) * 100).toFixed(0)}%` : '–', 'of readings occupied'),
+    card(String(t.floorSpaces), 'floor spaces'),
+    card(t.readings.toLocaleString('en-US'), 'readings'),
+    card(t.readings ? t.avgHeadcount.toFixed(1) : '–', 'average headcount'),
+    card(String(t.peakHeadcount), 'peak headcount'),
+    card(t.readings ? `${(t.occupiedShare * 100).toFixed(0)}%` : '–', 'of readings occupied'),
   ].join('')}</div>`;
 }
 
 function table(data: ReportData, colors: Map<string, string>): string {
-  const head = ['Customer', 'Building', 'Floor space', 'Readings', 'Occupied', 'Avg', 'Peak', 'Latest reading'];
+  const head = ['Customer', 'Floor space', 'Readings', 'Occupied', 'Avg', 'Peak', 'Latest reading'];
   const body = data.floorSpaces
     .map((r) => {
       const swatch = colors.get(key(r));
-      const latest = r.latestObservedAt ? `${esc(r.latestStatus ?? '')} · ${r.latestHeadcount ?? '–'} · ${esc(human(r.latestObservedAt))}` : '–';
+      const latest = r.latestObservedAt ? `${esc(r.latestStatus ?? '')} · ${r.latestHeadcount ?? '–'} · ${esc(human(r.latestObservedAt, data.timeZone))}` : '–';
       return (
-        `<tr><td>${esc(r.customerId)}</td><td>${esc(r.building)}</td>` +
+        `<tr><td>${esc(customerLabel(r))}</td>` +
         `<td class="id">${swatch ? `<span class="swatch" style="background:${swatch}"></span>` : ''}${esc(r.floorSpaceId)}</td>` +
         `<td class="n">${r.readings}</td><td class="n">${(round4(r.occupiedShare) * 100).toFixed(1)}%</td>` +
         `<td class="n">${r.avgHeadcount.toFixed(2)}</td><td class="n">${r.peakHeadcount}</td><td>${latest}</td></tr>`
       );
     })
     .join('');
-  return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody></table>`;
+  const t = data.total;
+  const foot =
+    `<tr class="total"><td>all</td><td>${t.floorSpaces} floor space${t.floorSpaces === 1 ? '' : 's'}</td><td class="n">${t.readings}</td>` +
+    `<td class="n">${(round4(t.occupiedShare) * 100).toFixed(1)}%</td><td class="n">${t.avgHeadcount.toFixed(2)}</td><td class="n">${t.peakHeadcount}</td><td></td></tr>`;
+  return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody><tfoot>${foot}</tfoot></table>`;
 }
 
-export function renderHtml(data: ReportData): string {
+/** Average headcount per hour over every floor space: the total line. */
+function totalSeries(points: HourlyPoint[]): Array<{ t: number; v: number }> {
+  const byHour = new Map<number, [number, number]>();
+  for (const p of points) {
+    const t = Date.parse(p.hour);
+    const h = byHour.get(t) ?? [0, 0];
+    h[0] += p.totalHeadcount;
+    h[1] += p.readings;
+    byHour.set(t, h);
+  }
+  return [...byHour].sort((a, b) => a[0] - b[0]).map(([t, [total, readings]]) => ({ t, v: readings ? total / readings : 0 }));
+}
+
+export function renderHtml(data: ReportData, options: HtmlOptions = {}): string {
   const from = Date.parse(data.range.from);
   const to = Date.parse(data.range.to);
+  const zone = data.timeZone;
   const customers = [...new Set(data.floorSpaces.map((r) => r.customerId))];
+  const names = new Map(data.floorSpaces.map((r) => [r.customerId, r.customerName]));
   const several = customers.length > 1;
+  const customerShort = (id: string) => names.get(id) ?? shortId(id);
   const label = (p: { customerId: string; floorSpaceId: string }) =>
-    several ? `${shortId(p.customerId)} / ${shortId(p.floorSpaceId)}` : shortId(p.floorSpaceId);
+    several ? `${customerShort(p.customerId)} / ${shortId(p.floorSpaceId)}` : shortId(p.floorSpaceId);
 
   const byKey = new Map<string, HourlyPoint[]>();
   for (const p of data.hourly) {
@@ -93,40 +115,45 @@ export function renderHtml(data: ReportData): string {
     if (list) list.push(p);
     else byKey.set(key(p), [p]);
   }
-  const drawn = [...data.floorSpaces].sort((a, b) => b.readings - a.readings).slice(0, MAX_LINES);
+  const selection = selectFloorSpaces(data.floorSpaces, data.hourly, data.range, options.show ?? 'busiest', Math.min(MAX_CHOSEN, options.top ?? MAX_CHOSEN));
+  const drawn = selection.chosen;
   const colors = new Map(drawn.map((r, i) => [key(r), PALETTE[i % PALETTE.length]!]));
   const series: LineSeries[] = drawn.map((r) => ({
     label: label(r),
-    title: `${r.floorSpaceId} (customer ${r.customerId})`,
+    title: `${r.floorSpaceId} (customer ${customerLabel(r)})`,
     color: colors.get(key(r))!,
     points: (byKey.get(key(r)) ?? []).map((p) => ({ t: Date.parse(p.hour), v: p.avgHeadcount })),
   }));
+  const total: LineSeries = { label: `all ${data.floorSpaces.length} floor spaces`, title: 'Every floor space together', color: TOTAL_COLOR, emphasis: true, points: totalSeries(data.hourly) };
   const hidden = data.floorSpaces.length - drawn.length;
 
-  const overall = heatmapCells(data.hourly);
-  const small = data.floorSpaces.slice(0, MAX_SMALL_HEATMAPS).map((r) => ({ r, cells: heatmapCells(byKey.get(key(r)) ?? []) }));
+  const overall = heatmapCells(data.hourly, zone);
+  const small = drawn.map((r) => ({ r, cells: heatmapCells(byKey.get(key(r)) ?? [], zone) }));
   const max = cellsMax([overall, ...small.map((s) => s.cells)]);
+  const offsetMs = offsetAt(from, zone);
 
-  const scope = data.customerId ? `customer ${esc(data.customerId)}` : `${customers.length} customer${customers.length === 1 ? '' : 's'}`;
-  const range = `${esc(human(data.range.from))} – ${esc(human(data.range.to))}`;
+  const scope = data.customerId
+    ? `customer ${esc(names.get(data.customerId) ? `${names.get(data.customerId)} (${data.customerId})` : data.customerId)}`
+    : `${customers.length} customer${customers.length === 1 ? '' : 's'}${customers.some((c) => names.get(c)) ? `: ${esc(customers.map((c) => names.get(c) ?? c).join(', '))}` : ''}`;
+  const range = `${esc(human(data.range.from, zone))} – ${esc(human(data.range.to, zone))}`;
   const empty = data.floorSpaces.length === 0;
 
   const sections = empty
     ? `<section class="card empty-state"><h2>No readings in this range</h2><p>Nothing was stored between ${range}. Run <code>occupancy-sync sync</code>, or choose another range with <code>--from</code> and <code>--to</code>.</p></section>`
     : `<section class="card"><h2>Headcount over time</h2>
-<p class="sub">Average headcount per hour, one line per floor space${hidden > 0 ? ` (the ${MAX_LINES} with most readings; ${hidden} more in the table below)` : ''}.</p>
-${lineChart(series, { from, to, yLabel: 'people (hourly average)' })}
-<ul class="legend">${series.map((s) => `<li title="${esc(s.title)}"><span class="swatch" style="background:${s.color}"></span>${esc(s.label)}</li>`).join('')}</ul>
+<p class="sub selection">Average headcount per hour: ${esc(selection.description)}, one line each${hidden > 0 ? ` (${hidden} more in the table below)` : ''}, and all floor spaces together (the dark line). Hours in ${esc(zone)}.</p>
+${lineChart([...series, total], { from, to, yLabel: 'people (hourly average)', offsetMs })}
+<ul class="legend">${[...series, total].map((s) => `<li title="${esc(s.title)}"><span class="swatch" style="background:${s.color}"></span>${esc(s.label)}</li>`).join('')}</ul>
 </section>
 <section class="card"><h2>When is it busy?</h2>
-<p class="sub">Average headcount by weekday and hour of day (UTC), all floor spaces together. Hover a cell for its value.</p>
-<div class="heat-main">${heatmap(overall, { max, title: 'Average headcount by weekday and hour, all floor spaces' })}</div>
+<p class="sub">Average headcount by weekday and hour of day (${esc(zone)}), all floor spaces together. Hover a cell for its value.</p>
+<div class="heat-main">${heatmap(overall, { max, zone, title: 'Average headcount by weekday and hour, all floor spaces' })}</div>
 ${rampLegend(max, 'ramp-main', 'average headcount')}
 </section>
 <section class="card"><h2>Per floor space</h2>
-<p class="sub">Same scale as above, so the floor spaces compare${data.floorSpaces.length > MAX_SMALL_HEATMAPS ? ` (first ${MAX_SMALL_HEATMAPS} of ${data.floorSpaces.length})` : ''}.</p>
+<p class="sub">${esc(selection.description.replace(/^./, (c) => c.toUpperCase()))}, on the same scale as above, so they compare.</p>
 <div class="multiples">${small
-        .map(({ r, cells }) => `<figure><figcaption title="${esc(r.floorSpaceId)}">${esc(label(r))} <span class="muted">peak ${r.peakHeadcount}</span></figcaption>${heatmap(cells, { max, cell: 12, hourLabelEvery: 6, title: `Average headcount, floor space ${r.floorSpaceId}` })}</figure>`)
+        .map(({ r, cells }) => `<figure><figcaption title="${esc(r.floorSpaceId)}">${esc(label(r))} <span class="muted">peak ${r.peakHeadcount}</span></figcaption>${heatmap(cells, { max, zone, cell: 12, hourLabelEvery: 6, title: `Average headcount, floor space ${r.floorSpaceId}` })}</figure>`)
         .join('')}</div>
 </section>
 <section class="card"><h2>Floor spaces</h2>${table(data, colors)}</section>`;
@@ -140,8 +167,8 @@ ${rampLegend(max, 'ramp-main', 'average headcount')}
 <p class="range">${range} · ${scope}</p></header>
 ${kpis(data)}
 ${sections}
-<footer>Generated ${esc(human(data.generatedAt))} by occupancy-sync from the <code>occupancy_hourly</code> and <code>occupancy_latest</code> views. All times UTC.
-Building is “${UNKNOWN_BUILDING}”: the platform does not say which building a floor space belongs to, so figures are per floor space.</footer>
+<footer>Generated ${esc(human(data.generatedAt, zone))} by occupancy-sync from the <code>occupancy_hourly</code> and <code>occupancy_latest</code> views. All times in ${esc(zone)}.
+Figures are per floor space: the platform does not say which building a floor space belongs to.</footer>
 </main></body></html>
 `;
 }

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import { toIsoUtc, type Store } from '../store/types.ts';
-import { UNKNOWN_BUILDING, type FloorSpaceSummary, type HourlyPoint, type ReportData, type ReportOptions } from './types.ts';
+import { totalOf, type FloorSpaceSummary, type HourlyPoint, type ReportData, type ReportOptions } from './types.ts';
 
 /**
  * Reads a report from the reporting views (`occupancy_hourly`, `occupancy_latest`). The SQL is the same on both
@@ -46,7 +46,7 @@ function where(options: ReportOptions): { sql: string; params: unknown[] } {
   return { sql, params };
 }
 
-export async function loadSummary(store: Store, options: ReportOptions): Promise<FloorSpaceSummary[]> {
+export async function loadSummary(store: Store, options: ReportOptions & { customerNames?: ReadonlyMap<string, string> }): Promise<FloorSpaceSummary[]> {
   const filter = where(options);
   const rows = await store.query<Row>(
     `SELECT s.customer_id, s.floor_space_id, s.readings, s.occupied_readings, s.total_headcount, s.peak_headcount,
@@ -67,9 +67,10 @@ export async function loadSummary(store: Store, options: ReportOptions): Promise
       const readings = num(r.readings, 'readings');
       const occupiedReadings = num(r.occupied_readings, 'occupied_readings');
       const total = num(r.total_headcount, 'total_headcount');
+      const customerId = String(r.customer_id);
       return {
-        customerId: String(r.customer_id),
-        building: UNKNOWN_BUILDING,
+        customerId,
+        customerName: options.customerNames?.get(customerId) ?? null,
         floorSpaceId: String(r.floor_space_id),
         readings,
         occupiedReadings,
@@ -114,16 +115,19 @@ export async function loadHourly(store: Store, options: ReportOptions): Promise<
 
 export async function loadReport(
   store: Store,
-  options: ReportOptions & { withHourly?: boolean },
+  options: ReportOptions & { withHourly?: boolean; timeZone?: string; customerNames?: ReadonlyMap<string, string> },
   clock: Clock,
 ): Promise<ReportData> {
   const range = { from: toIsoUtc(options.from), to: toIsoUtc(options.to) };
   const opts = { ...options, ...range };
+  const floorSpaces = await loadSummary(store, opts);
   return {
     range,
     customerId: options.customerId ?? null,
     generatedAt: toIsoUtc(clock.now()),
-    floorSpaces: await loadSummary(store, opts),
+    timeZone: options.timeZone ?? 'UTC',
+    floorSpaces,
+    total: totalOf(floorSpaces),
     hourly: options.withHourly ? await loadHourly(store, opts) : [],
   };
 }

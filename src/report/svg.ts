@@ -41,6 +41,8 @@ export interface LineSeries {
   label: string;
   title: string;
   color: string;
+  /** Drawn heavier, e.g. the line of all floor spaces together. */
+  emphasis?: boolean;
   /** Sorted by time; a gap longer than `gapMs` breaks the line. */
   points: { t: number; v: number }[];
 }
@@ -49,6 +51,8 @@ export interface LineChartOptions {
   from: number;
   to: number;
   yLabel: string;
+  /** Wall-clock offset of the zone the axis is labelled in, ms (local = UTC + offset); default 0 (UTC). */
+  offsetMs?: number;
   gapMs?: number;
   width?: number;
   height?: number;
@@ -76,13 +80,15 @@ export function lineChart(series: LineSeries[], o: LineChartOptions): string {
     );
   }
   const step = TIME_STEPS.find((s) => span / s <= 8) ?? TIME_STEPS.at(-1)!;
-  for (let t = Math.ceil(o.from / step) * step; t <= o.to; t += step) {
+  // Ticks on the zone's round hours and midnights: shifted by its offset, labelled in wall-clock time.
+  const offset = o.offsetMs ?? 0;
+  for (let t = Math.ceil((o.from + offset) / step) * step - offset; t <= o.to; t += step) {
     const px = f(xs(t));
     // Labels at the very edges are anchored inwards so they are not clipped by the viewBox.
     const anchor = xs(t) > W - 60 ? 'end' : xs(t) < m.left + 30 ? 'start' : 'middle';
     parts.push(
       `<line class="xtick" x1="${px}" x2="${px}" y1="${m.top + ih}" y2="${m.top + ih + 5}"/>`,
-      `<text class="tick" x="${px}" y="${m.top + ih + 20}" text-anchor="${anchor}">${esc(timeLabel(t, step))}</text>`,
+      `<text class="tick" x="${px}" y="${m.top + ih + 20}" text-anchor="${anchor}">${esc(timeLabel(t + offset, step))}</text>`,
     );
   }
   parts.push(
@@ -104,7 +110,7 @@ export function lineChart(series: LineSeries[], o: LineChartOptions): string {
     });
     parts.push(
       `<g class="series"><title>${esc(s.title)}</title>` +
-        (d ? `<path class="line" d="${d}" stroke="${s.color}"/>` : '') +
+        (d ? `<path class="line${s.emphasis ? ' total' : ''}" d="${d}" stroke="${s.color}"/>` : '') +
         dots.join('') +
         '</g>',
     );
@@ -138,6 +144,8 @@ export interface HeatmapOptions {
   /** Label every n-th hour column. */
   hourLabelEvery?: number;
   title?: string;
+  /** The zone the weekdays and hours are in, for the cells' titles. Default UTC. */
+  zone?: string;
 }
 
 export function heatmap(cells: HeatmapCells, o: HeatmapOptions): string {
@@ -158,7 +166,7 @@ export function heatmap(cells: HeatmapCells, o: HeatmapOptions): string {
     row.forEach((v, h) => {
       const x = left + h * c;
       const yy = top + d * ch;
-      const when = `${WEEKDAYS[d]} ${String(h).padStart(2, '0')}:00 UTC`;
+      const when = `${WEEKDAYS[d]} ${String(h).padStart(2, '0')}:00 ${o.zone ?? 'UTC'}`;
       parts.push(
         v === null
           ? `<rect class="cell empty" x="${x}" y="${yy}" width="${c - 2}" height="${ch - 2}" rx="2"><title>${when}: no readings</title></rect>`

@@ -24,14 +24,18 @@ function parseDateTime(value: unknown): number {
   return Date.parse(value);
 }
 
-/** buildSchema leaves custom scalars as pass-through; DateTime gets real parsing so bad input fails in validation. */
+/**
+ * buildSchema leaves custom scalars as pass-through; DateTime gets real parsing so bad input fails in validation.
+ * graphql 17 reads `coerceOutputValue` and `coerceInputValue` (copied from `serialize` and `parseValue` when the
+ * scalar was built, so replacing those afterwards changes nothing); literals still go through `parseLiteral`.
+ */
 export function buildSandboxSchema(sdl: string): GraphQLSchema {
   const schema = buildSchema(sdl);
   const dateTime = schema.getType('DateTime');
   if (dateTime instanceof GraphQLScalarType) {
-    dateTime.serialize = (value: unknown) =>
+    dateTime.coerceOutputValue = (value: unknown) =>
       typeof value === 'string' ? value : new Date(value as number | Date).toISOString();
-    dateTime.parseValue = parseDateTime;
+    dateTime.coerceInputValue = parseDateTime;
     dateTime.parseLiteral = (ast) => {
       if (ast.kind !== Kind.STRING) throw new GraphQLError('DateTime must be a string literal');
       return parseDateTime(ast.value);

@@ -6,6 +6,7 @@ import type { Logger } from '../logger.ts';
 import type { DataModel } from './data.ts';
 import type { DeliveryEngine } from './deliveries.ts';
 import type { FaultKind, FaultPlan } from './faults.ts';
+import { Misbehaviour, realCursor, type Replacement } from './misbehave.ts';
 import { rootValue, type ResolverContext } from './graphql.ts';
 import type { SandboxStats } from './interfaces.ts';
 import { BodyTooLarge, errorBody, isJsonContentType, readBody, sendJson, sendTruncatedGzip } from './respond.ts';
@@ -26,6 +27,8 @@ export interface HandlerDeps {
   stats: SandboxStats;
   logger: Logger;
   faults: () => FaultPlan;
+  /** The deliberate contract violation in force, if any (misbehave.ts). */
+  misbehave: () => Misbehaviour | undefined;
   /** Aborted on close, so slow-fault timers do not hold the process. */
   closing: AbortSignal;
 }
@@ -129,6 +132,8 @@ async function handleAuth(deps: HandlerDeps, req: IncomingMessage, res: ServerRe
     }
   }
   const body = parseJsonObject(req, raw);
+  const echo = deps.misbehave()?.authReplacement(body);
+  if (echo) return sendRaw(res, echo);
   for (const field of ['ApiKey', 'ApiSecret'] as const) {
     if (typeof body[field] !== 'string' || body[field] === '') {
       throw new HttpFailure(400, 'BAD_REQUEST', `${field} is required and must be a non-empty string`);
@@ -218,15 +223,21 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
     });
     return;
   }
+  const misbehave = deps.misbehave();
+  const replacement = operation.operation === 'query' ? misbehave?.replacement() : undefined;
+  if (replacement) return sendRaw(res, replacement);
+  const occupancy = misbehave && Misbehaviour.readsOccupancy(operation) ? misbehave : undefined;
+  const sentAfter = typeof (variables as Record<string, unknown> | undefined)?.after === 'string' ? ((variables as Record<string, unknown>).after as string) : null;
   const contextValue: ResolverContext = { customer: check.customer, model: deps.model, registry: deps.registry, engine: deps.engine, clock: deps.clock };
   const result = await execute({
     schema: deps.schema,
     document,
     rootValue,
     contextValue,
-    variableValues: variables as Record<string, unknown> | undefined,
+    variableValues: occupancy ? occupancy.variables((variables ?? {}) as Record<string, unknown>) : withRealCursor(variables as Record<string, unknown> | undefined),
     operationName,
   });
+  occupancy?.result(result as { data?: Record<string, unknown> | null }, sentAfter);
   if (fault === 'truncatedGzip') {
     deps.stats.faults.truncatedGzip = (deps.stats.faults.truncatedGzip ?? 0) + 1;
     sendTruncatedGzip(res, result);
@@ -234,6 +245,15 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
   }
   // No data at all means the request failed before execution (variable coercion): a request error, 400.
   sendJson(req, res, 'data' in result ? 200 : 400, result);
+}
+
+function withRealCursor(variables: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  return typeof variables?.after === 'string' ? { ...variables, after: realCursor(variables.after) } : variables;
+}
+
+function sendRaw(res: ServerResponse, answer: Replacement): void {
+  res.writeHead(answer.status, { ...answer.headers, 'Content-Length': String(answer.body.length) });
+  res.end(answer.body);
 }
 
 function graphqlErrorJson(error: GraphQLError, code: string): Record<string, unknown> {

@@ -11,5 +11,7 @@ export type {
   SandboxWebhookView,
   SandboxStats,
   Sandbox,
+  MisbehaviourKind,
 } from './interfaces.ts';
+export { MISBEHAVIOUR_KINDS } from './misbehave.ts';
 export { startSandbox } from './server.ts';

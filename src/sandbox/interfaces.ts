@@ -1,5 +1,8 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import type { MisbehaviourKind } from './misbehave.ts';
+
+export type { MisbehaviourKind };
 
 /** Per-request fault rates (0..1), drawn deterministically from `seed` for each request to /api/external/query. */
 export interface FaultOptions {
@@ -65,6 +68,8 @@ export interface SandboxOptions {
   /** Serve this SDL instead of jobs/schema.graphql (tests: a schema lacking a field). */
   schemaSdl?: string;
   faults?: FaultOptions;
+  /** A deliberate contract violation to serve (src/sandbox/misbehave.ts); none by default. */
+  misbehave?: MisbehaviourKind;
   webhooks?: WebhookDeliveryOptions;
   logger?: Logger;
 }
@@ -148,6 +153,10 @@ export interface Sandbox {
   /** Outstanding tokens (of one customer, or all) get 401 from now on, before their expiry. */
   revokeTokens(customerId?: string): void;
   setFaults(faults: FaultOptions | undefined): void;
+  /** Serve this contract violation from now on (undefined: behave again). */
+  setMisbehaviour(kind: MisbehaviourKind | undefined): void;
+  /** The floor spaces whose records `strayNullHeadcount` spoils: each customer's first floor space by id. */
+  strayFloorSpaceIds(): string[];
   /** Live counters. */
   stats: SandboxStats;
   webhooks(customerId: string): SandboxWebhookView[];
@@ -156,5 +165,7 @@ export interface Sandbox {
    * and retries whose backoff expired. Resolves when those attempts finished.
    */
   pumpDeliveries(): Promise<void>;
+  /** Deliveries queued and not yet accepted by their receiver (awaiting an attempt or a retry). */
+  pendingDeliveries(): number;
   close(): Promise<void>;
 }

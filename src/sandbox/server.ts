@@ -5,6 +5,7 @@ import { silentLogger } from '../logger.ts';
 import { DataModel } from './data.ts';
 import { DeliveryEngine } from './deliveries.ts';
 import { FaultPlan } from './faults.ts';
+import { Misbehaviour, type MisbehaviourKind } from './misbehave.ts';
 import { buildSandboxSchema, defaultSchemaSdl } from './graphql.ts';
 import { createHandler } from './handler.ts';
 import type { GroundTruthObservation, ObservationRange, Sandbox, SandboxOptions, SandboxStats } from './interfaces.ts';
@@ -78,14 +79,18 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     rejectUnauthorized: hooks.rejectUnauthorized ?? true,
   });
   let faults = new FaultPlan(options.faults);
+  // strayNullHeadcount spoils the records of each customer's first floor space (by id), and only those.
+  const strayFloorSpaceIds = new Set(model.customers.map((c) => c.buildings.flatMap((b) => b.floorSpaces.map((f) => f.id)).sort()[0]!).filter(Boolean));
+  const misbehaviourOf = (kind: MisbehaviourKind | undefined) => (kind ? new Misbehaviour(kind, strayFloorSpaceIds) : undefined);
+  let misbehave = misbehaviourOf(options.misbehave);
   const closing = new AbortController();
   const schema = buildSandboxSchema(options.schemaSdl ?? defaultSchemaSdl());
 
-  const handler = createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, closing: closing.signal });
+  const handler = createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, misbehave: () => misbehave, closing: closing.signal });
   // The Date header tells clients the platform's time (occupancy-sync caps its watermark with it): it must come from
   // the sandbox clock, which tests move, not from the host clock node:http would use.
   const server = createServer((req, res) => {
-    res.setHeader('Date', new Date(clock.now()).toUTCString());
+    res.setHeader('Date', misbehave ? misbehave.dateHeader(clock.now()) : new Date(clock.now()).toUTCString());
     return handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
@@ -163,9 +168,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     setFaults: (next) => {
       faults = new FaultPlan(next);
     },
+    setMisbehaviour: (kind) => {
+      misbehave = misbehaviourOf(kind);
+    },
+    strayFloorSpaceIds: () => [...strayFloorSpaceIds],
     stats,
     webhooks: (customerId) => registry.list(model.requireCustomer(customerId).id).map(webhookView),
     pumpDeliveries: () => engine.pump(),
+    pendingDeliveries: () => engine.pendingCount,
     close: () => {
       closed ??= (async () => {
         if (timer) clearInterval(timer);

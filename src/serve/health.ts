@@ -15,17 +15,24 @@ export interface StreamHealth {
   lastRunStartedAt: string | null;
   lastRunFinishedAt: string | null;
   lastRunError: string | null;
+  /** Records of the last run that broke their declared types and were quarantined. */
+  lastRunRejected: number;
   lastSuccessAt: string | null;
   healthy: boolean;
+  /** Healthy, but the last run quarantined records: data the platform sent is not in the tables. */
+  degraded: boolean;
 }
 
 export interface HealthReport {
-  status: 'ok' | 'unhealthy' | 'stopping';
+  /** `degraded`: every stream runs, but some records were quarantined (HTTP 200); `unhealthy`: HTTP 503. */
+  status: 'ok' | 'degraded' | 'unhealthy' | 'stopping';
   checkedAt: string;
   database: { ok: boolean; error?: string };
   streams: StreamHealth[];
   /** One line per reason the status is not ok. */
   problems: string[];
+  /** One line per reason the status is degraded (quarantined records), when not worse. */
+  warnings: string[];
 }
 
 export interface HealthOptions {
@@ -63,6 +70,7 @@ export async function readSyncHealth(store: Store, timeoutMs = 2000): Promise<Ro
 export function evaluateHealth(rows: Row[], options: HealthOptions): Omit<HealthReport, 'database' | 'checkedAt'> {
   const wanted = options.customerIds && options.customerIds.length > 0 ? new Set(options.customerIds) : undefined;
   const problems: string[] = [];
+  const warnings: string[] = [];
   const streams = rows
     .filter((r) => !wanted || wanted.has(String(r.customer_id)))
     .map((r): StreamHealth => {
@@ -76,9 +84,17 @@ export function evaluateHealth(rows: Row[], options: HealthOptions): Omit<Health
         lastRunStartedAt: ts(r.last_run_started_at),
         lastRunFinishedAt: ts(r.last_run_finished_at),
         lastRunError: r.last_run_error === null || r.last_run_error === undefined ? null : globalSecrets.scrub(String(r.last_run_error)),
+        lastRunRejected: Number(r.last_run_rejected ?? 0),
         lastSuccessAt: ts(r.last_success_at),
         healthy: true,
+        degraded: false,
       };
+      if (entry.lastRunRejected > 0) {
+        entry.degraded = true;
+        warnings.push(
+          `${entry.customerId} ${entry.stream}: the last run quarantined ${entry.lastRunRejected} record(s) that broke their declared types (table quarantined_records)`,
+        );
+      }
       if (entry.lastRunStatus === 'failed') {
         entry.healthy = false;
         problems.push(`${entry.customerId} ${entry.stream}: last run failed: ${entry.lastRunError ?? 'no error recorded'}`);
@@ -91,8 +107,8 @@ export function evaluateHealth(rows: Row[], options: HealthOptions): Omit<Health
     })
     .sort((a, b) => (a.customerId === b.customerId ? (a.stream < b.stream ? -1 : 1) : a.customerId < b.customerId ? -1 : 1));
   if (options.stopping) problems.unshift('shutting down');
-  const status = options.stopping ? 'stopping' : problems.length ? 'unhealthy' : 'ok';
-  return { status, streams, problems };
+  const status = options.stopping ? 'stopping' : problems.length ? 'unhealthy' : warnings.length ? 'degraded' : 'ok';
+  return { status, streams, problems, warnings };
 }
 
 export async function checkHealth(store: Store, options: HealthOptions): Promise<HealthReport> {
@@ -108,6 +124,7 @@ export async function checkHealth(store: Store, options: HealthOptions): Promise
       database: { ok: false, error: message },
       streams: [],
       problems: [`database: ${message}`],
+      warnings: [],
     };
   }
   return { checkedAt, database: { ok: true }, ...evaluateHealth(rows, options) };

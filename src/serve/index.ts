@@ -7,7 +7,7 @@ import type { Store } from '../store/types.ts';
 import { openDatabase, selectStreams } from '../sync/runner.ts';
 import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../sync/scheduler.ts';
 import type { AnyStream } from '../sync/stream.ts';
-import { startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
+import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
 import { startOpsServer, type OpsServer } from './ops-server.ts';
 import { createSyncPass, type SyncPass } from './sync-pass.ts';
 
@@ -80,18 +80,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   let pass: SyncPass | undefined;
   let scheduler: Scheduler | undefined;
   try {
-    if (webhooksOn) {
+    if (webhooksOn && !receiverConfigured({ customers, webhook: config.webhook })) {
+      logger.info(
+        'webhook receiver off: no customer has a webhook secret or custom header (set WEBHOOK_SECRET to receive deliveries; serve runs sync and /healthz, /metrics)',
+      );
+    } else if (webhooksOn) {
       receiver = await startReceiver({
+        ...receiverOptions({ customers, webhook: config.webhook }),
         store,
-        customers,
-        host: config.webhook.host,
-        port: config.webhook.port,
-        path: config.webhook.path,
-        maxBodyBytes: config.webhook.maxBodyBytes,
-        maxDecompressedBytes: config.webhook.maxDecompressedBytes,
-        toleranceMs: config.webhook.toleranceMs,
-        tlsCert: config.webhook.tlsCert,
-        tlsKey: config.webhook.tlsKey,
         clock,
         logger: logger.child({ component: 'webhooks' }),
         onOutcome: (outcome) => webhookMetric(metrics, outcome),

@@ -68,7 +68,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
         maxLagSeconds = ms / 1000;
       }
       const report = await checkHealth(store, { ...settings, maxLagSeconds, now: options.clock.now() });
-      return json(res, report.status === 'ok' ? 200 : 503, report, head);
+      return json(res, report.status === 'ok' || report.status === 'degraded' ? 200 : 503, report, head);
     }
     if (url.pathname === '/metrics') {
       await refreshLag();

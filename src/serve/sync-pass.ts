@@ -102,6 +102,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
       // Whatever progress events did not already count.
       pages: outcome.pages - counted.pages,
       records: outcome.records - counted.records,
+      rejected: outcome.rejected,
       errorKind: outcome.status === 'failed' ? errorKind(outcome.error) : undefined,
     });
   }

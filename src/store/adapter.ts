@@ -18,6 +18,12 @@ export interface Executor {
 
 export interface Adapter extends Executor {
   readonly dialect: Dialect;
+  /** Where the data is, for messages: the SQLite path or the Postgres URL without its password. */
+  readonly location: string;
+  /** Opened for reading only: writes and migrate() are refused by the database itself. */
+  readonly readonly: boolean;
+  /** Names of the committed migrations this database has not applied yet (read-only). */
+  pending(): Promise<string[]>;
   /** Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   /** Applies pending migrations under a cross-process lock; resolves to the names of those it applied. */

@@ -2,8 +2,6 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { openPostgres } from './postgres.ts';
-import { openSqlite } from './sqlite.ts';
 import { SqlStore } from './store.ts';
 import type { Store } from './types.ts';
 
@@ -13,6 +11,11 @@ export { canonicalTimestamp } from './timestamps.ts';
 export interface OpenStoreOptions {
   logger?: Logger;
   clock?: Clock;
+  /**
+   * Read only: nothing is created, migrated or written (SQLite opens the file read-only; Postgres sessions refuse
+   * writes). For status, report and state show, which must work on a read-only file or replica.
+   */
+  readonly?: boolean;
 }
 
 /**
@@ -29,8 +32,15 @@ export async function openStore(database: Config['database'], options: OpenStore
   const clock = options.clock ?? systemClock;
   if (database.dialect === 'sqlite') {
     if (!database.sqlitePath) throw new ConfigError(`DATABASE_URL: ${database.url} names no SQLite file; use file:./data/occupancy.db`);
-    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString() });
+    // Each dialect's driver (and its drizzle dialect) loads only when that dialect is opened.
+    const { openSqlite } = await import('./sqlite.ts');
+    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly });
     return new SqlStore(adapter, clock, logger.child({ component: 'store' }));
   }
-  return new SqlStore(openPostgres({ url: database.url, logger: logger.child({ component: 'store' }) }), clock, logger.child({ component: 'store' }));
+  const { openPostgres } = await import('./postgres.ts');
+  return new SqlStore(
+    openPostgres({ url: database.url, logger: logger.child({ component: 'store' }), readonly: options.readonly }),
+    clock,
+    logger.child({ component: 'store' }),
+  );
 }

@@ -6,6 +6,7 @@ import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { ConfigError, StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
+import { describeLocation } from './errors.ts';
 import { advisoryKey, isConnectionEnded, PgLocks } from './locks.ts';
 import { loadMigrations, MIGRATIONS_TABLE, migrationsFolder, pending } from './migrations.ts';
 import { sinkDef, type PageContext, type SinkDef } from './sinks.ts';
@@ -22,6 +23,8 @@ export interface PostgresOptions {
   url: string;
   maxConnections?: number;
   logger?: Logger;
+  /** Sessions with default_transaction_read_only: the server refuses any write (status, report, state show). */
+  readonly?: boolean;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -43,12 +46,17 @@ export function parsePgUrl(raw: string): { url: string; schema: string | undefin
   return { url: parsed.toString(), schema };
 }
 
-function connect(url: string, schema: string | undefined, max: number, extra: postgres.Options<{}> = {}): Sql {
+function connect(url: string, schema: string | undefined, max: number, extra: postgres.Options<{}> = {}, readonly = false): Sql {
   const client = postgres(url, {
     max,
     ...extra,
     onnotice: () => {},
-    connection: { TimeZone: 'UTC', application_name: 'occupancy-sync', ...(schema ? { search_path: `"${schema}"` } : {}) },
+    connection: {
+      TimeZone: 'UTC',
+      application_name: 'occupancy-sync',
+      ...(schema ? { search_path: `"${schema}"` } : {}),
+      ...(readonly ? { default_transaction_read_only: true } : {}),
+    },
   });
   // Plain rows on both dialects: timestamps as canonical ISO strings, counts and averages as numbers (SQLite returns
   // numbers too). int8 values here are counts and ids, far below 2^53.
@@ -62,7 +70,9 @@ function connect(url: string, schema: string | undefined, max: number, extra: po
 
 export function openPostgres(options: PostgresOptions): Adapter {
   const { url, schema } = parsePgUrl(options.url);
-  const client = connect(url, schema, options.maxConnections ?? 10);
+  const readonly = options.readonly === true;
+  const client = connect(url, schema, options.maxConnections ?? 10, {}, readonly);
+  const migrationsTable = `"${schema ?? 'drizzle'}"."${MIGRATIONS_TABLE}"`;
   const dialect = new PgDialect();
   // The lock session must live as long as its locks: no idle timeout and no max_lifetime (postgres.js would otherwise
   // end it after 30-60 minutes, dropping the locks of a long run).
@@ -112,6 +122,13 @@ export function openPostgres(options: PostgresOptions): Adapter {
 
   return {
     dialect: 'postgres',
+    location: describeLocation(options.url),
+    readonly,
+    async pending() {
+      const [exists] = await client.unsafe<{ ok: boolean }[]>('SELECT to_regclass($1) IS NOT NULL AS ok', [migrationsTable]);
+      const [last] = exists?.ok ? await client.unsafe<{ created_at: number | null }[]>(`SELECT max(created_at) AS created_at FROM ${migrationsTable}`) : [];
+      return pending(loadMigrations('postgres'), last?.created_at === null || last?.created_at === undefined ? undefined : Number(last.created_at)).map((m) => m.name);
+    },
     ...pool,
     transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       let settled = false;
@@ -136,6 +153,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
     },
 
     async migrate() {
+      if (readonly) throw new StoreError(`the database at ${describeLocation(options.url)} was opened read-only: migrations need a writable connection`);
       // One dedicated session: a session advisory lock keyed by the schema serialises concurrent migrators (drizzle's
       // migrator reads the applied list outside its transaction), and ending the session releases the lock even if
       // this process dies half-way.

@@ -1,10 +1,12 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SQL } from 'drizzle-orm';
 import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
 import type { Logger } from '../logger.ts';
 import { StoreError } from '../errors.ts';
+import { explainDatabaseError } from './errors.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { WalCheckpointer } from './checkpointer.ts';
 import { serial, trySqliteLock } from './locks.ts';
@@ -26,6 +28,8 @@ export interface SqliteOptions {
   busyTimeoutMs?: number;
   /** WAL checkpoints on a worker thread instead of inside commits (default true for files; see checkpointer.ts). */
   backgroundCheckpoints?: boolean;
+  /** Open for reading only: the file must exist, nothing is created or written (status, report, state show). */
+  readonly?: boolean;
 }
 
 /**
@@ -37,7 +41,12 @@ const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 
 export function openSqlite(options: SqliteOptions): Adapter {
   const { path, logger, now } = options;
-  if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  if (options.readonly) return openReadonly(options);
+  try {
+    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw new StoreError(`cannot create the directory of the SQLite database: ${explainDatabaseError(error, path)}`, { cause: error });
+  }
   const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true)
     ? new WalCheckpointer({ path, logger })
     : undefined;
@@ -59,8 +68,55 @@ export function openSqlite(options: SqliteOptions): Adapter {
       db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
     }
   } catch (error) {
-    throw new StoreError(`cannot open SQLite database ${path}: ${(error as Error).message}`, { cause: error });
+    throw new StoreError(explainDatabaseError(error, path), { cause: error });
   }
+  return sqliteAdapter(db, options, checkpointer);
+}
+
+/**
+ * A read-only connection. A WAL database at rest (its writer closed it cleanly, so no -wal file) in a directory this
+ * user may not write cannot be opened read-only: SQLite needs to create its -shm file first. With no -wal file every
+ * committed page is in the main file, so a private copy in a temporary directory reads exactly the same data.
+ */
+function openReadonly(options: SqliteOptions): Adapter {
+  const { path, logger } = options;
+  const open = (file: string) => {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    // Opening is lazy: the first read is what fails when the -shm file cannot be made.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return db;
+  };
+  try {
+    return sqliteAdapter(open(path), options, undefined);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_CANTOPEN' && !existsSync(path)) {
+      throw new StoreError(
+        `there is no SQLite database at ${path}. Fix: run \`occupancy-sync sync\` (or \`migrate\`) first, or point DATABASE_URL at the file it writes to`,
+        { cause: error },
+      );
+    }
+    if ((code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') || existsSync(`${path}-wal`)) {
+      throw new StoreError(explainDatabaseError(error, path), { cause: error });
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'occupancy-sync-ro-'));
+    const copy = join(dir, basename(path));
+    copyFileSync(path, copy);
+    logger.info({ path, copy }, 'the database directory is read-only: reading a private copy of the file (it has no uncommitted WAL)');
+    const adapter = sqliteAdapter(open(copy), options, undefined);
+    return {
+      ...adapter,
+      close: async () => {
+        await adapter.close();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+  }
+}
+
+function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpointer: WalCheckpointer | undefined): Adapter {
+  const { path, logger, now } = options;
 
   const dialect = new SQLiteSyncDialect();
   const statements = new Map<string, Database.Statement>();
@@ -114,6 +170,17 @@ export function openSqlite(options: SqliteOptions): Adapter {
 
   return {
     dialect: 'sqlite',
+    location: path,
+    readonly: options.readonly === true,
+    pending: () =>
+      exclusive(() => {
+        const migrations = loadMigrations('sqlite');
+        const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(MIGRATIONS_TABLE);
+        const last = exists
+          ? (db.prepare(`SELECT max(created_at) AS created_at FROM "${MIGRATIONS_TABLE}"`).get() as { created_at: number | null }).created_at
+          : null;
+        return pending(migrations, last === null ? undefined : Number(last)).map((m) => m.name);
+      }),
     all: (query) => exclusive(() => inner.all(query)),
     run: (query) => exclusive(() => inner.run(query)),
     upsert: (sink, page, records) => exclusive(() => inner.upsert(sink, page, records)),

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
+import { explainDatabaseError } from './errors.ts';
 import { GroupCommit } from './group-commit.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
 import type {
@@ -10,9 +11,12 @@ import type {
   IsoUtc,
   OccupancyRecord,
   PageWrite,
+  QuarantineWrite,
   RunRecord,
   RunStatus,
   SinkName,
+  StateChange,
+  StateChangeRecord,
   Store,
   SyncState,
   SyncStateUpdate,
@@ -48,6 +52,25 @@ export class SqlStore implements Store {
     return this.#db.dialect;
   }
 
+  /**
+   * Refuses (StoreError naming the fix) a database whose schema is behind this version, for read-only commands that
+   * cannot migrate it themselves.
+   */
+  async requireCurrentSchema(): Promise<void> {
+    const pending = await this.#wrap('reading the applied migrations', () => this.#db.pending());
+    if (pending.length === 0) return;
+    if (pending[0] === '0000_tables') {
+      throw new StoreError(
+        `the database at ${this.#db.location} holds no occupancy-sync tables yet. ` +
+          'Fix: run `occupancy-sync sync` (or `occupancy-sync migrate`) first, or point DATABASE_URL at the database it writes to',
+      );
+    }
+    throw new StoreError(
+      `the database at ${this.#db.location} lacks ${pending.length} migration(s) of this version (${pending.join(', ')}). ` +
+        'Fix: run `occupancy-sync migrate` (or any sync) with write access first',
+    );
+  }
+
   async migrate(): Promise<string[]> {
     const applied = await this.#wrap('applying migrations', () => this.#db.migrate());
     if (applied.length > 0) this.#logger.info({ dialect: this.dialect, applied }, 'applied database migrations');
@@ -69,17 +92,45 @@ export class SqlStore implements Store {
       if (lost) throw new StoreError(lost);
       const at = canonicalTimestamp(page.at, 'page.at');
       const state = normaliseState(page.checkpoint);
+      const quarantine = page.quarantine && page.quarantine.records.length > 0 ? page.quarantine : undefined;
+      const window = quarantine?.window
+        ? { from: canonicalTimestamp(quarantine.window.from, 'quarantine.window.from'), to: canonicalTimestamp(quarantine.window.to, 'quarantine.window.to') }
+        : null;
       await this.#db.transaction(async (tx) => {
         await tx.upsert(page.sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
+        if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
+          const rejected = quarantine?.records.length ?? 0;
           const changed = await tx.run(
-            sql`UPDATE sync_runs SET pages = pages + 1, records = records + ${page.records.length} WHERE id = ${page.runId}`,
+            sql`UPDATE sync_runs SET pages = pages + 1, records = records + ${page.records.length}, rejected = rejected + ${rejected}
+                WHERE id = ${page.runId}`,
           );
           if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
         }
       });
     });
+  }
+
+  /** Quarantine rows: a raw record seen again keeps its first sighting and counts the new one. */
+  async #quarantine(
+    tx: Executor,
+    customerId: string,
+    quarantine: QuarantineWrite,
+    window: { from: IsoUtc; to: IsoUtc } | null,
+    at: IsoUtc,
+    runId: number | null,
+  ): Promise<void> {
+    for (const r of quarantine.records) {
+      await tx.run(sql`
+        INSERT INTO quarantined_records (customer_id, stream, fingerprint, window_start, window_end, record, reason,
+                                         first_run_id, last_run_id, first_seen_at, last_seen_at, times_seen)
+        VALUES (${customerId}, ${quarantine.stream}, ${r.fingerprint}, ${window?.from ?? null}, ${window?.to ?? null},
+                ${r.raw}, ${r.reason}, ${runId}, ${runId}, ${at}, ${at}, 1)
+        ON CONFLICT (customer_id, stream, fingerprint) DO UPDATE SET
+          last_run_id = excluded.last_run_id, last_seen_at = excluded.last_seen_at, reason = excluded.reason,
+          times_seen = quarantined_records.times_seen + 1`);
+    }
   }
 
   getState(customerId: string, stream: string): Promise<SyncState | undefined> {
@@ -103,6 +154,75 @@ export class SqlStore implements Store {
       const where = customerId === undefined ? sql`` : sql`WHERE customer_id = ${customerId}`;
       const rows = await this.#db.all<StateRow>(sql`SELECT * FROM sync_state ${where} ORDER BY customer_id, stream`);
       return rows.map(toState);
+    });
+  }
+
+  changeState(change: StateChange): Promise<StateChangeRecord> {
+    return this.#wrap(`${change.action} of ${change.customerId}/${change.stream}`, async () => {
+      const at = canonicalTimestamp(change.at, 'at');
+      const to = change.action === 'rewind' ? canonicalTimestamp(change.to, 'to') : null;
+      return this.#db.transaction(async (tx) => {
+        const [row] = await tx.all<StateRow>(sql`SELECT * FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+        const before = row && toState(row);
+        if (!before) throw new StoreError(`there is no sync state for customer ${change.customerId} and stream ${change.stream}`);
+        let after: SyncState | undefined;
+        if (change.action === 'rewind') {
+          if (!before.watermark) {
+            throw new StoreError(`${change.customerId}/${change.stream} has no watermark to rewind (a backfill keeps its progress as a window: reset it instead)`);
+          }
+          if (!(to! < before.watermark)) {
+            throw new StoreError(`rewinding to ${to} would not move the watermark ${before.watermark} backwards`);
+          }
+          // The one statement that moves a watermark backwards: not through #writeState and its forward-only guard.
+          await tx.run(sql`
+            UPDATE sync_state SET watermark = ${to}, window_start = NULL, window_end = NULL, page_cursor = NULL, updated_at = ${at}
+            WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+          after = { ...before, watermark: to, windowStart: null, windowEnd: null, pageCursor: null, updatedAt: at };
+        } else {
+          await tx.run(sql`DELETE FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+        }
+        const [inserted] = await tx.all<{ id: number }>(sql`
+          INSERT INTO sync_state_changes (customer_id, stream, action, actor, changed_at, old_watermark, new_watermark, old_state, new_state)
+          VALUES (${change.customerId}, ${change.stream}, ${change.action}, ${change.actor}, ${at}, ${before.watermark},
+                  ${after?.watermark ?? null}, ${JSON.stringify(before)}, ${after ? JSON.stringify(after) : null})
+          RETURNING id`);
+        return {
+          id: Number(inserted!.id),
+          customerId: change.customerId,
+          stream: change.stream,
+          action: change.action,
+          actor: change.actor,
+          changedAt: at,
+          oldWatermark: before.watermark,
+          newWatermark: after?.watermark ?? null,
+          before,
+          after,
+        };
+      });
+    });
+  }
+
+  stateChanges(filter: { customerId?: string; stream?: string; limit?: number } = {}): Promise<StateChangeRecord[]> {
+    return this.#wrap('reading state changes', async () => {
+      const conditions = [
+        filter.customerId === undefined ? sql`TRUE` : sql`customer_id = ${filter.customerId}`,
+        filter.stream === undefined ? sql`TRUE` : sql`stream = ${filter.stream}`,
+      ];
+      const rows = await this.#db.all<Record<string, unknown>>(sql`
+        SELECT * FROM sync_state_changes WHERE ${sql.join(conditions, sql` AND `)}
+        ORDER BY changed_at DESC, id DESC LIMIT ${filter.limit ?? 20}`);
+      return rows.map((r) => ({
+        id: Number(r.id),
+        customerId: String(r.customer_id),
+        stream: String(r.stream),
+        action: r.action as 'rewind' | 'reset',
+        actor: String(r.actor),
+        changedAt: String(r.changed_at),
+        oldWatermark: (r.old_watermark as string | null) ?? null,
+        newWatermark: (r.new_watermark as string | null) ?? null,
+        before: r.old_state ? (JSON.parse(String(r.old_state)) as SyncState) : undefined,
+        after: r.new_state ? (JSON.parse(String(r.new_state)) as SyncState) : undefined,
+      }));
     });
   }
 
@@ -220,7 +340,7 @@ export class SqlStore implements Store {
       return await fn();
     } catch (error) {
       if (error instanceof StoreError) throw error;
-      throw new StoreError(`${what} failed: ${describe(error)}`, { cause: error });
+      throw new StoreError(`${what} failed: ${explainDatabaseError(error, this.#db.location)}`, { cause: error });
     }
   }
 }
@@ -279,6 +399,7 @@ interface RunRow {
   status: RunStatus;
   pages: number;
   records: number;
+  rejected: number;
   error: string | null;
 }
 
@@ -293,15 +414,7 @@ function toRun(r: RunRow): RunRecord {
     status: r.status,
     pages: Number(r.pages),
     records: Number(r.records),
+    rejected: Number(r.rejected),
     error: r.error,
   };
-}
-
-/** Driver errors name the constraint (SQLite in the message, Postgres in constraint_name/detail). */
-function describe(error: unknown): string {
-  const e = error as { message?: string; constraint_name?: string; detail?: string };
-  const parts = [e.message ?? String(error)];
-  if (e.constraint_name && !parts[0]!.includes(e.constraint_name)) parts.push(`constraint ${e.constraint_name}`);
-  if (e.detail) parts.push(e.detail);
-  return parts.join('; ');
 }

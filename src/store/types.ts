@@ -1,4 +1,7 @@
 import type { Dialect } from '../config.ts';
+import { canonicalIso, toIsoUtc as isoOf, type IsoUtc } from '../time.ts';
+
+export type { IsoUtc };
 
 /**
  * The dialect-neutral storage contract. The sync engine and the webhook receiver only ever see this interface;
@@ -9,7 +12,6 @@ import type { Dialect } from '../config.ts';
  * Postgres stores timestamptz.
  */
 
-export type IsoUtc = string;
 
 /** Tables that streams write into. A new sink needs a migration and a line in the store's sink registry. */
 export type SinkName = 'buildings' | 'occupancy';
@@ -69,6 +71,8 @@ export interface RunRecord {
   status: RunStatus;
   pages: number;
   records: number;
+  /** Records of the run that went to quarantine instead of the sink. */
+  rejected: number;
   error: string | null;
 }
 
@@ -91,8 +95,52 @@ export interface PageWrite<S extends SinkName = SinkName> {
   at: IsoUtc;
   /** Saved in the same transaction as the records: a crash leaves either both or neither. */
   checkpoint: SyncStateUpdate;
-  /** When given, the run's page and record counters are advanced in the same transaction. */
+  /** When given, the run's page, record and rejected counters are advanced in the same transaction. */
   runId?: number;
+  /** Records of this page that broke their declared types: kept in quarantined_records, in the same transaction. */
+  quarantine?: QuarantineWrite;
+}
+
+/** One raw API record that broke its stream's declared types. */
+export interface QuarantinedRecord {
+  /** Stable id of the raw record (the same raw record read again is one row). */
+  fingerprint: string;
+  /** The record as received, as JSON. */
+  raw: string;
+  reason: string;
+}
+
+export interface QuarantineWrite {
+  /** The stream's name (not the state key): `occupancy`, `buildings`. */
+  stream: string;
+  /** The window the records were read for, when the stream is windowed. */
+  window: { from: IsoUtc; to: IsoUtc } | null;
+  records: ReadonlyArray<QuarantinedRecord>;
+}
+
+/**
+ * An operator's change to sync state (`occupancy-sync state rewind|reset`), the only way a watermark moves backwards.
+ * `rewind`: the watermark goes back to `to` and any in-flight window is dropped, so the next runs re-read from there;
+ * `reset`: the state row is removed (an incremental stream starts over from SYNC_INITIAL_HISTORY, a backfill from
+ * its --from).
+ */
+export type StateChange = { customerId: string; stream: string; actor: string; at: IsoUtc } & (
+  | { action: 'rewind'; to: IsoUtc }
+  | { action: 'reset' }
+);
+
+export interface StateChangeRecord {
+  id: number;
+  customerId: string;
+  stream: string;
+  action: 'rewind' | 'reset';
+  actor: string;
+  changedAt: IsoUtc;
+  oldWatermark: IsoUtc | null;
+  newWatermark: IsoUtc | null;
+  /** The state row before and after (undefined: none). */
+  before: SyncState | undefined;
+  after: SyncState | undefined;
 }
 
 export interface Lock {
@@ -106,6 +154,8 @@ export interface Store {
    * of the migrations this call applied (e.g. `['0000_tables']`), empty when the database was up to date.
    */
   migrate(): Promise<string[]>;
+  /** Refuses (StoreError with the fix) a database whose schema is behind this version: for read-only commands. */
+  requireCurrentSchema(): Promise<void>;
   close(): Promise<void>;
 
   /** Upserts a page of records and saves the checkpoint atomically. */
@@ -114,6 +164,14 @@ export interface Store {
   /** Saves state on its own; refuses (StoreError) to move an existing watermark backwards. */
   saveState(state: SyncStateUpdate): Promise<void>;
   listStates(customerId?: string): Promise<SyncState[]>;
+  /**
+   * Applies an operator's state change and records it in `sync_state_changes`, in one transaction. Refuses (StoreError)
+   * a rewind of a state without a watermark, or to a time not before the current watermark, and a change of state
+   * that does not exist. The caller holds the run lock of (customer, stream).
+   */
+  changeState(change: StateChange): Promise<StateChangeRecord>;
+  /** Recorded state changes, newest first. */
+  stateChanges(filter?: { customerId?: string; stream?: string; limit?: number }): Promise<StateChangeRecord[]>;
 
   /** Soft-deletes the customer's buildings not seen since `seenSince`; clears nothing (upsert clears on return). */
   markBuildingsDeleted(customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
@@ -140,10 +198,10 @@ export interface Store {
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
 
-/** Canonical timestamp form used across the store boundary. */
+/** Canonical timestamp form used across the store boundary: epoch ms, a Date, or ISO text with a zone (strict). */
 export function toIsoUtc(value: Date | number | string): IsoUtc {
-  const date = value instanceof Date ? value : new Date(value);
-  const ms = date.getTime();
-  if (Number.isNaN(ms)) throw new RangeError(`not a valid timestamp: ${String(value)}`);
-  return date.toISOString();
+  if (typeof value !== 'string') return isoOf(value);
+  const canonical = canonicalIso(value);
+  if (canonical === undefined) throw new RangeError(`not a valid ISO 8601 timestamp with a zone: ${JSON.stringify(value)}`);
+  return canonical;
 }

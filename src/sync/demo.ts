@@ -25,6 +25,12 @@ export interface DemoResult {
   customers: DemoCustomerSummary[];
 }
 
+/** Days the demo's data spans, rounded up: what `report --from <n>d` needs to cover it. */
+function days(result: DemoResult): number {
+  const first = result.customers.map((c) => c.first).filter((f): f is string => f !== null).sort()[0];
+  return first ? Math.max(1, Math.ceil((Date.now() - Date.parse(first)) / DAY)) : 1;
+}
+
 const iso = (value: unknown): string | null => (value === null || value === undefined ? null : toIsoUtc(value as string));
 
 /** What landed in the database, per customer: the numbers a reader can check against their own SQL. */
@@ -89,7 +95,8 @@ export async function runDemo(options: {
   }
 }
 
-export function formatDemo(result: DemoResult, databaseUrl: string): string {
+/** `program` is how to spell the command in the hints (see cli/invocation.ts). */
+export function formatDemo(result: DemoResult, databaseUrl: string, program = 'occupancy-sync'): string {
   const lines = ['', `What landed in ${databaseUrl}:`];
   for (const c of result.customers) {
     lines.push(
@@ -101,10 +108,8 @@ export function formatDemo(result: DemoResult, databaseUrl: string): string {
   lines.push(
     '',
     'Next:',
-    `  DATABASE_URL=${databaseUrl} occupancy-sync status`,
-    ...(databaseUrl.startsWith('file:')
-      ? [`  sqlite3 ${databaseUrl.slice(5)} "SELECT floor_space_id, observed_at, occupancy_status, headcount FROM occupancy ORDER BY observed_at DESC LIMIT 5"`]
-      : []),
+    `  DATABASE_URL=${databaseUrl} ${program} status`,
+    `  DATABASE_URL=${databaseUrl} ${program} report --from ${days(result)}d`,
     '',
   );
   return lines.join('\n');

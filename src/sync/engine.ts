@@ -1,4 +1,7 @@
 import type { Clock } from '../clock.ts';
+import { CustomerMismatchError } from '../errors.ts';
+import { globalSecrets } from '../logger.ts';
+import { toIsoUtc } from '../time.ts';
 import type { Logger } from '../logger.ts';
 import type { Lock, RunMode, Store } from '../store/types.ts';
 import { closeAbandonedRuns } from './abandoned-runs.ts';
@@ -12,6 +15,8 @@ export type { RunRequest, StreamOutcome, ProgressEvent } from './stream-run.ts';
 export interface SyncTarget {
   customerId: string;
   client: GraphQLRequester;
+  /** The API key's name, for messages. */
+  apiKey?: string;
 }
 
 export interface SyncOptions {
@@ -44,15 +49,15 @@ export interface SyncReport {
 export async function runSync(options: SyncOptions): Promise<SyncReport> {
   const startedAt = options.clock.now();
   const request = options.request ?? { mode: 'incremental' };
-  const streams = request.mode === 'backfill' ? options.streams.filter((s) => s.kind === 'incremental-window') : options.streams;
+  const planned = planStreams(options.streams, request);
   // Parsed once up front: a broken document is a configuration problem, not one failure per customer.
-  const documents = new Map(streams.map((s) => [s.name, options.loadDocument(s.document)]));
+  const documents = new Map(planned.map((p) => [p.stream.name, options.loadDocument(p.stream.document)]));
 
   const outcomes: StreamOutcome[][] = [];
   const queue = options.targets.map((target, index) => ({ target, index }));
   const worker = async () => {
     for (let item = queue.shift(); item; item = queue.shift()) {
-      outcomes[item.index] = await syncCustomer(options, item.target, streams, documents, request);
+      outcomes[item.index] = await syncCustomer(options, item.target, planned, documents);
     }
   };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? 4, queue.length));
@@ -60,22 +65,45 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
   return { outcomes: outcomes.flat(), startedAt, finishedAt: options.clock.now() };
 }
 
+/** One stream as this run will run it. */
+interface PlannedStream {
+  stream: AnyStream;
+  request: RunRequest;
+  /** State and lock key. */
+  key: string;
+  mode: RunMode;
+  /** A lock another run holds skips this stream (it is refreshed by that run) instead of the whole customer. */
+  optional: boolean;
+}
+
+/**
+ * A backfill loads its range of the windowed streams and refreshes the full-refresh ones, so a backfill into an
+ * empty database leaves a complete one (buildings included). Those refreshes are ordinary full runs under their own
+ * key; when a concurrent `sync` holds their lock, it is refreshing them already.
+ */
+export function planStreams(streams: ReadonlyArray<AnyStream>, request: RunRequest): PlannedStream[] {
+  return streams.map((stream) => {
+    if (stream.kind === 'full-refresh') {
+      return { stream, request: { mode: 'incremental' }, key: stream.name, mode: 'full', optional: request.mode === 'backfill' };
+    }
+    return { stream, request, key: stateKey(stream.name, request), mode: request.mode === 'backfill' ? 'backfill' : 'incremental', optional: false };
+  });
+}
+
 async function syncCustomer(
   options: SyncOptions,
   target: SyncTarget,
-  streams: ReadonlyArray<AnyStream>,
+  planned: ReadonlyArray<PlannedStream>,
   documents: Map<string, unknown>,
-  request: RunRequest,
 ): Promise<StreamOutcome[]> {
-  const modeOf = (s: AnyStream): RunMode =>
-    request.mode === 'backfill' ? 'backfill' : s.kind === 'full-refresh' ? 'full' : 'incremental';
-  const blank = (s: AnyStream, status: StreamOutcome['status'], extra: Partial<StreamOutcome> = {}): StreamOutcome => ({
+  const blank = (p: PlannedStream, status: StreamOutcome['status'], extra: Partial<StreamOutcome> = {}): StreamOutcome => ({
     customerId: target.customerId,
-    stream: stateKey(s.name, request),
-    mode: modeOf(s),
+    stream: p.key,
+    mode: p.mode,
     status,
     pages: 0,
     records: 0,
+    rejected: 0,
     windows: 0,
     watermark: null,
     ...extra,
@@ -85,25 +113,50 @@ async function syncCustomer(
   // All of the customer's locks first, in a fixed order: a second process gets "locked" for the whole customer
   // instead of running half of its streams, and two processes can never wait on each other.
   const locks: Lock[] = [];
+  const skipped = new Set<PlannedStream>();
   try {
-    for (const stream of streams) {
-      const lock = await options.store.tryLock(target.customerId, stateKey(stream.name, request));
+    for (const p of planned) {
+      const lock = await options.store.tryLock(target.customerId, p.key);
+      if (!lock && p.optional) {
+        skipped.add(p);
+        continue;
+      }
       if (!lock) {
-        log.warn({ stream: stateKey(stream.name, request) }, 'another run holds the lock for this customer and stream: skipping this customer');
-        return streams.map((s) => blank(s, 'locked'));
+        log.warn({ stream: p.key }, 'another run holds the lock for this customer and stream: skipping this customer');
+        return planned.map((q) => blank(q, 'locked'));
       }
       locks.push(lock);
     }
-    for (const stream of streams) {
+    const running = planned.filter((p) => !skipped.has(p));
+    for (const p of running) {
       // Holding the lock, any run of this pair still marked 'running' was left by a process that died (kill -9).
-      await closeAbandonedRuns(options.store, target.customerId, stateKey(stream.name, request), options.clock.now(), log).catch((error: unknown) =>
-        log.warn({ err: error, stream: stateKey(stream.name, request) }, 'could not close runs left running by an ended process'),
+      await closeAbandonedRuns(options.store, target.customerId, p.key, options.clock.now(), log).catch((error: unknown) =>
+        log.warn({ err: error, stream: p.key }, 'could not close runs left running by an ended process'),
       );
     }
+    // Before any data is written: the credentials must belong to the customer their data is filed under. A failure
+    // here (a wrong secret too) is recorded once per stream, so status and /healthz show it like any failed run.
+    try {
+      await verifyCustomer(target, options.signal);
+    } catch (error) {
+      if (options.signal?.aborted) return planned.map((p) => blank(p, 'interrupted', { note: 'not started' }));
+      const message = globalSecrets.scrub((error as Error)?.message ?? String(error));
+      log.error({ err: error }, message);
+      for (const p of running) {
+        const now = toIsoUtc(options.clock.now());
+        const run = await options.store.startRun({ customerId: target.customerId, stream: p.key, mode: p.mode, startedAt: now });
+        await options.store.finishRun(run, { status: 'failed', finishedAt: now, error: message });
+      }
+      return planned.map((p) => (skipped.has(p) ? blank(p, 'skipped', { note: 'locked by a concurrent run' }) : blank(p, 'failed', { error })));
+    }
     const outcomes: StreamOutcome[] = [];
-    for (const stream of streams) {
+    for (const p of planned) {
+      if (skipped.has(p)) {
+        outcomes.push(blank(p, 'skipped', { note: 'a concurrent run holds its lock and refreshes it' }));
+        continue;
+      }
       if (options.signal?.aborted) {
-        outcomes.push(blank(stream, 'interrupted', { note: 'not started' }));
+        outcomes.push(blank(p, 'interrupted', { note: 'not started' }));
         continue;
       }
       outcomes.push(
@@ -116,11 +169,11 @@ async function syncCustomer(
             signal: options.signal,
             customerId: target.customerId,
             client: target.client,
-            document: documents.get(stream.name),
+            document: documents.get(p.stream.name),
             onProgress: options.onProgress,
           },
-          stream,
-          request,
+          p.stream,
+          p.request,
         ),
       );
     }
@@ -128,10 +181,21 @@ async function syncCustomer(
   } catch (error) {
     // Lock or run bookkeeping failed (database down): this customer fails, the others go on.
     log.error({ err: error }, 'customer sync failed');
-    return streams.map((s) => blank(s, 'failed', { error }));
+    return planned.map((p) => blank(p, 'failed', { error }));
   } finally {
     for (const lock of locks.reverse()) {
       await lock.release().catch((error: unknown) => log.warn({ err: error }, 'could not release a lock'));
     }
+  }
+}
+
+/**
+ * Compares the customer the credentials belong to (a token claim, when the platform gives one) with the configured
+ * one. The client caches its answer, so this costs one token per process and customer, which the sync needs anyway.
+ */
+async function verifyCustomer(target: SyncTarget, signal: AbortSignal | undefined): Promise<void> {
+  const actual = await target.client.customerOf?.(signal ? { signal } : {});
+  if (actual !== undefined && actual.toLowerCase() !== target.customerId.toLowerCase()) {
+    throw new CustomerMismatchError(target.customerId, actual, target.apiKey ?? '(unknown key)');
   }
 }

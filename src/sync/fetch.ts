@@ -1,45 +1,30 @@
 import type { SinkName, SinkRecords } from '../store/types.ts';
-import { atPath, type AnyStream } from './stream.ts';
+import { readConnectionPage, readListPage, type ProcessedPage, type WindowPaging } from './contract.ts';
+import type { AnyStream } from './stream.ts';
 
 /** What the engine needs from the API client (src/api): one GraphQL request, abortable. */
 export interface GraphQLRequester {
   request<T = unknown>(document: any, variables?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<T>;
   /** The platform's time from its latest answer (epoch ms), when known: caps the watermark (see windows.ts). */
   serverTime?(): number | undefined;
-}
-
-export interface FetchedPage<S extends SinkName = SinkName> {
-  records: Array<SinkRecords[S]>;
-  /** Nodes in the response (before collapsing equal keys). */
-  nodes: number;
-  hasNextPage: boolean;
-  endCursor: string | null;
   /**
-   * The platform's time when it answered this page (client.serverTime() right after the answer), if known. Kept
-   * with the page because the next page is fetched while this one commits.
+   * The customer the credentials belong to, when the platform says (a token claim), else undefined. The engine
+   * compares it with the configured customer once, before the first write.
    */
+  customerOf?(options?: { signal?: AbortSignal }): Promise<string | undefined>;
+}
+
+export interface FetchedPage<S extends SinkName = SinkName> extends ProcessedPage<SinkRecords[S]> {
+  /** The platform's time when it answered this page (its `Date` header), if known. */
   serverTime?: number;
+  /** The local clock when the answer arrived, to judge the skew between the two. */
+  localTime: number;
 }
 
-/** Rows with equal keys in one page collapse to the last one: an upsert cannot touch one row twice (Postgres). */
-export function dedupeByKey<R>(records: R[], keyFields: ReadonlyArray<string>): R[] {
-  if (records.length < 2) return records;
-  const byKey = new Map<string, R>();
-  for (const record of records) {
-    // Concatenation, not JSON.stringify of an array (this runs for every row). Strings go in as they are, anything
-    // else JSON-encoded behind a \u0001 mark so 1 and "1" stay distinct; \u0000 separates the fields.
-    let key = '';
-    for (const field of keyFields) {
-      const value = (record as Record<string, unknown>)[field];
-      key += (typeof value === 'string' ? value : `\u0001${JSON.stringify(value)}`) + '\u0000';
-    }
-    byKey.delete(key);
-    byKey.set(key, record);
-  }
-  return byKey.size === records.length ? records : [...byKey.values()];
-}
-
-/** One request of a stream, mapped to sink records. Paging variables are added for relay streams. */
+/**
+ * One request of a stream, checked against the page contract by the window's `paging` (which throws
+ * ContractViolation) before anything of it can be committed. Paging variables are added for relay streams.
+ */
 export async function fetchPage(input: {
   stream: AnyStream;
   client: GraphQLRequester;
@@ -48,37 +33,18 @@ export async function fetchPage(input: {
   pageSize: number;
   cursor: string | null;
   signal: AbortSignal;
+  paging: WindowPaging<any>;
+  now: () => number;
 }): Promise<FetchedPage> {
-  const { stream, paging } = { stream: input.stream, paging: input.stream.paging };
+  const { paging } = input.stream;
   const variables =
     paging.style === 'relay'
       ? { ...input.variables, [paging.pageSizeVar]: input.pageSize, [paging.cursorVar]: input.cursor ?? null }
       : input.variables;
   const data = await input.client.request<unknown>(input.document, variables, { signal: input.signal });
   const serverTime = input.client.serverTime?.();
-
-  let nodes: unknown;
-  let hasNextPage = false;
-  let endCursor: string | null = null;
-  if (paging.style === 'single') {
-    nodes = atPath(data, paging.path, stream.name);
-  } else {
-    const connection = atPath(data, paging.connection, stream.name) as Record<string, unknown> | null;
-    nodes = connection?.nodes;
-    const pageInfo = connection?.pageInfo as { hasNextPage?: unknown; endCursor?: unknown } | undefined;
-    hasNextPage = pageInfo?.hasNextPage === true;
-    endCursor = typeof pageInfo?.endCursor === 'string' ? pageInfo.endCursor : null;
-    if (hasNextPage && (!endCursor || endCursor === input.cursor)) {
-      // Following it would loop forever or skip rows; stop with the run failed and the checkpoint intact.
-      throw new TypeError(
-        `stream ${stream.name}: the API reported hasNextPage without a new endCursor (after ${JSON.stringify(input.cursor)})`,
-      );
-    }
-  }
-  if (!Array.isArray(nodes)) throw new TypeError(`stream ${stream.name}: expected a list of nodes in the response`);
-  const records = dedupeByKey(
-    nodes.map((node): SinkRecords[SinkName] => stream.map(node)),
-    stream.keyFields as ReadonlyArray<string>,
-  );
-  return { records, nodes: nodes.length, hasNextPage, endCursor, ...(serverTime !== undefined && { serverTime }) };
+  const localTime = input.now();
+  const raw = paging.style === 'single' ? readListPage(data, paging.path) : readConnectionPage(data, paging.connection);
+  const page = input.paging.accept(raw);
+  return { ...page, localTime, ...(serverTime !== undefined && { serverTime }) } as FetchedPage;
 }

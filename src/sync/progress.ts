@@ -79,20 +79,19 @@ export class ProgressTracker {
  */
 export function createProgressReporter(options: {
   clock: Clock;
-  stream: { write(text: string): unknown; isTTY?: boolean };
+  /** The terminal's live line (see cli/status-line.ts); without one, progress goes to the log. */
+  statusLine: { show(text: string): void; done(): void } | undefined;
   logger: Logger;
   intervalMs?: number;
 }): { onProgress(event: ProgressEvent): void; finish(): void } {
   const tracker = new ProgressTracker(options.clock);
-  const tty = options.stream.isTTY === true;
-  const interval = tty ? 100 : (options.intervalMs ?? 5000);
+  const line = options.statusLine;
+  const interval = line ? 100 : (options.intervalMs ?? 5000);
   let lastShown = Number.NEGATIVE_INFINITY;
-  let drawn = false;
   const show = () => {
     lastShown = options.clock.now();
-    if (tty) {
-      options.stream.write(`\r\x1b[2Kbackfill: ${tracker.line()}`);
-      drawn = true;
+    if (line) {
+      line.show(`backfill: ${tracker.line()}`);
     } else {
       const s = tracker.snapshot();
       options.logger.info({ windowsDone: s.windowsDone, windowsTotal: s.windowsTotal, rows: s.records, rowsPerSecond: Math.round(s.rowsPerSecond), etaMs: s.etaMs }, `backfill progress: ${tracker.line()}`);
@@ -105,7 +104,7 @@ export function createProgressReporter(options: {
     },
     finish() {
       if (tracker.snapshot().windowsTotal > 0) show();
-      if (drawn) options.stream.write('\n');
+      line?.done();
     },
   };
 }

@@ -2,16 +2,14 @@ import { createApiClient, type ApiClient } from '../api/client.ts';
 import { loadDocument } from '../api/documents.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { requireApi, selectCustomers, type Config, type CustomerConfig } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { globalSecrets } from '../logger.ts';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
-import type { CliContext } from '../cli/context.ts';
 import { streams as registry } from '../../jobs/index.ts';
 import { runSync, type ProgressEvent, type RunRequest, type SyncReport, type SyncTarget } from './engine.ts';
 import type { AnyStream } from './stream.ts';
-import { exitCodeOf, problemLines, summaryLine } from './summary.ts';
 
 /**
  * Wiring shared by the sync, backfill, schedule, status and demo commands: open the database (migrating it),
@@ -31,12 +29,16 @@ export async function openDatabase(database: Config['database']): Promise<Store>
 
 /** Streams named by `--stream` (all when undefined), with an error listing the valid names. */
 export function selectStreams(name: string | undefined, request: RunRequest = { mode: 'incremental' }): AnyStream[] {
+  // A backfill of everything loads the windowed streams' range and refreshes the full-refresh ones (engine.ts).
+  if (!name) return [...registry];
   const eligible = request.mode === 'backfill' ? registry.filter((s) => s.kind === 'incremental-window') : [...registry];
-  if (!name) return eligible;
   const match = eligible.filter((s) => s.name === name);
   if (match.length === 0) {
-    const what = request.mode === 'backfill' ? 'stream that can be backfilled (incremental-window)' : 'stream';
-    throw new ConfigError(`--stream ${JSON.stringify(name)}: no such ${what}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
+    const full = request.mode === 'backfill' && registry.some((s) => s.name === name && s.kind === 'full-refresh');
+    const problem = full
+      ? `a full-refresh stream: every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
+      : `no such ${request.mode === 'backfill' ? 'stream that can be backfilled' : 'stream'}`;
+    throw new UsageError(`--stream ${JSON.stringify(name)}: ${problem}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
   }
   return match;
 }
@@ -52,6 +54,7 @@ export function createClients(config: Config, customers: ReadonlyArray<CustomerC
   const baseUrl = options.baseUrl ?? requireApi(config).apiBaseUrl;
   return customers.map((customer) => ({
     customerId: customer.id,
+    apiKey: customer.apiKey,
     client: createApiClient({
       baseUrl,
       apiKey: customer.apiKey,
@@ -101,44 +104,5 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
     });
   } finally {
     await Promise.all(targets.map((t) => t.client.close().catch(() => {})));
-  }
-}
-
-/** Prints the summary (stdout) and problems (stderr) and sets ctx.exitCode. */
-export function report(ctx: CliContext, command: string, result: SyncReport): void {
-  for (const line of problemLines(result.outcomes)) ctx.stderr.write(`${globalSecrets.scrub(line)}\n`);
-  ctx.stdout.write(`${summaryLine(command, result)}\n`);
-  ctx.exitCode = exitCodeOf(result.outcomes);
-}
-
-/** The command-line flow of `sync` and `backfill`: config, customers, database, run, summary, exit code. */
-export async function runCommand(
-  ctx: CliContext,
-  command: string,
-  flags: {
-    customer?: string;
-    stream?: string;
-    request?: RunRequest;
-    /** Live progress; `finish` runs before the summary is printed. */
-    progress?: { onProgress(event: ProgressEvent): void; finish(): void };
-  },
-): Promise<SyncReport> {
-  const config = ctx.config();
-  requireApi(config);
-  const customers = selectCustomers(config, flags.customer);
-  const streams = selectStreams(flags.stream, flags.request);
-  const logger = ctx.logger();
-  const store = await openDatabase(config.database);
-  try {
-    let result: SyncReport;
-    try {
-      result = await runOnce({ config, store, logger, customers, streams, request: flags.request, signal: ctx.signal, onProgress: flags.progress?.onProgress });
-    } finally {
-      flags.progress?.finish();
-    }
-    report(ctx, command, result);
-    return result;
-  } finally {
-    await store.close();
   }
 }

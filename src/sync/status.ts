@@ -10,7 +10,7 @@ export interface StreamStatus {
   /** A window left unfinished (interrupted or failed run), resumed at `pageCursor` by the next run. */
   inFlight: { windowStart: string; windowEnd: string; pageCursor: string | null } | null;
   range: { start: string; end: string } | null;
-  lastRun: Pick<RunRecord, 'id' | 'mode' | 'status' | 'startedAt' | 'finishedAt' | 'pages' | 'records' | 'error'> | null;
+  lastRun: Pick<RunRecord, 'id' | 'mode' | 'status' | 'startedAt' | 'finishedAt' | 'pages' | 'records' | 'rejected' | 'error'> | null;
 }
 
 /** Joins states and last runs per customer and stream (a stream with runs but no state yet is listed too). */
@@ -38,8 +38,8 @@ export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArra
     const entry =
       byKey.get(k) ??
       { customerId: run.customerId, stream: run.stream, watermark: null, lagMs: null, inFlight: null, range: null, lastRun: null };
-    const { id, mode, status, startedAt, finishedAt, pages, records, error } = run;
-    entry.lastRun = { id, mode, status, startedAt, finishedAt, pages, records, error };
+    const { id, mode, status, startedAt, finishedAt, pages, records, rejected, error } = run;
+    entry.lastRun = { id, mode, status, startedAt, finishedAt, pages, records, rejected, error };
     byKey.set(k, entry);
   }
   return [...byKey.values()].sort((a, b) => a.customerId.localeCompare(b.customerId) || a.stream.localeCompare(b.stream));
@@ -52,7 +52,7 @@ function table(rows: string[][]): string {
 
 export function formatStatus(entries: ReadonlyArray<StreamStatus>): string {
   if (entries.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
-  const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'LAG', 'LAST RUN', 'OUTCOME', 'PAGES', 'RECORDS']];
+  const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'LAG', 'LAST RUN', 'OUTCOME', 'PAGES', 'RECORDS', 'REJECTED']];
   for (const e of entries) {
     const run = e.lastRun;
     let outcome = run ? run.status : '-';
@@ -67,8 +67,16 @@ export function formatStatus(entries: ReadonlyArray<StreamStatus>): string {
       outcome,
       run ? String(run.pages) : '-',
       run ? String(run.records) : '-',
+      run ? String(run.rejected) : '-',
     ]);
   }
   const errors = entries.filter((e) => e.lastRun?.status === 'failed' && e.lastRun.error).map((e) => `  ${e.customerId} ${e.stream}: ${e.lastRun!.error}`);
-  return `${table(rows)}\n${errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : ''}`;
+  const rejected = entries
+    .filter((e) => (e.lastRun?.rejected ?? 0) > 0)
+    .map((e) => `  ${e.customerId} ${e.stream}: ${e.lastRun!.rejected} record(s) broke their declared types and were quarantined (docs/sync.md, "Quarantine")`);
+  return (
+    `${table(rows)}\n` +
+    (errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : '') +
+    (rejected.length ? `\nQuarantined in the last run:\n${rejected.join('\n')}\n` : '')
+  );
 }

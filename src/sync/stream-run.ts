@@ -1,17 +1,31 @@
 import type { Clock } from '../clock.ts';
+import { UsageError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { globalSecrets } from '../logger.ts';
 import type { IsoUtc, RunMode, SinkName, Store, SyncState, SyncStateUpdate } from '../store/types.ts';
 import { toIsoUtc } from '../store/types.ts';
+import { WindowPaging, type PagingLimits } from './contract.ts';
 import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { runPipeline } from './pipeline.ts';
+import { apiPathOf, compileRecord, type RecordValidator } from './records.ts';
 import { softDeleters } from './sinks.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, watermarkLimit, type Plan, type SyncWindow } from './windows.ts';
+import {
+  advanceWatermark,
+  nextBackfillWindow,
+  planBackfill,
+  planIncremental,
+  trustedServerTime,
+  watermarkLimit,
+  type Plan,
+  type SyncWindow,
+} from './windows.ts';
 
-export type RunRequest = { mode: 'incremental' } | { mode: 'backfill'; from: number; to: number };
+/** `restart`: a backfill starts over even when a backfill of another (or the same, complete) range is stored. */
+export type RunRequest = { mode: 'incremental' } | { mode: 'backfill'; from: number; to: number; restart?: boolean };
 
-export type OutcomeStatus = 'succeeded' | 'failed' | 'interrupted' | 'locked';
+/** `skipped`: not run because a concurrent run holds an optional lock (a backfill's refresh of buildings). */
+export type OutcomeStatus = 'succeeded' | 'failed' | 'interrupted' | 'locked' | 'skipped';
 
 export interface StreamOutcome {
   customerId: string;
@@ -20,6 +34,8 @@ export interface StreamOutcome {
   status: OutcomeStatus;
   pages: number;
   records: number;
+  /** Records that broke their declared types, quarantined (committed with their pages). */
+  rejected: number;
   /** Windows completed in this run (incremental-window streams). */
   windows: number;
   watermark: IsoUtc | null;
@@ -57,6 +73,26 @@ export function stateKey(stream: string, request: RunRequest): string {
 const ms = (iso: IsoUtc | null | undefined): number | null => (iso ? Date.parse(iso) : null);
 const iso = (value: number | null): IsoUtc | null => (value === null ? null : toIsoUtc(value));
 
+const validators = new WeakMap<AnyStream, RecordValidator<unknown>>();
+function validatorOf(stream: AnyStream): RecordValidator<unknown> {
+  let validate = validators.get(stream);
+  if (!validate) {
+    validate = compileRecord(stream.record as never) as RecordValidator<unknown>;
+    validators.set(stream, validate);
+  }
+  return validate;
+}
+
+function limitsOf(settings: StreamSettings): PagingLimits {
+  return {
+    maxPagesWithoutNew: 3,
+    maxPages: settings.maxPagesPerWindow,
+    maxRejectedShare: settings.maxRejectedShare,
+    minRejectedForShare: 10,
+    onRejected: settings.rejectedRecords,
+  };
+}
+
 /** Runs one stream for one customer (the caller holds the lock) and records the run in sync_runs. */
 export async function runStream(ctx: StreamRunContext, stream: AnyStream, request: RunRequest): Promise<StreamOutcome> {
   const key = stateKey(stream.name, request);
@@ -71,9 +107,30 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
     status: 'succeeded',
     pages: 0,
     records: 0,
+    rejected: 0,
     windows: 0,
     watermark: state?.watermark ?? null,
   };
+  if (request.mode === 'backfill' && state && !request.restart) {
+    // Decided before a run is recorded: a re-run of a complete range is not a run, and must not hide the real one
+    // in `status`; a different range needs the operator to say the stored progress may go.
+    const stored = { from: ms(state.rangeStart), to: ms(state.rangeEnd) };
+    const sameRange = stored.from === request.from && stored.to === request.to;
+    if (sameRange && !state.windowStart) {
+      outcome.note = 'complete';
+      return outcome;
+    }
+    if (!sameRange && state.rangeStart && state.rangeEnd) {
+      outcome.status = 'failed';
+      const progress = state.windowStart ? `in progress, next window ${state.windowStart}` : 'complete';
+      outcome.error = new UsageError(
+        `a backfill of [${state.rangeStart}, ${state.rangeEnd}) is stored (${progress}); this one asks for ` +
+          `[${toIsoUtc(request.from)}, ${toIsoUtc(request.to)}). Fix: add --restart to start over for the new range (the ` +
+          `stored progress is dropped; rows already loaded stay), or give the stored --from and --to to finish it`,
+      );
+      return outcome;
+    }
+  }
   const runId = await ctx.store.startRun({ customerId: ctx.customerId, stream: key, mode, startedAt });
   try {
     const result =
@@ -82,7 +139,13 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
         : await windowed(ctx, stream, request, key, state, runId, outcome, log);
     outcome.status = result === 'interrupted' ? 'interrupted' : 'succeeded';
     await ctx.store.finishRun(runId, { status: outcome.status, finishedAt: toIsoUtc(ctx.clock.now()) });
-    log.info({ status: outcome.status, pages: outcome.pages, records: outcome.records, watermark: outcome.watermark, note: outcome.note }, 'stream run finished');
+    if (outcome.rejected > 0) {
+      log.warn(
+        { rejected: outcome.rejected, runId },
+        `${outcome.rejected} record(s) broke their declared types and were quarantined (table quarantined_records); the run went on`,
+      );
+    }
+    log.info({ status: outcome.status, pages: outcome.pages, records: outcome.records, rejected: outcome.rejected, watermark: outcome.watermark, note: outcome.note }, 'stream run finished');
   } catch (error) {
     outcome.status = 'failed';
     outcome.error = error;
@@ -109,6 +172,12 @@ function emit(ctx: StreamRunContext, outcome: StreamOutcome, windowsTotal: numbe
   });
 }
 
+function counted(outcome: StreamOutcome, page: FetchedPage): void {
+  outcome.pages += 1;
+  outcome.records += page.records.length;
+  outcome.rejected += page.rejected.length;
+}
+
 async function fullRefresh(
   ctx: StreamRunContext,
   stream: AnyStream,
@@ -120,8 +189,17 @@ async function fullRefresh(
   const variables = stream.variables({ settings: ctx.settings });
   // The watermark of a full-refresh stream is the start of its last complete listing; forward only.
   const finalWatermark = state?.watermark && state.watermark > startedAt ? state.watermark : startedAt;
+  const paging = new WindowPaging({
+    where: 'the listing',
+    validate: validatorOf(stream),
+    keyFields: stream.keyFields,
+    startCursor: null,
+    limits: limitsOf(ctx.settings),
+  });
+  let rejected = 0;
   const result = await runPipeline<string | null, FetchedPage>(null, {
-    fetch: (cursor, signal) => fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize: ctx.settings.pageSize, cursor, signal }),
+    fetch: (cursor, signal) =>
+      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize: ctx.settings.pageSize, cursor, signal, paging, now: () => ctx.clock.now() }),
     next: (page) => (page.hasNextPage ? page.endCursor : undefined),
     commit: async (page) => {
       const last = !page.hasNextPage;
@@ -133,14 +211,20 @@ async function fullRefresh(
         at: startedAt,
         checkpoint: checkpointOf(ctx.customerId, stream.name, state, { watermark: last ? finalWatermark : (state?.watermark ?? null) }),
         runId,
+        quarantine: { stream: stream.name, window: null, records: page.rejected },
       });
-      outcome.pages += 1;
-      outcome.records += page.records.length;
+      rejected += page.rejected.length;
+      counted(outcome, page);
       if (last) outcome.watermark = finalWatermark;
       emit(ctx, outcome, 1, last ? 1 : 0);
     },
   }, ctx.signal);
   if (result === 'done' && stream.softDelete?.isComplete(variables)) {
+    if (rejected > 0) {
+      // A rejected row is not a missing row: its building may well exist. Deleting on this listing would invent it.
+      ctx.logger.warn({ customer: ctx.customerId, stream: stream.name, rejected }, 'the listing had rejected records: soft deletes skipped this run');
+      return result;
+    }
     const markDeleted = softDeleters[stream.sink as SinkName];
     if (!markDeleted) throw new Error(`stream ${stream.name}: sink ${stream.sink} has no soft-delete support in the store`);
     const deleted = await markDeleted(ctx.store, ctx.customerId, startedAt, startedAt);
@@ -167,6 +251,8 @@ interface WindowJob {
   index: number;
   window: SyncWindow;
   cursor: string | null;
+  /** The contract state of the window, shared by all its pages. */
+  paging: WindowPaging<unknown>;
 }
 
 async function windowed(
@@ -189,6 +275,7 @@ async function windowed(
   let windowsDoneBefore = 0;
   let range: { rangeStart: IsoUtc | null; rangeEnd: IsoUtc | null };
   let watermark = ms(state?.watermark);
+  let skewWarned = false;
   // What the state says after the last page of a window: incremental streams move the watermark; a backfill
   // moves its in-flight pointer to the next window (see BackfillState for why).
   type WindowState = Pick<SyncStateUpdate, 'watermark' | 'windowStart' | 'windowEnd' | 'pageCursor'>;
@@ -197,14 +284,19 @@ async function windowed(
     const backfill = planBackfill({
       now,
       range: { from: request.from, to: request.to },
-      state: state ? { inFlight, rangeStart: ms(state.rangeStart), rangeEnd: ms(state.rangeEnd) } : null,
+      state: state && !request.restart ? { inFlight, rangeStart: ms(state.rangeStart), rangeEnd: ms(state.rangeEnd) } : null,
       settings: ctx.settings,
     });
     plan = backfill;
     windowsTotal = backfill.windowsTotal;
     windowsDoneBefore = backfill.windowsDone;
     range = { rangeStart: toIsoUtc(request.from), rangeEnd: toIsoUtc(request.to) };
-    if (backfill.restart && state?.rangeStart) log.info({ previous: [state.rangeStart, state.rangeEnd] }, 'a backfill of another range was stored: starting over for the new range');
+    if (backfill.restart && state?.rangeStart) {
+      log.info({ previous: [state.rangeStart, state.rangeEnd] }, 'starting the backfill over (--restart): the stored progress is dropped');
+    } else if (!backfill.restart && inFlight) {
+      outcome.note = `resumed at ${toIsoUtc(inFlight.windowStart)}${inFlight.pageCursor ? ' (mid-window, at its last committed page)' : ''}: ${backfill.windowsDone} of ${backfill.windowsTotal} windows were done`;
+      log.info({ windowStart: toIsoUtc(inFlight.windowStart), windowsDone: backfill.windowsDone, windowsTotal: backfill.windowsTotal }, `backfill ${outcome.note}`);
+    }
     afterWindow = (window) => {
       const next = nextBackfillWindow(window.to, request, ctx.settings.stepMs);
       return {
@@ -218,7 +310,16 @@ async function windowed(
     range = { rangeStart: state?.rangeStart ?? null, rangeEnd: state?.rangeEnd ?? null };
     afterWindow = (window, page) => {
       // The platform's time of the window's last answer: the window holds nothing the platform had not produced then.
-      const limit = watermarkLimit(plan.limit, page.serverTime, ctx.settings.settleDelayMs);
+      const server = trustedServerTime(page.serverTime, page.localTime, ctx.settings.maxClockSkewMs);
+      if (server.ignored && !skewWarned) {
+        skewWarned = true;
+        log.warn(
+          { platformTime: iso(page.serverTime!), localTime: iso(page.localTime), maxClockSkewMs: ctx.settings.maxClockSkewMs },
+          `the platform's Date header is ${Math.round(Math.abs(page.serverTime! - page.localTime) / 1000)} s away from the local clock, ` +
+            'more than SYNC_MAX_CLOCK_SKEW: it is ignored and the local clock caps the watermark (check both clocks; keep NTP on here)',
+        );
+      }
+      const limit = watermarkLimit(plan.limit, server.time, ctx.settings.settleDelayMs);
       const next = advanceWatermark(watermark, window.to, limit);
       return { state: { watermark: iso(next), windowStart: null, windowEnd: null, pageCursor: null }, watermark: next };
     };
@@ -233,9 +334,29 @@ async function windowed(
   }
   const { windows } = plan;
   const base = { customerId: ctx.customerId, stream: key, ...range };
-  const first: WindowJob = { index: 0, window: windows[0]!, cursor: windows[0]!.cursor };
+  const validate = validatorOf(stream);
+  const cursorField = stream.cursorField as string;
+  const apiPath = apiPathOf(stream.record as never, cursorField as never);
+  const limits = limitsOf(ctx.settings);
+  const jobFor = (index: number, window: SyncWindow): WindowJob => {
+    const from = toIsoUtc(window.from);
+    const to = toIsoUtc(window.to);
+    return {
+      index,
+      window,
+      cursor: window.cursor,
+      paging: new WindowPaging({
+        where: `window [${from}, ${to})`,
+        validate,
+        keyFields: stream.keyFields,
+        window: { from, to, cursorField, apiPath },
+        startCursor: window.cursor,
+        limits,
+      }),
+    };
+  };
   emit(ctx, outcome, windowsTotal, windowsDoneBefore);
-  return runPipeline<WindowJob, FetchedPage>(first, {
+  return runPipeline<WindowJob, FetchedPage>(jobFor(0, windows[0]!), {
     fetch: (job, signal) =>
       fetchPage({
         stream,
@@ -245,11 +366,13 @@ async function windowed(
         pageSize: ctx.settings.pageSize,
         cursor: job.cursor,
         signal,
+        paging: job.paging,
+        now: () => ctx.clock.now(),
       }),
     next: (page, job) => {
       if (page.hasNextPage) return { ...job, cursor: page.endCursor };
       const window = windows[job.index + 1];
-      return window ? { index: job.index + 1, window, cursor: window.cursor } : undefined;
+      return window ? jobFor(job.index + 1, window) : undefined;
     },
     commit: async (page, job) => {
       const complete = !page.hasNextPage;
@@ -268,11 +391,11 @@ async function windowed(
         at: toIsoUtc(ctx.clock.now()),
         checkpoint,
         runId,
+        quarantine: { stream: stream.name, window: { from: toIsoUtc(job.window.from), to: toIsoUtc(job.window.to) }, records: page.rejected },
       });
       watermark = after.watermark;
       outcome.watermark = iso(watermark);
-      outcome.pages += 1;
-      outcome.records += page.records.length;
+      counted(outcome, page);
       if (complete) outcome.windows += 1;
       emit(ctx, outcome, windowsTotal, windowsDoneBefore + outcome.windows);
     },

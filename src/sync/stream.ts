@@ -1,7 +1,6 @@
 import type { Config } from '../config.ts';
-import { CANONICAL_FAST } from '../store/timestamps.ts';
 import type { IsoUtc, SinkName, SinkRecords } from '../store/types.ts';
-import { toIsoUtc } from '../store/types.ts';
+import type { RecordSpec } from './records.ts';
 
 /**
  * A stream is declared in `jobs/` and run by the generic engine (src/sync/engine.ts). Adding a stream for a new
@@ -34,7 +33,7 @@ export interface VariablesInput {
   window?: { from: IsoUtc; to: IsoUtc };
 }
 
-export interface StreamDefinition<S extends SinkName = SinkName, N = any> {
+export interface StreamDefinition<S extends SinkName = SinkName> {
   /** Unique; also the lock and state key (`occupancy`, and `occupancy#backfill` for backfills). */
   name: string;
   /** Absolute path of the GraphQL document (one named operation). */
@@ -44,11 +43,17 @@ export interface StreamDefinition<S extends SinkName = SinkName, N = any> {
   paging: Paging;
   /** Variables for one request, without the paging variables (the engine adds those). */
   variables(input: VariablesInput): Record<string, unknown>;
-  /** One API node to one row of the sink. Timestamps go through `apiTimestamp()`. */
-  map(node: N): SinkRecords[S];
+  /**
+   * One API node to one row of the sink, declared field by field with types (src/sync/records.ts). A node that breaks
+   * it is quarantined with the reason, never coerced.
+   */
+  record: RecordSpec<SinkRecords[S]>;
   /** The sink's key: rows with equal keys within one page are collapsed (last wins) before the upsert. */
   keyFields: ReadonlyArray<keyof SinkRecords[S] & string>;
-  /** The field the windows are cut on (incremental-window streams). */
+  /**
+   * The record field the windows are cut on (incremental-window streams): every record of an answer must lie inside
+   * the window it was asked for (the page contract).
+   */
   cursorField?: keyof SinkRecords[S] & string;
   /**
    * Full-refresh streams: rows missing from a complete listing get `deleted_at`. `isComplete` decides from the
@@ -58,45 +63,16 @@ export interface StreamDefinition<S extends SinkName = SinkName, N = any> {
 }
 
 /** Any stream, whatever its sink: what the registry and the engine hold. */
-export type AnyStream = { [S in SinkName]: StreamDefinition<S, any> }[SinkName];
+export type AnyStream = { [S in SinkName]: StreamDefinition<S> }[SinkName];
 
-/** Identity helper that keeps the node type and sink type tied together in a job file. */
-export function defineStream<S extends SinkName, N>(definition: StreamDefinition<S, N>): StreamDefinition<S, N> {
-  if (definition.kind === 'incremental-window' && !definition.cursorField) {
-    throw new Error(`stream ${definition.name}: an incremental-window stream needs a cursorField`);
+/** Identity helper that ties the record declaration to the sink's row type in a job file. */
+export function defineStream<S extends SinkName>(definition: StreamDefinition<S>): StreamDefinition<S> {
+  if (definition.kind === 'incremental-window') {
+    const cursor = definition.cursorField;
+    if (!cursor) throw new Error(`stream ${definition.name}: an incremental-window stream needs a cursorField`);
+    if ((definition.record as Record<string, { type: string }>)[cursor]?.type !== 'timestamp') {
+      throw new Error(`stream ${definition.name}: cursorField ${cursor} must be a timestamp field of the record`);
+    }
   }
   return definition;
-}
-
-const ZONE = /(Z|[+-]\d{2}:?\d{2})$/i;
-
-/**
- * Canonical UTC form of an API timestamp. A timestamp without a zone is taken as UTC (never as the machine's local
- * time, the classic cursor bug); precision beyond milliseconds is cut, which cannot reorder rows across windows
- * because windows are cut on the same millisecond values.
- */
-export function apiTimestamp(value: unknown, field = 'timestamp'): IsoUtc {
-  // Hot path (every row): a string already in toIsoUtc's form is returned as is, without a Date round trip.
-  if (typeof value === 'string' && CANONICAL_FAST.test(value)) return value;
-  if (typeof value !== 'string' && typeof value !== 'number') {
-    throw new TypeError(`${field}: expected an ISO 8601 timestamp, got ${JSON.stringify(value)}`);
-  }
-  const text = typeof value === 'string' && !ZONE.test(value.trim()) && value.includes('T') ? `${value.trim()}Z` : value;
-  try {
-    return toIsoUtc(text);
-  } catch (error) {
-    throw new TypeError(`${field}: not a valid timestamp: ${JSON.stringify(value)}`, { cause: error });
-  }
-}
-
-/** Follows `path` from a GraphQL `data` object, with an error naming the missing step. */
-export function atPath(data: unknown, path: readonly string[], stream: string): unknown {
-  let value: unknown = data;
-  for (const [i, key] of path.entries()) {
-    if (value === null || typeof value !== 'object' || !(key in value)) {
-      throw new TypeError(`stream ${stream}: the response has no ${['data', ...path.slice(0, i + 1)].join('.')}`);
-    }
-    value = (value as Record<string, unknown>)[key];
-  }
-  return value;
 }

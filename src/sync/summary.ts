@@ -5,8 +5,8 @@ const count = (n: number) => n.toLocaleString('en-US');
 
 /**
  * Exit code of a run, for cron and systemd: any ordinary failure 1; only authentication failures 77; only
- * configuration failures 78; nothing failed but a lock was held 75; otherwise 0 (an interrupted run is not a failure:
- * it resumes next time).
+ * configuration failures 78; only usage failures 64; nothing failed but a lock was held 75; otherwise 0 (an
+ * interrupted run is not a failure: it resumes next time).
  */
 export function exitCodeOf(outcomes: ReadonlyArray<StreamOutcome>): number {
   const failed = outcomes.filter((o) => o.status === 'failed').map((o) => exitCodeFor(o.error));
@@ -18,38 +18,101 @@ export function exitCodeOf(outcomes: ReadonlyArray<StreamOutcome>): number {
   return ExitCode.OK;
 }
 
-/** `sync: 2 customers, 2 streams, 14 pages, 12,345 records, 0 failed in 3.2s` (+ locked/interrupted when any). */
-export function summaryLine(command: string, report: SyncReport): string {
+export interface SummaryFigures {
+  customers: number;
+  streams: number;
+  pages: number;
+  records: number;
+  rejected: number;
+  /** Customers with a failed stream. */
+  failed: number;
+  /** Customers skipped because another run held a lock. */
+  locked: number;
+  interrupted: boolean;
+  seconds: number;
+}
+
+export function summaryFigures(report: SyncReport): SummaryFigures {
   const { outcomes } = report;
-  const customers = new Set(outcomes.map((o) => o.customerId)).size;
-  const streams = new Set(outcomes.map((o) => o.stream)).size;
-  const pages = outcomes.reduce((n, o) => n + o.pages, 0);
-  const records = outcomes.reduce((n, o) => n + o.records, 0);
-  const failedCustomers = new Set(outcomes.filter((o) => o.status === 'failed').map((o) => o.customerId)).size;
-  const locked = new Set(outcomes.filter((o) => o.status === 'locked').map((o) => o.customerId)).size;
-  const interrupted = outcomes.some((o) => o.status === 'interrupted');
-  const seconds = ((report.finishedAt - report.startedAt) / 1000).toFixed(1);
+  return {
+    customers: new Set(outcomes.map((o) => o.customerId)).size,
+    streams: new Set(outcomes.map((o) => o.stream)).size,
+    pages: outcomes.reduce((n, o) => n + o.pages, 0),
+    records: outcomes.reduce((n, o) => n + o.records, 0),
+    rejected: outcomes.reduce((n, o) => n + o.rejected, 0),
+    failed: new Set(outcomes.filter((o) => o.status === 'failed').map((o) => o.customerId)).size,
+    locked: new Set(outcomes.filter((o) => o.status === 'locked').map((o) => o.customerId)).size,
+    interrupted: outcomes.some((o) => o.status === 'interrupted'),
+    seconds: Math.round((report.finishedAt - report.startedAt) / 100) / 10,
+  };
+}
+
+/** `sync: 2 customers, 2 streams, 14 pages, 12,345 records, 0 failed in 3.2s` (+ rejected/locked/interrupted when any). */
+export function summaryLine(command: string, report: SyncReport): string {
+  const f = summaryFigures(report);
   const parts = [
-    `${count(customers)} customer${customers === 1 ? '' : 's'}`,
-    `${count(streams)} stream${streams === 1 ? '' : 's'}`,
-    `${count(pages)} page${pages === 1 ? '' : 's'}`,
-    `${count(records)} record${records === 1 ? '' : 's'}`,
-    `${count(failedCustomers)} failed`,
+    `${count(f.customers)} customer${f.customers === 1 ? '' : 's'}`,
+    `${count(f.streams)} stream${f.streams === 1 ? '' : 's'}`,
+    `${count(f.pages)} page${f.pages === 1 ? '' : 's'}`,
+    `${count(f.records)} record${f.records === 1 ? '' : 's'}`,
+    ...(f.rejected ? [`${count(f.rejected)} rejected (quarantined)`] : []),
+    `${count(f.failed)} failed`,
   ];
-  if (locked) parts.push(`${count(locked)} locked`);
-  let line = `${command}: ${parts.join(', ')} in ${seconds}s`;
-  if (interrupted) line += ' (interrupted: the next run resumes from the last committed page)';
+  if (f.locked) parts.push(`${count(f.locked)} locked`);
+  let line = `${command}: ${parts.join(', ')} in ${f.seconds.toFixed(1)}s`;
+  if (f.interrupted) line += ' (interrupted: the next run resumes from the last committed page)';
   return line;
 }
 
-/** One line per failed or locked customer stream, for stderr: the summary alone does not say what went wrong. */
+/** The summary as one JSON object (`sync --json`): the figures, the exit code and every stream's outcome. */
+export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
+  const outcomes = report.outcomes.map((o) => ({
+    customerId: o.customerId,
+    stream: o.stream,
+    mode: o.mode,
+    status: o.status,
+    pages: o.pages,
+    records: o.records,
+    rejected: o.rejected,
+    windows: o.windows,
+    watermark: o.watermark,
+    ...(o.note !== undefined && { note: o.note }),
+    ...(o.error !== undefined && { error: scrub(o.error instanceof Error ? o.error.message : String(o.error)) }),
+  }));
+  return `${JSON.stringify({ command, ...summaryFigures(report), exitCode: exitCodeOf(report.outcomes), outcomes }, null, 2)}\n`;
+}
+
+/**
+ * One line per customer and cause, for stderr: a wrong secret fails every stream of a customer the same way, and is
+ * one line naming those streams, not one per stream. Locked and quarantined streams get a line each too.
+ */
 export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
-  return outcomes.flatMap((o) => {
+  const lines: string[] = [];
+  const failures = new Map<string, { customerId: string; streams: string[]; message: string }>();
+  for (const o of outcomes) {
     if (o.status === 'failed') {
       const message = o.error instanceof Error ? o.error.message : String(o.error);
-      return [`  ${o.customerId} ${o.stream}: failed: ${message}`];
+      const key = `${o.customerId}\u0000${message}`;
+      const entry = failures.get(key);
+      if (entry) entry.streams.push(o.stream);
+      else failures.set(key, { customerId: o.customerId, streams: [o.stream], message });
     }
-    if (o.status === 'locked') return [`  ${o.customerId} ${o.stream}: locked by another run (nothing done)`];
+  }
+  for (const f of failures.values()) lines.push(`  ${f.customerId} ${f.streams.join(', ')}: failed: ${f.message}`);
+  for (const o of outcomes) {
+    if (o.status === 'locked') lines.push(`  ${o.customerId} ${o.stream}: locked by another run (nothing done)`);
+    else if (o.status !== 'failed' && o.rejected > 0) {
+      lines.push(`  ${o.customerId} ${o.stream}: ${count(o.rejected)} record(s) broke their declared types and were quarantined (SELECT * FROM quarantined_records)`);
+    }
+  }
+  return lines;
+}
+
+/** What a run did besides its figures: a backfill resumed or already complete, a stream left to a concurrent run. */
+export function noteLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
+  return outcomes.flatMap((o) => {
+    if (o.status === 'skipped') return [`  ${o.customerId} ${o.stream}: skipped: ${o.note ?? 'not run'}`];
+    if (o.mode === 'backfill' && o.note?.startsWith('resumed')) return [`  ${o.customerId} ${o.stream}: ${o.note}`];
     return [];
   });
 }

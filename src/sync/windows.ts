@@ -92,6 +92,17 @@ export function watermarkLimit(planLimit: number, serverTime: number | undefined
   return serverTime === undefined ? planLimit : Math.min(planLimit, serverTime - settleDelayMs);
 }
 
+/**
+ * The platform's time, when it may be trusted to cap the watermark: only while it is within `maxSkewMs` of the local
+ * clock (measured when the answer arrived). A front end whose clock is far off (a year behind, say) would otherwise
+ * pin the watermark where it is and make every run re-read everything since; beyond the bound the local clock is
+ * trusted instead and the caller warns. The `Date` header has whole seconds, hence the second of slack.
+ */
+export function trustedServerTime(serverTime: number | undefined, localTime: number, maxSkewMs: number): { time: number | undefined; ignored: boolean } {
+  if (serverTime === undefined) return { time: undefined, ignored: false };
+  return Math.abs(serverTime - localTime) <= maxSkewMs + 1000 ? { time: serverTime, ignored: false } : { time: undefined, ignored: true };
+}
+
 /** The watermark after a window completed: forward only, and never beyond the limit (see `watermarkLimit`). */
 export function advanceWatermark(old: number | null, windowEnd: number, limit: number): number {
   const candidate = Math.min(windowEnd, limit);

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN } from '../config.ts';
-import { ConfigError } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import { loadDocument, type ApiClient, type LoadedDocument } from '../api/index.ts';
 
 /**
@@ -68,20 +68,20 @@ export function parseHeaderFlag(raw: string, flag = '--header'): WebhookHeader {
   const colon = raw.indexOf(':');
   const example = `${flag} X-Webhook-Token:some-long-random-value`;
   if (colon <= 0) {
-    throw new ConfigError(`${flag} ${JSON.stringify(raw)}: expected KEY:VALUE. Fix: e.g. ${example}`);
+    throw new UsageError(`${flag} ${JSON.stringify(raw)}: expected KEY:VALUE. Fix: e.g. ${example}`);
   }
   const key = raw.slice(0, colon).trim();
   const value = raw.slice(colon + 1).trim();
   if (!HEADER_NAME.test(key)) {
-    throw new ConfigError(
+    throw new UsageError(
       `${flag} ${JSON.stringify(raw)}: ${JSON.stringify(key)} is not a valid header name. Fix: use letters, digits and - only, e.g. ${example}`,
     );
   }
   if (RESERVED_HEADERS.has(key.toLowerCase())) {
-    throw new ConfigError(`${flag} ${JSON.stringify(raw)}: ${key} is set by the platform itself. Fix: choose another name, e.g. ${example}`);
+    throw new UsageError(`${flag} ${JSON.stringify(raw)}: ${key} is set by the platform itself. Fix: choose another name, e.g. ${example}`);
   }
-  if (value === '') throw new ConfigError(`${flag} ${JSON.stringify(raw)}: the value is empty. Fix: e.g. ${example}`);
-  if (/[\r\n\0]/.test(value)) throw new ConfigError(`${flag} ${JSON.stringify(key + ':...')}: the value contains CR, LF or NUL. Fix: use a single-line value`);
+  if (value === '') throw new UsageError(`${flag} ${JSON.stringify(raw)}: the value is empty. Fix: e.g. ${example}`);
+  if (/[\r\n\0]/.test(value)) throw new UsageError(`${flag} ${JSON.stringify(key + ':...')}: the value contains CR, LF or NUL. Fix: use a single-line value`);
   return { key, value };
 }
 
@@ -90,7 +90,7 @@ export function parseHeaderFlags(raws: readonly string[], flag = '--header'): We
   const headers = raws.map((raw) => parseHeaderFlag(raw, flag));
   const seen = new Set<string>();
   for (const h of headers) {
-    if (seen.has(h.key.toLowerCase())) throw new ConfigError(`${flag} ${h.key} is given twice. Fix: give each header once`);
+    if (seen.has(h.key.toLowerCase())) throw new UsageError(`${flag} ${h.key} is given twice. Fix: give each header once`);
     seen.add(h.key.toLowerCase());
   }
   return headers;
@@ -107,22 +107,22 @@ export function validateWebhookUrl(raw: string, flag = '--url'): string {
   try {
     url = new URL(raw);
   } catch {
-    throw new ConfigError(`${flag} ${JSON.stringify(raw)}: not an absolute URL. Fix: use e.g. https://hooks.example.com/webhook`);
+    throw new UsageError(`${flag} ${JSON.stringify(raw)}: not an absolute URL. Fix: use e.g. https://hooks.example.com/webhook`);
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url.hostname))) {
-    throw new ConfigError(
+    throw new UsageError(
       `${flag} ${JSON.stringify(raw)}: the platform delivers over HTTPS only (http is accepted for loopback addresses, for the sandbox). Fix: use an https:// URL, e.g. https://hooks.example.com/webhook`,
     );
   }
   if (url.username || url.password) {
-    throw new ConfigError(`${flag}: the URL must not carry credentials. Fix: remove user:password@ and use --header for a shared value`);
+    throw new UsageError(`${flag}: the URL must not carry credentials. Fix: remove user:password@ and use --header for a shared value`);
   }
   return raw;
 }
 
 export function validateSecret(secret: string, source: string): string {
   if (secret.length < WEBHOOK_SECRET_MIN || secret.length > WEBHOOK_SECRET_MAX) {
-    throw new ConfigError(
+    throw new UsageError(
       `${source}: a signature secret has ${WEBHOOK_SECRET_MIN} to ${WEBHOOK_SECRET_MAX} characters, this one has ${secret.length}. Fix: use --generate-secret, or e.g. openssl rand -hex 48`,
     );
   }
@@ -136,7 +136,7 @@ export function readSecretFile(path: string, flag = '--signature-secret-file'): 
     text = readFileSync(path, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new ConfigError(`${flag} ${JSON.stringify(path)}: cannot read the file (${code}). Fix: point it at a readable file holding only the secret`, {
+    throw new UsageError(`${flag} ${JSON.stringify(path)}: cannot read the file (${code}). Fix: point it at a readable file holding only the secret`, {
       cause: error,
     });
   }
@@ -156,7 +156,7 @@ export function writeSecretFile(path: string, secret: string, options: { force?:
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     const fix = code === 'EEXIST' ? 'choose a new file, or add --force to overwrite it' : 'check the directory exists and is writable';
-    throw new ConfigError(`${flag} ${JSON.stringify(path)}: cannot create the file (${code}). Fix: ${fix}`, { cause: error });
+    throw new UsageError(`${flag} ${JSON.stringify(path)}: cannot create the file (${code}). Fix: ${fix}`, { cause: error });
   }
   try {
     // With --force the file may have existed with a looser mode; the umask may also have narrowed it. Pin 0600.
@@ -198,7 +198,7 @@ export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortS
     async register(input) {
       validateWebhookUrl(input.url);
       if (input.signatureSecret !== undefined) validateSecret(input.signatureSecret, 'signatureSecret');
-      if (input.eventTypes.length === 0) throw new ConfigError('--events: no event type given. Fix: e.g. --events Occupancy');
+      if (input.eventTypes.length === 0) throw new UsageError('--events: no event type given. Fix: e.g. --events Occupancy');
       const data = await client.request<{ registerWebhook: WebhookView }>(docs.register, { input }, { signal });
       return data.registerWebhook;
     },
@@ -206,7 +206,7 @@ export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortS
       if (input.url !== undefined) validateWebhookUrl(input.url);
       if (input.signatureSecret !== undefined) validateSecret(input.signatureSecret, 'signatureSecret');
       if (input.signatureSecret !== undefined && input.clearSignatureSecret) {
-        throw new ConfigError('a new signature secret and clearing the secret exclude each other. Fix: give one of them');
+        throw new UsageError('a new signature secret and clearing the secret exclude each other. Fix: give one of them');
       }
       const data = await client.request<{ updateWebhook: WebhookView }>(docs.update, { id, input }, { signal });
       return data.updateWebhook;

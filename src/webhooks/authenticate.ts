@@ -2,35 +2,44 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CustomerConfig } from '../config.ts';
 import { SignatureVerificationError } from '../errors.ts';
-import { SIGNATURE_HEADER, verifySignature } from './signature.ts';
+import { createSignatureVerifier, SIGNATURE_HEADER, type SignatureVerifier } from './signature.ts';
 import { Refusal, type RefusalReason } from './refusal.ts';
 
 /**
- * Which configured customer sent this delivery? Headers and signature are checked before the body is parsed (so
- * nothing unauthenticated reaches the JSON parser), which means the body's CustomerId is not known yet: every
- * customer's header set and secrets are tried (there are typically one or two). A customer matches when all its
- * custom headers are present and equal, and, if it has secrets, one of them verifies the signature. The body's
- * CustomerId must then be one of the matching customers.
+ * Which configured customer sent this delivery? In two steps, around the body:
+ *
+ * 1. `prepare`, from the headers alone, before a byte of the body is read: a customer is a candidate when all its
+ *    custom headers are present and equal (compared in constant time). A candidate with secrets needs a well-formed
+ *    signature header; a request that no candidate could accept is refused (401) here, without reading its body.
+ * 2. `finish`, after the body streamed through one HMAC per candidate secret: the customers whose signature verified.
+ *
+ * Closed by default: a customer with neither secrets nor custom headers is never a candidate unless the operator set
+ * WEBHOOK_ACCEPT_UNSIGNED. The body's CustomerId (known only after parsing) must then be one of the authenticated
+ * customers (`checkCustomer`).
  */
 
-export type AuthMode =
-  /** At least one customer has secrets or headers: only those customers' deliveries are accepted. */
-  | 'protected'
-  /** No customer has any secret or header: unsigned deliveries are accepted (only behind a trusted proxy). */
-  | 'open';
+interface PreparedCustomer {
+  id: string;
+  secrets: string[];
+  /** Until when the previous secret (index 1) is still accepted, epoch ms; undefined: for as long as it is set. */
+  previousUntil: number | undefined;
+  /** Header name (lower case, as node:http gives them) -> SHA-256 of the expected value. */
+  headers: Array<[string, Buffer]>;
+}
 
 export interface Authentication {
-  /** Ids of the customers whose headers and signature verified (open mode: every configured customer). */
+  /** Ids of the customers that authenticated. */
   customerIds: string[];
   /** Which secret verified, per customer id (absent when the customer is matched by headers only). */
   secretIndex: Map<string, number>;
 }
 
-interface PreparedCustomer {
-  id: string;
-  secrets: string[];
-  /** Header name (lower case, as node:http gives them) -> SHA-256 of the expected value. */
-  headers: Array<[string, Buffer]>;
+/** What `prepare` found in the headers; `update` takes the decompressed body as it streams. */
+export interface PreparedRequest {
+  update(chunk: Buffer): void;
+  /** Customers matched without a signature (custom headers only, or unsigned deliveries accepted). */
+  readonly matched: readonly string[];
+  readonly verifiers: ReadonlyArray<{ customerId: string; verifier: SignatureVerifier }>;
 }
 
 const sha256 = (value: string) => createHash('sha256').update(value, 'utf8').digest();
@@ -53,68 +62,87 @@ const SIGNATURE_REASON: Record<SignatureVerificationError['reason'], RefusalReas
 const PRECEDENCE: RefusalReason[] = ['signature_stale', 'signature_future', 'signature_mismatch', 'signature_malformed', 'signature_missing'];
 
 export class CustomerAuthenticator {
-  readonly mode: AuthMode;
-  /** Customers with neither secrets nor headers while others have some: their deliveries are refused. */
+  /** Customers that can authenticate a delivery (secrets or headers, or any when unsigned deliveries are accepted). */
+  readonly receiving: string[];
+  /** Customers with neither secrets nor headers whose deliveries are refused (unsigned deliveries not accepted). */
   readonly unprotected: string[];
   readonly #customers: PreparedCustomer[];
-  readonly #configuredIds: string[];
+  readonly #acceptUnsigned: boolean;
 
-  constructor(customers: readonly CustomerConfig[]) {
+  constructor(customers: readonly CustomerConfig[], options: { acceptUnsigned?: boolean } = {}) {
+    this.#acceptUnsigned = options.acceptUnsigned === true;
     this.#customers = customers.map((c) => ({
       id: c.id,
       secrets: c.webhookSecrets.filter((s) => s.length > 0),
+      previousUntil: c.webhookPreviousSecretUntil,
       headers: Object.entries(c.webhookHeaders).map(([name, value]) => [name.toLowerCase(), sha256(value)] as [string, Buffer]),
     }));
-    this.#configuredIds = customers.map((c) => c.id);
     const isProtected = (c: PreparedCustomer) => c.secrets.length > 0 || c.headers.length > 0;
-    this.mode = this.#customers.some(isProtected) ? 'protected' : 'open';
-    this.unprotected = this.mode === 'protected' ? this.#customers.filter((c) => !isProtected(c)).map((c) => c.id) : [];
+    this.unprotected = this.#acceptUnsigned ? [] : this.#customers.filter((c) => !isProtected(c)).map((c) => c.id);
+    this.receiving = this.#customers.filter((c) => this.#acceptUnsigned || isProtected(c)).map((c) => c.id);
   }
 
-  /** Checks custom headers and the signature of one request. Throws a 401 `Refusal` when no customer matches. */
-  authenticate(headers: IncomingHttpHeaders, rawBody: Buffer, nowMs: number, toleranceMs: number): Authentication {
-    if (this.mode === 'open') return { customerIds: [...this.#configuredIds], secretIndex: new Map() };
-    const customerIds: string[] = [];
-    const secretIndex = new Map<string, number>();
+  /** From the headers, before the body: the candidates and their verifiers, or a 401 Refusal. */
+  prepare(headers: IncomingHttpHeaders, nowMs: number, toleranceMs: number): PreparedRequest {
+    const matched: string[] = [];
+    const verifiers: Array<{ customerId: string; verifier: SignatureVerifier }> = [];
     const failures: RefusalReason[] = [];
     let headersMatchedSomewhere = false;
     for (const customer of this.#customers) {
-      if (customer.secrets.length === 0 && customer.headers.length === 0) continue;
+      const isProtected = customer.secrets.length > 0 || customer.headers.length > 0;
+      if (!isProtected) {
+        if (this.#acceptUnsigned) matched.push(customer.id);
+        continue;
+      }
       // Every header of every customer is compared (no early exit), so timing does not reveal which one differed.
       const headersOk = customer.headers.reduce((ok, [name, hash]) => headerMatches(headers[name], hash) && ok, true);
       if (!headersOk) continue;
       headersMatchedSomewhere = true;
       if (customer.secrets.length === 0) {
-        customerIds.push(customer.id);
+        matched.push(customer.id);
         continue;
       }
+      const secrets = customer.previousUntil !== undefined && nowMs > customer.previousUntil ? customer.secrets.slice(0, 1) : customer.secrets;
       try {
-        const verified = verifySignature({
-          header: headers[SIGNATURE_HEADER],
-          rawBody,
-          secrets: customer.secrets,
-          toleranceMs,
-          now: nowMs,
-        });
-        customerIds.push(customer.id);
-        secretIndex.set(customer.id, verified.secretIndex);
+        verifiers.push({ customerId: customer.id, verifier: createSignatureVerifier({ header: headers[SIGNATURE_HEADER], secrets, toleranceMs }) });
       } catch (error) {
         if (!(error instanceof SignatureVerificationError)) throw error;
         failures.push(SIGNATURE_REASON[error.reason]);
       }
     }
-    if (customerIds.length > 0) return { customerIds, secretIndex };
-    if (!headersMatchedSomewhere) throw new Refusal(401, 'header_mismatch');
-    const reason = PRECEDENCE.find((r) => failures.includes(r)) ?? 'signature_mismatch';
-    throw new Refusal(401, reason);
+    if (matched.length === 0 && verifiers.length === 0) {
+      if (!headersMatchedSomewhere) throw new Refusal(401, 'header_mismatch');
+      throw new Refusal(401, PRECEDENCE.find((r) => failures.includes(r)) ?? 'signature_missing');
+    }
+    return {
+      matched,
+      verifiers,
+      update(chunk) {
+        for (const v of verifiers) v.verifier.update(chunk);
+      },
+    };
   }
 
-  /**
-   * After parsing: the body's CustomerId must be a customer that authenticated. In open mode with no customers
-   * configured at all (a bare development receiver), any customer is accepted.
-   */
+  /** After the body: the customers that authenticated, or a 401 Refusal with the most specific reason. */
+  finish(prepared: PreparedRequest, nowMs: number): Authentication {
+    const customerIds = [...prepared.matched];
+    const secretIndex = new Map<string, number>();
+    const failures: RefusalReason[] = [];
+    for (const { customerId, verifier } of prepared.verifiers) {
+      try {
+        secretIndex.set(customerId, verifier.verify(nowMs).secretIndex);
+        customerIds.push(customerId);
+      } catch (error) {
+        if (!(error instanceof SignatureVerificationError)) throw error;
+        failures.push(SIGNATURE_REASON[error.reason]);
+      }
+    }
+    if (customerIds.length === 0) throw new Refusal(401, PRECEDENCE.find((r) => failures.includes(r)) ?? 'signature_mismatch');
+    return { customerIds, secretIndex };
+  }
+
+  /** After parsing: the body's CustomerId must be a customer that authenticated. */
   checkCustomer(auth: Authentication, customerId: string): string {
-    if (this.mode === 'open' && this.#configuredIds.length === 0) return customerId;
     const wanted = customerId.toLowerCase();
     const match = auth.customerIds.find((id) => id.toLowerCase() === wanted);
     if (match === undefined) throw new Refusal(401, 'customer_mismatch', { customerId });

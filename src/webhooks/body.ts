@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { createGunzip } from 'node:zlib';
+import { createGunzip, gunzipSync } from 'node:zlib';
 import { Refusal } from './refusal.ts';
 
 export interface BodyLimits {
@@ -29,23 +29,101 @@ export function checkDeclaredLength(req: IncomingMessage, limits: BodyLimits): v
 }
 
 /**
- * Reads the request body while counting: wire bytes against `maxBodyBytes` and, for gzip, inflated bytes against
- * `maxDecompressedBytes`. Inflation runs chunk by chunk as the body streams in and stops the moment the inflated
- * count passes the limit, so a gzip bomb costs at most the limit plus one zlib chunk of memory and CPU.
- * Resolves to the raw decompressed bytes exactly as sent; the caller signs and parses those bytes.
+ * The memory all requests not yet authenticated may hold at once, whatever the number of connections: their wire
+ * bytes. Beyond it a request is refused with 503 (transient: the platform retries it later), so a flood of uploads
+ * that never authenticate cannot grow the process.
  */
-export function readBody(
+export class PendingBudget {
+  readonly limit: number;
+  #used = 0;
+
+  constructor(limit: number) {
+    this.limit = limit;
+  }
+
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Takes `bytes` from the budget; false (nothing taken) when they do not fit. */
+  reserve(bytes: number): boolean {
+    if (this.#used + bytes > this.limit) return false;
+    this.#used += bytes;
+    return true;
+  }
+
+  release(bytes: number): void {
+    this.#used = Math.max(0, this.#used - bytes);
+  }
+}
+
+/**
+ * At most this many bodies are inflated at once. A zlib inflater holds about a quarter of a MiB (its 32 KiB window,
+ * state and output buffers) for as long as it lives, so an inflater is only created once a body has arrived whole,
+ * and only a few at a time: an upload that stalls half-way holds its wire bytes and nothing else.
+ */
+const MAX_INFLATING = 4;
+let inflating = 0;
+const inflateQueue: Array<() => void> = [];
+
+async function inflateSlot(): Promise<() => void> {
+  if (inflating >= MAX_INFLATING) await new Promise<void>((resolve) => inflateQueue.push(resolve));
+  inflating += 1;
+  return () => {
+    inflating -= 1;
+    inflateQueue.shift()?.();
+  };
+}
+
+export interface ReadBody {
+  /** The body as it came over the wire (gzip-compressed when the encoding says so): kept, bounded by maxBodyBytes. */
+  wire: Buffer;
+  wireBytes: number;
+  /** Decompressed bytes (equal to wireBytes without compression). */
+  bytes: number;
+}
+
+/**
+ * Reads the request body while counting wire bytes against `maxBodyBytes`, each reserved in `budget` before it is
+ * kept. Only the wire bytes are kept. The decompressed bytes go to `sink` (the signature verifiers) and are then
+ * dropped, so an unauthenticated body is never held decompressed: without compression as they arrive; with gzip
+ * once the whole body has arrived, inflated in a stream counted against `maxDecompressedBytes` (a gzip bomb stops
+ * at the limit plus one zlib chunk). The budget is given back when this settles.
+ */
+export async function readBody(
   req: IncomingMessage,
   encoding: ContentEncoding,
   limits: BodyLimits,
-): Promise<{ body: Buffer; wireBytes: number }> {
+  budget: PendingBudget,
+  sink: (chunk: Buffer) => void,
+): Promise<ReadBody> {
+  let reserved = 0;
+  try {
+    const wire = await readWire(req, limits, budget, encoding === 'gzip' ? undefined : sink, (n) => (reserved += n));
+    if (encoding !== 'gzip') return { wire, wireBytes: wire.length, bytes: wire.length };
+    const release = await inflateSlot();
+    try {
+      return { wire, wireBytes: wire.length, bytes: await inflateInto(wire, limits, sink) };
+    } finally {
+      release();
+    }
+  } finally {
+    budget.release(reserved);
+  }
+}
+
+function readWire(
+  req: IncomingMessage,
+  limits: BodyLimits,
+  budget: PendingBudget,
+  sink: ((chunk: Buffer) => void) | undefined,
+  reserved: (bytes: number) => void,
+): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let wireBytes = 0;
-    let inflatedBytes = 0;
     const chunks: Buffer[] = [];
     let settled = false;
     let wireEnded = false;
-    const gunzip = encoding === 'gzip' ? createGunzip() : undefined;
 
     const finish = (error: Refusal | undefined) => {
       if (settled) return;
@@ -55,31 +133,14 @@ export function readBody(
       req.off('error', onWireError);
       req.off('aborted', onAborted);
       req.off('close', onClose);
-      if (gunzip) {
-        gunzip.off('data', onInflated);
-        gunzip.destroy();
-      }
       if (error) {
         // Stop reading: the response is sent with `Connection: close`, so the rest of the upload is never buffered.
         req.pause();
         chunks.length = 0;
         reject(error);
       } else {
-        resolve({ body: Buffer.concat(chunks), wireBytes });
+        resolve(Buffer.concat(chunks));
       }
-    };
-
-    const onInflated = (chunk: Buffer) => {
-      inflatedBytes += chunk.length;
-      if (inflatedBytes > limits.maxDecompressedBytes) {
-        finish(new Refusal(413, 'decompressed_too_large', {
-          wireBytes,
-          inflatedBytes,
-          maxDecompressedBytes: limits.maxDecompressedBytes,
-        }));
-        return;
-      }
-      chunks.push(chunk);
     };
     const onWire = (chunk: Buffer) => {
       wireBytes += chunk.length;
@@ -87,23 +148,17 @@ export function readBody(
         finish(new Refusal(413, 'body_too_large', { wireBytes, maxBodyBytes: limits.maxBodyBytes }));
         return;
       }
-      if (!gunzip) {
-        chunks.push(chunk);
+      if (!budget.reserve(chunk.length)) {
+        finish(new Refusal(503, 'busy', { wireBytes, pendingBytes: budget.used, maxPendingBytes: budget.limit }));
         return;
       }
-      // Backpressure: wait for zlib to inflate this chunk before reading more, so inflation keeps pace with the
-      // wire and the limit check above sees every inflated byte before the next compressed chunk is accepted.
-      if (!gunzip.write(chunk)) {
-        req.pause();
-        gunzip.once('drain', () => {
-          if (!settled) req.resume();
-        });
-      }
+      reserved(chunk.length);
+      chunks.push(chunk);
+      sink?.(chunk);
     };
     const onWireEnd = () => {
       wireEnded = true;
-      if (!gunzip) finish(undefined);
-      else gunzip.end();
+      finish(undefined);
     };
     const onWireError = (error: Error) => finish(new Refusal(400, 'body_aborted', {}, { cause: error }));
     const onAborted = () => finish(new Refusal(400, 'body_aborted', { wireBytes }));
@@ -111,16 +166,42 @@ export function readBody(
     const onClose = () => {
       if (!wireEnded) onAborted();
     };
-
-    if (gunzip) {
-      gunzip.on('data', onInflated);
-      gunzip.on('end', () => finish(undefined));
-      gunzip.on('error', (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes, inflatedBytes }, { cause: error })));
-    }
     req.on('data', onWire);
     req.on('end', onWireEnd);
     req.on('error', onWireError);
     req.on('aborted', onAborted);
     req.on('close', onClose);
   });
+}
+
+/** Inflates `wire` chunk by chunk into `sink`, stopping at the decompressed limit; resolves to the inflated size. */
+function inflateInto(wire: Buffer, limits: BodyLimits, sink: (chunk: Buffer) => void): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const gunzip = createGunzip();
+    let inflatedBytes = 0;
+    let settled = false;
+    const finish = (error?: Refusal) => {
+      if (settled) return;
+      settled = true;
+      gunzip.destroy();
+      if (error) reject(error);
+      else resolve(inflatedBytes);
+    };
+    gunzip.on('data', (chunk: Buffer) => {
+      inflatedBytes += chunk.length;
+      if (inflatedBytes > limits.maxDecompressedBytes) {
+        finish(new Refusal(413, 'decompressed_too_large', { wireBytes: wire.length, inflatedBytes, maxDecompressedBytes: limits.maxDecompressedBytes }));
+        return;
+      }
+      sink(chunk);
+    });
+    gunzip.on('end', () => finish());
+    gunzip.on('error', (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes: wire.length, inflatedBytes }, { cause: error })));
+    gunzip.end(wire);
+  });
+}
+
+/** The decompressed body of an authenticated request (the wire bytes were inflated once already, within the limit). */
+export function decompressed(body: ReadBody, encoding: ContentEncoding, limits: BodyLimits): Buffer {
+  return encoding === 'gzip' ? gunzipSync(body.wire, { maxOutputLength: Math.max(1, limits.maxDecompressedBytes) }) : body.wire;
 }

@@ -1,6 +1,7 @@
 import { canonicalTimestamp } from '../store/timestamps.ts';
 import type { DeliveryRecord, OccupancyRecord } from '../store/types.ts';
 import { Refusal } from './refusal.ts';
+import { checkStrictJson } from './strict-json.ts';
 
 /**
  * Parsing and validation of a delivery body (external API, section 2.6) into the records the store takes.
@@ -77,8 +78,9 @@ export interface ParsedDelivery {
   occupancy: OccupancyRecord[];
 }
 
-// Fatal: invalid UTF-8 is refused instead of being replaced with U+FFFD and stored as something never sent.
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+// Fatal: invalid UTF-8 is refused instead of being replaced with U+FFFD and stored as something never sent. A byte
+// order mark is kept in the text (not silently dropped), so it can be refused: the stored body is the signed bytes.
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes, parses and validates the raw decompressed body. Throws a 400 `Refusal` naming the field at fault. */
 export function parseDelivery(rawBody: Buffer): ParsedDelivery {
@@ -88,12 +90,14 @@ export function parseDelivery(rawBody: Buffer): ParsedDelivery {
   } catch (error) {
     throw new Refusal(400, 'invalid_utf8', {}, { cause: error });
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (error) {
-    throw new Refusal(400, 'invalid_json', { bytes: rawBody.length }, { cause: error });
+  // RFC 8259 forbids a sender to add one; kept, SQL's JSON functions could not read the stored body.
+  if (text.charCodeAt(0) === 0xfeff) throw new Refusal(400, 'byte_order_mark', { bytes: rawBody.length });
+  const strict = checkStrictJson(text);
+  if (strict) {
+    const reason = strict.problem === 'syntax' ? 'invalid_json' : strict.problem;
+    throw new Refusal(400, reason, { bytes: rawBody.length, at: strict.at });
   }
+  const json: unknown = JSON.parse(text);
   let id: string | undefined;
   try {
     if (!isObject(json)) throw new ShapeError('(body)', `expected an object, got ${kind(json)}`);

@@ -4,14 +4,17 @@ import { systemClock, type Clock } from '../clock.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { toIsoUtc, type Store } from '../store/types.ts';
 import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
-import { checkDeclaredLength, contentEncodingOf, readBody } from './body.ts';
+import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
 import { parseDelivery } from './delivery.ts';
 import { Refusal } from './refusal.ts';
+import { RefusalLog } from './refusal-log.ts';
+import { storageRefusal } from './store-failure.ts';
 
 export const DEFAULT_WEBHOOK_PATH = '/webhook';
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 export const DEFAULT_MAX_DECOMPRESSED_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_PENDING_BYTES = 32 * 1024 * 1024;
 
 export interface WebhookOutcome {
   /** The HTTP status answered. */
@@ -34,6 +37,15 @@ export interface WebhookHandlerOptions {
   maxDecompressedBytes?: number;
   /** Signature timestamp tolerance in either direction. Default 300 000 ms. */
   toleranceMs?: number;
+  /**
+   * Bytes all requests not yet authenticated may hold at once (their wire bytes and inflaters); beyond it they are
+   * refused with 503. Default 32 MiB.
+   */
+  maxPendingBytes?: number;
+  /** Accept deliveries of customers with neither secrets nor custom headers. Default false: closed. */
+  acceptUnsigned?: boolean;
+  /** Refusals of a reason after the first are summed up in one log line per this interval. Default 10 s. */
+  refusalLogIntervalMs?: number;
   clock?: Clock;
   logger?: Logger;
   /** Called once per request with its outcome, for metrics. Must not throw. */
@@ -46,6 +58,10 @@ export interface WebhookHandler {
   idle(): Promise<void>;
   /** Requests being handled right now. */
   readonly inFlight: number;
+  /** Bytes held by requests not yet authenticated. */
+  readonly pendingBytes: number;
+  /** Logs what the refusal log still counts; call when the server stops. */
+  close(): void;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -77,7 +93,9 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const toleranceMs = options.toleranceMs ?? DEFAULT_SIGNATURE_TOLERANCE_MS;
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? silentLogger;
-  const auth = new CustomerAuthenticator(options.customers);
+  const auth = new CustomerAuthenticator(options.customers, { acceptUnsigned: options.acceptUnsigned });
+  const budget = new PendingBudget(options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES);
+  const refusals = new RefusalLog(logger, options.refusalLogIntervalMs);
   let inFlight = 0;
   let waiters: Array<() => void> = [];
 
@@ -97,12 +115,15 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
       const encoding = contentEncodingOf(req);
       checkDeclaredLength(req, limits);
-      const { body, wireBytes } = await readBody(req, encoding, limits);
       const contentType = req.headers['content-type'] ?? '';
       if (!JSON_TYPE.test(contentType)) {
         throw new Refusal(415, 'unsupported_media_type', { contentType: contentType.slice(0, 64) });
       }
-      const authenticated = auth.authenticate(req.headers, body, clock.now(), toleranceMs);
+      // Headers and signature header first: a request no customer could accept is refused before its body is read.
+      const prepared = auth.prepare(req.headers, clock.now(), toleranceMs);
+      const wire = await readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk));
+      const authenticated = auth.finish(prepared, clock.now());
+      const body = decompressed(wire, encoding, limits);
       const parsed = parseDelivery(body);
       ids.deliveryId = parsed.delivery.id;
       const customerId = auth.checkCustomer(authenticated, parsed.delivery.customerId);
@@ -114,7 +135,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
           parsed.occupancy,
         );
       } catch (error) {
-        throw new Refusal(503, 'storage_failed', {}, { cause: error });
+        throw storageRefusal(error);
       }
       send(req, res, 200, { status: result });
       logger.info(
@@ -124,7 +145,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
           deliveryId: ids.deliveryId,
           type: parsed.delivery.type,
           items: parsed.occupancy.length,
-          wireBytes,
+          wireBytes: wire.wireBytes,
           bytes: body.length,
           gzip: encoding === 'gzip',
           secretIndex: authenticated.secretIndex.get(customerId),
@@ -138,16 +159,18 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         send(req, res, 500, { error: 'internal_error' });
         return { status: 500, reason: 'internal_error', ...ids };
       }
+      if (error.status === 503) res.setHeader('Retry-After', '5');
       send(req, res, error.status, { error: error.reason });
       const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
-      if (error.status >= 500) {
+      if (error.reason === 'storage_failed' || error.reason === 'unstorable') {
         // The cause is the store's error; its message names the failure, never a secret or the body.
-        logger.error({ ...fields, err: error.cause }, 'webhook delivery not stored; answered 503 so the platform retries');
-      } else if (error.status === 404 || error.status === 405) {
-        // Scanners probe every open port: keep these out of the warning channel.
-        logger.info(fields, 'webhook request refused');
+        const what = error.status === 503 ? 'answered 503 so the platform retries' : 'the database refused its content (a retry cannot fix it)';
+        logger.error({ ...fields, err: error.cause }, `webhook delivery not stored; ${what}`);
       } else {
-        logger.warn(fields, 'webhook delivery refused');
+        // Scanners probe every open port: 404 and 405 stay out of the warning channel. An attacker cannot flood
+        // the log: per reason, one line in full per interval, then a count.
+        const level = error.status === 404 || error.status === 405 ? 'info' : 'warn';
+        refusals.record(level, fields, 'webhook request refused');
       }
       return { status: error.status, reason: error.reason, ...ids };
     }
@@ -167,12 +190,14 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     }
   }) as WebhookHandler;
   handler.idle = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)));
+  handler.close = () => refusals.close();
   Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
+  Object.defineProperty(handler, 'pendingBytes', { get: () => budget.used });
 
-  if (auth.mode === 'open') {
+  if (options.acceptUnsigned) {
     logger.warn(
       { customers: options.customers.map((c) => c.id) },
-      'webhook receiver accepts UNSIGNED deliveries: no customer has a webhook secret or custom header. Only run it like this behind a trusted proxy in development; set WEBHOOK_SECRET.',
+      'webhook receiver accepts UNSIGNED deliveries (WEBHOOK_ACCEPT_UNSIGNED=true) for customers without a secret or custom header: anyone who can reach it can write their data',
     );
   }
   for (const id of auth.unprotected) {

@@ -2,6 +2,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import type { Config, CustomerConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { silentLogger } from '../logger.ts';
 import { createWebhookHandler, type WebhookHandler, type WebhookHandlerOptions } from './handler.ts';
@@ -26,6 +27,44 @@ export interface ReceiverOptions extends WebhookHandlerOptions {
   tlsKey?: string;
   /** How long `close()` waits for in-flight requests before cutting connections. Default 10 s. */
   closeGraceMs?: number;
+  /** Open connections at most (the server refuses more). Default 1,024. */
+  maxConnections?: number;
+  /** Time a request may take to arrive whole; a stalled upload is cut after it. Default 15 s. */
+  requestTimeoutMs?: number;
+}
+
+/**
+ * The receiver's options from the configuration, the one place they are read (`serve` and `webhook serve`);
+ * `overrides` are command-line flags.
+ */
+export function receiverOptions(
+  config: { customers: readonly CustomerConfig[]; webhook: Config['webhook'] },
+  overrides: { host?: string; port?: number; path?: string } = {},
+): Omit<ReceiverOptions, 'store' | 'logger' | 'clock' | 'onOutcome'> {
+  const w = config.webhook;
+  return {
+    customers: config.customers,
+    host: overrides.host ?? w.host,
+    port: overrides.port ?? w.port,
+    path: overrides.path ?? w.path,
+    maxBodyBytes: w.maxBodyBytes,
+    maxDecompressedBytes: w.maxDecompressedBytes,
+    maxPendingBytes: w.maxPendingBytes,
+    toleranceMs: w.toleranceMs,
+    acceptUnsigned: w.acceptUnsigned,
+    maxConnections: w.maxConnections,
+    requestTimeoutMs: w.requestTimeoutMs,
+    tlsCert: w.tlsCert,
+    tlsKey: w.tlsKey,
+  };
+}
+
+/** Whether any configured customer can have deliveries accepted (a secret or custom headers, or unsigned allowed). */
+export function receiverConfigured(config: { customers: readonly CustomerConfig[]; webhook: Config['webhook'] }): boolean {
+  return (
+    config.customers.length > 0 &&
+    (config.webhook.acceptUnsigned || config.customers.some((c) => c.webhookSecrets.length > 0 || Object.keys(c.webhookHeaders).length > 0))
+  );
 }
 
 export interface Receiver {
@@ -63,9 +102,11 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   const server: Server = tls
     ? createHttpsServer({ cert: readPem('WEBHOOK_TLS_CERT', options.tlsCert!), key: readPem('WEBHOOK_TLS_KEY', options.tlsKey!) }, listener)
     : createHttpServer(listener);
-  // A slow sender cannot hold a connection (and its buffered body) for long.
-  server.requestTimeout = 30_000;
-  server.headersTimeout = 15_000;
+  // A slow sender cannot hold a connection (and its buffered body) for long, nor can many of them.
+  const requestTimeout = options.requestTimeoutMs ?? 15_000;
+  server.requestTimeout = requestTimeout;
+  server.headersTimeout = Math.min(requestTimeout, 10_000);
+  server.maxConnections = options.maxConnections ?? 1024;
 
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
@@ -99,6 +140,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
         server.closeAllConnections();
         await stopped;
       }
+      handler.close();
       logger.info({ url }, 'webhook receiver stopped');
     })();
     return closing;

@@ -18,10 +18,19 @@ export type RefusalReason =
   | 'signature_stale'
   | 'signature_future'
   | 'invalid_utf8'
+  | 'byte_order_mark'
   | 'invalid_json'
+  | 'duplicate_key'
+  | 'lone_surrogate'
+  | 'nul_character'
   | 'invalid_delivery'
   | 'customer_mismatch'
-  | 'storage_failed';
+  /** The database refused the delivery for what it contains: a retry cannot fix it (4xx, logged as our bug). */
+  | 'unstorable'
+  /** Transient: the database is unavailable or busy; the platform retries. */
+  | 'storage_failed'
+  /** Transient: too many bytes of unauthenticated requests in flight (see PendingBudget); the platform retries. */
+  | 'busy';
 
 export class Refusal extends Error {
   readonly status: number;

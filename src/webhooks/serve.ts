@@ -3,7 +3,8 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
-import { startReceiver, type Receiver, type WebhookOutcome } from './receiver.ts';
+import { ConfigError } from '../errors.ts';
+import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from './receiver.ts';
 
 export interface ServeWebhooksOptions {
   config: Config;
@@ -28,6 +29,12 @@ export interface ServeWebhooksOptions {
  */
 export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void> {
   const { config, logger, signal } = options;
+  if (!receiverConfigured(config)) {
+    throw new ConfigError(
+      'no customer has a webhook secret or custom header, so the receiver would accept no delivery. Fix: set WEBHOOK_SECRET ' +
+        '(or WEBHOOK_REQUIRED_HEADERS, or the customers file entries), or WEBHOOK_ACCEPT_UNSIGNED=true to accept unsigned deliveries',
+    );
+  }
   const ownStore = !options.store;
   const store = options.store ?? (await openStore(config.database));
   let receiver: Receiver | undefined;
@@ -35,16 +42,8 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
     if (ownStore) await store.migrate();
     if (signal.aborted) return;
     receiver = await startReceiver({
+      ...receiverOptions(config, { host: options.host, port: options.port, path: options.path }),
       store,
-      customers: config.customers,
-      host: options.host ?? config.webhook.host,
-      port: options.port ?? config.webhook.port,
-      path: options.path ?? config.webhook.path,
-      maxBodyBytes: config.webhook.maxBodyBytes,
-      maxDecompressedBytes: config.webhook.maxDecompressedBytes,
-      toleranceMs: config.webhook.toleranceMs,
-      tlsCert: config.webhook.tlsCert,
-      tlsKey: config.webhook.tlsKey,
       logger,
       ...(options.clock && { clock: options.clock }),
       ...(options.onOutcome && { onOutcome: options.onOutcome }),

@@ -130,6 +130,72 @@ export interface VerifiedSignature {
   secretIndex: number;
 }
 
+export interface SignatureVerifier {
+  /** Feeds the next bytes of the raw (decompressed) body, in order. */
+  update(chunk: Buffer | Uint8Array | string): void;
+  /** After the last chunk: the verified signature, or SignatureVerificationError (see verifySignature). */
+  verify(now: Clock | number): VerifiedSignature;
+}
+
+/**
+ * Verification as the body streams in: the header is parsed (and refused when missing or malformed) before any of the
+ * body is read, then each chunk goes through one HMAC per secret, so a receiver never has to keep an unauthenticated
+ * body to check it. `verifySignature` is this with the whole body at once.
+ *
+ * @example
+ * const verifier = createSignatureVerifier({ header: req.headers['x-service-signature'], secrets: [current, previous] });
+ * for await (const chunk of inflatedBody) verifier.update(chunk);
+ * const { secretIndex } = verifier.verify(Date.now());
+ */
+export function createSignatureVerifier(options: {
+  header: string | string[] | undefined | null;
+  secrets: readonly string[];
+  toleranceMs?: number;
+}): SignatureVerifier {
+  const secrets = options.secrets.filter((secret) => secret.length > 0);
+  if (secrets.length === 0) {
+    throw new SignatureVerificationError('no_secret', 'no signature secret is configured to verify the delivery with');
+  }
+  const { t, s } = parseSignatureHeader(options.header);
+  const hmacs = secrets.map((secret) => createHmac('sha256', secret).update(`${t}.`));
+  return {
+    update(chunk) {
+      const bytes = toBuffer(chunk);
+      for (const hmac of hmacs) hmac.update(bytes);
+    },
+    verify(now) {
+      // The parser accepted exactly 64 hex digits, so this decodes all of them.
+      const received = Buffer.from(s, 'hex');
+      let secretIndex = -1;
+      // Every secret is compared even after a match, so the time taken does not tell which secret is current.
+      hmacs.forEach((hmac, index) => {
+        if (digestsEqual(hmac.digest(), received) && secretIndex < 0) secretIndex = index;
+      });
+      if (secretIndex < 0) {
+        throw new SignatureVerificationError('no_match', 'the signature does not match the body with any configured secret', {
+          header: typeof options.header === 'string' ? options.header : undefined,
+        });
+      }
+      const toleranceMs = options.toleranceMs ?? DEFAULT_SIGNATURE_TOLERANCE_MS;
+      const nowMs = typeof now === 'number' ? now : now.now();
+      const ageMs = nowMs - t * 1000;
+      if (ageMs > toleranceMs) {
+        throw new SignatureVerificationError(
+          'stale_timestamp',
+          `the signature timestamp is ${Math.round(ageMs / 1000)} s old; at most ${Math.round(toleranceMs / 1000)} s is accepted`,
+        );
+      }
+      if (-ageMs > toleranceMs) {
+        throw new SignatureVerificationError(
+          'future_timestamp',
+          `the signature timestamp is ${Math.round(-ageMs / 1000)} s in the future; at most ${Math.round(toleranceMs / 1000)} s is accepted (check the clock)`,
+        );
+      }
+      return { t, secretIndex };
+    },
+  };
+}
+
 /**
  * Verifies a delivery's signature against one or more secrets. Throws `SignatureVerificationError` whose `reason`
  * is `no_secret`, `missing_header`, `malformed_header`, `no_match`, `stale_timestamp` or `future_timestamp`.
@@ -143,37 +209,7 @@ export interface VerifiedSignature {
  * });
  */
 export function verifySignature(options: VerifySignatureOptions): VerifiedSignature {
-  const secrets = options.secrets.filter((secret) => secret.length > 0);
-  if (secrets.length === 0) {
-    throw new SignatureVerificationError('no_secret', 'no signature secret is configured to verify the delivery with');
-  }
-  const { t, s } = parseSignatureHeader(options.header);
-  // The parser accepted exactly 64 hex digits, so this decodes all of them.
-  const received = Buffer.from(s, 'hex');
-  let secretIndex = -1;
-  // Every secret is tried even after a match, so the time taken does not tell which secret is current.
-  secrets.forEach((secret, index) => {
-    if (digestsEqual(computeDigest(secret, t, options.rawBody), received) && secretIndex < 0) secretIndex = index;
-  });
-  if (secretIndex < 0) {
-    throw new SignatureVerificationError('no_match', 'the signature does not match the body with any configured secret', {
-      header: typeof options.header === 'string' ? options.header : undefined,
-    });
-  }
-  const toleranceMs = options.toleranceMs ?? DEFAULT_SIGNATURE_TOLERANCE_MS;
-  const nowMs = typeof options.now === 'number' ? options.now : options.now.now();
-  const ageMs = nowMs - t * 1000;
-  if (ageMs > toleranceMs) {
-    throw new SignatureVerificationError(
-      'stale_timestamp',
-      `the signature timestamp is ${Math.round(ageMs / 1000)} s old; at most ${Math.round(toleranceMs / 1000)} s is accepted`,
-    );
-  }
-  if (-ageMs > toleranceMs) {
-    throw new SignatureVerificationError(
-      'future_timestamp',
-      `the signature timestamp is ${Math.round(-ageMs / 1000)} s in the future; at most ${Math.round(toleranceMs / 1000)} s is accepted (check the clock)`,
-    );
-  }
-  return { t, secretIndex };
+  const verifier = createSignatureVerifier(options);
+  verifier.update(options.rawBody);
+  return verifier.verify(options.now);
 }

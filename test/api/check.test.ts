@@ -104,6 +104,6 @@ describe('occupancy-sync check', () => {
   it('rejects an unknown --customer with the configured ones listed', async () => {
     const { code, stderr, customer } = await run(['--customer', 'nope']);
     expect(stderr).toContain(`--customer "nope": no such customer is configured. Fix: use one of ${customer.id}`);
-    expect(code).toBe(78);
+    expect(code).toBe(64);
   });
 });

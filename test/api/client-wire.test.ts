@@ -96,6 +96,32 @@ describe('API client on the wire', () => {
     expect(client.serverTime()).toBe(Date.parse('2026-01-08T00:05:00Z'));
   });
 
+  it('does not retry answers that would be the same next time: 501, 505, a redirect, a non-JSON 200, an oversized body', async () => {
+    const redirect = (res: ServerResponse) => {
+      res.writeHead(302, { location: 'https://elsewhere.example.com/api/external/query' });
+      res.end();
+    };
+    const html = (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<html>sign in</html>');
+    };
+    const huge = (res: ServerResponse) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(Buffer.alloc(65 * 1024 * 1024, 0x20)));
+    };
+    const cases: Array<[Reply, RegExp]> = [
+      [json(501, { error: 'not implemented' }), /HTTP 501.*not retried\. Fix: check API_BASE_URL/],
+      [json(505, { error: 'version' }), /HTTP 505/],
+      [redirect, /HTTP 302 redirect to https:\/\/elsewhere\.example\.com\/api\/external\/query, which is not followed/],
+      [html, /answer is "text\/html", not JSON/],
+      [huge, /larger than 67108864 bytes once decompressed; refusing it/],
+    ];
+    const { client, seen } = await setup([json(200, TOKEN)], cases.map(([reply]) => reply));
+    for (const [, message] of cases) await expect(client.request(BUILDINGS)).rejects.toThrow(message);
+    expect(seen.filter((r) => r.path !== '/api/v1/auth')).toHaveLength(cases.length);
+    expect(client.stats.retries).toBe(0);
+  });
+
   it('parses HTTP dates floored to the second and ignores missing or garbled ones', () => {
     expect(parseDateHeader('Thu, 08 Jan 2026 00:10:07 GMT')).toBe(Date.parse('2026-01-08T00:10:07Z'));
     expect(parseDateHeader(['Thu, 08 Jan 2026 00:10:07 GMT'])).toBe(Date.parse('2026-01-08T00:10:07Z'));
@@ -181,7 +207,7 @@ describe('API client on the wire', () => {
 
   it('does not retry other 4xx answers and does not repeat a mutation after an ambiguous 500', async () => {
     const { client, seen } = await setup([json(200, TOKEN)], [json(404, { error: 'no such endpoint' }), json(500, { error: 'boom' })]);
-    await expect(client.request(BUILDINGS)).rejects.toThrow(/unexpected HTTP 404: \{"error":"no such endpoint"\}/);
+    await expect(client.request(BUILDINGS)).rejects.toThrow(/\/api\/external\/query answered HTTP 404: API_BASE_URL does not point at the platform's API\. Fix: set API_BASE_URL/);
     const mutation = parseDocumentSource('mutation M { sendTestEvent(webhookId: "w") }', 'm.graphql');
     await expect(client.request(mutation)).rejects.toMatchObject({ reason: 'server_error', status: 500 });
     expect(seen.filter((s) => s.path === '/api/external/query')).toHaveLength(2);

@@ -5,6 +5,7 @@ import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BenchFigures } from '../../bench/run.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { tsNodeArgs } from '../helpers/spawn.ts';
 
 const run = promisify(execFile);
 const dirs: Array<{ remove(): void }> = [];
@@ -17,7 +18,7 @@ describe('benchmark harness (--smoke)', () => {
     const tmp = tempDir('occupancy-bench-smoke-');
     dirs.push(tmp);
     const json = join(tmp.dir, 'figures.json');
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bench/run.ts', '--smoke', '--no-write', '--json', json], {
+    const { stdout } = await run(process.execPath, tsNodeArgs('bench/run.ts', '--smoke', '--no-write', '--json', json), {
       cwd: join(import.meta.dirname, '../..'),
       maxBuffer: 16 * 1024 * 1024,
     });

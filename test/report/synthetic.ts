@@ -1,4 +1,4 @@
-import type { FloorSpaceSummary, HourlyPoint, ReportData } from '../../src/report/types.ts';
+import { totalOf, type FloorSpaceSummary, type HourlyPoint, type ReportData } from '../../src/report/types.ts';
 
 /**
  * A week of deterministic hourly figures for a few floor spaces with an office-hours shape, for rendering tests.
@@ -39,7 +39,7 @@ export function syntheticReport(floorSpaces = 4, days = 7): ReportData {
     const total = pts.reduce((n, p) => n + p.totalHeadcount, 0);
     return {
       customerId: 'cust-1',
-      building: 'unknown',
+      customerName: null,
       floorSpaceId: id,
       readings,
       occupiedReadings: occupied,
@@ -57,7 +57,9 @@ export function syntheticReport(floorSpaces = 4, days = 7): ReportData {
     range: { from: new Date(start).toISOString(), to: new Date(start + days * 86_400_000).toISOString() },
     customerId: null,
     generatedAt: '2026-01-12T06:00:00.000Z',
+    timeZone: 'UTC',
     floorSpaces: floor,
+    total: totalOf(floor),
     hourly,
   };
 }

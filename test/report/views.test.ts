@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { resolveConfig } from '../../src/config.ts';
@@ -42,10 +42,28 @@ const targets: Record<'sqlite' | 'postgres', () => Promise<Target>> = {
 const hourly = (customer_id: string, floor_space_id: string, hour: string, readings: number, occupied_readings: number, total_headcount: number, avg_headcount: number, peak_headcount: number, occupied_share: number) =>
   ({ customer_id, floor_space_id, hour, readings, occupied_readings, total_headcount, avg_headcount, peak_headcount, occupied_share });
 
-it('the reporting_views migrations are exactly db/views/*.sql', () => {
-  const read = (path: string) => readFileSync(join(import.meta.dirname, '../..', path), 'utf8');
-  expect(read('db/migrations/sqlite/0001_reporting_views.sql')).toBe(read('db/views/sqlite.sql'));
-  expect(read('db/migrations/pg/0001_reporting_views.sql')).toBe(read('db/views/pg.sql'));
+/** Each `CREATE VIEW name AS ...` statement of a SQL text, by view name (with its leading comment lines). */
+function viewDefinitions(text: string): Map<string, string> {
+  const views = new Map<string, string>();
+  for (const statement of text.split('--> statement-breakpoint')) {
+    const match = /CREATE VIEW (\w+) AS/.exec(statement);
+    if (match) views.set(match[1]!, statement.trim());
+  }
+  return views;
+}
+
+it('db/views/*.sql holds exactly the latest definition of every view in the migrations', () => {
+  const root = join(import.meta.dirname, '../..');
+  for (const dialect of ['sqlite', 'pg']) {
+    const folder = join(root, 'db/migrations', dialect);
+    const latest = new Map<string, string>();
+    for (const file of readdirSync(folder).filter((f) => f.endsWith('.sql')).sort()) {
+      for (const [name, definition] of viewDefinitions(readFileSync(join(folder, file), 'utf8'))) latest.set(name, definition);
+    }
+    const documented = viewDefinitions(readFileSync(join(root, 'db/views', `${dialect}.sql`), 'utf8'));
+    expect([...documented.keys()].sort(), dialect).toEqual([...latest.keys()].sort());
+    for (const [name, definition] of latest) expect(documented.get(name), `${dialect} ${name}`).toBe(definition);
+  }
 });
 
 describe.each(['sqlite', 'postgres'] as const)('reporting views on %s', (dialect) => {
@@ -100,17 +118,17 @@ describe.each(['sqlite', 'postgres'] as const)('reporting views on %s', (dialect
       {
         customer_id: 'c1', stream: 'buildings', watermark: null, state_updated_at: null,
         last_run_mode: 'full', last_run_status: 'succeeded', last_run_started_at: '2026-01-05T09:05:00.000Z', last_run_finished_at: '2026-01-05T09:06:00.000Z',
-        last_run_pages: 0, last_run_records: 0, last_run_error: null, last_success_at: '2026-01-05T09:06:00.000Z',
+        last_run_pages: 0, last_run_records: 0, last_run_rejected: 0, last_run_error: null, last_success_at: '2026-01-05T09:06:00.000Z',
       },
       {
         customer_id: 'c1', stream: 'occupancy', watermark: '2026-01-05T10:00:00.000Z', state_updated_at: '2026-01-06T00:00:00.000Z',
         last_run_mode: 'incremental', last_run_status: 'failed', last_run_started_at: '2026-01-05T09:00:00.000Z', last_run_finished_at: '2026-01-05T09:00:30.000Z',
-        last_run_pages: 0, last_run_records: 0, last_run_error: 'boom', last_success_at: '2026-01-05T08:01:00.000Z',
+        last_run_pages: 0, last_run_records: 0, last_run_rejected: 0, last_run_error: 'boom', last_success_at: '2026-01-05T08:01:00.000Z',
       },
       {
         customer_id: 'c2', stream: 'occupancy', watermark: '2026-01-05T09:00:00.000Z', state_updated_at: '2026-01-06T00:00:00.000Z',
         last_run_mode: null, last_run_status: null, last_run_started_at: null, last_run_finished_at: null,
-        last_run_pages: null, last_run_records: null, last_run_error: null, last_success_at: null,
+        last_run_pages: null, last_run_records: null, last_run_rejected: null, last_run_error: null, last_success_at: null,
       },
     ]);
     expect(lags[0]).toBeNull();
@@ -127,12 +145,12 @@ describe.each(['sqlite', 'postgres'] as const)('reporting views on %s', (dialect
     const summary = await loadSummary(target.store, { ...range, customerId: 'c1' });
     expect(summary).toEqual([
       {
-        customerId: 'c1', building: 'unknown', floorSpaceId: 'A', readings: 4, occupiedReadings: 3, occupiedShare: 0.75,
+        customerId: 'c1', customerName: null, floorSpaceId: 'A', readings: 4, occupiedReadings: 3, occupiedShare: 0.75,
         avgHeadcount: 13 / 4, peakHeadcount: 7, firstHour: '2026-01-05T09:00:00.000Z', lastHour: '2026-01-05T10:00:00.000Z',
         latestObservedAt: '2026-01-05T10:00:00.000Z', latestStatus: 'CurrentlyOccupied', latestHeadcount: 7,
       },
       {
-        customerId: 'c1', building: 'unknown', floorSpaceId: 'B', readings: 2, occupiedReadings: 1, occupiedShare: 0.5,
+        customerId: 'c1', customerName: null, floorSpaceId: 'B', readings: 2, occupiedReadings: 1, occupiedShare: 0.5,
         avgHeadcount: 0.5, peakHeadcount: 1, firstHour: '2026-01-05T09:00:00.000Z', lastHour: '2026-01-05T23:00:00.000Z',
         latestObservedAt: '2026-01-05T23:59:00.000Z', latestStatus: 'CurrentlyOccupied', latestHeadcount: 1,
       },

@@ -11,9 +11,11 @@ describe('metrics', () => {
     const m = createMetrics({ processMetrics: false });
     m.recordRun({ customerId: 'c1', stream: 'occupancy', status: 'succeeded', pages: 3, records: 2500 });
     m.recordRun({ customerId: 'c1', stream: 'occupancy', status: 'failed', pages: 1, records: 10, errorKind: 'TRANSPORT' });
+    m.recordRun({ customerId: 'c1', stream: 'occupancy', status: 'succeeded', pages: 0, records: 0, rejected: 4 });
     m.recordPage('c1', 'buildings', 7);
     const text = await m.text();
-    expect(value(text, 'occupancy_sync_runs_total{customer="c1",stream="occupancy",status="succeeded"}')).toBe(1);
+    expect(value(text, 'occupancy_sync_runs_total{customer="c1",stream="occupancy",status="succeeded"}')).toBe(2);
+    expect(value(text, 'occupancy_sync_records_rejected_total{customer="c1",stream="occupancy"}')).toBe(4);
     expect(value(text, 'occupancy_sync_runs_total{customer="c1",stream="occupancy",status="failed"}')).toBe(1);
     expect(value(text, 'occupancy_sync_pages_total{customer="c1",stream="occupancy"}')).toBe(4);
     expect(value(text, 'occupancy_sync_records_total{customer="c1",stream="occupancy"}')).toBe(2510);

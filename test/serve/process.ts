@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
+import { tsNodeArgs } from '../helpers/spawn.ts';
 
 export interface ServeProcess {
   child: ChildProcess;
@@ -15,7 +16,7 @@ const CHILD = join(import.meta.dirname, 'child.ts');
 
 /** Starts `serve` in a child process and resolves once it printed where it listens. */
 export async function spawnServe(env: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, ...args], {
+  const child = spawn(process.execPath, tsNodeArgs(CHILD, ...args), {
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -43,6 +43,16 @@ async function start(env: (sandbox: Sandbox, db: string) => Record<string, strin
 }
 
 describe('occupancy-sync serve', () => {
+  it('without any webhook configuration runs no receiver, says so once, and syncs as usual', async () => {
+    const { info } = await start((sandbox, db) => {
+      const { WEBHOOK_SECRET: _unused, ...env } = serveEnv(sandbox, db);
+      return env;
+    });
+    expect(info.webhookUrl).toBeUndefined();
+    await info.scheduler!.tick();
+    expect((await get(`${info.opsUrl}/healthz`)).json.status).toBe('ok');
+  });
+
   it('syncs on its schedule and reports runs, pages, records, API calls and lag on /metrics and a healthy /healthz', async () => {
     const { sandbox, info, config } = await start(serveEnv);
     const before = await get(`${info.opsUrl}/healthz`);

@@ -9,6 +9,7 @@ import { loadMigrations } from '../../src/store/migrations.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { freshPgSchema } from '../helpers/pg.ts';
 import { tempDir } from '../helpers/tmp.ts';
+import { tsNodeArgs } from '../helpers/spawn.ts';
 
 /** The one storage suite runs for each dialect: every test gets its own SQLite file or Postgres schema. */
 export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];
@@ -57,7 +58,7 @@ const CHILD = fileURLToPath(new URL('./fixtures/store-child.ts', import.meta.url
 
 /** A separate node process running fixtures/store-child.ts against the same database. */
 export function spawnChild(url: string, ...args: string[]): { child: ChildProcess; lines: AsyncIterator<string> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, url, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, tsNodeArgs(CHILD, url, ...args), { stdio: ['ignore', 'pipe', 'inherit'] });
   cleanups.push(async () => {
     if (child.exitCode === null && child.signalCode === null) {
       child.kill('SIGKILL');

@@ -147,13 +147,41 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const b = await store.startRun({ customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z' });
     expect(await store.lastRuns()).toEqual([
       { id: second, customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z',
-        finishedAt: '2026-03-01T11:01:00.000Z', status: 'succeeded', pages: 1, records: 4, error: null },
+        finishedAt: '2026-03-01T11:01:00.000Z', status: 'succeeded', pages: 1, records: 4, rejected: 0, error: null },
       { id: b, customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z',
-        finishedAt: null, status: 'running', pages: 0, records: 0, error: null },
+        finishedAt: null, status: 'running', pages: 0, records: 0, rejected: 0, error: null },
     ]);
     expect((await store.lastRuns('cust-b')).map((r) => r.id)).toEqual([b]);
     expect(await store.listStates(C)).toEqual([{ ...checkpoint(C, null), stream: 'occupancy#backfill', updatedAt: new Date(clock.now()).toISOString() }]);
     await expect(store.finishRun(9999, { status: 'failed', finishedAt: '2026-03-01T11:01:00.000Z' })).rejects.toThrow(/run 9999 does not exist/);
+  });
+
+  it('keeps quarantined records in the page transaction: one row per raw record, counted in the run', async () => {
+    const { store } = await fresh(dialect, 'quarantine');
+    const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T10:00:00.000Z' });
+    const bad = { fingerprint: 'f'.repeat(32), raw: '{"headcount":null}', reason: 'headcount: expected a whole number, got null' };
+    const other = { fingerprint: 'e'.repeat(32), raw: '{"created":5}', reason: 'created: expected an ISO 8601 date-time' };
+    const window = { from: '2026-03-01T09:00:00.000Z', to: '2026-03-01T10:00:00.000Z' };
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(2), at: '2026-03-01T10:00:01.000Z', runId: run,
+      checkpoint: checkpoint(C, null), quarantine: { stream: 'occupancy', window, records: [bad, other] } });
+    await store.commitPage({ customerId: C, sink: 'occupancy', records: [], at: '2026-03-01T10:05:00.000Z', runId: run,
+      checkpoint: checkpoint(C, null), quarantine: { stream: 'occupancy', window, records: [bad] } });
+    // A page whose checkpoint is refused takes its quarantine rows with it.
+    await store.saveState(checkpoint(C, '2026-03-01T12:00:00.000Z'));
+    await expect(store.commitPage({ customerId: C, sink: 'occupancy', records: [], at: '2026-03-01T10:06:00.000Z', runId: run,
+      checkpoint: checkpoint(C, '2026-03-01T11:00:00.000Z'), quarantine: { stream: 'occupancy', window, records: [{ ...bad, fingerprint: 'd'.repeat(32) }] } })).rejects.toThrow(/backwards/);
+    const rows = await store.query<Record<string, unknown>>(
+      'SELECT fingerprint, window_start, window_end, record, reason, first_run_id, last_run_id, first_seen_at, last_seen_at, times_seen FROM quarantined_records WHERE customer_id = $1 ORDER BY fingerprint',
+      [C],
+    );
+    expect(rows).toEqual([
+      { fingerprint: other.fingerprint, window_start: window.from, window_end: window.to, record: other.raw, reason: other.reason,
+        first_run_id: run, last_run_id: run, first_seen_at: '2026-03-01T10:00:01.000Z', last_seen_at: '2026-03-01T10:00:01.000Z', times_seen: 1 },
+      { fingerprint: bad.fingerprint, window_start: window.from, window_end: window.to, record: bad.raw, reason: bad.reason,
+        first_run_id: run, last_run_id: run, first_seen_at: '2026-03-01T10:00:01.000Z', last_seen_at: '2026-03-01T10:05:00.000Z', times_seen: 2 },
+    ]);
+    const [last] = await store.lastRuns(C);
+    expect(last).toMatchObject({ id: run, pages: 2, records: 2, rejected: 3 });
   });
 
   it('refuses malformed records with a StoreError naming the record and field', async () => {

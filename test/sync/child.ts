@@ -1,9 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { cliArgs, ROOT } from '../helpers/spawn.ts';
 
-export const BIN = fileURLToPath(new URL('../../bin/occupancy-sync.js', import.meta.url));
-export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export { ROOT };
 
 /** Environment for a child `occupancy-sync` talking to `sandbox` with its first customer (or all, via a file). */
 export function childEnv(sandbox: Sandbox, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
@@ -32,7 +31,7 @@ export interface Child {
 }
 
 export function runChild(args: string[], env: Record<string, string>): Child {
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, cliArgs(...args), { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));

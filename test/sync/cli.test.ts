@@ -50,12 +50,24 @@ describe('sync, backfill, status commands (SQLite)', () => {
     }
   });
 
-  it('sync --stream limits the run to one stream; an unknown stream is a config error naming the valid ones', async () => {
+  it('sync --stream limits the run to one stream; an unknown stream is a usage error (64) naming the valid ones', async () => {
     const one = await cli(['sync', '--stream', 'buildings'], env);
     expect(one.stdout).toMatch(/^sync: 1 customer, 1 stream, 1 page, 3 records, 0 failed/);
     const bad = await cli(['sync', '--stream', 'floors'], env);
-    expect(bad.code).toBe(ExitCode.CONFIG);
-    expect(bad.stderr).toContain('--stream "floors": no such stream. Fix: use one of buildings, occupancy');
+    expect(bad.code).toBe(ExitCode.USAGE);
+    expect(bad.stderr).toBe('occupancy-sync: --stream "floors": no such stream. Fix: use one of buildings, occupancy\n');
+    const customer = await cli(['sync', '--customer', 'nobody'], env);
+    expect(customer.code).toBe(ExitCode.USAGE);
+    expect(customer.stderr).toBe(`occupancy-sync: --customer "nobody": no such customer is configured. Fix: use one of ${sandbox.customers[0]!.id}\n`);
+  });
+
+  it('sync --json prints the summary as one JSON object with every stream and the exit code', async () => {
+    const result = await cli(['sync', '--json'], env);
+    expect(result.code).toBe(ExitCode.OK);
+    const summary = JSON.parse(result.stdout);
+    expect(summary).toMatchObject({ command: 'sync', customers: 1, streams: 2, failed: 0, locked: 0, rejected: 0, interrupted: false, exitCode: 0 });
+    expect(summary.records).toBeGreaterThan(0);
+    expect(summary.outcomes.map((o: { stream: string; status: string }) => [o.stream, o.status])).toEqual([['buildings', 'succeeded'], ['occupancy', 'succeeded']]);
   });
 
   it('with several customers, a wrong secret fails that customer only and the exit code says authentication', async () => {
@@ -69,7 +81,11 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const result = await cli(['sync'], { ...rest, CUSTOMERS_FILE: file, GOOD_SECRET: good!.readKey.secret, BAD_SECRET: 'wrong-secret-for-this-key' });
     expect(result.code).toBe(ExitCode.AUTH);
     expect(result.stdout).toMatch(/^sync: 2 customers, 2 streams, .* 1 failed in/);
-    expect(result.stderr).toContain(`${bad!.id} buildings: failed:`);
+    // One line for the customer and its cause, naming both streams; no stack trace.
+    const lines = result.stderr.split('\n').filter((l) => l.includes(bad!.id) && l.includes('failed:'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^  ${bad!.id} buildings, occupancy: failed: the platform refused API key "${bad!.readKey.key}" at http://\\S+/api/v1/auth \\(HTTP 401\\)\\. Check that API_KEY`));
+    expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(result.stderr).not.toContain('wrong-secret-for-this-key');
     const store = await openTestStore(db);
     try {
@@ -94,17 +110,23 @@ describe('sync, backfill, status commands (SQLite)', () => {
     }
   });
 
-  it('backfill validates its timestamps with a clear error', async () => {
-    const noZone = await cli(['backfill', '--from', '2026-01-01T00:00', '--to', '2026-01-02'], env);
-    expect(noZone.code).toBe(ExitCode.CONFIG);
-    expect(noZone.stderr).toContain('--from "2026-01-01T00:00": not an ISO 8601 date or date-time with a zone (a time needs a zone: add Z for UTC)');
-    const reversed = await cli(['backfill', '--from', '2026-01-02', '--to', '2026-01-01'], env);
-    expect(reversed.code).toBe(ExitCode.CONFIG);
-    expect(reversed.stderr).toContain('is not before --to');
-    const garbage = await cli(['backfill', '--from', 'yesterday', '--to', '2026-01-01'], env);
-    expect(garbage.stderr).toContain('--from "yesterday"');
-    const notBackfillable = await cli(['backfill', '--from', '2026-01-01', '--to', '2026-01-02', '--stream', 'buildings'], env);
-    expect(notBackfillable.stderr).toContain('no such stream that can be backfilled');
+  it('backfill refuses bad dates with a usage error (64) quoting what was typed', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--from', '2026-01-01T00:00', '--to', '2026-01-02'], '--from "2026-01-01T00:00": a time needs a zone (add Z for UTC). Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z or 7d (seven days ago)'],
+      [['--from', '2026-11-31', '--to', '2026-12-02'], '--from "2026-11-31": no such date or time. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z or 7d (seven days ago)'],
+      [['--from', '2026-02-01', '--to', '2026-02-30T00:00:00Z'], '--to "2026-02-30T00:00:00Z": no such date or time. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z or 7d (seven days ago)'],
+      [['--from', 'yesterday', '--to', '2026-01-01'], '--from "yesterday": not an ISO 8601 date or date-time with a zone, nor a time ago such as 36h or 7d. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z or 7d (seven days ago)'],
+      [['--from', '2026-01-02', '--to', '2026-01-01'], '--from "2026-01-02" is not before --to "2026-01-01". Fix: give a range with --from earlier than --to'],
+      [['--from', '2026-01-01', '--to', '2026-01-02', '--stream', 'buildings'], '--stream "buildings": a full-refresh stream: every run reads it whole, there is no range to backfill (`sync --stream buildings` refreshes it). Fix: use one of occupancy'],
+    ];
+    for (const [args, message] of cases) {
+      const result = await cli(['backfill', ...args], env);
+      expect(result.code, args.join(' ')).toBe(ExitCode.USAGE);
+      expect(result.stderr).toBe(`occupancy-sync: ${message}\n`);
+    }
+    const future = await cli(['backfill', '--from', '2999-01-01', '--to', '2999-02-01'], env);
+    expect(future.code).toBe(ExitCode.USAGE);
+    expect(future.stderr).toMatch(/^occupancy-sync: --from "2999-01-01" is in the future, or within SYNC_SETTLE_DELAY of now \(\S+\): there is nothing to load yet\. Fix: /);
   });
 
   it('backfill loads its range, logs progress when not on a TTY, and leaves the incremental state alone', async () => {
@@ -112,22 +134,47 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const to = new Date(from.getTime() + 6 * 3_600_000);
     const result = await cli(['backfill', '--from', from.toISOString(), '--to', to.toISOString()], { ...env, SYNC_STEP: '1h' });
     expect(result.code).toBe(ExitCode.OK);
-    expect(result.stdout).toMatch(/^backfill: 1 customer, 1 stream, 6 pages, [\d,]+ records, 0 failed/);
+    // The range of occupancy, and buildings refreshed whole: a backfill into an empty database leaves a complete one.
+    expect(result.stdout).toMatch(/^backfill: 1 customer, 2 streams, 7 pages, [\d,]+ records, 0 failed/);
     const store = await openTestStore(db);
     try {
       const customer = sandbox.customers[0]!.id;
       const range = { from: from.getTime(), to: to.getTime() };
       expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, range));
+      const [buildings] = await store.query<{ n: unknown }>('SELECT count(*) AS n FROM buildings WHERE customer_id = $1', [customer]);
+      expect(Number(buildings!.n)).toBe(sandbox.truth.buildings(customer).length);
       expect(await store.getState(customer, 'occupancy')).toBeUndefined();
       expect(await store.getState(customer, 'occupancy#backfill')).toMatchObject({ rangeEnd: to.toISOString(), windowStart: null });
+      const runs = await store.lastRuns(customer);
+
+      // Asked again: it says the range is complete, names the run that loaded it, and records no new run.
+      const again = await cli(['backfill', '--from', from.toISOString(), '--to', to.toISOString()], { ...env, SYNC_STEP: '1h' });
+      expect(again.code).toBe(ExitCode.OK);
+      const backfillRun = runs.find((r) => r.stream === 'occupancy#backfill')!;
+      expect(again.stderr).toContain(
+        `  ${customer} occupancy#backfill: [${from.toISOString()}, ${to.toISOString()}) is already complete (run ${backfillRun.id}, finished ${backfillRun.finishedAt}, ${backfillRun.records.toLocaleString('en-US')} records); nothing to do. Add --restart to load it again`,
+      );
+      expect((await store.lastRuns(customer)).find((r) => r.stream === 'occupancy#backfill')).toEqual(backfillRun);
+
+      // Another range needs --restart.
+      const other = await cli(['backfill', '--from', from.toISOString(), '--to', new Date(to.getTime() + 3_600_000).toISOString()], { ...env, SYNC_STEP: '1h' });
+      expect(other.code).toBe(ExitCode.USAGE);
+      expect(other.stderr).toMatch(/occupancy#backfill: failed: a backfill of \[.*\) is stored \(complete\); this one asks for \[.*\)\. Fix: add --restart/);
+      const restarted = await cli(['backfill', '--restart', '--from', from.toISOString(), '--to', new Date(to.getTime() + 3_600_000).toISOString()], { ...env, SYNC_STEP: '1h' });
+      expect(restarted.code).toBe(ExitCode.OK);
     } finally {
       await store.close();
     }
   });
 
   it('status shows watermark, lag and last run per customer and stream, as a table or JSON', async () => {
-    const empty = await cli(['status'], env);
-    expect(empty.stdout).toContain('No sync state yet');
+    const missing = await cli(['status'], env);
+    expect(missing.code).toBe(ExitCode.FAILURE);
+    expect(missing.stderr).toBe(
+      `occupancy-sync: there is no SQLite database at ${db.database.sqlitePath}. Fix: run \`occupancy-sync sync\` (or \`migrate\`) first, or point DATABASE_URL at the file it writes to\n`,
+    );
+    await cli(['migrate'], env);
+    expect((await cli(['status'], env)).stdout).toContain('No sync state yet');
     await cli(['sync'], env);
     const table = await cli(['status'], env);
     expect(table.code).toBe(0);
@@ -183,6 +230,15 @@ describe('demo command', () => {
         expect(await countRows(store)).toBeGreaterThan(2 * 12 * 250);
       } finally {
         await store.close();
+      }
+      // The hints work as printed: `DATABASE_URL=... npx occupancy-sync status` from a clone.
+      const hints = result.stdout.slice(result.stdout.indexOf('Next:')).split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
+      expect(hints).toHaveLength(2);
+      for (const hint of hints) {
+        const match = /^DATABASE_URL=(\S+) npx occupancy-sync (.+)$/.exec(hint);
+        expect(match, hint).not.toBeNull();
+        const run = await cli(match![2]!.split(' '), { DATABASE_URL: match![1]! });
+        expect(run.code, `${hint}\n${run.stderr}`).toBe(ExitCode.OK);
       }
     } finally {
       tmp.remove();

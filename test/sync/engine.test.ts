@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
-import { AuthError, ExitCode } from '../../src/errors.ts';
+import { AuthError, ExitCode, UsageError } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { exitCodeOf, summaryLine } from '../../src/sync/summary.ts';
@@ -152,6 +152,8 @@ describe.each(BACKENDS)('sync engine on %s', (backend) => {
     expect(first.outcomes.find((o) => o.customerId === customer.id)).toMatchObject({ status: 'interrupted', stream: 'occupancy#backfill', pages: 17 });
     const second = await syncOnce({ store, sandbox, clock, settings, request, streams: [occupancy] });
     expect(second.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+    // It says that it resumed, and where.
+    expect(second.outcomes.find((o) => o.customerId === customer.id)!.note).toMatch(/^resumed at \S+ \(mid-window, at its last committed page\): \d+ of 9 windows were done$/);
 
     const truth = truthRows(sandbox, customer.id, range);
     expect(await dbRows(store, customer.id, range)).toEqual(truth);
@@ -161,11 +163,14 @@ describe.each(BACKENDS)('sync engine on %s', (backend) => {
     expect(backfill).toMatchObject({ watermark: null, rangeStart: new Date(range.from).toISOString(), rangeEnd: new Date(range.to).toISOString(), windowStart: null });
     expect(await store.getState(customer.id, 'occupancy')).toEqual(incremental);
 
+    // A complete range asked again runs nothing and records no run: the run that loaded it stays the last one.
+    const lastBefore = (await store.lastRuns(customer.id)).find((r) => r.stream === 'occupancy#backfill');
     const again = await syncOnce({ store, sandbox, clock, settings, request, streams: [occupancy] });
     expect(again.outcomes.map((o) => [o.records, o.note])).toEqual([[0, 'complete'], [0, 'complete']]);
+    expect((await store.lastRuns(customer.id)).find((r) => r.stream === 'occupancy#backfill')).toEqual(lastBefore);
   });
 
-  it('a backfill of another range starts over for that range, earlier or later than the last one', async () => {
+  it('a backfill of another range is refused without restart, and with it starts over for that range, earlier or later', async () => {
     const settings = syncSettings({ stepMs: 3 * HOUR });
     const customer = sandbox.customers[0]!;
     const ranges = [
@@ -173,8 +178,17 @@ describe.each(BACKENDS)('sync engine on %s', (backend) => {
       { from: START - DAY, to: START - 18 * HOUR },
       { from: START - 17 * HOUR, to: START - 13 * HOUR },
     ];
-    for (const range of ranges) {
-      const report = await syncOnce({ store, sandbox, clock, settings, streams: [occupancy], request: { mode: 'backfill', ...range } });
+    for (const [i, range] of ranges.entries()) {
+      if (i > 0) {
+        const refused = await syncOnce({ store, sandbox, clock, settings, streams: [occupancy], request: { mode: 'backfill', ...range } });
+        expect(refused.outcomes.map((o) => o.status)).toEqual(['failed', 'failed']);
+        expect(refused.outcomes[0]!.error).toBeInstanceOf(UsageError);
+        expect(String(refused.outcomes[0]!.error)).toMatch(/a backfill of \[.*\) is stored \(complete\); this one asks for \[.*\)\. Fix: add --restart/);
+        // Refused before a run is recorded.
+        const [runs] = await store.query<{ n: unknown }>(`SELECT count(*) AS n FROM sync_runs WHERE customer_id = $1 AND stream = 'occupancy#backfill'`, [customer.id]);
+        expect(Number(runs!.n)).toBe(i);
+      }
+      const report = await syncOnce({ store, sandbox, clock, settings, streams: [occupancy], request: { mode: 'backfill', ...range, restart: true } });
       expect(report.outcomes.map((o) => o.error)).toEqual([undefined, undefined]);
       expect(report.outcomes[0]!.records).toBe(truthRows(sandbox, report.outcomes[0]!.customerId, range).length);
       expect((await store.getState(customer.id, 'occupancy#backfill'))!.rangeStart).toBe(new Date(range.from).toISOString());

@@ -72,6 +72,10 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     initialHistoryMs: 2 * DAY,
     buildingsNameLike: undefined,
     cron: '*/5 * * * *',
+    maxClockSkewMs: 5 * MIN,
+    rejectedRecords: 'quarantine',
+    maxRejectedShare: 0.5,
+    maxPagesPerWindow: 10_000,
     ...overrides,
   };
 }

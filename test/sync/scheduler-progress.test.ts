@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { memoryLogger } from '../../src/logger.ts';
+import { StatusLine } from '../../src/cli/status-line.ts';
+import { createLogger, memoryLogger } from '../../src/logger.ts';
 import { createProgressReporter, formatDuration } from '../../src/sync/progress.ts';
 import { startScheduler, validateCron } from '../../src/sync/scheduler.ts';
 
@@ -70,7 +71,7 @@ describe('backfill progress', () => {
   it('draws one live line on a TTY with windows, rows, rows/s and ETA', () => {
     const clock = new FakeClock(0);
     let out = '';
-    const reporter = createProgressReporter({ clock, stream: { isTTY: true, write: (s: string) => void (out += s) }, logger: memoryLogger().logger });
+    const reporter = createProgressReporter({ clock, statusLine: new StatusLine({ write: (s: string) => void (out += s) }), logger: memoryLogger().logger });
     const base = { customerId: 'c1', stream: 'occupancy#backfill', mode: 'backfill' as const };
     reporter.onProgress({ ...base, pages: 0, records: 0, windowsDone: 2, windowsTotal: 10 });
     clock.advance(4000);
@@ -84,8 +85,8 @@ describe('backfill progress', () => {
   it('writes log lines (no control characters) when not on a TTY', () => {
     const clock = new FakeClock(0);
     const { logger, records } = memoryLogger();
-    let out = '';
-    const reporter = createProgressReporter({ clock, stream: { write: (s: string) => void (out += s) }, logger, intervalMs: 1000 });
+    const out = '';
+    const reporter = createProgressReporter({ clock, statusLine: undefined, logger, intervalMs: 1000 });
     const base = { customerId: 'c1', stream: 'occupancy#backfill', mode: 'backfill' as const };
     reporter.onProgress({ ...base, pages: 0, records: 0, windowsDone: 0, windowsTotal: 3 });
     reporter.onProgress({ ...base, pages: 1, records: 10, windowsDone: 1, windowsTotal: 3 });
@@ -98,6 +99,22 @@ describe('backfill progress', () => {
       'backfill progress: windows 3/3 (100%), 20 rows, 20 rows/s, ETA 0s',
       'backfill progress: windows 3/3 (100%), 20 rows, 20 rows/s, ETA 0s',
     ]);
+  });
+
+  it('a log line written while the live line is drawn clears it first and draws it again after, on its own line', () => {
+    let out = '';
+    const line = new StatusLine({ write: (s: string) => void (out += s) });
+    const logger = createLogger({ level: 'info', pretty: false, destination: { write: (s: string) => void (out += s) }, statusLine: line });
+    line.show('backfill: windows 1/3');
+    logger.warn('stopping: finishing the current page');
+    line.done();
+    // Drawn, cleared for the log line, the log line on its own line, then drawn again and closed with a newline.
+    const [progress, rest, ...more] = out.split('\r\x1b[2K').filter(Boolean);
+    expect(progress).toBe('backfill: windows 1/3');
+    expect(more).toEqual([]);
+    const [log, redrawn, end] = rest!.split('\n');
+    expect(JSON.parse(log!).msg).toBe('stopping: finishing the current page');
+    expect([redrawn, end]).toEqual(['backfill: windows 1/3', '']);
   });
 
   it('formats durations for humans', () => {

@@ -2,7 +2,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSchemaFile, validateDocuments, formatMismatch } from '../../src/api/index.ts';
-import { ConfigError } from '../../src/errors.ts';
+import { UsageError } from '../../src/errors.ts';
 import {
   GENERATED_SECRET_BYTES,
   generateSecret,
@@ -33,7 +33,7 @@ describe('webhook admin validation', () => {
     expect(() => parseHeaderFlags(['X-A:1', 'x-a:2'])).toThrow(/given twice/);
     expect(() => parseHeaderFlag('X-A:')).toThrow(/value is empty/);
     expect(() => parseHeaderFlag(':v')).toThrow(/expected KEY:VALUE/);
-    expect(() => parseHeaderFlag('Content-Type:text/plain')).toThrow(ConfigError);
+    expect(() => parseHeaderFlag('Content-Type:text/plain')).toThrow(UsageError);
   });
 
   it('accepts https and loopback http only, with no credentials in the URL', () => {

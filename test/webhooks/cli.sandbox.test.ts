@@ -52,6 +52,15 @@ afterAll(async () => {
   tmp.remove();
 });
 
+it('webhook serve refuses to start closed to everyone: no secret, no header, no WEBHOOK_ACCEPT_UNSIGNED (exit 78)', async () => {
+  const result = await run(['webhook', 'serve'], env);
+  expect(result.code).toBe(78);
+  expect(result.stderr).toBe(
+    'occupancy-sync: no customer has a webhook secret or custom header, so the receiver would accept no delivery. Fix: set WEBHOOK_SECRET ' +
+      '(or WEBHOOK_REQUIRED_HEADERS, or the customers file entries), or WEBHOOK_ACCEPT_UNSIGNED=true to accept unsigned deliveries\n',
+  );
+});
+
 /** `webhook serve` through main(), until stop() aborts it; resolves its exit code. */
 async function serve(extraEnv: Record<string, string>) {
   const controller = new AbortController();
@@ -149,7 +158,7 @@ describe('webhook commands against the sandbox', () => {
     expect((await run(['webhook', 'list', '--json'], env)).stdout).not.toContain('header-value-123456');
     // --secret-out never overwrites an existing file without --force.
     const again = await run(['webhook', 'update', '--id', hook.id, '--rotate-secret', '--secret-out', out], env);
-    expect(again.code).toBe(78);
+    expect(again.code).toBe(64);
     expect(again.stderr).toContain('--force');
   });
 
@@ -174,10 +183,10 @@ describe('local validation before any call', () => {
     [['register', '--url', 'https://h.example.com', '--secret-out', '/tmp/x'], '--secret-out: only used with --generate-secret'],
     [['update', '--id', 'x'], 'nothing to change'],
     [['update', '--id', 'x', '--secret-out', '/tmp/x'], 'only used with --rotate-secret'],
-  ])('webhook %j fails with exit 78 naming the flag', async (args, message) => {
+  ])('webhook %j fails with exit 64 (usage) naming the flag', async (args, message) => {
     const before = sandbox.stats.authCalls;
     const res = await run(['webhook', ...args], env);
-    expect(res.code).toBe(78);
+    expect(res.code).toBe(64);
     expect(res.stderr).toContain(message);
     expect(res.stderr).toContain('Fix:');
     expect(sandbox.stats.authCalls).toBe(before);
@@ -186,7 +195,7 @@ describe('local validation before any call', () => {
   it('refuses a secret file with fewer than 64 characters, naming the file and the length', async () => {
     const short = secretFile('short.secret', 'x'.repeat(20));
     const res = await run(['webhook', 'register', '--url', 'https://h.example.com', '--signature-secret-file', short], env);
-    expect(res.code).toBe(78);
+    expect(res.code).toBe(64);
     expect(res.stderr).toContain('64 to 256 characters, this one has 20');
     expect(res.stderr).not.toContain('x'.repeat(20));
   });

@@ -71,6 +71,12 @@ function signed(body: DeliveryBody | string, options: { secret?: string; t?: num
   return { headers, body: options.gzip ? gzipSync(raw) : raw };
 }
 
+/**
+ * A well-formed signature that will not verify: the receiver reads (and counts) the body before it can tell, which
+ * is what the size limits are about. Without a signature header a request is refused before its body is read.
+ */
+const FORGED = { 'X-Service-Signature': signatureHeader(SECRET_A, 'not this body', T) };
+
 const occupancyRows = () =>
   store.query<{ customer_id: string; floor_space_id: string; observed_at: string; headcount: number; source: string; event_id: string }>(
     'SELECT customer_id, floor_space_id, observed_at, headcount, source, event_id FROM occupancy ORDER BY floor_space_id',
@@ -120,7 +126,7 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
     const r = await start({ maxDecompressedBytes: limit });
     const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024, 0x20), { level: 9 });
     expect(bomb.length).toBeLessThan(1024 * 1024);
-    const res = await send(r.url, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: bomb });
+    const res = await send(r.url, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...FORGED }, body: bomb });
     expect(res.status).toBe(413);
     expect(res.json).toEqual({ error: 'decompressed_too_large' });
     const refusal = log.records().find((l) => l.reason === 'decompressed_too_large')!;
@@ -130,7 +136,7 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
   it('refuses the default-limit gzip bomb too (16 MiB after decompression)', async () => {
     const r = await start();
     const bomb = gzipSync(Buffer.alloc(40 * 1024 * 1024, 0x20), { level: 9 });
-    const res = await send(r.url, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' }, body: bomb });
+    const res = await send(r.url, { headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', ...FORGED }, body: bomb });
     expect(res.status).toBe(413);
     expect(log.records().find((l) => l.reason === 'decompressed_too_large')!.inflatedBytes as number).toBeLessThanOrEqual(16 * 1024 * 1024 + 64 * 1024);
   });
@@ -141,7 +147,7 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
     const declared = await send(r.url, { headers: { 'Content-Type': 'application/json' }, body: big });
     expect(declared.status).toBe(413);
     expect(declared.headers.connection).toBe('close');
-    const chunked = await send(r.url, { headers: { 'Content-Type': 'application/json' }, body: big, chunked: true });
+    const chunked = await send(r.url, { headers: { 'Content-Type': 'application/json', ...FORGED }, body: big, chunked: true });
     expect(chunked.status).toBe(413);
     expect(outcomes.map((o) => o.reason)).toEqual(['body_too_large', 'body_too_large']);
     expect(await deliveryRows()).toHaveLength(0);
@@ -258,8 +264,14 @@ describe('authentication of deliveries', () => {
     expect((await send(r.url, unsigned)).json).toEqual({ error: 'signature_missing' });
   });
 
-  it('accepts unsigned deliveries when nothing is configured, and warns at start', async () => {
-    const r = await start({ customers: [customer(CUSTOMER_A)] });
+  it('is closed by default: no secret and no header means refused, unless WEBHOOK_ACCEPT_UNSIGNED asks for it by name', async () => {
+    const closed = await start({ customers: [customer(CUSTOMER_A)] });
+    expect(log.records().some((l) => l.level === 40 && String(l.msg).includes('its deliveries will be refused'))).toBe(true);
+    const refused = await send(closed.url, { body: JSON.stringify(delivery({ Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: 9999 }] })), headers: { 'Content-Type': 'application/json' } });
+    expect(refused.status).toBe(401);
+    expect(await occupancyRows()).toHaveLength(0);
+    await closed.close();
+    const r = await start({ customers: [customer(CUSTOMER_A)], acceptUnsigned: true });
     expect(log.records().some((l) => l.level === 40 && String(l.msg).includes('UNSIGNED'))).toBe(true);
     expect((await send(r.url, { body: JSON.stringify(delivery()), headers: { 'Content-Type': 'application/json' } })).status).toBe(200);
     // Still only for configured customers.
@@ -289,7 +301,7 @@ describe('storage failures and shutdown', () => {
     const { port } = new URL(r.url);
     const socket = connect(Number(port), '127.0.0.1');
     await new Promise((resolve) => socket.once('connect', resolve));
-    socket.write('POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"Id":');
+    socket.write(`POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${FORGED['X-Service-Signature']}\r\nContent-Length: 1000\r\n\r\n{"Id":`);
     // Wait until the receiver is reading the body, then vanish.
     while (r.handler.inFlight === 0) await new Promise((resolve) => setImmediate(resolve));
     socket.destroy();

@@ -4,9 +4,8 @@ import type { CommandModule } from '../context.ts';
 import { requireApi, selectCustomers } from '../../config.ts';
 import { ExitCode } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
-import { createApiClient } from '../../api/client.ts';
-import { checkCustomer, type CustomerCheck } from '../../api/diagnose.ts';
-import { formatMismatch, loadJobDocuments } from '../../api/documents.ts';
+import type { CustomerCheck } from '../../api/diagnose.ts';
+import type { formatMismatch } from '../../api/documents.ts';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const JOBS_DIR = resolve(PACKAGE_ROOT, 'jobs');
@@ -20,7 +19,7 @@ interface CheckOptions {
 }
 
 /** Human report: one status line per step, then each mismatch as `file:line:column: message`. */
-export function formatCheck(result: CustomerCheck): string {
+export function formatCheck(result: CustomerCheck, mismatchLine: typeof formatMismatch): string {
   const lines = [`customer ${result.customer} (key ${result.apiKey})`];
   const mark = (ok: boolean) => (ok ? '  ok    ' : '  FAIL  ');
   if (result.token) {
@@ -35,7 +34,7 @@ export function formatCheck(result: CustomerCheck): string {
     if (s.source === 'unavailable') lines.push(`  warn  schema: ${s.note}`);
     else if (s.mismatches.length === 0) lines.push(`${mark(true)}schema (introspection): ${s.documents} job document(s) valid`);
     else lines.push(`${mark(false)}schema (introspection): ${s.mismatches.length} mismatch(es) in ${s.documents} job document(s):`);
-    for (const m of s.mismatches) lines.push(formatMismatch(m));
+    for (const m of s.mismatches) lines.push(mismatchLine(m));
   }
   for (const problem of result.problems) lines.push(`${mark(false)}${problem}`);
   lines.push(result.ok ? '  => all good' : '  => problems found');
@@ -68,6 +67,11 @@ Examples:
   $ occupancy-sync check --json | jq '.customers[] | {customer, ok}'`,
     )
     .action(async (options: CheckOptions) => {
+      const [{ createApiClient }, { checkCustomer }, { formatMismatch, loadJobDocuments }] = await Promise.all([
+        import('../../api/client.ts'),
+        import('../../api/diagnose.ts'),
+        import('../../api/documents.ts'),
+      ]);
       const config = ctx.config();
       const { apiBaseUrl } = requireApi(config);
       const customers = selectCustomers(config, options.customer);
@@ -102,7 +106,7 @@ Examples:
             signal: ctx.signal,
           });
           results.push(result);
-          if (!options.json) ctx.stdout.write(formatCheck(result));
+          if (!options.json) ctx.stdout.write(formatCheck(result, formatMismatch));
         } finally {
           await client.close();
         }

@@ -1,8 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { resolveConfig } from '../../config.ts';
-import { ConfigError } from '../../errors.ts';
-import { runDemo, formatDemo } from '../../sync/demo.ts';
-import { report } from '../../sync/runner.ts';
+import { UsageError } from '../../errors.ts';
 
 export const demoCommand: CommandModule = (program, ctx) => {
   program
@@ -30,14 +28,19 @@ Examples:
     .action(async (flags: { database: string; days: string }) => {
       const days = Number(flags.days);
       if (!Number.isInteger(days) || days < 1 || days > 60) {
-        throw new ConfigError(`--days ${JSON.stringify(flags.days)}: must be a whole number from 1 to 60. Fix: e.g. --days 3`);
+        throw new UsageError(`--days ${JSON.stringify(flags.days)}: must be a whole number from 1 to 60. Fix: e.g. --days 3`);
       }
       const database = resolveConfig({ DATABASE_URL: flags.database }).database;
       const config = ctx.config();
       // The summary is the demo's output; routine info lines would bury it unless LOG_LEVEL asks for detail.
       const logger = config.logLevel === 'info' ? ctx.logger().child({}, { level: 'warn' }) : ctx.logger();
+      const [{ runDemo, formatDemo }, { printReport }, { invocation }] = await Promise.all([
+        import('../../sync/demo.ts'),
+        import('../run-command.ts'),
+        import('../invocation.ts'),
+      ]);
       const result = await runDemo({ config, database, logger, signal: ctx.signal, days });
-      report(ctx, 'demo', result.report);
-      ctx.stdout.write(formatDemo(result, flags.database));
+      printReport(ctx, 'demo', result.report);
+      ctx.stdout.write(formatDemo(result, flags.database, invocation()));
     });
 };

@@ -10,6 +10,7 @@ import { demoCommand } from './demo.ts';
 import { webhookCommand } from './webhook.ts';
 import { reportCommand } from './report.ts';
 import { serveCommand } from './serve.ts';
+import { stateCommand } from './state.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
 export const commands: CommandModule[] = [
@@ -17,6 +18,7 @@ export const commands: CommandModule[] = [
   backfillCommand,
   scheduleCommand,
   statusCommand,
+  stateCommand,
   reportCommand,
   serveCommand,
   migrateCommand,

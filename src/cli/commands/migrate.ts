@@ -1,5 +1,4 @@
 import type { CommandModule } from '../context.ts';
-import { openStore } from '../../store/index.ts';
 
 /** Where the migrations went, without the password of a Postgres URL. */
 function describeDatabase(url: string): string {
@@ -26,6 +25,7 @@ Exit codes: 0 applied or already up to date, 1 the database refused, 78 bad DATA
     .action(async () => {
       const config = ctx.config();
       const where = `${config.database.dialect} ${describeDatabase(config.database.url)}`;
+      const { openStore } = await import('../../store/index.ts');
       const store = await openStore(config.database, { logger: ctx.logger() });
       try {
         const applied = await store.migrate();

@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import type { CommandModule } from '../context.ts';
 import { ConfigError } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
-import { startSandbox, type Sandbox } from '../../sandbox/index.ts';
+import type { Sandbox } from '../../sandbox/index.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -80,6 +80,7 @@ Examples:
   $ occupancy-sync sandbox --port 0 --expires-in 60      # short-lived tokens, to watch re-authentication`,
     )
     .action(async (opts: SandboxCliOptions) => {
+      const { startSandbox } = await import('../../sandbox/index.ts');
       const now = systemClock.now();
       let sandbox: Sandbox;
       try {

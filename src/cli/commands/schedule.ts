@@ -1,8 +1,5 @@
 import type { CommandModule } from '../context.ts';
 import { requireApi, selectCustomers } from '../../config.ts';
-import { startScheduler, validateCron } from '../../sync/scheduler.ts';
-import { openDatabase, selectStreams } from '../../sync/runner.ts';
-import { createScheduledSync } from '../../sync/scheduled.ts';
 import { ExitCode } from '../../errors.ts';
 
 export const scheduleCommand: CommandModule = (program, ctx) => {
@@ -27,10 +24,15 @@ The API clients live as long as the daemon: a token is reused across runs until 
 Examples:
   $ occupancy-sync schedule
   $ SYNC_CRON="*/15 * * * *" occupancy-sync schedule --now
-  # systemd: ExecStart=/srv/occupancy-sync/bin/occupancy-sync.js schedule, Restart=on-failure, KillSignal=SIGTERM
+  # systemd: ExecStart=/usr/bin/occupancy-sync schedule, Restart=on-failure, KillSignal=SIGTERM
 `,
     )
     .action(async (flags: { now?: boolean; customer?: string; stream?: string }) => {
+      const [{ startScheduler, validateCron }, { openDatabase, selectStreams }, { createScheduledSync }] = await Promise.all([
+        import('../../sync/scheduler.ts'),
+        import('../../sync/runner.ts'),
+        import('../../sync/scheduled.ts'),
+      ]);
       const config = ctx.config();
       validateCron(config.sync.cron);
       requireApi(config);

@@ -1,7 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { parseDuration } from '../../config.ts';
 import { ConfigError, ExitCode } from '../../errors.ts';
-import { serve } from '../../serve/index.ts';
 
 interface ServeFlags {
   schedule: boolean;
@@ -71,6 +70,7 @@ Examples:
       if (!flags.schedule && !flags.webhooks) {
         throw new ConfigError('--no-schedule with --no-webhooks leaves nothing to serve. Fix: drop one of them');
       }
+      const { serve } = await import('../../serve/index.ts');
       await serve({
         config,
         logger: ctx.logger(),

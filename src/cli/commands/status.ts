@@ -1,8 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { systemClock } from '../../clock.ts';
 import { globalSecrets } from '../../logger.ts';
-import { openDatabase } from '../../sync/runner.ts';
-import { buildStatus, formatStatus } from '../../sync/status.ts';
 
 export const statusCommand: CommandModule = (program, ctx) => {
   program
@@ -25,7 +23,8 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const store = await openDatabase(config.database);
+      const [{ openForReading }, { buildStatus, formatStatus }] = await Promise.all([import('../database.ts'), import('../../sync/status.ts')]);
+      const store = await openForReading(config.database, ctx.logger());
       try {
         const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
         const entries = buildStatus(states, runs, systemClock.now());

@@ -1,5 +1,4 @@
 import type { CommandModule } from '../context.ts';
-import { runCommand } from '../../sync/runner.ts';
 
 export const syncCommand: CommandModule = (program, ctx) => {
   program
@@ -10,6 +9,7 @@ export const syncCommand: CommandModule = (program, ctx) => {
     )
     .option('--stream <name>', 'only this stream (buildings or occupancy)')
     .option('--customer <id>', 'only this customer (an id from CUSTOMER_ID or CUSTOMERS_FILE)')
+    .option('--json', 'print the summary as one JSON object on stdout (figures, exit code, every stream)')
     .addHelpText(
       'after',
       `
@@ -21,23 +21,26 @@ Streams:
 
 Output: one summary line on stdout, e.g.
   sync: 2 customers, 2 streams, 14 pages, 12,345 records, 0 failed in 3.2s
-and one line per failed or locked customer stream on stderr.
+(with --json one JSON object instead) and, on stderr, one line per customer and cause of failure, and per locked
+or quarantining stream.
 
 Exit codes:
   0   success (also after SIGTERM/SIGINT: the current page was committed; the next run resumes)
   1   a customer failed (network, API, database); the others were synced; the next run resumes
+  64  bad command-line usage (an unknown --stream or --customer)
   75  another run holds the lock for a customer (nothing done for it, nothing wrong)
-  77  authentication failed (wrong key or secret, missing ReadPublicApi scope)
+  77  authentication failed (wrong key or secret, missing ReadPublicApi scope, a key of another customer)
   78  configuration error (the message names the variable and the fix)
 
 Examples:
   $ occupancy-sync sync
   $ occupancy-sync sync --stream occupancy --customer 6f1c0d2e-...
   # crontab, every 5 minutes:
-  */5 * * * * cd /srv/occupancy-sync && ./bin/occupancy-sync.js sync >> /var/log/occupancy-sync.log 2>&1
+  */5 * * * * occupancy-sync sync >> /var/log/occupancy-sync.log 2>&1
 `,
     )
-    .action(async (flags: { stream?: string; customer?: string }) => {
-      await runCommand(ctx, 'sync', { stream: flags.stream, customer: flags.customer });
+    .action(async (flags: { stream?: string; customer?: string; json?: boolean }) => {
+      const { runCommand } = await import('../run-command.ts');
+      await runCommand(ctx, 'sync', { stream: flags.stream, customer: flags.customer, json: flags.json === true });
     });
 };

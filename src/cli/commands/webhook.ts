@@ -1,33 +1,24 @@
 import { Option } from 'commander';
 import type { CliContext, CommandModule } from '../context.ts';
 import { requireApi, selectCustomers, type CustomerConfig } from '../../config.ts';
-import { AuthError, ConfigError, ExitCode, GraphQLResponseError } from '../../errors.ts';
+import { AuthError, ConfigError, ExitCode, GraphQLResponseError, UsageError } from '../../errors.ts';
 import { globalSecrets, maskSecret } from '../../logger.ts';
-import { createApiClient, type ApiClient } from '../../api/index.ts';
-import {
-  createWebhookAdmin,
-  generateSecret,
-  parseHeaderFlags,
-  readSecretFile,
-  validateWebhookUrl,
-  writeSecretFile,
-  type WebhookAdmin,
-  type WebhookView,
-} from '../../webhooks/admin.ts';
-import { serveWebhooks } from '../../webhooks/serve.ts';
+import type { ApiClient } from '../../api/index.ts';
+import type { WebhookAdmin, WebhookView } from '../../webhooks/admin.ts';
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 function intOption(flag: string, min: number, max: number) {
   return (raw: string) => {
     const n = Number(raw);
-    if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${flag} ${JSON.stringify(raw)}: must be an integer from ${min} to ${max}`);
+    if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`${flag} ${JSON.stringify(raw)}: must be an integer from ${min} to ${max}`);
     return n;
   };
 }
 
 /** One customer's client and admin; the caller closes the client. */
-function adminFor(ctx: CliContext, customer: CustomerConfig): { client: ApiClient; admin: WebhookAdmin } {
+async function adminFor(ctx: CliContext, customer: CustomerConfig): Promise<{ client: ApiClient; admin: WebhookAdmin }> {
+  const [{ createApiClient }, { createWebhookAdmin }] = await Promise.all([import('../../api/index.ts'), import('../../webhooks/admin.ts')]);
   const config = ctx.config();
   const { apiBaseUrl } = requireApi(config);
   const client = createApiClient({
@@ -48,13 +39,13 @@ function oneCustomer(ctx: CliContext, customerId: string | undefined): CustomerC
   requireApi(config);
   const customers = selectCustomers(config, customerId);
   if (customers.length > 1) {
-    throw new ConfigError(`--customer: ${customers.length} customers are configured (${customers.map((c) => c.id).join(', ')}). Fix: name one with --customer ID`);
+    throw new UsageError(`--customer: ${customers.length} customers are configured (${customers.map((c) => c.id).join(', ')}). Fix: name one with --customer ID`);
   }
   return customers[0]!;
 }
 
 async function withAdmin<T>(ctx: CliContext, customer: CustomerConfig, run: (admin: WebhookAdmin) => Promise<T>): Promise<T> {
-  const { client, admin } = adminFor(ctx, customer);
+  const { client, admin } = await adminFor(ctx, customer);
   try {
     return await run(admin);
   } finally {
@@ -88,6 +79,7 @@ interface SecretFlags {
  * a dropped connection), the secret is printed anyway: it may be the one the platform now signs with.
  */
 async function applyNewSecret<T>(ctx: CliContext, flags: SecretFlags, mutate: (secret: string) => Promise<T>): Promise<T> {
+  const { generateSecret, writeSecretFile } = await import('../../webhooks/admin.ts');
   const secret = generateSecret();
   globalSecrets.add(secret);
   if (flags.secretOut) writeSecretFile(flags.secretOut, secret, { force: flags.force });
@@ -109,7 +101,20 @@ async function applyNewSecret<T>(ctx: CliContext, flags: SecretFlags, mutate: (s
 }
 
 const RECEIVER_HINT =
-  'Give the receiver the secret: WEBHOOK_SECRET (or WEBHOOK_SECRET_FILE). During a rotation, move the old one to WEBHOOK_PREVIOUS_SECRET first (docs/webhooks.md).\n';
+  'Give the receiver the secret: WEBHOOK_SECRET (or WEBHOOK_SECRET_FILE). To rotate it later without losing a delivery, follow docs/webhooks.md ("Rotating the signature secret").\n';
+
+/** The rotation, step by step: the same four steps as README.md and docs/webhooks.md (a test holds them to it). */
+export const ROTATION_STEPS = `
+Rotating the signature secret without losing a delivery (receivers learn the new secret before the platform signs
+with it; the previous one stays accepted for 24 hours):
+  1. occupancy-sync webhook new-secret --out /etc/occupancy-sync/webhook-secret.new
+  2. On every receiver set WEBHOOK_SECRET_FILE=/etc/occupancy-sync/webhook-secret.new,
+     WEBHOOK_PREVIOUS_SECRET_FILE=/etc/occupancy-sync/webhook-secret and
+     WEBHOOK_PREVIOUS_SECRET_UNTIL=<now + 24 h, e.g. 2026-03-02T12:00:00Z>, and restart it
+  3. occupancy-sync webhook update --id <id> --signature-secret-file /etc/occupancy-sync/webhook-secret.new
+  4. After WEBHOOK_PREVIOUS_SECRET_UNTIL: move webhook-secret.new over webhook-secret, point WEBHOOK_SECRET_FILE
+     at it, remove the two WEBHOOK_PREVIOUS_SECRET_* variables, and restart the receivers
+`;
 
 export const webhookCommand: CommandModule = (program, ctx) => {
   const webhook = program
@@ -135,11 +140,12 @@ Examples:
   occupancy-sync webhook register --url https://hooks.example.com/webhook --header X-Webhook-Token:$(openssl rand -hex 24) --compress
 `)
     .action(async (opts: { url: string; header: string[]; signatureSecretFile?: string; generateSecret?: boolean; secretOut?: string; force?: boolean; compress?: boolean; events: string; customer?: string }) => {
+      const { parseHeaderFlags, readSecretFile, validateWebhookUrl } = await import('../../webhooks/admin.ts');
       const url = validateWebhookUrl(opts.url);
       const additionalHeaders = parseHeaderFlags(opts.header);
       const eventTypes = opts.events.split(',').map((t) => t.trim()).filter(Boolean);
-      if (eventTypes.length === 0) throw new ConfigError(`--events ${JSON.stringify(opts.events)}: no event type. Fix: e.g. --events Occupancy`);
-      if (opts.secretOut && !opts.generateSecret) throw new ConfigError('--secret-out: only used with --generate-secret. Fix: add --generate-secret');
+      if (eventTypes.length === 0) throw new UsageError(`--events ${JSON.stringify(opts.events)}: no event type. Fix: e.g. --events Occupancy`);
+      if (opts.secretOut && !opts.generateSecret) throw new UsageError('--secret-out: only used with --generate-secret. Fix: add --generate-secret');
       const fileSecret = opts.signatureSecretFile ? readSecretFile(opts.signatureSecretFile) : undefined;
       const customer = oneCustomer(ctx, opts.customer);
       const input = { url, eventTypes, additionalHeaders, compress: opts.compress ?? false };
@@ -161,7 +167,12 @@ Examples:
     .option('--url <url>', 'a new delivery endpoint')
     .option('--header <KEY:VALUE>', 'replace the custom headers with these (repeatable)', collect, [])
     .option('--clear-headers', 'remove every custom header')
-    .addOption(new Option('--rotate-secret', 'generate a new random secret and set it').conflicts(['clearSignatureSecret', 'signatureSecretFile']))
+    .addOption(
+      new Option('--rotate-secret', 'generate a new random secret and set it at once (receivers refuse deliveries until they know it: see the rotation below)').conflicts([
+        'clearSignatureSecret',
+        'signatureSecretFile',
+      ]),
+    )
     .addOption(new Option('--signature-secret-file <file>', 'set the secret held in this file').conflicts('clearSignatureSecret'))
     .option('--secret-out <file>', 'with --rotate-secret: write the new secret to this new file (mode 0600) instead of printing it')
     .option('--force', 'let --secret-out overwrite an existing file')
@@ -169,19 +180,15 @@ Examples:
     .option('--compress', 'gzip deliveries')
     .option('--no-compress', 'send deliveries uncompressed')
     .option('--customer <id>', 'the customer (required when several are configured)')
-    .addHelpText('after', `
-Rotation (nothing is lost: the receiver accepts both secrets meanwhile):
-  1. set WEBHOOK_PREVIOUS_SECRET to the current secret and restart the receiver
-  2. occupancy-sync webhook update --id ID --rotate-secret --secret-out /etc/occupancy-sync/webhook-secret.new
-  3. set WEBHOOK_SECRET to the new secret and restart the receiver
-  4. once retries of older deliveries are over, remove WEBHOOK_PREVIOUS_SECRET and restart
+    .addHelpText('after', `${ROTATION_STEPS}
 Examples:
   occupancy-sync webhook update --id 3f6c... --rotate-secret
   occupancy-sync webhook update --id 3f6c... --clear-signature-secret --header X-Webhook-Token:new-value
 `)
     .action(async (opts: { id: string; url?: string; header: string[]; clearHeaders?: boolean; rotateSecret?: boolean; signatureSecretFile?: string; secretOut?: string; force?: boolean; clearSignatureSecret?: boolean; compress?: boolean; customer?: string }) => {
-      if (opts.header.length > 0 && opts.clearHeaders) throw new ConfigError('--header and --clear-headers exclude each other. Fix: give one of them');
-      if (opts.secretOut && !opts.rotateSecret) throw new ConfigError('--secret-out: only used with --rotate-secret. Fix: add --rotate-secret');
+      if (opts.header.length > 0 && opts.clearHeaders) throw new UsageError('--header and --clear-headers exclude each other. Fix: give one of them');
+      if (opts.secretOut && !opts.rotateSecret) throw new UsageError('--secret-out: only used with --rotate-secret. Fix: add --rotate-secret');
+      const { parseHeaderFlags, readSecretFile, validateWebhookUrl } = await import('../../webhooks/admin.ts');
       const input = {
         ...(opts.url !== undefined && { url: validateWebhookUrl(opts.url) }),
         ...(opts.header.length > 0 && { additionalHeaders: parseHeaderFlags(opts.header) }),
@@ -191,7 +198,7 @@ Examples:
         ...(opts.compress !== undefined && { compress: opts.compress }),
       };
       if (Object.keys(input).length === 0 && !opts.rotateSecret) {
-        throw new ConfigError('webhook update: nothing to change. Fix: give --rotate-secret, --clear-signature-secret, --header, --clear-headers, --url or --[no-]compress');
+        throw new UsageError('webhook update: nothing to change. Fix: give --rotate-secret, --clear-signature-secret, --header, --clear-headers, --url or --[no-]compress');
       }
       const customer = oneCustomer(ctx, opts.customer);
       const hook = await withAdmin(ctx, customer, (admin) =>
@@ -202,6 +209,23 @@ Examples:
       ctx.stdout.write(`Updated webhook for customer ${customer.id}:\n${describeWebhook(hook)}\n`);
       if (opts.rotateSecret || opts.signatureSecretFile) ctx.stdout.write(RECEIVER_HINT);
       if (opts.clearSignatureSecret) ctx.stdout.write('Deliveries are no longer signed. Remove WEBHOOK_SECRET and WEBHOOK_PREVIOUS_SECRET from the receiver, or it refuses them.\n');
+    });
+
+  webhook
+    .command('new-secret')
+    .description('Generate a signature secret (96 hex characters) into a new file, mode 0600, without applying it: step 1 of a rotation')
+    .requiredOption('--out <file>', 'the file to create (refused if it exists, unless --force)')
+    .option('--force', 'overwrite an existing file')
+    .addHelpText('after', `${ROTATION_STEPS}
+Examples:
+  occupancy-sync webhook new-secret --out /etc/occupancy-sync/webhook-secret.new
+`)
+    .action(async (opts: { out: string; force?: boolean }) => {
+      const { generateSecret, writeSecretFile } = await import('../../webhooks/admin.ts');
+      const secret = generateSecret();
+      globalSecrets.add(secret);
+      writeSecretFile(opts.out, secret, { force: opts.force });
+      ctx.stdout.write(`New signature secret written to ${opts.out} (mode 0600). Give it to every receiver before the platform signs with it (step 2).\n`);
     });
 
   webhook
@@ -261,7 +285,8 @@ Examples:
   occupancy-sync webhook serve --host 127.0.0.1 --path /hooks/occupancy
 `)
     .action(async (opts: { port?: number; host?: string; path?: string }) => {
-      if (opts.path !== undefined && !opts.path.startsWith('/')) throw new ConfigError(`--path ${JSON.stringify(opts.path)}: must start with /. Fix: e.g. --path /webhook`);
+      if (opts.path !== undefined && !opts.path.startsWith('/')) throw new UsageError(`--path ${JSON.stringify(opts.path)}: must start with /. Fix: e.g. --path /webhook`);
+      const { serveWebhooks } = await import('../../webhooks/serve.ts');
       await serveWebhooks({
         config: ctx.config(),
         logger: ctx.logger(),

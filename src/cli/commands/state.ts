@@ -1,0 +1,240 @@
+import type { Command } from 'commander';
+import type { CliContext, CommandModule } from '../context.ts';
+import { systemClock } from '../../clock.ts';
+import { ExitCode, UsageError } from '../../errors.ts';
+import type { Config } from '../../config.ts';
+import type { StateChangeRecord, Store, SyncState } from '../../store/types.ts';
+
+/**
+ * `state show|rewind|reset`: inspect and correct sync state without raw SQL (Meltano's `state get/set/clear`,
+ * Airbyte's state edit). Rewinding is the one way a watermark moves backwards; each change takes the stream's run
+ * lock, is recorded in `sync_state_changes` (who, when, before and after) and logged.
+ */
+
+interface Common {
+  customer?: string;
+  stream?: string;
+}
+
+/** The customers a command applies to: --customer, else the configured ones; a state change needs at least one. */
+function customersFor(config: Config, flag: string | undefined, selectCustomers: (c: Config, id: string | undefined) => Array<{ id: string }>): string[] {
+  if (flag) return config.customers.length > 0 ? selectCustomers(config, flag).map((c) => c.id) : [flag];
+  if (config.customers.length === 0) {
+    throw new UsageError('no customer is configured and --customer is missing. Fix: name the customer with --customer <id>');
+  }
+  return config.customers.map((c) => c.id);
+}
+
+/** `user@host`, naming the user behind sudo too, for the audit trail. */
+async function actor(env: CliContext['env']): Promise<string> {
+  const { hostname, userInfo } = await import('node:os');
+  let user = 'unknown';
+  try {
+    user = userInfo().username;
+  } catch {
+    user = env.USER ?? env.LOGNAME ?? 'unknown';
+  }
+  const sudo = env.SUDO_USER && env.SUDO_USER !== user ? `${env.SUDO_USER} (as ${user})` : user;
+  return `${sudo}@${hostname()}`;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
+}
+
+export function formatStates(states: ReadonlyArray<SyncState>, changes: ReadonlyArray<StateChangeRecord>): string {
+  if (states.length === 0 && changes.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
+  const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'WINDOW IN FLIGHT', 'PAGE CURSOR', 'RANGE', 'UPDATED']];
+  for (const s of states) {
+    rows.push([
+      s.customerId,
+      s.stream,
+      s.watermark ?? '-',
+      s.windowStart && s.windowEnd ? `[${s.windowStart}, ${s.windowEnd})` : '-',
+      s.pageCursor ? (s.pageCursor.length > 24 ? `${s.pageCursor.slice(0, 24)}…` : s.pageCursor) : '-',
+      s.rangeStart && s.rangeEnd ? `[${s.rangeStart}, ${s.rangeEnd})` : '-',
+      s.updatedAt,
+    ]);
+  }
+  let text = `${table(rows)}\n`;
+  if (changes.length > 0) {
+    text += '\nChanges made by hand (newest first):\n';
+    for (const c of changes) {
+      const what = c.action === 'rewind' ? `watermark ${c.oldWatermark ?? '-'} -> ${c.newWatermark ?? '-'}` : `state removed (watermark was ${c.oldWatermark ?? '-'})`;
+      text += `  ${c.changedAt}  ${c.actor}  ${c.action} ${c.customerId} ${c.stream}: ${what}\n`;
+    }
+  }
+  return text;
+}
+
+async function show(ctx: CliContext, flags: Common & { json?: boolean }): Promise<void> {
+  const config = ctx.config();
+  const { openForReading } = await import('../database.ts');
+  const store = await openForReading(config.database, ctx.logger());
+  try {
+    const states = (await store.listStates(flags.customer)).filter((s) => flags.stream === undefined || s.stream === flags.stream);
+    const changes = await store.stateChanges({ ...(flags.customer && { customerId: flags.customer }), ...(flags.stream && { stream: flags.stream }), limit: 20 });
+    ctx.stdout.write(flags.json ? `${JSON.stringify({ states, changes }, null, 2)}\n` : formatStates(states, changes));
+  } finally {
+    await store.close();
+  }
+}
+
+interface ChangeFlags extends Common {
+  stream: string;
+  yes?: boolean;
+}
+
+/** Applies one change per customer under the stream's run lock; a held lock is reported and exits 75. */
+async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: string, state: SyncState | undefined, store: Store) => Promise<{ to?: string } | undefined>, action: 'rewind' | 'reset'): Promise<void> {
+  const config = ctx.config();
+  const [{ selectCustomers }, { openForWriting }, { globalSecrets }] = await Promise.all([import('../../config.ts'), import('../database.ts'), import('../../logger.ts')]);
+  const customers = customersFor(config, flags.customer, selectCustomers);
+  const logger = ctx.logger();
+  const store = await openForWriting(config.database, logger);
+  const who = await actor(ctx.env);
+  try {
+    let locked = 0;
+    for (const customerId of customers) {
+      const state = await store.getState(customerId, flags.stream);
+      const target = await build(customerId, state, store);
+      if (!target) continue;
+      if (!flags.yes) {
+        const what = action === 'rewind' ? `move the watermark of ${customerId} ${flags.stream} from ${state?.watermark} back to ${target.to}` : `remove the state of ${customerId} ${flags.stream}`;
+        ctx.stdout.write(`would ${what}; nothing changed. Add --yes to do it.\n`);
+        ctx.exitCode = ExitCode.USAGE;
+        continue;
+      }
+      const lock = await store.tryLock(customerId, flags.stream);
+      if (!lock) {
+        ctx.stderr.write(`  ${customerId} ${flags.stream}: a run holds its lock; nothing changed. Fix: try again once it finished (or stop it)\n`);
+        locked += 1;
+        continue;
+      }
+      try {
+        const at = new Date(systemClock.now()).toISOString();
+        const record = await store.changeState(
+          action === 'rewind'
+            ? { action, customerId, stream: flags.stream, to: target.to!, actor: who, at }
+            : { action, customerId, stream: flags.stream, actor: who, at },
+        );
+        logger.warn({ customer: customerId, stream: flags.stream, action, actor: who, before: record.oldWatermark, after: record.newWatermark, changeId: record.id }, `sync state changed by hand (${action})`);
+        ctx.stdout.write(
+          globalSecrets.scrub(
+            action === 'rewind'
+              ? `${customerId} ${flags.stream}: watermark ${record.oldWatermark} -> ${record.newWatermark} (change ${record.id}); the next run reads from ${record.newWatermark} minus SYNC_LOOKBACK\n`
+              : `${customerId} ${flags.stream}: state removed (change ${record.id}); the next run starts ${flags.stream.includes('#') ? 'the backfill over' : 'from SYNC_INITIAL_HISTORY'}\n`,
+          ),
+        );
+      } finally {
+        await lock.release();
+      }
+    }
+    if (locked > 0 && ctx.exitCode === ExitCode.OK) ctx.exitCode = ExitCode.LOCKED;
+  } finally {
+    await store.close();
+  }
+}
+
+export const stateCommand: CommandModule = (program, ctx) => {
+  const state: Command = program
+    .command('state')
+    .description('Inspect and correct sync state: show it, rewind a watermark (re-read a period), or reset a stream.')
+    .addHelpText(
+      'after',
+      `
+Examples:
+  $ occupancy-sync state show
+  $ occupancy-sync state show --stream occupancy --json
+  $ occupancy-sync state rewind --stream occupancy --to 2026-03-03T00:00:00Z --yes   # re-read since last Tuesday
+  $ occupancy-sync state reset --stream occupancy#backfill --customer 6f1c0d2e-... --yes
+`,
+    );
+
+  state
+    .command('show')
+    .description('Print the sync state per customer and stream, and the changes made to it by hand. Read-only.')
+    .option('--customer <id>', 'only this customer')
+    .option('--stream <key>', 'only this stream or state key (occupancy, buildings, occupancy#backfill)')
+    .option('--json', 'print JSON ({ states, changes })')
+    .addHelpText('after', '\nExamples:\n  $ occupancy-sync state show\n  $ occupancy-sync state show --customer 6f1c0d2e-... --json\n')
+    .action((flags: Common & { json?: boolean }) => show(ctx, flags));
+
+  state
+    .command('rewind')
+    .description(
+      'Move a watermark backwards so the next runs re-read from --to (minus SYNC_LOOKBACK): after a platform incident, or\n' +
+        'to replay quarantined records. Upserts make the re-read idempotent. Needs --yes; recorded in sync_state_changes.',
+    )
+    .requiredOption('--stream <name>', 'the incremental stream (occupancy)')
+    .requiredOption('--to <time>', 'the new watermark: 2026-03-03, 2026-03-03T06:00:00Z, or 2d (two days ago); before the current one')
+    .option('--customer <id>', 'only this customer (default: every configured customer)')
+    .option('--yes', 'really change it (without: print what would change, exit 64)')
+    .addHelpText(
+      'after',
+      `
+Takes the stream's run lock (exit 75 if a run holds it; try again once it finished). Any window in flight is dropped.
+The sync engine itself never moves a watermark backwards; this command is the only way.
+
+Examples:
+  $ occupancy-sync state rewind --stream occupancy --to 2026-03-03 --yes
+  $ occupancy-sync state rewind --stream occupancy --to 2026-03-03T06:00:00Z --customer 6f1c0d2e-... --yes
+`,
+    )
+    .action(async (flags: ChangeFlags & { to: string }) => {
+      const [{ parseInstant }, { streams }] = await Promise.all([import('../flags.ts'), import('../../../jobs/index.ts')]);
+      const stream = streams.find((s) => s.name === flags.stream);
+      if (!stream || stream.kind !== 'incremental-window') {
+        const names = streams.filter((s) => s.kind === 'incremental-window').map((s) => s.name);
+        throw new UsageError(
+          `--stream ${JSON.stringify(flags.stream)}: only the watermark of an incremental stream can be rewound. Fix: use one of ${names.join(', ')}` +
+            ' (a backfill or buildings: state reset)',
+        );
+      }
+      const to = parseInstant('--to', flags.to);
+      const now = systemClock.now();
+      if (to > now) throw new UsageError(`--to ${JSON.stringify(flags.to)} is in the future. Fix: give a time before now`);
+      const target = new Date(to).toISOString();
+      await change(
+        ctx,
+        flags,
+        async (customerId, current) => {
+          if (!current?.watermark) {
+            ctx.stderr.write(`  ${customerId} ${flags.stream}: no watermark yet; nothing to rewind\n`);
+            return undefined;
+          }
+          if (!(target < current.watermark)) {
+            throw new UsageError(`--to ${JSON.stringify(flags.to)} is not before the watermark of ${customerId} ${flags.stream} (${current.watermark}). Fix: give an earlier time`);
+          }
+          return { to: target };
+        },
+        'rewind',
+      );
+    });
+
+  state
+    .command('reset')
+    .description(
+      'Remove the state of a stream or state key: an incremental stream starts over from SYNC_INITIAL_HISTORY, a backfill\n' +
+        '(occupancy#backfill) from its --from. Stored rows stay. Needs --yes; recorded in sync_state_changes.',
+    )
+    .requiredOption('--stream <key>', 'the stream or state key (occupancy, buildings, occupancy#backfill)')
+    .option('--customer <id>', 'only this customer (default: every configured customer)')
+    .option('--yes', 'really remove it (without: print what would change, exit 64)')
+    .addHelpText('after', '\nExamples:\n  $ occupancy-sync state reset --stream occupancy#backfill --yes\n')
+    .action((flags: ChangeFlags) =>
+      change(
+        ctx,
+        flags,
+        async (customerId, current) => {
+          if (!current) {
+            ctx.stderr.write(`  ${customerId} ${flags.stream}: no state; nothing to reset\n`);
+            return undefined;
+          }
+          return {};
+        },
+        'reset',
+      ),
+    );
+};

@@ -1,0 +1,70 @@
+import { requireApi, selectCustomers } from '../config.ts';
+import { globalSecrets } from '../logger.ts';
+import type { Store } from '../store/types.ts';
+import type { ProgressEvent, RunRequest, SyncReport } from '../sync/engine.ts';
+import { openDatabase, runOnce, selectStreams } from '../sync/runner.ts';
+import { exitCodeOf, noteLines, problemLines, summaryJson, summaryLine } from '../sync/summary.ts';
+import type { CliContext } from './context.ts';
+
+/**
+ * Prints a run's outcome and sets the exit code: problems (one line per customer and cause) and notes on stderr,
+ * then the one-line summary on stdout, or with `json` the summary as one JSON object instead.
+ */
+export function printReport(ctx: CliContext, command: string, result: SyncReport, options: { json?: boolean; extra?: string[] } = {}): void {
+  for (const line of [...problemLines(result.outcomes), ...noteLines(result.outcomes), ...(options.extra ?? [])]) {
+    ctx.stderr.write(`${globalSecrets.scrub(line)}\n`);
+  }
+  ctx.stdout.write(options.json ? summaryJson(command, result, (t) => globalSecrets.scrub(t)) : `${summaryLine(command, result)}\n`);
+  ctx.exitCode = exitCodeOf(result.outcomes);
+}
+
+/**
+ * A backfill asked again for a range it completed runs nothing and records no run, so the run that loaded the range
+ * stays the last one in `status`; this line says which it was.
+ */
+async function completeLines(store: Store, result: SyncReport, request: RunRequest | undefined): Promise<string[]> {
+  if (request?.mode !== 'backfill') return [];
+  const lines: string[] = [];
+  for (const o of result.outcomes.filter((x) => x.note === 'complete')) {
+    const [last] = (await store.lastRuns(o.customerId)).filter((r) => r.stream === o.stream);
+    const by = last ? ` (run ${last.id}, finished ${last.finishedAt ?? 'never'}, ${last.records.toLocaleString('en-US')} records)` : '';
+    lines.push(
+      `  ${o.customerId} ${o.stream}: [${new Date(request.from).toISOString()}, ${new Date(request.to).toISOString()}) is already complete${by}; ` +
+        'nothing to do. Add --restart to load it again',
+    );
+  }
+  return lines;
+}
+
+/** The command-line flow of `sync` and `backfill`: config, customers, database, run, report, exit code. */
+export async function runCommand(
+  ctx: CliContext,
+  command: string,
+  flags: {
+    customer?: string;
+    stream?: string;
+    request?: RunRequest;
+    json?: boolean;
+    /** Live progress; `finish` runs before the summary is printed. */
+    progress?: { onProgress(event: ProgressEvent): void; finish(): void };
+  },
+): Promise<SyncReport> {
+  const config = ctx.config();
+  requireApi(config);
+  const customers = selectCustomers(config, flags.customer);
+  const streams = selectStreams(flags.stream, flags.request);
+  const logger = ctx.logger();
+  const store = await openDatabase(config.database);
+  try {
+    let result: SyncReport;
+    try {
+      result = await runOnce({ config, store, logger, customers, streams, request: flags.request, signal: ctx.signal, onProgress: flags.progress?.onProgress });
+    } finally {
+      flags.progress?.finish();
+    }
+    printReport(ctx, command, result, { json: flags.json, extra: await completeLines(store, result, flags.request) });
+    return result;
+  } finally {
+    await store.close();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * `occupancy-sync/sync`: run a sync from your own program, as `occupancy-sync sync` does: every stream (or some)
+ * for every configured customer, each page committed with its checkpoint.
+ */
+import { openDatabase as openDatabaseImpl, runOnce as runOnceImpl, selectStreams as selectStreamsImpl } from '../sync/runner.ts';
+import { runSync as runSyncImpl } from '../sync/engine.ts';
+import { streams as streamsImpl } from '../../jobs/index.ts';
+
+export type { RunOnceOptions } from '../sync/runner.ts';
+export type { SyncOptions, SyncReport, SyncTarget, RunRequest, StreamOutcome, ProgressEvent } from '../sync/engine.ts';
+export type { AnyStream, StreamDefinition, StreamSettings } from '../sync/stream.ts';
+
+/**
+ * The streams occupancy-sync ships (`buildings`, `occupancy`), in the order a sync runs them.
+ *
+ * @example
+ * import { streams } from 'occupancy-sync/sync';
+ * console.log(streams.map((s) => `${s.name} (${s.kind})`));
+ */
+export const streams: typeof streamsImpl = streamsImpl;
+
+/**
+ * The streams named like `--stream` does (all when `name` is undefined); a `ConfigError` lists the valid names.
+ *
+ * @example
+ * import { selectStreams } from 'occupancy-sync/sync';
+ * const onlyOccupancy = selectStreams('occupancy');
+ */
+export const selectStreams: typeof selectStreamsImpl = selectStreamsImpl;
+
+/**
+ * Opens `config.database` and applies pending migrations (what every CLI command does first).
+ *
+ * @example
+ * import { resolveConfig } from 'occupancy-sync';
+ * import { openDatabase } from 'occupancy-sync/sync';
+ * const store = await openDatabase(resolveConfig(process.env).database);
+ */
+export const openDatabase: typeof openDatabaseImpl = openDatabaseImpl;
+
+/**
+ * One run, like `occupancy-sync sync`: builds an API client per customer, runs the streams, closes the clients.
+ * Customers are independent (one failing does not stop the others); read each outcome in the report. Aborting
+ * `signal` lets the current page commit and records the run as interrupted.
+ *
+ * @example
+ * import { createLogger, resolveConfig } from 'occupancy-sync';
+ * import { openDatabase, runOnce, streams } from 'occupancy-sync/sync';
+ *
+ * const config = resolveConfig(process.env); // API_BASE_URL, API_KEY, API_SECRET, CUSTOMER_ID, DATABASE_URL, ...
+ * const store = await openDatabase(config.database);
+ * try {
+ *   const report = await runOnce({ config, store, logger: createLogger(), customers: config.customers, streams });
+ *   for (const o of report.outcomes) console.log(o.customerId, o.stream, o.status, o.records);
+ * } finally {
+ *   await store.close();
+ * }
+ */
+export const runOnce: typeof runOnceImpl = runOnceImpl;
+
+/**
+ * The engine itself, for callers that bring their own clients (`targets`) and document loader; `runOnce` wires it
+ * the way the CLI does.
+ *
+ * @example
+ * import { runSync, streams } from 'occupancy-sync/sync';
+ * import { createApiClient, loadDocument } from 'occupancy-sync/client';
+ * import { systemClock } from 'occupancy-sync';
+ *
+ * const client = createApiClient({ baseUrl, apiKey, apiSecret });
+ * const report = await runSync({
+ *   store, clock: systemClock, logger, settings: config.sync, streams, loadDocument,
+ *   targets: [{ customerId: config.customers[0]!.id, client }],
+ * });
+ * await client.close();
+ */
+export const runSync: typeof runSyncImpl = runSyncImpl;

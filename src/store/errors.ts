@@ -1,0 +1,73 @@
+/**
+ * Driver errors in words an operator can act on: what failed, where (the database, without its password), and the
+ * fix. The raw message is kept at the end for anything not recognised, and the driver error stays the `cause`.
+ */
+
+interface DriverError {
+  message?: string;
+  code?: string;
+  errno?: number;
+  address?: string;
+  port?: number;
+  hostname?: string;
+  constraint_name?: string;
+  detail?: string;
+}
+
+/** `postgres://user@host:5432/db` or the SQLite path, for messages: never a password. */
+export function describeLocation(url: string): string {
+  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@]*@/i, '$1:***@');
+}
+
+/**
+ * Why the database refused, with the fix when the cause is a known one (connection, missing database, credentials,
+ * permissions, a file that is not a database); otherwise the driver's own message, naming the constraint if any.
+ */
+export function explainDatabaseError(error: unknown, location: string): string {
+  const e = (error ?? {}) as DriverError;
+  const code = e.code ?? '';
+  const raw = e.message ?? String(error);
+  switch (code) {
+    case 'ECONNREFUSED':
+      return `cannot connect to Postgres at ${location}: connection refused. Fix: start Postgres, or correct the host and port in DATABASE_URL`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `cannot connect to Postgres at ${location}: the host name does not resolve. Fix: correct the host in DATABASE_URL`;
+    case 'ETIMEDOUT':
+    case 'CONNECT_TIMEOUT':
+      return `cannot connect to Postgres at ${location}: no answer in time. Fix: check the host, port and any firewall between here and the server`;
+    case '3D000':
+      return `the database named in DATABASE_URL (${location}) does not exist. Fix: create it (e.g. createdb <name>) or correct the name in DATABASE_URL`;
+    case '28P01':
+    case '28000':
+      return `Postgres refused the login at ${location} (${raw}). Fix: correct the user and password in DATABASE_URL, or allow this host in the server's pg_hba.conf`;
+    case '42501':
+      return `the database user lacks a permission at ${location} (${raw}). Fix: grant it CREATE and USAGE on the schema, or use a user that owns it`;
+    case '3F000':
+      return `the schema named in DATABASE_URL does not exist at ${location} and could not be created (${raw}). Fix: create it, or let occupancy-sync create it (CREATE on the database)`;
+    case '25006':
+      return `the database is read-only at ${location} (${raw}). Fix: point DATABASE_URL at a writable primary`;
+    case 'SQLITE_CANTOPEN':
+      return `cannot open or create the SQLite database ${location}: the file or its directory is missing or not accessible. Fix: create the directory and make it writable by this user, or point DATABASE_URL elsewhere`;
+    case 'SQLITE_READONLY':
+    case 'SQLITE_READONLY_DIRECTORY':
+    case 'SQLITE_READONLY_DBMOVED':
+      return `the SQLite database ${location} is read-only for this user (${raw}). Fix: make the file and its directory writable, or use a read-only command (status, report, state show)`;
+    case 'SQLITE_NOTADB':
+      return `${location} is not a SQLite database (${raw}). Fix: point DATABASE_URL at the file occupancy-sync created, or at a new path`;
+    case 'SQLITE_CORRUPT':
+      return `the SQLite database ${location} is damaged (${raw}). Fix: restore it from a backup; a new file re-syncs from SYNC_INITIAL_HISTORY`;
+    case 'SQLITE_FULL':
+    case 'ENOSPC':
+      return `the disk holding ${location} is full. Fix: free space (the last page was not committed; the next run resumes)`;
+    case 'EACCES':
+    case 'EPERM':
+      return `no permission to create ${location} or its directory (${code}). Fix: make the directory writable by this user, or point DATABASE_URL elsewhere`;
+    default: {
+      const parts = [raw];
+      if (e.constraint_name && !raw.includes(e.constraint_name)) parts.push(`constraint ${e.constraint_name}`);
+      if (e.detail) parts.push(e.detail);
+      return parts.join('; ');
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import { CANONICAL_FAST, parseIsoInstant, toIsoUtc } from '../time.ts';
+
+/**
+ * Record declarations: how one API node becomes one row, field by field, with the type each field must have. A node
+ * that breaks its declaration is rejected whole, with the reason: nothing is coerced (`String(null)` is not a floor
+ * space, `Number(null)` is not a headcount, epoch milliseconds are not an ISO timestamp) and nothing is invented.
+ *
+ * Types are those the stores can hold identically on both dialects, so a record that passes here cannot fail later
+ * for what it contains (a NUL in Postgres text, a headcount beyond int4, a lone surrogate that is not UTF-8).
+ */
+
+export type FieldType =
+  /** A non-empty string identifier (GraphQL `ID` serialises as a string). */
+  | 'id'
+  /** A non-empty string. */
+  | 'text'
+  /** Any string, empty included. */
+  | 'string'
+  /** A whole number from 0 to 2,147,483,647 (a Postgres integer). */
+  | 'count'
+  /** An ISO 8601 date-time with a zone; stored as canonical UTC with milliseconds. */
+  | 'timestamp';
+
+export interface FieldSpec {
+  /** Where the value is in the node: a field name, or names joined by dots for nested objects. */
+  path: string;
+  type: FieldType;
+  /** A missing or null value becomes null instead of rejecting the record. */
+  nullable?: boolean;
+}
+
+/** One spec per column of the record type `R`. */
+export type RecordSpec<R> = { readonly [K in keyof R]-?: FieldSpec };
+
+export type RecordResult<R> = { ok: true; record: R } | { ok: false; reason: string };
+
+const MAX_COUNT = 2_147_483_647;
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing (the field is missing)';
+  if (value === null) return 'null';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
+  return Array.isArray(value) ? 'an array' : 'an object';
+}
+
+/**
+ * Why both databases would not store the string as it is (a NUL: Postgres text refuses it; a lone surrogate: not
+ * UTF-8), or undefined when they would.
+ */
+function storableText(value: string): string | undefined {
+  if (value.includes('\u0000')) return 'contains a NUL character';
+  if (!value.isWellFormed()) return 'contains a lone surrogate (not valid UTF-8)';
+  return undefined;
+}
+
+/** What a check returns for a value that breaks its type; the reason is built only then, off the hot path. */
+const REJECT = Symbol('reject');
+
+interface Check {
+  /** The value to store, or REJECT. */
+  accept(value: unknown): unknown;
+  reason(value: unknown): string;
+}
+
+const nonEmpty = (what: string): Check => ({
+  accept: (v) => (typeof v === 'string' && v.length > 0 && storableText(v) === undefined ? v : REJECT),
+  reason: (v) => (typeof v === 'string' && v.length > 0 ? storableText(v)! : `expected ${what}, got ${describe(v)}`),
+});
+
+const CHECKS: Record<FieldType, Check> = {
+  id: nonEmpty('a non-empty string id'),
+  text: nonEmpty('a non-empty string'),
+  string: {
+    accept: (v) => (typeof v === 'string' && storableText(v) === undefined ? v : REJECT),
+    reason: (v) => (typeof v === 'string' ? storableText(v)! : `expected a string, got ${describe(v)}`),
+  },
+  count: {
+    accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_COUNT ? v : REJECT),
+    reason: (v) => `expected a whole number from 0 to ${MAX_COUNT.toLocaleString('en-US')}, got ${describe(v)}`,
+  },
+  timestamp: {
+    accept: (v) => {
+      if (typeof v !== 'string') return REJECT;
+      if (CANONICAL_FAST.test(v)) return v;
+      const ms = parseIsoInstant(v);
+      return ms === undefined ? REJECT : toIsoUtc(ms);
+    },
+    reason: (v) => `expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got ${describe(v)}`,
+  },
+};
+
+function reader(path: string): (node: Record<string, unknown>) => unknown {
+  const parts = path.split('.');
+  if (parts.length === 1) return (node) => node[path];
+  return (node) => {
+    let value: unknown = node;
+    for (const part of parts) {
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
+      value = (value as Record<string, unknown>)[part];
+    }
+    return value;
+  };
+}
+
+export type RecordValidator<R> = (node: unknown) => RecordResult<R>;
+
+/**
+ * Compiles a spec into a validator (once per stream: it runs for every node). The reason names the API field, the
+ * rule and what came instead, e.g. `headcount: expected a whole number from 0 to 2,147,483,647, got null`.
+ */
+export function compileRecord<R>(spec: RecordSpec<R>): RecordValidator<R> {
+  const fields = Object.entries(spec as Record<string, FieldSpec>).map(([key, field]) => ({
+    key,
+    path: field.path,
+    read: reader(field.path),
+    check: CHECKS[field.type],
+    nullable: field.nullable === true,
+  }));
+  return (node) => {
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) {
+      return { ok: false, reason: `expected an object, got ${describe(node)}` };
+    }
+    const record: Record<string, unknown> = {};
+    for (const field of fields) {
+      const raw = field.read(node as Record<string, unknown>);
+      if ((raw === null || raw === undefined) && field.nullable) {
+        record[field.key] = null;
+        continue;
+      }
+      const value = field.check.accept(raw);
+      if (value === REJECT) return { ok: false, reason: `${field.path}: ${field.check.reason(raw)}` };
+      record[field.key] = value;
+    }
+    return { ok: true, record: record as R };
+  };
+}
+
+/** The API path a record column is read from, for messages (e.g. the cursor field `observedAt` is `created`). */
+export function apiPathOf<R>(spec: RecordSpec<R>, key: keyof R & string): string {
+  return (spec as Record<string, FieldSpec>)[key]?.path ?? key;
+}

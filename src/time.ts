@@ -1,0 +1,66 @@
+/**
+ * Instants as text. Every timestamp that enters occupancy-sync (API records, webhook deliveries, command-line flags,
+ * stored rows) is read here, strictly: an ISO 8601 date-time with a zone, whose calendar fields exist. `Date.parse`
+ * alone is not enough: it rolls `2026-02-30` over into March and reads a zone-less time as local time.
+ */
+
+/** Canonical text form: `YYYY-MM-DDTHH:MM:SS.sssZ`, fixed width, so text order is time order. */
+export type IsoUtc = string;
+
+/**
+ * Exactly what `toIsoUtc` returns, for fields that exist in every month: a match needs no parsing at all. Days
+ * 29-31 and anything out of range take the strict path. The hot path of the sync, the store and the receiver.
+ */
+export const CANONICAL_FAST = /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
+const ISO_WITH_ZONE = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(?:(Z)|([+-])(\d{2}):?(\d{2}))$/i;
+
+function daysInMonth(year: number, month: number): number {
+  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+}
+
+/**
+ * Epoch milliseconds of an ISO 8601 date-time with a zone (`Z`, `±HH:MM` or `±HHMM`), or undefined when the text is
+ * not one or names a date or time that does not exist (month 13, 30 February, 24:00, offset +25:00). Fractions
+ * beyond milliseconds are cut, never rounded, so an instant never moves into the next millisecond.
+ */
+export function parseIsoInstant(text: string): number | undefined {
+  const m = ISO_WITH_ZONE.exec(text);
+  if (!m) return undefined;
+  const [, y, mo, d, h, mi, s, frac, z, sign, oh, om] = m;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  const hour = Number(h);
+  const minute = Number(mi);
+  const second = s === undefined ? 0 : Number(s);
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  let offset = 0;
+  if (!z) {
+    const offH = Number(oh);
+    const offM = Number(om);
+    if (offH > 23 || offM > 59) return undefined;
+    offset = (sign === '-' ? -1 : 1) * (offH * 60 + offM) * 60_000;
+  }
+  const ms = frac === undefined ? 0 : Number(frac.slice(1, 4).padEnd(3, '0'));
+  const utc = Date.UTC(year, month - 1, day, hour, minute, second, ms);
+  // Date.UTC maps years 0-99 to 1900-1999.
+  const fixed = year < 100 ? new Date(utc).setUTCFullYear(year) : utc;
+  const result = fixed - offset;
+  return Number.isFinite(result) ? result : undefined;
+}
+
+/** The canonical text of epoch milliseconds; a RangeError for a value that is no instant. */
+export function toIsoUtc(value: number | Date): IsoUtc {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (!Number.isFinite(ms)) throw new RangeError(`not a valid timestamp: ${String(value)}`);
+  return new Date(ms).toISOString();
+}
+
+/** The canonical form of ISO text with a zone, or undefined when it is not one (see parseIsoInstant). */
+export function canonicalIso(text: string): IsoUtc | undefined {
+  if (CANONICAL_FAST.test(text)) return text;
+  const ms = parseIsoInstant(text);
+  return ms === undefined ? undefined : toIsoUtc(ms);
+}

@@ -1,0 +1,205 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { errorLine, loadEnvironment, main } from '../../src/cli/main.ts';
+import { ExitCode, OccupancySyncError } from '../../src/errors.ts';
+import { createLogger } from '../../src/logger.ts';
+import { freshPgSchema, PG_BASE_URL } from '../helpers/pg.ts';
+import { cliArgs, ROOT } from '../helpers/spawn.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+/**
+ * Expected failures, as a new user meets them: each is one line on stderr saying what failed, where (host, variable,
+ * file) and the fix, with the documented exit code and no stack trace at the default log level.
+ */
+
+function capture() {
+  let text = '';
+  return { write: (s: string) => void (text += s), text: () => text };
+}
+
+async function cli(args: string[], env: Record<string, string>) {
+  const stdout = capture();
+  const stderr = capture();
+  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+const CUSTOMER = '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab';
+const tmp = tempDir('cli-errors-');
+const base = (extra: Record<string, string>) => ({
+  API_KEY: 'key-1',
+  API_SECRET: 'a-secret-of-some-length-0123456789',
+  CUSTOMER_ID: CUSTOMER,
+  DATABASE_URL: `file:${join(tmp.dir, `${Math.random().toString(16).slice(2)}.db`)}`,
+  HTTP_MAX_ATTEMPTS: '3',
+  HTTP_BACKOFF_MIN: '5ms',
+  HTTP_BACKOFF_MAX: '10ms',
+  ...extra,
+});
+
+/** No line of a stack trace, in plain or JSON output. */
+function expectNoStack(output: string): void {
+  expect(output).not.toMatch(/^\s+at /m);
+  expect(output).not.toMatch(/\\n\s+at /);
+  expect(output).not.toContain('"stack"');
+}
+
+const servers: Array<Server | ReturnType<typeof createTcpServer>> = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+});
+
+async function listen<S extends Server | ReturnType<typeof createTcpServer>>(server: S): Promise<number> {
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return (server.address() as AddressInfo).port;
+}
+
+describe('expected failures are one line each: what, where and the fix', () => {
+  it('an API that refuses connections: named host and variable, once per customer within the retry budget', async () => {
+    let connections = 0;
+    const port = await listen(createTcpServer((socket) => {
+      connections += 1;
+      socket.destroy();
+    }));
+    const result = await cli(['sync'], base({ API_BASE_URL: `http://127.0.0.1:${port}` }));
+    expect(result.code).toBe(ExitCode.FAILURE);
+    const lines = result.stderr.split('\n').filter((l) => l.includes('failed:'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^  ${CUSTOMER} buildings, occupancy: failed: `));
+    // One customer, two streams: the token is asked for once, so the retry budget (3 attempts) is spent once.
+    expect(connections).toBe(3);
+    expectNoStack(result.stderr);
+
+    const refused = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    const down = await cli(['sync'], base({ API_BASE_URL: `http://127.0.0.1:${refused}` }));
+    expect(down.stderr).toContain(
+      `failed: cannot reach the platform at http://127.0.0.1:${refused} (API_BASE_URL): connection refused (ECONNREFUSED). Fix: check API_BASE_URL and that this host can reach it (DNS, firewall, proxy)`,
+    );
+  });
+
+  it('a base URL that answers 404: permanent, one request, the variable and the fix named', async () => {
+    let requests = 0;
+    const port = await listen(createServer((_req, res) => {
+      requests += 1;
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not Found</h1>');
+    }));
+    const result = await cli(['sync'], base({ API_BASE_URL: `http://127.0.0.1:${port}/v2` }));
+    expect(result.code).toBe(ExitCode.FAILURE);
+    expect(result.stderr).toContain(
+      `failed: http://127.0.0.1:${port}/v2/api/v1/auth answered HTTP 404: API_BASE_URL does not point at the platform's API. Fix: set API_BASE_URL to the platform's base URL, the part before /api/v1/auth`,
+    );
+    expect(requests).toBe(1);
+    expectNoStack(result.stderr);
+  });
+
+  it('Postgres: a missing database, a closed port, and a URL without host or database', async () => {
+    const missing = `${PG_BASE_URL.replace(/\/[^/]*$/, '')}/occupancy_sync_no_such_db`;
+    const result = await cli(['migrate'], base({ DATABASE_URL: missing }));
+    expect(result.code).toBe(ExitCode.FAILURE);
+    expect(result.stderr).toMatch(/^occupancy-sync: applying migrations failed: the database named in DATABASE_URL \(postgres:\/\/\S+\/occupancy_sync_no_such_db\) does not exist\. Fix: create it/);
+    const port = await listen(createTcpServer());
+    await new Promise((r) => servers.pop()!.close(r));
+    const closed = await cli(['migrate'], base({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/test` }));
+    expect(closed.stderr).toContain(`cannot connect to Postgres at postgres://postgres@127.0.0.1:${port}/test: connection refused. Fix: start Postgres, or correct the host and port in DATABASE_URL`);
+    expectNoStack(result.stderr + closed.stderr);
+    const bare = await cli(['migrate'], base({ DATABASE_URL: 'postgres://' }));
+    expect(bare.code).toBe(ExitCode.CONFIG);
+    expect(bare.stderr).toBe('occupancy-sync: DATABASE_URL="postgres://": names no host. Fix: use postgres://user@host:5432/database\n');
+    const noDb = await cli(['migrate'], base({ DATABASE_URL: 'postgres://sync:pw@db.example.com:5432' }));
+    expect(noDb.stderr).toBe('occupancy-sync: DATABASE_URL="postgres://sync:***@db.example.com:5432": names no database. Fix: add the database name, e.g. postgres://user@host:5432/occupancy\n');
+  });
+
+  it('SQLite in a directory this user may not write: the path and the fix, for a writing command; reading still works', async () => {
+    const dir = join(tmp.dir, 'readonly');
+    mkdirSync(dir);
+    chmodSync(tmp.dir, 0o755);
+    const path = join(dir, 'data.db');
+    const env = { PATH: process.env.PATH ?? '', HOME: tmp.dir, DATABASE_URL: `file:${path}`, LOG_LEVEL: 'warn' };
+    // Made as root (the test runner), then read-only for the user the commands run as.
+    expect((await cli(['migrate'], env)).code).toBe(ExitCode.OK);
+    chmodSync(path, 0o444);
+    chmodSync(dir, 0o555);
+    const nobody = { uid: 65534, gid: 65534 };
+    const run = (args: string[]) =>
+      new Promise<{ code: number; stderr: string; stdout: string }>((resolve) => {
+        const child = spawn(process.execPath, cliArgs(...args), { cwd: ROOT, env, ...nobody, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+        // A Node this user may not execute (a private directory) must fail the test, not hang it.
+        child.on('error', (error) => resolve({ code: -1, stdout, stderr: `${stderr}spawn as uid 65534 failed: ${error.message}` }));
+        child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
+      });
+    const write = await run(['migrate']);
+    expect(write.code).toBe(ExitCode.FAILURE);
+    expect(write.stderr).toMatch(new RegExp(`^occupancy-sync: .*the SQLite database ${path} is read-only for this user .*Fix: make the file and its directory writable, or use a read-only command`, 'm'));
+    expectNoStack(write.stderr);
+    const status = await run(['status']);
+    expect(status.code, status.stderr).toBe(ExitCode.OK);
+    expect(status.stdout).toContain('No sync state yet');
+    const state = await run(['state', 'show', '--json']);
+    expect(state.code, state.stderr).toBe(ExitCode.OK);
+    expect(JSON.parse(state.stdout)).toEqual({ states: [], changes: [] });
+  }, 60_000);
+
+  it('a bug is shown as one line too, its stack only at LOG_LEVEL=debug', () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'x')");
+    expect(errorLine(bug, 'info')).toBe("unexpected error: Cannot read properties of undefined (reading 'x') (LOG_LEVEL=debug shows where)");
+    expect(errorLine(bug, 'debug')).toMatch(/^unexpected error: TypeError: .*\n\s+at /);
+    expect(errorLine(new OccupancySyncError('X', 'one line'), 'debug')).toBe('one line');
+  });
+
+  it('log lines carry no stack at the default level; NO_COLOR leaves pretty output without colour codes', () => {
+    let out = '';
+    const write = { write: (s: string) => void (out += s) };
+    createLogger({ level: 'info', pretty: false, destination: write }).error({ err: new Error('boom', { cause: new Error('root') }) }, 'failed');
+    const line = JSON.parse(out.trim()) as { err: Record<string, unknown> };
+    expect(line.err).toEqual({ type: 'Error', message: 'boom', cause: { type: 'Error', message: 'root' } });
+    out = '';
+    createLogger({ level: 'debug', pretty: false, destination: write }).error({ err: new Error('boom') }, 'failed');
+    expect((JSON.parse(out.trim()) as { err: { stack: string } }).err.stack).toMatch(/^Error: boom\n\s+at /);
+    out = '';
+    createLogger({ level: 'info', pretty: true, color: false, destination: write }).warn('plain');
+    expect(out).toMatch(/ WARN \(occupancy-sync\): plain\n$/);
+    expect(out).not.toContain('\u001b[');
+    out = '';
+    createLogger({ level: 'info', pretty: true, color: true, destination: write }).warn('coloured');
+    expect(out).toContain('\u001b[');
+  });
+});
+
+describe('.env in the working directory', () => {
+  it('is read when present, under the environment (which wins), and a missing file changes nothing', () => {
+    const dir = tempDir('dotenv-');
+    try {
+      writeFileSync(join(dir.dir, '.env'), '# comment\nSYNC_LOOKBACK=30m\nLOG_LEVEL=debug\nAPI_KEY="quoted value"\n');
+      const env = loadEnvironment({ LOG_LEVEL: 'warn' }, dir.dir);
+      expect(env).toMatchObject({ SYNC_LOOKBACK: '30m', LOG_LEVEL: 'warn', API_KEY: 'quoted value' });
+      expect(loadEnvironment({ A: '1' }, join(dir.dir, 'nowhere'))).toEqual({ A: '1' });
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('is used by the CLI started in that directory', async () => {
+    const dir = tempDir('dotenv-cli-');
+    try {
+      writeFileSync(join(dir.dir, '.env'), `DATABASE_URL=file:${join(dir.dir, 'from-dotenv.db')}\n`);
+      const child = spawn(process.execPath, cliArgs('migrate'), { cwd: dir.dir, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+      const code = await new Promise<number>((r) => child.on('exit', (c) => r(c ?? 1)));
+      expect(code).toBe(0);
+      expect(out).toContain(join(dir.dir, 'from-dotenv.db'));
+    } finally {
+      dir.remove();
+    }
+  });
+});

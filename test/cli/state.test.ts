@@ -1,0 +1,119 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
+import { ExitCode } from '../../src/errors.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { childEnv } from '../sync/child.ts';
+import { BACKENDS, DAY, HOUR, MIN, dbRows, openTestStore, testDatabase, truthRows, type TestDatabase } from '../sync/helpers.ts';
+
+function capture() {
+  let text = '';
+  return { write: (s: string) => void (text += s), text: () => text };
+}
+
+async function cli(args: string[], env: Record<string, string>) {
+  const stdout = capture();
+  const stderr = capture();
+  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
+  return { code, stdout: stdout.text(), stderr: stderr.text() };
+}
+
+describe.each(BACKENDS)('state show, rewind and reset on %s', (backend) => {
+  let sandbox: Sandbox;
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  beforeEach(async () => {
+    sandbox = await startSandbox({ seed: 21, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
+    db = await testDatabase(backend, 'state');
+    env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '12h', SYNC_STEP: '2h', SYNC_SETTLE_DELAY: '1s', SYNC_LOOKBACK: '15m' });
+  });
+  afterEach(async () => {
+    await sandbox.close();
+    await db.cleanup();
+  });
+
+  it('a rewind needs --yes, is recorded with who and when, and the next sync re-reads exactly the rewound period', async () => {
+    expect((await cli(['sync'], env)).code).toBe(ExitCode.OK);
+    const customer = sandbox.customers[0]!.id;
+    const store = await openTestStore(db);
+    try {
+      const before = (await store.getState(customer, 'occupancy'))!;
+      const to = new Date(Math.floor((Date.parse(before.watermark!) - 3 * HOUR) / MIN) * MIN).toISOString();
+
+      const dry = await cli(['state', 'rewind', '--stream', 'occupancy', '--to', to], env);
+      expect(dry.code).toBe(ExitCode.USAGE);
+      expect(dry.stdout).toBe(`would move the watermark of ${customer} occupancy from ${before.watermark} back to ${to}; nothing changed. Add --yes to do it.\n`);
+      expect(await store.getState(customer, 'occupancy')).toEqual(before);
+
+      const forward = await cli(['state', 'rewind', '--stream', 'occupancy', '--to', before.watermark!, '--yes'], env);
+      expect(forward.code).toBe(ExitCode.USAGE);
+      expect(forward.stderr).toMatch(/is not before the watermark of .* occupancy \(.*\)\. Fix: give an earlier time/);
+
+      const done = await cli(['state', 'rewind', '--stream', 'occupancy', '--to', to, '--yes'], env);
+      expect(done.code, done.stderr).toBe(ExitCode.OK);
+      expect(done.stdout).toMatch(new RegExp(`^${customer} occupancy: watermark ${before.watermark} -> ${to} \\(change \\d+\\); the next run reads from ${to} minus SYNC_LOOKBACK\\n$`));
+      expect((await store.getState(customer, 'occupancy'))!.watermark).toBe(to);
+      const [change] = await store.stateChanges({ customerId: customer });
+      expect(change).toMatchObject({ action: 'rewind', stream: 'occupancy', oldWatermark: before.watermark, newWatermark: to, before: { watermark: before.watermark }, after: { watermark: to } });
+      expect(change!.actor).toMatch(/^\S+@\S+$/);
+
+      const shown = await cli(['state', 'show', '--stream', 'occupancy'], env);
+      expect(shown.stdout).toMatch(new RegExp(`${customer}\\s+occupancy\\s+${to}`));
+      expect(shown.stdout).toContain(`rewind ${customer} occupancy: watermark ${before.watermark} -> ${to}`);
+      const json = JSON.parse((await cli(['state', 'show', '--json'], env)).stdout);
+      expect(json.changes).toHaveLength(1);
+
+      // The next run reads [to - lookback, now - settle) and nothing else; the rows it upserts are the same ones.
+      const rowsBefore = await dbRows(store, customer);
+      expect((await cli(['sync', '--stream', 'occupancy'], env)).code).toBe(ExitCode.OK);
+      const [run] = (await store.lastRuns(customer)).filter((r) => r.stream === 'occupancy');
+      const after = (await store.getState(customer, 'occupancy'))!.watermark!;
+      const reread = truthRows(sandbox, customer, { from: Date.parse(to) - 15 * MIN, to: Date.parse(after) });
+      expect(run!.records).toBe(reread.length);
+      const all = await dbRows(store, customer);
+      expect(all.slice(0, rowsBefore.length)).toEqual(rowsBefore);
+      expect(all).toEqual(truthRows(sandbox, customer, { from: Date.parse(all[0]!.observedAt), to: Date.parse(after) }));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('a rewind waits for no one: a run holding the lock makes it exit 75 and change nothing', async () => {
+    await cli(['sync'], env);
+    const customer = sandbox.customers[0]!.id;
+    const store = await openTestStore(db);
+    const lock = await store.tryLock(customer, 'occupancy');
+    try {
+      const before = await store.getState(customer, 'occupancy');
+      const result = await cli(['state', 'rewind', '--stream', 'occupancy', '--to', new Date(Date.now() - 6 * HOUR).toISOString(), '--yes'], env);
+      expect(result.code).toBe(ExitCode.LOCKED);
+      expect(result.stderr).toContain(`${customer} occupancy: a run holds its lock; nothing changed`);
+      expect(await store.getState(customer, 'occupancy')).toEqual(before);
+    } finally {
+      await lock!.release();
+      await store.close();
+    }
+  });
+
+  it('reset removes a stream state (a backfill starts over), recorded; rewind refuses streams without a watermark', async () => {
+    const from = new Date(Math.ceil((Date.now() - 20 * HOUR) / HOUR) * HOUR).toISOString();
+    const to = new Date(Date.parse(from) + 4 * HOUR).toISOString();
+    expect((await cli(['backfill', '--from', from, '--to', to], env)).code).toBe(ExitCode.OK);
+    const customer = sandbox.customers[0]!.id;
+    const notIncremental = await cli(['state', 'rewind', '--stream', 'occupancy#backfill', '--to', from, '--yes'], env);
+    expect(notIncremental.code).toBe(ExitCode.USAGE);
+    expect(notIncremental.stderr).toContain('only the watermark of an incremental stream can be rewound');
+    const reset = await cli(['state', 'reset', '--stream', 'occupancy#backfill', '--yes'], env);
+    expect(reset.code).toBe(ExitCode.OK);
+    expect(reset.stdout).toMatch(/occupancy#backfill: state removed \(change \d+\); the next run starts the backfill over/);
+    const store = await openTestStore(db);
+    try {
+      expect(await store.getState(customer, 'occupancy#backfill')).toBeUndefined();
+      expect((await store.stateChanges())[0]).toMatchObject({ action: 'reset', stream: 'occupancy#backfill', after: undefined });
+    } finally {
+      await store.close();
+    }
+    // With the state gone, another range needs no --restart.
+    const other = await cli(['backfill', '--from', from, '--to', new Date(Date.parse(to) + HOUR).toISOString()], env);
+    expect(other.code).toBe(ExitCode.OK);
+  });
+});

@@ -1,0 +1,188 @@
+/**
+ * The package as a user gets it: `npm pack`, installed with `--omit=dev` into an empty directory, then used with no
+ * tsx, no TypeScript loader and no build tools. Slow (a pack and two installs), so it is not in `npm test`:
+ * `npm run test:package` runs it, and .ci/run does on a third Node line.
+ *
+ * The npm used: `npm` on PATH, and also the npm-cli.js named by OCCUPANCY_NPM_CLI (.ci/run installs the current
+ * npm there), run with this Node.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { delimiter, dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASSET_DIRS, assetFiles } from '../../scripts/build.ts';
+import { ROOT } from '../helpers/spawn.ts';
+import { tempDir } from '../helpers/tmp.ts';
+
+const run = promisify(execFile);
+const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown> };
+/** Children run on this Node: the line under test comes first on PATH, for `#!/usr/bin/env node` too. */
+const ENV = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' };
+const SUBPATHS = Object.keys(PKG.exports).filter((key) => key !== './package.json').map((key) => `occupancy-sync${key.slice(1)}`);
+/** Modules the signature verifier must not pull in: a receiver written by a user imports only the verifier. */
+const HEAVY = ['pino', 'pino-pretty', 'zod', 'better-sqlite3', 'postgres', 'drizzle-orm', 'undici', 'graphql', 'prom-client'];
+
+interface Npm {
+  name: string;
+  command: string;
+  args: string[];
+}
+
+const npms: Npm[] = [{ name: 'npm on PATH', command: 'npm', args: [] }];
+if (process.env.OCCUPANCY_NPM_CLI) npms.push({ name: 'OCCUPANCY_NPM_CLI', command: process.execPath, args: [process.env.OCCUPANCY_NPM_CLI] });
+
+const work = tempDir('package-');
+let tarball = '';
+
+beforeAll(async () => {
+  // prepack builds dist/ from the sources first.
+  await run('npm', ['pack', '--pack-destination', work.dir], { cwd: ROOT, env: ENV, maxBuffer: 64 << 20 });
+  tarball = join(work.dir, readdirSync(work.dir).find((name) => name.endsWith('.tgz'))!);
+}, 300_000);
+
+afterAll(() => work.remove());
+
+describe('the packed tarball', () => {
+  it('holds the compiled code, its runtime files, LICENSE and docs, and no sources, tests, bench or CI', async () => {
+    const { stdout } = await run('tar', ['-tzf', tarball], { maxBuffer: 64 << 20 });
+    const files = stdout.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    expect(files).toContain('LICENSE');
+    expect(files).toContain('README.md');
+    expect(files).toContain('dist/bin/occupancy-sync.js');
+    expect(files).toContain('dist/src/index.d.ts');
+    for (const dir of ASSET_DIRS) for (const asset of assetFiles(dir)) expect(files).toContain(`dist/${asset}`);
+    const stray = files.filter((f) => /^(src|test|bench|scripts|\.ci|bin|jobs|db)\//.test(f) || /\.test\.|tsconfig|vitest|drizzle\.config/.test(f));
+    expect(stray).toEqual([]);
+  });
+});
+
+describe.each(npms)('installed with --omit=dev by $name', (npm) => {
+  let dir = '';
+  let npmVersion = '';
+
+  beforeAll(async () => {
+    dir = join(work.dir, npm.name.replace(/\W+/g, '-'));
+    mkdirSync(dir);
+    npmVersion = (await run(npm.command, [...npm.args, '--version'], { env: ENV })).stdout.trim();
+    writeFileSync(join(dir, 'package.json'), '{ "name": "consumer", "private": true, "type": "module" }\n');
+    await run(npm.command, [...npm.args, 'install', '--omit=dev', '--no-audit', '--no-fund', tarball], { cwd: dir, env: ENV, maxBuffer: 64 << 20 });
+  }, 300_000);
+
+  it('installs no TypeScript tooling and runs `occupancy-sync --version`', async () => {
+    const installed = readdirSync(join(dir, 'node_modules'));
+    for (const tool of ['tsx', 'esbuild', 'typescript', 'vitest', 'node']) expect(installed, `${tool} (npm ${npmVersion})`).not.toContain(tool);
+    const { stdout } = await run(join(dir, 'node_modules/.bin/occupancy-sync'), ['--version'], { cwd: dir, env: ENV });
+    expect(stdout.trim()).toBe(PKG.version);
+  });
+
+  it('runs the demo on SQLite, the embedded default, with no install script having run', async () => {
+    const { stdout } = await run(join(dir, 'node_modules/.bin/occupancy-sync'), ['demo', '--days', '1', '--database', `file:${join(dir, 'demo.db')}`], {
+      cwd: dir,
+      env: ENV,
+    });
+    expect(stdout).toMatch(/demo: .*0 failed/);
+    expect(stdout).toMatch(/customer [0-9a-f-]{36}: \d+ buildings, [\d,]+ observations/);
+    expect(existsSync(join(dir, 'node_modules/better-sqlite3/build'))).toBe(false);
+  }, 120_000);
+
+  it('imports every entry from plain Node, and the signature verifier loads none of the heavy modules', async () => {
+    const probe = join(dir, 'probe.mjs');
+    writeFileSync(
+      probe,
+      `import { registerHooks } from 'node:module';
+const seen = new Set();
+registerHooks({ resolve(specifier, context, next) { const r = next(specifier, context); seen.add(r.url); return r; } });
+const entry = process.argv[2];
+const m = await import(entry);
+console.log(JSON.stringify({ exports: Object.keys(m).sort(), types: Object.fromEntries(Object.entries(m).map(([k, v]) => [k, typeof v])), loaded: [...seen] }));
+`,
+    );
+    const load = async (entry: string) => JSON.parse((await run(process.execPath, [probe, entry], { cwd: dir, env: ENV })).stdout) as {
+      exports: string[];
+      types: Record<string, string>;
+      loaded: string[];
+    };
+    const main = await load('occupancy-sync');
+    for (const name of ['verifySignature', 'openStore', 'createApiClient', 'createWebhookHandler', 'runOnce', 'runSync', 'resolveConfig', 'createLogger']) {
+      expect(main.types[name], name).toBe('function');
+    }
+    for (const name of ['FakeClock', 'startSandbox', 'memoryLogger']) expect(main.exports, `${name} is a test helper`).not.toContain(name);
+    for (const subpath of SUBPATHS) expect((await load(subpath)).exports.length, subpath).toBeGreaterThan(0);
+
+    const signature = await load('occupancy-sync/signature');
+    expect(signature.types.verifySignature).toBe('function');
+    const heavy = signature.loaded.filter((url) => HEAVY.some((name) => url.includes(`/node_modules/${name}/`)));
+    expect(heavy).toEqual([]);
+    expect(signature.loaded.some((url) => url.includes('tsx'))).toBe(false);
+  }, 60_000);
+
+  it('type-checks a TypeScript consumer under strict and exactOptionalPropertyTypes', async () => {
+    const consumer = join(dir, 'consumer.ts');
+    writeFileSync(
+      consumer,
+      `import { resolveConfig, createLogger, ConfigError, type Config } from 'occupancy-sync';
+import { verifySignature, signatureHeader, SIGNATURE_HEADER, SignatureVerificationError } from 'occupancy-sync/signature';
+import { openStore, type Store, type SyncState } from 'occupancy-sync/store';
+import { createApiClient, loadDocument, type ApiClient } from 'occupancy-sync/client';
+import { createWebhookHandler, type WebhookOutcome } from 'occupancy-sync/webhooks';
+import { runOnce, streams, type SyncReport } from 'occupancy-sync/sync';
+import { FakeClock, startSandbox } from 'occupancy-sync/testing';
+
+const secret = 'x'.repeat(64);
+const body = '{"Id":"1"}';
+const header: string = signatureHeader(secret, body, 1_767_225_600);
+const verified = verifySignature({ header, rawBody: body, secrets: [secret], now: new FakeClock(1_767_225_600_000) });
+const index: number = verified.secretIndex;
+const reason = (e: unknown) => (e instanceof SignatureVerificationError ? e.reason : undefined);
+
+export async function embed(env: Record<string, string | undefined>): Promise<SyncReport> {
+  let config: Config;
+  try {
+    config = resolveConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) throw new Error(error.message, { cause: error });
+    throw error;
+  }
+  const store: Store = await openStore(config.database);
+  await store.migrate();
+  const states: SyncState[] = await store.listStates();
+  const client: ApiClient = createApiClient({ baseUrl: 'https://api.example.com', apiKey: 'k', apiSecret: 's' });
+  await client.close();
+  const handler = createWebhookHandler({ store, customers: config.customers, onOutcome: (o: WebhookOutcome) => void o.reason });
+  void handler.inFlight;
+  void loadDocument;
+  void startSandbox;
+  void states;
+  try {
+    return await runOnce({ config, store, logger: createLogger({ level: 'warn' }), customers: config.customers, streams });
+  } finally {
+    await store.close();
+  }
+}
+void [index, reason, SIGNATURE_HEADER];
+`,
+    );
+    writeFileSync(
+      join(dir, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          module: 'nodenext',
+          moduleResolution: 'nodenext',
+          target: 'es2023',
+          lib: ['es2023'],
+          noEmit: true,
+          types: ['node'],
+          typeRoots: [join(ROOT, 'node_modules/@types')],
+        },
+        files: ['consumer.ts'],
+      }),
+    );
+    const tsc = join(ROOT, 'node_modules/typescript/bin/tsc');
+    const result = await run(process.execPath, [tsc, '-p', dir], { cwd: dir, env: ENV }).catch((error: { stdout: string }) => error);
+    expect(result.stdout).toBe('');
+  }, 120_000);
+});

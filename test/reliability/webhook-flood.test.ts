@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { gzipSync } from 'node:zlib';
+import { afterAll, expect, it } from 'vitest';
+import { signatureHeader } from '../../src/webhooks/signature.ts';
+import { ROOT, tsNodeArgs } from '../helpers/spawn.ts';
+import { tempDir } from '../helpers/tmp.ts';
+import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
+import { publishFigures } from './figures.ts';
+
+/**
+ * Memory before authentication, over real sockets: a few hundred connections each send 15 KiB of gzip that would
+ * inflate to ~15 MiB, with a well-formed but wrong signature, and then stall. The receiver (its own process) must
+ * stay within 64 MiB of its resting size, keep storing valid deliveries within a second meanwhile, and give the
+ * memory back once the flood ends.
+ */
+
+const FLOOD = 300;
+const BOUND_MIB = 64;
+const tmp = tempDir('flood-');
+afterAll(() => tmp.remove());
+
+interface Mem {
+  rss: number;
+  heap: number;
+  external: number;
+  pending: number;
+}
+
+it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB, valid deliveries keep being stored, memory returns`, async () => {
+  const child = spawn(process.execPath, ['--expose-gc', ...tsNodeArgs(join(ROOT, 'test/reliability/fixtures/receiver-child.ts'), join(tmp.dir, 'flood.db'))], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout! });
+  const queue: string[] = [];
+  const waiting: Array<(line: string) => void> = [];
+  lines.on('line', (line) => (waiting.length ? waiting.shift()!(line) : queue.push(line)));
+  const next = () => new Promise<string>((resolve) => (queue.length ? resolve(queue.shift()!) : waiting.push(resolve)));
+  const mem = async (): Promise<Mem> => {
+    child.stdin!.write('mem\n');
+    return JSON.parse(await next()) as Mem;
+  };
+  const sockets: Socket[] = [];
+  try {
+    const { url } = JSON.parse(await next()) as { url: string };
+    const { port } = new URL(url);
+    const now = Math.floor(Date.now() / 1000);
+    const valid = async () => {
+      const body = Buffer.from(JSON.stringify(delivery({ Id: randomUUID(), Created: new Date().toISOString(), Sent: new Date().toISOString() })));
+      const started = performance.now();
+      const res = await send(url, { headers: { 'Content-Type': 'application/json', 'X-Service-Signature': signatureHeader(SECRET_A, body, now) }, body });
+      return { status: res.status, ms: performance.now() - started };
+    };
+    expect((await valid()).status).toBe(200);
+    const resting = await mem();
+
+    // 15 KiB of gzip that inflates to ~15.5 MiB: the upload is cut there and never finished.
+    const bomb = gzipSync(Buffer.alloc(16 * 1024 * 1024, 0), { level: 9 });
+    const part = bomb.subarray(0, Math.min(bomb.length - 16, 15 * 1024));
+    const header =
+      `POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n` +
+      `X-Service-Signature: ${signatureHeader(SECRET_A, 'not this body', now)}\r\nContent-Length: ${bomb.length}\r\n\r\n`;
+    for (let i = 0; i < FLOOD; i++) {
+      const socket = connect(Number(port), '127.0.0.1');
+      socket.on('error', () => {});
+      sockets.push(socket);
+      socket.write(header);
+      socket.write(part);
+    }
+    await Promise.all(sockets.map((s) => new Promise((resolve) => (s.connecting ? s.once('connect', resolve) : resolve(undefined)))));
+    // Until the receiver has taken in what was sent: the pending budget stops growing.
+    let during = await mem();
+    for (let last = -1; during.pending !== last; ) {
+      last = during.pending;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      during = await mem();
+    }
+    const latencies: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await valid();
+      expect(r.status).toBe(200);
+      latencies.push(r.ms);
+    }
+    during = await mem();
+    const growthMiB = (during.rss - resting.rss) / 2 ** 20;
+    expect(growthMiB, `RSS grew ${growthMiB.toFixed(1)} MiB`).toBeLessThanOrEqual(BOUND_MIB);
+    expect(Math.max(...latencies)).toBeLessThan(1000);
+    expect(during.pending).toBeGreaterThan(0);
+
+    for (const s of sockets) s.destroy();
+    let after = await mem();
+    for (let i = 0; i < 50 && after.pending > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await mem();
+    }
+    expect(after.pending).toBe(0);
+    // What the flood held is gone from the heap and the buffers (RSS itself may keep freed pages mapped).
+    expect((after.heap + after.external - (resting.heap + resting.external)) / 2 ** 20).toBeLessThan(8);
+    expect(
+      publishFigures({
+        section: 'webhook-flood',
+        title: 'Memory before authentication: a flood of stalled gzip uploads (receiver in its own process)',
+        rows: [
+          {
+            key: 'webhook-flood/stalled-gzip',
+            tried: `${FLOOD} connections each sending 15 KiB of gzip that inflates to ~15.5 MiB, a wrong signature, then stalling`,
+            count: FLOOD,
+            held: `RSS growth <= ${BOUND_MIB} MiB; 5 valid deliveries stored meanwhile, each within 1 s; nothing pending and the heap back within 8 MiB after`,
+          },
+        ],
+        measured: {
+          restingRssMiB: +(resting.rss / 2 ** 20).toFixed(1),
+          floodRssGrowthMiB: +growthMiB.toFixed(1),
+          pendingBytesDuringFlood: during.pending,
+          validDeliveryMaxMs: +Math.max(...latencies).toFixed(1),
+          heapAndBuffersAfterMiB: +((after.heap + after.external) / 2 ** 20).toFixed(1),
+        },
+      }),
+    ).toEqual([]);
+  } finally {
+    for (const s of sockets) s.destroy();
+    child.stdin!.end();
+    await new Promise((resolve) => child.once('exit', resolve));
+  }
+}, 120_000);
