@@ -6,17 +6,18 @@ import { resolveConfig, type Config } from '../src/config.ts';
 import { silentLogger } from '../src/logger.ts';
 import { createMetrics } from '../src/metrics.ts';
 import { startSandbox, type Sandbox } from '../src/sandbox/index.ts';
-import { createSyncPass } from '../src/serve/sync-pass.ts';
-import { openDatabase, runOnce, selectStreams } from '../src/sync/runner.ts';
-import { createScheduledSync } from '../src/sync/scheduled.ts';
+import { openForWriting as openDatabase } from '../src/app/database.ts';
+import { runOnce } from '../src/app/run-once.ts';
+import { selectStreams } from '../src/app/streams.ts';
+import { createSyncPass } from '../src/app/sync-pass.ts';
 import type { SyncReport } from '../src/sync/engine.ts';
 
 /**
  * Auth economy: POSTs to the auth endpoint per simulated hour of syncing, tokens living expiresIn 900 s.
  * The sandbox and the client share one FakeClock; each pass syncs every stream and then the clock moves on by
  * `everyMs`. Measured for each way the product runs passes back to back, through the code each one runs:
- *  - `serve`: createSyncPass (src/serve/sync-pass.ts), one client per customer for the daemon's life;
- *  - `schedule`: createScheduledSync (src/sync/scheduled.ts), the same, one pass per tick;
+ *  - `serve`: createSyncPass (src/app/sync-pass.ts) with metrics, one client per customer for the daemon's life;
+ *  - `schedule`: the same pass without metrics, one per tick;
  *  - cron `sync`: runOnce in a fresh process per pass, so a fresh client and no token in memory: one auth call per
  *    pass by design, not a goal to meet (the row shows the cost); TOKEN_CACHE_FILE is the documented remedy;
  *  - cron `sync` with TOKEN_CACHE_FILE: runOnce per pass, the token read back from the cache file.
@@ -86,8 +87,8 @@ function passFor(path: AuthEconomy['path'], h: Harness, store: Awaited<ReturnTyp
     return { run: () => pass.run(signal), close: () => pass.close() };
   }
   if (path === 'schedule') {
-    const scheduled = createScheduledSync({ ...common, stdout: { write: () => true } });
-    return { run: () => scheduled.run(signal), close: () => scheduled.close() };
+    const pass = createSyncPass(common);
+    return { run: () => pass.run(signal), close: () => pass.close() };
   }
   // runOnce builds its clients and closes them before it returns: what a process started by cron does.
   return { run: () => runOnce(common), close: async () => {} };

@@ -1,6 +1,8 @@
 import { resolveConfig } from '../src/config.ts';
 import { silentLogger } from '../src/logger.ts';
-import { openDatabase, runOnce, selectStreams } from '../src/sync/runner.ts';
+import { openForWriting as openDatabase } from '../src/app/database.ts';
+import { runOnce } from '../src/app/run-once.ts';
+import { selectStreams } from '../src/app/streams.ts';
 import type { RunRequest } from '../src/sync/engine.ts';
 import type { SyncJob } from './sync-job.ts';
 

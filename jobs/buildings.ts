@@ -13,7 +13,6 @@ export const buildings = defineStream({
     id: { path: 'id', type: 'id' },
     name: { path: 'name', type: 'string' },
   },
-  keyFields: ['id'],
   // A filtered listing says nothing about the buildings it leaves out.
   softDelete: { isComplete: (variables) => variables.nameLike === undefined || variables.nameLike === null },
 });

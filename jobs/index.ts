@@ -8,8 +8,4 @@ import { occupancy } from './occupancy.ts';
  */
 export const streams: ReadonlyArray<AnyStream> = [buildings, occupancy];
 
-export function streamNames(): string[] {
-  return streams.map((s) => s.name);
-}
-
 export { buildings, occupancy };

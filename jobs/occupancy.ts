@@ -16,6 +16,5 @@ export const occupancy = defineStream({
     headcount: { path: 'headcount', type: 'count' },
     eventId: { path: 'id', type: 'id', nullable: true },
   },
-  keyFields: ['floorSpaceId', 'observedAt'],
   cursorField: 'observedAt',
 });

@@ -2,6 +2,8 @@ import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError, UsageError } from './errors.ts';
 import { maskSecret } from './logger.ts';
+import { HTTP_HEADER_NAME, isLoopback, redactUrl } from './net.ts';
+import { readSecretFile } from './secrets.ts';
 import { parseIsoInstant } from './time.ts';
 
 /**
@@ -151,19 +153,9 @@ function customerId(variable: string, value: string): string {
   return value;
 }
 
-function isLoopback(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
-}
-
 /** HTTPS only; plain http only for loopback hosts (the sandbox). */
-/** The URL with any user and password replaced, so an error message never repeats credentials. */
-function withoutCredentials(raw: string): string {
-  return raw.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/@]*@/i, '$1***@');
-}
-
 export function validateApiBaseUrl(input: string, variable = 'API_BASE_URL'): string {
-  const raw = withoutCredentials(input);
+  const raw = redactUrl(input);
   let url: URL;
   try {
     url = new URL(input);
@@ -185,27 +177,10 @@ export function validateApiBaseUrl(input: string, variable = 'API_BASE_URL'): st
   return url.toString().replace(/\/+$/, '');
 }
 
-function readSecretFile(variable: string, path: string): string {
-  let text: string;
-  try {
-    const mode = statSync(path).mode & 0o077;
-    text = readFileSync(path, 'utf8');
-    if (mode & 0o007) {
-      fail(variable, path, 'the secret file is readable by every user', `run: chmod 600 ${path}`);
-    }
-  } catch (error) {
-    if (error instanceof ConfigError) throw error;
-    fail(variable, path, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a readable file holding only the secret');
-  }
-  const value = text.trim();
-  if (!value) fail(variable, path, 'the file is empty', 'write the secret into the file');
-  return value;
-}
-
 /** A secret may come inline (`NAME`) or from a file (`NAME_FILE`, for systemd credentials and Docker secrets). */
 function secretFrom(env: Env, variable: string): string | undefined {
   const file = env[`${variable}_FILE`]?.trim();
-  if (file) return readSecretFile(`${variable}_FILE`, file);
+  if (file) return readSecretFile(file, (problem, fix) => fail(`${variable}_FILE`, file, problem, fix));
   const value = env[variable];
   return value ? value.trim() : undefined;
 }
@@ -226,8 +201,6 @@ function checkWebhookSecret(variable: string, value: string): string {
   return value;
 }
 
-/** RFC 9110 token characters: what an HTTP header name may contain. */
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 function parseHeaderMap(variable: string, raw: string | undefined): Record<string, string> {
   if (!raw?.trim()) return {};
@@ -237,7 +210,7 @@ function parseHeaderMap(variable: string, raw: string | undefined): Record<strin
   } catch {
     fail(variable, '(not shown)', 'not valid JSON', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
-  const result = z.record(z.string().regex(HEADER_NAME), z.string()).safeParse(parsed);
+  const result = z.record(z.string().regex(HTTP_HEADER_NAME), z.string()).safeParse(parsed);
   if (!result.success) {
     fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
@@ -271,7 +244,7 @@ const customerFileSchema = z.array(
       webhookPreviousSecretFile: z.string().min(1).optional(),
       /** ISO 8601 instant after which the previous webhook secret is no longer accepted. */
       webhookPreviousSecretUntil: z.string().min(1).optional(),
-      webhookHeaders: z.record(z.string().regex(HEADER_NAME, 'not a valid HTTP header name'), z.string()).optional(),
+      webhookHeaders: z.record(z.string().regex(HTTP_HEADER_NAME, 'not a valid HTTP header name'), z.string()).optional(),
     })
     .strict(),
 );
@@ -304,7 +277,7 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
     if (seen.has(id)) fail('CUSTOMERS_FILE', path, `customer ${entry.id} is listed twice`, 'list each customer once');
     seen.add(id);
     const fromEnvOrFile = (envName: string | undefined, file: string | undefined, label: string): string | undefined => {
-      if (file) return readSecretFile(`${where} ${label}File`, file);
+      if (file) return readSecretFile(file, (problem, fix) => fail(`${where} ${label}File`, file, problem, fix));
       if (envName) {
         const value = env[envName];
         if (!value) fail(envName, undefined, `${where} takes its ${label} from this variable, which is empty`, `export ${envName}`);
@@ -334,7 +307,7 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
 
 function resolveDatabase(env: Env): Config['database'] {
   const url = env.DATABASE_URL?.trim() || 'file:./data/occupancy.db';
-  const shown = url.replace(/:\/\/([^:@/]*):[^@]*@/, '://$1:***@');
+  const shown = redactUrl(url);
   if (/^postgres(ql)?:\/\//.test(url)) {
     let parsed: URL | undefined;
     try {

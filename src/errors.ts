@@ -154,13 +154,6 @@ export class ContractViolation extends OccupancySyncError {
   }
 }
 
-/** Another run holds the lock for this customer and stream. */
-export class LockHeldError extends OccupancySyncError {
-  constructor(message: string) {
-    super('LOCKED', message);
-  }
-}
-
 /** The database refused or failed a read or write. */
 export class StoreError extends OccupancySyncError {
   constructor(message: string, options?: { cause?: unknown }) {
@@ -187,6 +180,5 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError) return ExitCode.USAGE;
   if (error instanceof ConfigError) return ExitCode.CONFIG;
   if (error instanceof AuthError) return ExitCode.AUTH;
-  if (error instanceof LockHeldError) return ExitCode.LOCKED;
   return ExitCode.FAILURE;
 }

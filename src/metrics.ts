@@ -14,10 +14,10 @@ import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
  */
 
 /** How a webhook delivery ended. `duplicate` is accepted too (the platform retried a delivery we already had). */
-export type WebhookOutcome = 'accepted' | 'duplicate' | 'refused';
+export type DeliveryResult = 'accepted' | 'duplicate' | 'refused';
 
-/** Cumulative counters an API client keeps (the api helper's client stats). Read at scrape time. */
-export interface ApiStats {
+/** The cumulative counters of an API client that /metrics shows (a subset of the client's `stats`). Read at scrape time. */
+export interface ClientCounters {
   authCalls?: number;
   tokenRefreshes?: number;
   retries?: number;
@@ -49,8 +49,8 @@ export interface Metrics {
    * Adds a source of cumulative API client stats, read at every scrape and summed with the direct counts above.
    * Returns a function that removes the source (its last values are kept, so counters never go down).
    */
-  observeApiStats(source: () => ApiStats): () => void;
-  webhookOutcome(outcome: WebhookOutcome, reason?: string): void;
+  observeApiStats(source: () => ClientCounters): () => void;
+  webhookOutcome(outcome: DeliveryResult, reason?: string): void;
   /** Seconds the stream's watermark is behind now. */
   setSyncLag(customerId: string, stream: string, seconds: number): void;
   /** 1 while a scheduled sync pass is running, else 0. */
@@ -122,7 +122,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   // API counters combine direct increments with cumulative stats read from client objects at scrape time.
   const direct = { authCalls: 0, tokenRefreshes: 0, retries: 0 };
   const retired = { authCalls: 0, tokenRefreshes: 0, retries: 0 };
-  const sources = new Set<() => ApiStats>();
+  const sources = new Set<() => ClientCounters>();
   const total = (key: keyof typeof direct): number => {
     let sum = direct[key] + retired[key];
     for (const source of sources) sum += source()[key] ?? 0;

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 /**
  * Every secret value the process knows (API secrets, tokens, webhook secrets, header values) is registered here, and
  * `scrub` removes it from any text before that text is logged or printed. A secret must not leak in any form an
@@ -136,4 +137,24 @@ export class SecretRegistry {
   get size(): number {
     return this.#values.size;
   }
+}
+
+/**
+ * Reads a secret kept in a file (a `*_FILE` variable, a `--*-file` flag). Surrounding whitespace, such as the final
+ * newline, is not part of the secret. Refused through `fail` (the caller's error type, naming its variable or flag):
+ * a file other users may read, a file that cannot be read, an empty file.
+ */
+export function readSecretFile(path: string, fail: (problem: string, fix: string, cause?: unknown) => never): string {
+  let text: string;
+  let mode: number;
+  try {
+    mode = statSync(path).mode;
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    fail(`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a readable file holding only the secret', error);
+  }
+  if (mode & 0o007) fail('the secret file is readable by every user', `run: chmod 600 ${path}`);
+  const value = text.trim();
+  if (!value) fail('the file is empty', 'write the secret into the file');
+  return value;
 }

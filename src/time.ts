@@ -1,3 +1,5 @@
+import { UsageError } from './errors.ts';
+
 /**
  * Instants as text. Every timestamp that enters occupancy-sync (API records, webhook deliveries, command-line flags,
  * stored rows) is read here, strictly: an ISO 8601 date-time with a zone, whose calendar fields exist. `Date.parse`
@@ -51,8 +53,16 @@ export function parseIsoInstant(text: string): number | undefined {
   return Number.isFinite(result) ? result : undefined;
 }
 
-/** The canonical text of epoch milliseconds; a RangeError for a value that is no instant. */
-export function toIsoUtc(value: number | Date): IsoUtc {
+/**
+ * The canonical text of an instant given as epoch milliseconds, a Date, or ISO text with a zone (read strictly, as
+ * parseIsoInstant does); a RangeError for a value that is no instant.
+ */
+export function toIsoUtc(value: number | Date | string): IsoUtc {
+  if (typeof value === 'string') {
+    const canonical = canonicalIso(value);
+    if (canonical === undefined) throw new RangeError(`not a valid ISO 8601 timestamp with a zone: ${JSON.stringify(value)}`);
+    return canonical;
+  }
   const ms = value instanceof Date ? value.getTime() : value;
   if (!Number.isFinite(ms)) throw new RangeError(`not a valid timestamp: ${String(value)}`);
   return new Date(ms).toISOString();
@@ -63,4 +73,33 @@ export function canonicalIso(text: string): IsoUtc | undefined {
   if (CANONICAL_FAST.test(text)) return text;
   const ms = parseIsoInstant(text);
   return ms === undefined ? undefined : toIsoUtc(ms);
+}
+
+/*
+ * Command-line values, parsed strictly: a flag that does not mean exactly one thing is a usage error (exit 64) that
+ * quotes what was typed and says what would work, never a silent reinterpretation.
+ */
+
+const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
+const AGO = /^(\d+)(h|d)$/;
+const HOUR = 3_600_000;
+
+/**
+ * A command-line instant: `2026-01-01` (midnight UTC), an ISO 8601 date-time with a zone (`2026-01-01T06:00:00Z`,
+ * `2026-01-01T08:00+02:00`), or a time before now in whole hours or days (`36h`, `7d`), rounded down to the hour so
+ * that the same flag means the same instant all that hour (a backfill run again resumes instead of starting over).
+ * A date that does not exist (2026-02-30) or a date-time without a zone is refused.
+ */
+export function parseInstant(flag: string, value: string, now = Date.now()): number {
+  const text = value.trim();
+  const ago = AGO.exec(text);
+  if (ago) return Math.floor((now - Number(ago[1]) * (ago[2] === 'd' ? 24 * HOUR : HOUR)) / HOUR) * HOUR;
+  const ms = DATE_ONLY.test(text) ? parseIsoInstant(`${text}T00:00:00Z`) : parseIsoInstant(text);
+  if (ms !== undefined) return ms;
+  let problem = 'not an ISO 8601 date or date-time with a zone, nor a time ago such as 36h or 7d';
+  if (DATE_ONLY.test(text) || /^\d{4}-\d{2}-\d{2}T/.test(text)) {
+    if (/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text)) problem = 'a time needs a zone (add Z for UTC)';
+    else problem = 'no such date or time';
+  }
+  throw new UsageError(`${flag} ${JSON.stringify(value)}: ${problem}. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z or 7d (seven days ago)`);
 }

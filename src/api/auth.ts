@@ -1,7 +1,8 @@
 import type { Clock } from '../clock.ts';
 import { AuthError, RateLimitError } from '../errors.ts';
 import type { SecretRegistry } from '../logger.ts';
-import { ApiTransportError, parseRetryAfter } from './retry.ts';
+import { ApiTransportError } from './failure.ts';
+import { parseRetryAfter } from './retry.ts';
 import type { IssuedToken } from './token.ts';
 import { parseJsonBody, type HttpResponse, type Transport } from './transport.ts';
 

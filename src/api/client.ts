@@ -5,7 +5,8 @@ import { globalSecrets, silentLogger, type Logger, type SecretRegistry } from '.
 import { abortError, defaultSleep } from './abort.ts';
 import { ADMIN_CONSOLE_KEYS, QUERY_PATH, createAuthenticator, notTheApi, statusError } from './auth.ts';
 import type { LoadedDocument } from './documents.ts';
-import { ApiTransportError, classifyFailure, retryDelay } from './retry.ts';
+import { ApiTransportError } from './failure.ts';
+import { classifyFailure, retryDelay } from './retry.ts';
 import { jwtCustomer } from './jwt.ts';
 import { FileTokenStore } from './token-cache.ts';
 import { TokenProvider } from './token.ts';

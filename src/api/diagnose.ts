@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts';
 import type { ApiClient } from './client.ts';
 import { parseDocumentSource, validateDocuments, type DocumentMismatch, type LoadedDocument } from './documents.ts';
 import { jwtCustomer, jwtScopes } from './jwt.ts';
-import { ApiTransportError } from './retry.ts';
+import { ApiTransportError } from './failure.ts';
 import { fetchLiveSchema } from './schema.ts';
 
 /** The cheap query `check` runs: the one query the API document guarantees. */

@@ -13,4 +13,4 @@ export type { LoadedDocument, DocumentMismatch } from './documents.ts';
 export { fetchLiveSchema, loadSchemaFile } from './schema.ts';
 export { checkCustomer, type CustomerCheck } from './diagnose.ts';
 export { decodeJwtClaims, jwtCustomer, jwtScopes } from './jwt.ts';
-export { ApiTransportError, type FailureReason } from './retry.ts';
+export { ApiTransportError, type FailureReason } from './failure.ts';

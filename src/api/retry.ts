@@ -1,43 +1,11 @@
 import { AuthError, GraphQLResponseError, RateLimitError, TransportError } from '../errors.ts';
+import { ApiTransportError, type FailureReason } from './failure.ts';
 
 /**
  * The retry policy as pure functions: what is retried, why, and how long to wait. The client's attempt loop
  * (client.ts, withRetries) only counts and sleeps; keeping them free of I/O lets the tests pin every row of the policy table in docs/api-client.md.
  */
 
-/** Why an attempt failed, as logged and counted in `stats.retriesByReason`. */
-export type FailureReason =
-  /** The connection could not be made (refused, DNS): the request was never sent. */
-  | 'connect'
-  /** The connection broke after the request may have been sent (reset, closed socket). */
-  | 'network'
-  /** No complete answer within the configured timeout. */
-  | 'timeout'
-  /** HTTP 5xx. */
-  | 'server_error'
-  /** HTTP 429. */
-  | 'rate_limited'
-  /** A gzip body that was truncated or corrupt. */
-  | 'corrupt_body'
-  /** A 2xx answer whose body is not JSON. */
-  | 'invalid_json'
-  /** A GraphQL `errors` answer (retried only when the caller opted in). */
-  | 'graphql_error'
-  /** Any other HTTP 4xx, or an answer that breaks the protocol: never retried. */
-  | 'client_error';
-
-/** A TransportError that also says which kind of failure it was, so the policy need not parse messages. */
-export class ApiTransportError extends TransportError {
-  readonly reason: FailureReason;
-  constructor(
-    reason: FailureReason,
-    message: string,
-    options?: { cause?: unknown; status?: number; retryable?: boolean; retryAfterMs?: number },
-  ) {
-    super(message, options);
-    this.reason = reason;
-  }
-}
 
 export interface RetryDecision {
   retry: boolean;

@@ -117,11 +117,6 @@ export class TokenProvider {
     return abortable(this.#inflight, signal);
   }
 
-  /** The token in use, if any, without refreshing. */
-  peek(): TokenInfo | undefined {
-    return this.#current;
-  }
-
   /**
    * Forgets the token (after a 401). With `token`, only when it is still the current one: twenty requests that
    * all got 401 with the same revoked token must cause one re-authentication, not twenty. Returns whether the

@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { abortError } from './abort.ts';
-import { ApiTransportError, type FailureReason } from './retry.ts';
+import { ApiTransportError, type FailureReason } from './failure.ts';
 
 /**
  * One HTTP exchange with the platform: POST a JSON body over a keep-alive pool, read the whole answer (gunzipping

@@ -1,10 +1,31 @@
 import { requireApi, selectCustomers } from '../config.ts';
 import { globalSecrets } from '../logger.ts';
 import type { Store } from '../store/types.ts';
-import type { ProgressEvent, RunRequest, SyncReport } from '../sync/engine.ts';
-import { openDatabase, runOnce, selectStreams } from '../sync/runner.ts';
-import { exitCodeOf, noteLines, problemLines, summaryJson, summaryLine } from '../sync/summary.ts';
+import type { ProgressEvent, RunRequest, StreamOutcome, SyncReport } from '../sync/engine.ts';
+import { openForWriting } from '../app/database.ts';
+import { runOnce } from '../app/run-once.ts';
+import { selectStreams } from '../app/streams.ts';
+import { noteLines, problemLines, summaryFigures, summaryLine } from '../app/summary.ts';
+import { exitCodeOf } from './exit-code.ts';
 import type { CliContext } from './context.ts';
+
+/** The summary as one JSON object (`sync --json`): the figures, the exit code and every stream's outcome. */
+export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
+  const outcomes = report.outcomes.map((o) => ({
+    customerId: o.customerId,
+    stream: o.stream,
+    mode: o.mode,
+    status: o.status,
+    pages: o.pages,
+    records: o.records,
+    rejected: o.rejected,
+    windows: o.windows,
+    watermark: o.watermark,
+    ...(o.note !== undefined && { note: o.note }),
+    ...(o.error !== undefined && { error: scrub(o.error instanceof Error ? o.error.message : String(o.error)) }),
+  }));
+  return `${JSON.stringify({ command, ...summaryFigures(report), exitCode: exitCodeOf(report.outcomes), outcomes }, null, 2)}\n`;
+}
 
 /**
  * Prints a run's outcome and sets the exit code: problems (one line per customer and cause) and notes on stderr,
@@ -54,7 +75,7 @@ export async function runCommand(
   const customers = selectCustomers(config, flags.customer);
   const streams = selectStreams(flags.stream, flags.request);
   const logger = ctx.logger();
-  const store = await openDatabase(config.database);
+  const store = await openForWriting(config.database);
   try {
     let result: SyncReport;
     try {

@@ -2,11 +2,12 @@
  * `occupancy-sync/sync`: run a sync from your own program, as `occupancy-sync sync` does: every stream (or some)
  * for every configured customer, each page committed with its checkpoint.
  */
-import { openDatabase as openDatabaseImpl, runOnce as runOnceImpl, selectStreams as selectStreamsImpl } from '../sync/runner.ts';
+import { openForWriting } from '../app/database.ts';
+import { runOnce as runOnceImpl } from '../app/run-once.ts';
+import { allStreams, selectStreams as selectStreamsImpl } from '../app/streams.ts';
 import { runSync as runSyncImpl } from '../sync/engine.ts';
-import { streams as streamsImpl } from '../../jobs/index.ts';
 
-export type { RunOnceOptions } from '../sync/runner.ts';
+export type { RunOnceOptions } from '../app/run-once.ts';
 export type { SyncOptions, SyncReport, SyncTarget, RunRequest, StreamOutcome, ProgressEvent } from '../sync/engine.ts';
 export type { AnyStream, StreamDefinition, StreamSettings } from '../sync/stream.ts';
 
@@ -17,7 +18,7 @@ export type { AnyStream, StreamDefinition, StreamSettings } from '../sync/stream
  * import { streams } from 'occupancy-sync/sync';
  * console.log(streams.map((s) => `${s.name} (${s.kind})`));
  */
-export const streams: typeof streamsImpl = streamsImpl;
+export const streams: typeof allStreams = allStreams;
 
 /**
  * The streams named like `--stream` does (all when `name` is undefined); a `ConfigError` lists the valid names.
@@ -36,7 +37,8 @@ export const selectStreams: typeof selectStreamsImpl = selectStreamsImpl;
  * import { openDatabase } from 'occupancy-sync/sync';
  * const store = await openDatabase(resolveConfig(process.env).database);
  */
-export const openDatabase: typeof openDatabaseImpl = openDatabaseImpl;
+export const openDatabase: (database: Parameters<typeof openForWriting>[0]) => ReturnType<typeof openForWriting> = (database) =>
+  openForWriting(database);
 
 /**
  * One run, like `occupancy-sync sync`: builds an API client per customer, runs the streams, closes the clients.

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.ts';
-import { toIsoUtc, type Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
+import { toIsoUtc } from '../time.ts';
 import { totalOf, type FloorSpaceSummary, type HourlyPoint, type ReportData, type ReportOptions } from './types.ts';
 
 /**

@@ -1,6 +1,5 @@
-import { parseInstant } from '../cli/flags.ts';
 import { UsageError } from '../errors.ts';
-import { parseIsoInstant, toIsoUtc } from '../time.ts';
+import { parseInstant, parseIsoInstant, toIsoUtc } from '../time.ts';
 import type { ReportRange } from './types.ts';
 import { fromWallClock, UTC } from './zone.ts';
 

@@ -1,5 +1,6 @@
 import { globalSecrets } from '../logger.ts';
-import { toIsoUtc, type Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
+import { toIsoUtc } from '../time.ts';
 
 /**
  * `/healthz`: the database answers and the last runs are healthy. Read from the `sync_health` view, so every

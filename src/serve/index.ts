@@ -4,12 +4,13 @@ import { requireApi, type Config, type CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
-import { openDatabase, selectStreams } from '../sync/runner.ts';
-import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../sync/scheduler.ts';
+import { openForWriting } from '../app/database.ts';
+import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
+import { allStreams } from '../app/streams.ts';
+import { createSyncPass, type SyncPass } from '../app/sync-pass.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
 import { startOpsServer, type OpsServer } from './ops-server.ts';
-import { createSyncPass, type SyncPass } from './sync-pass.ts';
 
 /**
  * `occupancy-sync serve`: the sync schedule, the webhook receiver and the operations endpoints in one process.
@@ -71,9 +72,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     validateCron(config.sync.cron);
     if (!options.baseUrl) requireApi(config);
   }
-  const streams = options.streams ?? selectStreams(undefined);
+  const streams = options.streams ?? allStreams;
 
-  const store = options.store ?? (await openDatabase(config.database));
+  const store = options.store ?? (await openForWriting(config.database, logger));
   let stopping = false;
   let receiver: Receiver | undefined;
   let ops: OpsServer | undefined;

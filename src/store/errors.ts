@@ -2,6 +2,7 @@
  * Driver errors in words an operator can act on: what failed, where (the database, without its password), and the
  * fix. The raw message is kept at the end for anything not recognised, and the driver error stays the `cause`.
  */
+import { redactUrl } from '../net.ts';
 
 interface DriverError {
   message?: string;
@@ -15,9 +16,7 @@ interface DriverError {
 }
 
 /** `postgres://user@host:5432/db` or the SQLite path, for messages: never a password. */
-export function describeLocation(url: string): string {
-  return url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@]*@/i, '$1:***@');
-}
+export const describeLocation = redactUrl;
 
 /**
  * Why the database refused, with the fix when the cause is a known one (connection, missing database, credentials,

@@ -1,11 +1,16 @@
+import { getTableColumns, getTableName, type Column as DrizzleColumn } from 'drizzle-orm';
+import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { StoreError } from '../errors.ts';
-import { canonicalTimestamp } from './timestamps.ts';
-import type { BuildingRecord, IsoUtc, OccupancyRecord, OccupancySource, SinkName, SinkRecords } from './types.ts';
+import { buildings as buildingsTable, occupancy as occupancyTable } from '../../db/schema/pg.ts';
+import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import type { IsoUtc, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 /**
- * The sink registry: how a stream's records become rows. Each dialect builds its one prepared upsert per sink from
- * this description (SQLite: INSERT ... VALUES per row; Postgres: INSERT ... SELECT FROM unnest per page), so the
- * columns, validation and conflict rules exist once. A new sink needs a migration and an entry here.
+ * The sink registry: how a stream's records become rows. A sink names its Drizzle table (db/schema/pg.ts, the one
+ * definition of its columns; db/schema/sqlite.ts mirrors it for SQLite's migrations) and which of the table's fields
+ * are set once per page and which per record. The column names, their types, the validation of each value and the
+ * key come from the table. Each dialect builds its one prepared upsert per sink from this (SQLite: INSERT ... VALUES
+ * per row; Postgres: INSERT ... SELECT FROM unnest per page). A new sink needs a table, a migration and an entry here.
  */
 
 export type ColumnType = 'text' | 'timestamptz' | 'int4';
@@ -28,19 +33,110 @@ export interface SinkDef<R> {
   /** Columns with one value for the whole page (bound once, not per row). */
   pageColumns: readonly Column[];
   pageValues(page: PageContext): unknown[];
-  /** Columns with one value per record. */
+  /** Columns with one value per record, in the order `fill` writes them. */
   rowColumns: readonly Column[];
-  /** Indexes into rowColumns that, with the page columns, form the primary key (used to drop in-page duplicates). */
+  /** The record fields that, with the page columns, form the table's primary key. */
+  key: ReadonlyArray<keyof R & string>;
+  /** Indexes of `key` in rowColumns. */
   rowKey: readonly number[];
   /** Validates one record and writes its row values into `out` from `offset` (no allocation on the hot path). */
   fill(record: R, out: unknown[], offset: number, index: number): void;
   /** The portable ON CONFLICT clause (SQLite and Postgres share the syntax, including `excluded`). */
   onConflict: string;
+  /** Rows missing from a complete listing can be marked deleted (the table has last_seen_at and deleted_at). */
+  softDelete: boolean;
 }
 
-function text(value: unknown, table: string, field: string, index: number): string {
-  if (typeof value === 'string' && value.length > 0) return value;
-  throw new StoreError(`${table} record ${index}: ${field} must be a non-empty string, got ${JSON.stringify(value)}`);
+/** One record field, as the table declares it. */
+interface Field {
+  field: string;
+  column: Column;
+  notNull: boolean;
+  /** Text that must not be empty (identifiers and statuses). */
+  nonEmpty: boolean;
+}
+
+function columnType(column: DrizzleColumn, table: string): ColumnType {
+  const sqlType = column.getSQLType();
+  if (sqlType === 'text') return 'text';
+  if (sqlType === 'integer') return 'int4';
+  if (sqlType.startsWith('timestamp')) return 'timestamptz';
+  throw new Error(`${table}.${column.name}: no sink column type for ${sqlType}`);
+}
+
+function fieldsOf(table: PgTable, fields: readonly string[], nonEmpty: readonly string[]): Field[] {
+  const name = getTableName(table);
+  const columns = getTableColumns(table) as Record<string, DrizzleColumn>;
+  return fields.map((field) => {
+    const column = columns[field];
+    if (!column) throw new Error(`${name}: no field ${field} in its Drizzle table`);
+    return { field, column: { name: column.name, type: columnType(column, name) }, notNull: column.notNull, nonEmpty: nonEmpty.includes(field) };
+  });
+}
+
+/** The primary key's fields that records carry (the page columns, such as customer_id, complete it). */
+function keyOf(table: PgTable, rowFields: readonly Field[]): string[] {
+  const [primaryKey] = getTableConfig(table).primaryKeys;
+  if (!primaryKey) throw new Error(`${getTableName(table)}: a sink table needs a primary key`);
+  const names = new Set(primaryKey.columns.map((c) => c.name));
+  return rowFields.filter((f) => names.has(f.column.name)).map((f) => f.field);
+}
+
+function invalid(table: string, index: number, field: string, what: string, value: unknown): StoreError {
+  return new StoreError(`${table} record ${index}: ${field} must be ${what}, got ${JSON.stringify(value)}`);
+}
+
+/** Writes one record's values in column order, each checked against its column's type and nullability. */
+function filler<R>(table: string, fields: readonly Field[]): SinkDef<R>['fill'] {
+  return (record, out, offset, index) => {
+    const r = record as Record<string, unknown>;
+    for (let c = 0; c < fields.length; c++) {
+      const { field, column, notNull, nonEmpty } = fields[c]!;
+      const value = r[field];
+      if (!notNull && (value === null || value === undefined)) {
+        out[offset + c] = null;
+      } else if (column.type === 'timestamptz') {
+        out[offset + c] = notNull ? canonicalTimestamp(value, `${table} record ${index}: ${field}`) : canonicalOrNull(value, `${table} record ${index}: ${field}`);
+      } else if (column.type === 'int4') {
+        if (!Number.isInteger(value)) throw invalid(table, index, field, 'an integer', value);
+        out[offset + c] = value;
+      } else {
+        if (typeof value !== 'string' || (nonEmpty && value.length === 0)) throw invalid(table, index, field, nonEmpty ? 'a non-empty string' : 'a string', value);
+        out[offset + c] = value;
+      }
+    }
+  };
+}
+
+function defineSink<S extends SinkName>(spec: {
+  table: PgTable;
+  pageColumns: readonly string[];
+  pageValues(page: PageContext): unknown[];
+  /** The fields each record carries, in column order. */
+  rowFields: ReadonlyArray<keyof SinkRecords[S] & string>;
+  nonEmpty: ReadonlyArray<keyof SinkRecords[S] & string>;
+  onConflict: string;
+}): SinkDef<SinkRecords[S]> {
+  const table = getTableName(spec.table);
+  const rows = fieldsOf(spec.table, spec.rowFields, spec.nonEmpty);
+  const byName = new Map(Object.entries(getTableColumns(spec.table) as Record<string, DrizzleColumn>).map(([, c]) => [c.name, c]));
+  const pageColumns = spec.pageColumns.map((name) => {
+    const column = byName.get(name);
+    if (!column) throw new Error(`${table}: no column ${name}`);
+    return { name, type: columnType(column, table) };
+  });
+  const key = keyOf(spec.table, rows) as Array<keyof SinkRecords[S] & string>;
+  return {
+    table,
+    pageColumns,
+    pageValues: spec.pageValues,
+    rowColumns: rows.map((f) => f.column),
+    key,
+    rowKey: key.map((k) => spec.rowFields.indexOf(k)),
+    fill: filler(table, rows),
+    onConflict: spec.onConflict,
+    softDelete: byName.has('deleted_at') && byName.has('last_seen_at'),
+  };
 }
 
 /**
@@ -49,65 +145,29 @@ function text(value: unknown, table: string, field: string, index: number): stri
  * arrival: a reading seen by webhook and then by polling stays one row with source 'webhook'. A missing event_id is
  * filled in by a later arrival that has one.
  */
-const occupancy: SinkDef<OccupancyRecord> = {
-  table: 'occupancy',
-  pageColumns: [
-    { name: 'customer_id', type: 'text' },
-    { name: 'source', type: 'text' },
-    { name: 'ingested_at', type: 'timestamptz' },
-  ],
+const occupancy = defineSink<'occupancy'>({
+  table: occupancyTable,
+  pageColumns: ['customer_id', 'source', 'ingested_at'],
   pageValues: (page) => [page.customerId, page.source, page.at],
-  rowColumns: [
-    { name: 'floor_space_id', type: 'text' },
-    { name: 'observed_at', type: 'timestamptz' },
-    { name: 'occupancy_status', type: 'text' },
-    { name: 'headcount', type: 'int4' },
-    { name: 'event_id', type: 'text' },
-  ],
-  rowKey: [0, 1],
-  fill(r, out, o, i) {
-    out[o] = text(r.floorSpaceId, 'occupancy', 'floorSpaceId', i);
-    out[o + 1] = canonicalTimestamp(r.observedAt, `occupancy record ${i}: observedAt`);
-    out[o + 2] = text(r.occupancyStatus, 'occupancy', 'occupancyStatus', i);
-    if (!Number.isInteger(r.headcount)) {
-      throw new StoreError(`occupancy record ${i}: headcount must be an integer, got ${JSON.stringify(r.headcount)}`);
-    }
-    out[o + 3] = r.headcount;
-    out[o + 4] = r.eventId ?? null;
-  },
+  rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'],
+  nonEmpty: ['floorSpaceId', 'occupancyStatus'],
   onConflict:
     'ON CONFLICT (customer_id, floor_space_id, observed_at) DO UPDATE SET ' +
     'occupancy_status = excluded.occupancy_status, headcount = excluded.headcount, ' +
     'event_id = COALESCE(occupancy.event_id, excluded.event_id) ' +
     'WHERE occupancy.occupancy_status <> excluded.occupancy_status OR occupancy.headcount <> excluded.headcount ' +
     'OR (occupancy.event_id IS NULL AND excluded.event_id IS NOT NULL)',
-};
+});
 
 /** Buildings: a listed building is (again) alive: refresh its name and last_seen_at, clear deleted_at. */
-const buildings: SinkDef<BuildingRecord> = {
-  table: 'buildings',
-  pageColumns: [
-    { name: 'customer_id', type: 'text' },
-    { name: 'first_seen_at', type: 'timestamptz' },
-    { name: 'last_seen_at', type: 'timestamptz' },
-  ],
+const buildings = defineSink<'buildings'>({
+  table: buildingsTable,
+  pageColumns: ['customer_id', 'first_seen_at', 'last_seen_at'],
   pageValues: (page) => [page.customerId, page.at, page.at],
-  rowColumns: [
-    { name: 'id', type: 'text' },
-    { name: 'name', type: 'text' },
-  ],
-  rowKey: [0],
-  fill(r, out, o, i) {
-    out[o] = text(r.id, 'buildings', 'id', i);
-    if (typeof r.name !== 'string') {
-      throw new StoreError(`buildings record ${i}: name must be a string, got ${JSON.stringify(r.name)}`);
-    }
-    out[o + 1] = r.name;
-  },
-  onConflict:
-    'ON CONFLICT (customer_id, id) DO UPDATE SET ' +
-    'name = excluded.name, last_seen_at = excluded.last_seen_at, deleted_at = NULL',
-};
+  rowFields: ['id', 'name'],
+  nonEmpty: ['id'],
+  onConflict: 'ON CONFLICT (customer_id, id) DO UPDATE SET name = excluded.name, last_seen_at = excluded.last_seen_at, deleted_at = NULL',
+});
 
 export const SINKS: { [S in SinkName]: SinkDef<SinkRecords[S]> } = { occupancy, buildings };
 
@@ -115,4 +175,9 @@ export function sinkDef<S extends SinkName>(sink: S): SinkDef<SinkRecords[S]> {
   const def = SINKS[sink] as SinkDef<SinkRecords[S]> | undefined;
   if (!def) throw new StoreError(`unknown sink "${String(sink)}"; known sinks: ${Object.keys(SINKS).join(', ')}`);
   return def;
+}
+
+/** The record fields that identify a row of `sink` (with the customer): a stream's records are keyed by them. */
+export function sinkKey<S extends SinkName>(sink: S): ReadonlyArray<keyof SinkRecords[S] & string> {
+  return sinkDef(sink).key;
 }

@@ -5,7 +5,9 @@ import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { explainDatabaseError } from './errors.ts';
 import { GroupCommit } from './group-commit.ts';
+import { sinkDef } from './sinks.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
   DeliveryRecord,
   IsoUtc,
@@ -226,13 +228,25 @@ export class SqlStore implements Store {
     });
   }
 
-  markBuildingsDeleted(customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number> {
-    return this.#wrap('marking deleted buildings', () => {
+  markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number> {
+    return this.#wrap(`marking deleted ${sink}`, () => {
+      const { table, softDelete } = sinkDef(sink);
+      if (!softDelete) throw new StoreError(`sink ${sink} cannot soft-delete: its table keeps no last_seen_at and deleted_at`);
       const since = canonicalTimestamp(seenSince, 'seenSince');
       const deletedAt = canonicalTimestamp(at, 'at');
       return this.#db.run(sql`
-        UPDATE buildings SET deleted_at = ${deletedAt}
+        UPDATE ${sql.identifier(table)} SET deleted_at = ${deletedAt}
         WHERE customer_id = ${customerId} AND deleted_at IS NULL AND last_seen_at < ${since}`);
+    });
+  }
+
+  closeAbandonedRuns(customerId: string, stream: string, at: IsoUtc): Promise<number[]> {
+    return this.#wrap('closing runs left running by an ended process', async () => {
+      const finishedAt = canonicalTimestamp(at, 'at');
+      const rows = await this.#db.all<{ id: number | string }>(sql`
+        UPDATE sync_runs SET status = 'interrupted', finished_at = ${finishedAt}, error = ${ABANDONED_RUN_ERROR}
+        WHERE customer_id = ${customerId} AND stream = ${stream} AND status = 'running' RETURNING id`);
+      return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
     });
   }
 

@@ -1,5 +1,6 @@
 import type { Dialect } from '../config.ts';
-import { canonicalIso, toIsoUtc as isoOf, type IsoUtc } from '../time.ts';
+import type { IsoUtc } from '../time.ts';
+import type { buildings, occupancy } from '../../db/schema/pg.ts';
 
 export type { IsoUtc };
 
@@ -8,29 +9,26 @@ export type { IsoUtc };
  * `openStore(config.database)` picks SQLite or Postgres.
  *
  * Timestamps cross this boundary as canonical ISO 8601 UTC strings with milliseconds (`2026-01-01T00:00:00.000Z`),
- * produced by `toIsoUtc()`. SQLite stores exactly that text (fixed width, so it sorts and compares correctly);
+ * produced by `toIsoUtc()` (src/time.ts). SQLite stores exactly that text (fixed width, so it sorts and compares correctly);
  * Postgres stores timestamptz.
  */
 
 
-/** Tables that streams write into. A new sink needs a migration and a line in the store's sink registry. */
+/** Tables that streams write into. A new sink needs a Drizzle table, a migration and an entry in store/sinks.ts. */
 export type SinkName = 'buildings' | 'occupancy';
 
-export interface BuildingRecord {
-  id: string;
-  name: string;
-}
+/**
+ * A record's fields are the sink table's own (db/schema/pg.ts): the columns a record carries, typed as Drizzle infers
+ * them for an insert. The page supplies the rest (customer, source, times).
+ */
+type RecordOf<T extends { $inferInsert: object }, K extends keyof T['$inferInsert']> = { [F in K]-?: Exclude<T['$inferInsert'][F], undefined> };
 
-export type OccupancySource = 'poll' | 'webhook';
+export type BuildingRecord = RecordOf<typeof buildings, 'id' | 'name'>;
 
-export interface OccupancyRecord {
-  floorSpaceId: string;
-  observedAt: IsoUtc;
-  occupancyStatus: string;
-  headcount: number;
-  /** The platform's observation id (poll) or the delivery Id (webhook). */
-  eventId: string | null;
-}
+export type OccupancySource = (typeof occupancy.$inferInsert)['source'];
+
+/** `eventId`: the platform's observation id (poll) or the delivery Id (webhook). */
+export type OccupancyRecord = RecordOf<typeof occupancy, 'floorSpaceId' | 'observedAt' | 'occupancyStatus' | 'headcount' | 'eventId'>;
 
 export interface SinkRecords {
   buildings: BuildingRecord;
@@ -143,6 +141,9 @@ export interface StateChangeRecord {
   after: SyncState | undefined;
 }
 
+/** The error recorded on a run whose process ended without recording its outcome. */
+export const ABANDONED_RUN_ERROR = 'process ended without recording an outcome (killed?)';
+
 export interface Lock {
   release(): Promise<void>;
 }
@@ -173,11 +174,20 @@ export interface Store {
   /** Recorded state changes, newest first. */
   stateChanges(filter?: { customerId?: string; stream?: string; limit?: number }): Promise<StateChangeRecord[]>;
 
-  /** Soft-deletes the customer's buildings not seen since `seenSince`; clears nothing (upsert clears on return). */
-  markBuildingsDeleted(customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
+  /**
+   * Soft-deletes the customer's rows of `sink` not seen since `seenSince` (`deleted_at = at`); a later upsert of the
+   * row clears it. StoreError for a sink whose table keeps no `last_seen_at`/`deleted_at`.
+   */
+  markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
 
   startRun(run: { customerId: string; stream: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
   finishRun(id: number, outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null }): Promise<void>;
+  /**
+   * Marks the runs of (customer, stream) still 'running' as interrupted with ABANDONED_RUN_ERROR, and returns their
+   * ids. Call it only while holding that pair's lock: the lock dies with its holder (kill -9 included), so a
+   * 'running' row nobody holds the lock for belongs to a process that ended without recording its outcome.
+   */
+  closeAbandonedRuns(customerId: string, stream: string, at: IsoUtc): Promise<number[]>;
   /** The latest run of each (customer, stream), ordered by customer and stream. */
   lastRuns(customerId?: string): Promise<RunRecord[]>;
 
@@ -196,12 +206,4 @@ export interface Store {
 
   /** Read-only SQL for reports, status and tests. Parameters are positional ($1.. on both dialects). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
-}
-
-/** Canonical timestamp form used across the store boundary: epoch ms, a Date, or ISO text with a zone (strict). */
-export function toIsoUtc(value: Date | number | string): IsoUtc {
-  if (typeof value !== 'string') return isoOf(value);
-  const canonical = canonicalIso(value);
-  if (canonical === undefined) throw new RangeError(`not a valid ISO 8601 timestamp with a zone: ${JSON.stringify(value)}`);
-  return canonical;
 }

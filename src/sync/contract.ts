@@ -118,7 +118,7 @@ export const DEFAULT_LIMITS: PagingLimits = {
 
 const MAX_RAW_CHARS = 16_384;
 /** More than any page holds (the sandbox and our settings cap pages at 5,000 records). */
-const SLOTS = 1 << 20;
+const MAX_PAGE_NODES = 1 << 20;
 
 function rawOf(node: unknown): { raw: string; fingerprint: string } {
   let json: string;
@@ -161,8 +161,8 @@ export interface WindowPagingOptions<R> {
 export class WindowPaging<R> {
   readonly #o: WindowPagingOptions<R>;
   readonly #cursors = new Set<string>();
-  /** Record keys seen in this window -> page * SLOTS + slot on that page. */
-  readonly #seen = new Map<string, number>();
+  /** Record keys (and rejected records' fingerprints) seen in this window: a page with none new makes no progress. */
+  readonly #seen = new Set<string>();
   #pages = 0;
   #withoutNew = 0;
   #nodes = 0;
@@ -186,12 +186,11 @@ export class WindowPaging<R> {
   accept(raw: RawPage | string): ProcessedPage<R> {
     this.#pages += 1;
     if (typeof raw === 'string') throw this.#violation('shape', raw);
-    if (raw.nodes.length >= SLOTS) throw this.#violation('shape', `a page of ${raw.nodes.length} records, more than any page size asked for`);
+    if (raw.nodes.length >= MAX_PAGE_NODES) throw this.#violation('shape', `a page of ${raw.nodes.length} records, more than any page size asked for`);
     const { limits, window } = this.#o;
 
     const records: R[] = [];
     const rejected: RejectedRecord[] = [];
-    const page = this.#pages;
     let fresh = 0;
     for (const node of raw.nodes) {
       const result = this.#o.validate(node);
@@ -203,7 +202,7 @@ export class WindowPaging<R> {
         rejected.push({ fingerprint, raw: text, reason: result.reason });
         const key = `\u0002${fingerprint}`;
         if (!this.#seen.has(key)) {
-          this.#seen.set(key, 0);
+          this.#seen.add(key);
           fresh += 1;
         }
         continue;
@@ -218,16 +217,13 @@ export class WindowPaging<R> {
           );
         }
       }
-      // One map per window: where each key was last seen (page and slot), so a key seen before in this window is
-      // not new, and a key seen before on this very page replaces that row (an upsert cannot touch a row twice).
+      // A key seen before in this window is not new. Records with equal keys on one page all go to the store, which
+      // keeps the last (store/sinks.ts: the one de-duplication rule, for polled pages and webhook deliveries alike).
       const key = keyOf(record, this.#o.keyFields);
-      const at = this.#seen.get(key);
-      if (at !== undefined && Math.floor(at / SLOTS) === page) {
-        records[at % SLOTS] = result.record;
-        continue;
+      if (!this.#seen.has(key)) {
+        this.#seen.add(key);
+        fresh += 1;
       }
-      if (at === undefined) fresh += 1;
-      this.#seen.set(key, page * SLOTS + records.length);
       records.push(result.record);
     }
 

@@ -4,7 +4,6 @@ import { globalSecrets } from '../logger.ts';
 import { toIsoUtc } from '../time.ts';
 import type { Logger } from '../logger.ts';
 import type { Lock, RunMode, Store } from '../store/types.ts';
-import { closeAbandonedRuns } from './abandoned-runs.ts';
 import type { GraphQLRequester } from './fetch.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
 import { runStream, stateKey, type ProgressEvent, type RunRequest, type StreamOutcome } from './stream-run.ts';
@@ -130,9 +129,12 @@ async function syncCustomer(
     const running = planned.filter((p) => !skipped.has(p));
     for (const p of running) {
       // Holding the lock, any run of this pair still marked 'running' was left by a process that died (kill -9).
-      await closeAbandonedRuns(options.store, target.customerId, p.key, options.clock.now(), log).catch((error: unknown) =>
-        log.warn({ err: error, stream: p.key }, 'could not close runs left running by an ended process'),
-      );
+      try {
+        const runs = await options.store.closeAbandonedRuns(target.customerId, p.key, toIsoUtc(options.clock.now()));
+        if (runs.length > 0) log.warn({ stream: p.key, runs }, `marked ${runs.length} run(s) left 'running' by an ended process as interrupted`);
+      } catch (error) {
+        log.warn({ err: error, stream: p.key }, 'could not close runs left running by an ended process');
+      }
     }
     // Before any data is written: the credentials must belong to the customer their data is filed under. A failure
     // here (a wrong secret too) is recorded once per stream, so status and /healthz show it like any failed run.

@@ -3,12 +3,12 @@ import { UsageError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { globalSecrets } from '../logger.ts';
 import type { IsoUtc, RunMode, SinkName, Store, SyncState, SyncStateUpdate } from '../store/types.ts';
-import { toIsoUtc } from '../store/types.ts';
+import { sinkKey } from '../store/sinks.ts';
+import { toIsoUtc } from '../time.ts';
 import { WindowPaging, type PagingLimits } from './contract.ts';
 import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { runPipeline } from './pipeline.ts';
 import { apiPathOf, compileRecord, type RecordValidator } from './records.ts';
-import { softDeleters } from './sinks.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
 import {
   advanceWatermark,
@@ -192,7 +192,7 @@ async function fullRefresh(
   const paging = new WindowPaging({
     where: 'the listing',
     validate: validatorOf(stream),
-    keyFields: stream.keyFields,
+    keyFields: sinkKey(stream.sink),
     startCursor: null,
     limits: limitsOf(ctx.settings),
   });
@@ -225,9 +225,7 @@ async function fullRefresh(
       ctx.logger.warn({ customer: ctx.customerId, stream: stream.name, rejected }, 'the listing had rejected records: soft deletes skipped this run');
       return result;
     }
-    const markDeleted = softDeleters[stream.sink as SinkName];
-    if (!markDeleted) throw new Error(`stream ${stream.name}: sink ${stream.sink} has no soft-delete support in the store`);
-    const deleted = await markDeleted(ctx.store, ctx.customerId, startedAt, startedAt);
+    const deleted = await ctx.store.markDeleted(stream.sink, ctx.customerId, startedAt, startedAt);
     if (deleted) ctx.logger.info({ customer: ctx.customerId, stream: stream.name, deleted }, 'rows missing from the complete listing marked deleted');
   }
   return result;
@@ -348,7 +346,7 @@ async function windowed(
       paging: new WindowPaging({
         where: `window [${from}, ${to})`,
         validate,
-        keyFields: stream.keyFields,
+        keyFields: sinkKey(stream.sink),
         window: { from, to, cursorField, apiPath },
         startCursor: window.cursor,
         limits,

@@ -48,8 +48,6 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
    * it is quarantined with the reason, never coerced.
    */
   record: RecordSpec<SinkRecords[S]>;
-  /** The sink's key: rows with equal keys within one page are collapsed (last wins) before the upsert. */
-  keyFields: ReadonlyArray<keyof SinkRecords[S] & string>;
   /**
    * The record field the windows are cut on (incremental-window streams): every record of an answer must lie inside
    * the window it was asked for (the page contract).

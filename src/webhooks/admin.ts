@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN } from '../config.ts';
+import { HTTP_HEADER_NAME, isLoopback } from '../net.ts';
+import { readSecretFile as readSecret } from '../secrets.ts';
 import { UsageError } from '../errors.ts';
 import { loadDocument, type ApiClient, type LoadedDocument } from '../api/index.ts';
 
@@ -51,7 +53,6 @@ export function generateSecret(): string {
   return randomBytes(GENERATED_SECRET_BYTES).toString('hex');
 }
 
-const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the platform sets itself; a custom header with one of these names would clash with them. */
 const RESERVED_HEADERS = new Set([
   'content-type',
@@ -72,7 +73,7 @@ export function parseHeaderFlag(raw: string, flag = '--header'): WebhookHeader {
   }
   const key = raw.slice(0, colon).trim();
   const value = raw.slice(colon + 1).trim();
-  if (!HEADER_NAME.test(key)) {
+  if (!HTTP_HEADER_NAME.test(key)) {
     throw new UsageError(
       `${flag} ${JSON.stringify(raw)}: ${JSON.stringify(key)} is not a valid header name. Fix: use letters, digits and - only, e.g. ${example}`,
     );
@@ -94,11 +95,6 @@ export function parseHeaderFlags(raws: readonly string[], flag = '--header'): We
     seen.add(h.key.toLowerCase());
   }
   return headers;
-}
-
-function isLoopback(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '');
-  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h);
 }
 
 /** The platform only delivers over HTTPS; plain http is allowed for loopback hosts, which only the sandbox reaches. */
@@ -129,18 +125,13 @@ export function validateSecret(secret: string, source: string): string {
   return secret;
 }
 
-/** Reads a secret file (surrounding whitespace, such as the final newline, is not part of the secret). */
+/** Reads a signature secret from a file (src/secrets.ts readSecretFile) and checks its length. */
 export function readSecretFile(path: string, flag = '--signature-secret-file'): string {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new UsageError(`${flag} ${JSON.stringify(path)}: cannot read the file (${code}). Fix: point it at a readable file holding only the secret`, {
-      cause: error,
-    });
-  }
-  return validateSecret(text.trim(), `${flag} ${JSON.stringify(path)}`);
+  const where = `${flag} ${JSON.stringify(path)}`;
+  const text = readSecret(path, (problem, fix, cause) => {
+    throw new UsageError(`${where}: ${problem}. Fix: ${fix}`, { cause });
+  });
+  return validateSecret(text, where);
 }
 
 /**

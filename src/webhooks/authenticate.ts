@@ -15,7 +15,7 @@ import { Refusal, type RefusalReason } from './refusal.ts';
  *
  * Closed by default: a customer with neither secrets nor custom headers is never a candidate unless the operator set
  * WEBHOOK_ACCEPT_UNSIGNED. The body's CustomerId (known only after parsing) must then be one of the authenticated
- * customers (`checkCustomer`).
+ * customers (`customerOf`).
  */
 
 interface PreparedCustomer {
@@ -142,7 +142,7 @@ export class CustomerAuthenticator {
   }
 
   /** After parsing: the body's CustomerId must be a customer that authenticated. */
-  checkCustomer(auth: Authentication, customerId: string): string {
+  customerOf(auth: Authentication, customerId: string): string {
     const wanted = customerId.toLowerCase();
     const match = auth.customerIds.find((id) => id.toLowerCase() === wanted);
     if (match === undefined) throw new Refusal(401, 'customer_mismatch', { customerId });

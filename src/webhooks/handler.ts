@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CustomerConfig } from '../config.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import { toIsoUtc, type Store } from '../store/types.ts';
+import type { Store } from '../store/types.ts';
+import { toIsoUtc } from '../time.ts';
 import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
 import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
@@ -126,7 +127,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       const body = decompressed(wire, encoding, limits);
       const parsed = parseDelivery(body);
       ids.deliveryId = parsed.delivery.id;
-      const customerId = auth.checkCustomer(authenticated, parsed.delivery.customerId);
+      const customerId = auth.customerOf(authenticated, parsed.delivery.customerId);
       ids.customerId = customerId;
       let result: 'stored' | 'duplicate';
       try {

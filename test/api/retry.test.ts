@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AuthError, GraphQLResponseError, RateLimitError, TransportError } from '../../src/errors.ts';
-import { ApiTransportError, backoffDelay, classifyFailure, parseRetryAfter, retryDelay } from '../../src/api/retry.ts';
+import { ApiTransportError } from '../../src/api/failure.ts';
+import { backoffDelay, classifyFailure, parseRetryAfter, retryDelay } from '../../src/api/retry.ts';
 
 const query = { idempotent: true, retryGraphQLErrors: false };
 const mutation = { idempotent: false, retryGraphQLErrors: false };

@@ -71,7 +71,7 @@ export async function runEngine(input: {
     clock: input.clock,
     http: { ...FAST_HTTP, ...input.http },
     logger: input.logger,
-    // As `sync` builds its clients (src/sync/runner.ts): a GraphQL error on a query page is retried as transient.
+    // As `sync` builds its clients (src/app/clients.ts): a GraphQL error on a query page is retried as transient.
     retryGraphQLErrors: true,
   });
   try {

@@ -6,7 +6,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { serve } from '../../src/serve/index.ts';
 import { startOpsServer } from '../../src/serve/ops-server.ts';
 import { openStore } from '../../src/store/index.ts';
-import type { Scheduler } from '../../src/sync/scheduler.ts';
+import type { Scheduler } from '../../src/app/scheduler.ts';
 import { systemClock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';

@@ -75,8 +75,8 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
         checkpoint: { ...checkpoint(C, null), stream: 'buildings' } });
     await page('2026-03-01T10:00:00.000Z', ['b1', 'b2']);
     await page('2026-03-01T11:00:00.000Z', ['b1']);
-    expect(await store.markBuildingsDeleted(C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:05.000Z')).toBe(1);
-    expect(await store.markBuildingsDeleted(C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:06.000Z')).toBe(0);
+    expect(await store.markDeleted('buildings', C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:05.000Z')).toBe(1);
+    expect(await store.markDeleted('buildings', C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:06.000Z')).toBe(0);
     expect(await store.query('SELECT id, deleted_at FROM buildings ORDER BY id')).toEqual([
       { id: 'b1', deleted_at: null },
       { id: 'b2', deleted_at: '2026-03-01T11:00:05.000Z' },

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { ABANDONED_RUN_ERROR } from '../../src/sync/abandoned-runs.ts';
+import { ABANDONED_RUN_ERROR } from '../../src/store/types.ts';
 import { BACKENDS, DAY, openTestStore, syncOnce, testDatabase, type TestDatabase } from './helpers.ts';
 
 const START = Date.parse('2026-01-10T00:00:00.000Z');

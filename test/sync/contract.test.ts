@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation } from '../../src/errors.ts';
 import { DEFAULT_LIMITS, readConnectionPage, readListPage, WindowPaging, type PagingLimits } from '../../src/sync/contract.ts';
+import { sinkKey } from '../../src/store/sinks.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import { occupancy } from '../../jobs/occupancy.ts';
 
@@ -16,7 +17,7 @@ function paging(limits: Partial<PagingLimits> = {}, startCursor: string | null =
   return new WindowPaging({
     where: 'window [10:00, 11:00)',
     validate: compileRecord(occupancy.record),
-    keyFields: occupancy.keyFields,
+    keyFields: sinkKey('occupancy'),
     window: { from: FROM, to: TO, cursorField: 'observedAt', apiPath: 'created' },
     startCursor,
     limits: { ...DEFAULT_LIMITS, ...limits },
@@ -63,10 +64,11 @@ describe('the shape of an answer', () => {
 });
 
 describe('records inside the window, paging that progresses', () => {
-  it('accepts pages of new records and collapses equal keys to the last', () => {
+  it('accepts pages of new records, passing equal keys on to the store in order (it keeps the last)', () => {
     const p = paging();
     const first = p.accept(readConnectionPage(page([node(1), node(2), node(1, { headcount: 9 })], true, 'A'), ['occupancy']));
-    expect(first.records.map((r) => [r.floorSpaceId, r.headcount])).toEqual([['f1', 9], ['f2', 2]]);
+    // The one de-duplication rule is the store's (test/store/store.test.ts, "duplicates inside one page").
+    expect(first.records.map((r) => [r.floorSpaceId, r.headcount])).toEqual([['f1', 1], ['f2', 2], ['f1', 9]]);
     expect(first.number).toBe(1);
     const second = p.accept(readConnectionPage(page([node(3)], false, null), ['occupancy']));
     expect(second).toMatchObject({ number: 2, hasNextPage: false, rejected: [] });

@@ -3,7 +3,8 @@ import { FakeClock } from '../../src/clock.ts';
 import { AuthError, ExitCode, UsageError } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { exitCodeOf, summaryLine } from '../../src/sync/summary.ts';
+import { summaryLine } from '../../src/app/summary.ts';
+import { exitCodeOf } from '../../src/cli/exit-code.ts';
 import { buildings, occupancy } from '../../jobs/index.ts';
 import { BACKENDS, DAY, HOUR, MIN, dbRows, openTestStore, syncOnce, syncSettings, testDatabase, truthRows, type TestDatabase } from './helpers.ts';
 

@@ -4,7 +4,7 @@ import { resolveConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { runOnce } from '../../src/sync/runner.ts';
+import { runOnce } from '../../src/app/run-once.ts';
 import { streams } from '../../jobs/index.ts';
 import { childEnv } from './child.ts';
 import { DAY, countRows, openTestStore, testDatabase, truthRows, type TestDatabase } from './helpers.ts';

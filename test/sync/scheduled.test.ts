@@ -4,7 +4,8 @@ import { resolveConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { createScheduledSync } from '../../src/sync/scheduled.ts';
+import { summaryLine } from '../../src/app/summary.ts';
+import { createSyncPass } from '../../src/app/sync-pass.ts';
 import { streams } from '../../jobs/index.ts';
 import { childEnv } from './child.ts';
 import { MIN, openTestStore, testDatabase, type TestDatabase } from './helpers.ts';
@@ -26,22 +27,15 @@ it('schedule reuses its API clients across ticks: one auth call per token lifeti
   store = await openTestStore(db);
   const config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '6h', SYNC_SETTLE_DELAY: '1m' }));
   let stdout = '';
-  const scheduled = createScheduledSync({
-    config,
-    store,
-    logger: silentLogger,
-    customers: config.customers,
-    streams,
-    stdout: { write: (text: string) => (stdout += text) },
-    clock,
-    baseUrl: sandbox.url,
-  });
+  // The pass `schedule` runs on each tick (without metrics: schedule exposes none), printing as the command does.
+  const scheduled = createSyncPass({ config, store, logger: silentLogger, customers: config.customers, streams, clock, baseUrl: sandbox.url });
   const signal = new AbortController().signal;
   const authCalls: number[] = [];
   try {
     // A tick every 5 minutes for an hour, as the default SYNC_CRON does.
     for (let tick = 0; tick < 12; tick++) {
       const result = await scheduled.run(signal);
+      stdout += `${summaryLine('sync', result)}\n`;
       expect(result.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
       authCalls.push(sandbox.stats.authCalls);
       clock.advance(5 * MIN);

@@ -3,8 +3,8 @@ import { FakeClock } from '../../src/clock.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { StatusLine } from '../../src/cli/status-line.ts';
 import { createLogger, memoryLogger } from '../../src/logger.ts';
-import { createProgressReporter, formatDuration } from '../../src/sync/progress.ts';
-import { startScheduler, validateCron } from '../../src/sync/scheduler.ts';
+import { createProgressReporter, formatDuration } from '../../src/cli/progress.ts';
+import { startScheduler, validateCron } from '../../src/app/scheduler.ts';
 
 function manualSchedule() {
   let fire: () => void = () => {};

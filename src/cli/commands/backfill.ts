@@ -36,11 +36,10 @@ Examples:
 `,
     )
     .action(async (flags: { from: string; to: string; customer?: string; stream?: string; restart?: boolean; json?: boolean }) => {
-      const [{ toIsoUtc }, { createProgressReporter }, { runCommand }, { parseInstant }] = await Promise.all([
+      const [{ toIsoUtc, parseInstant }, { createProgressReporter }, { runCommand }] = await Promise.all([
         import('../../time.ts'),
-        import('../../sync/progress.ts'),
+        import('../progress.ts'),
         import('../run-command.ts'),
-        import('../flags.ts'),
       ]);
       const from = parseInstant('--from', flags.from);
       const to = parseInstant('--to', flags.to);

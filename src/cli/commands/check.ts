@@ -67,13 +67,13 @@ Examples:
   $ occupancy-sync check --json | jq '.customers[] | {customer, ok}'`,
     )
     .action(async (options: CheckOptions) => {
-      const [{ createApiClient }, { checkCustomer }, { formatMismatch, loadJobDocuments }] = await Promise.all([
-        import('../../api/client.ts'),
+      const [{ createClient }, { checkCustomer }, { formatMismatch, loadJobDocuments }] = await Promise.all([
+        import('../../app/clients.ts'),
         import('../../api/diagnose.ts'),
         import('../../api/documents.ts'),
       ]);
       const config = ctx.config();
-      const { apiBaseUrl } = requireApi(config);
+      requireApi(config);
       const customers = selectCustomers(config, options.customer);
       const dirs = options.documents ? [resolve(options.documents)] : [JOBS_DIR, WEBHOOK_DOCUMENTS_DIR];
       // Paths relative to the package (jobs/occupancy.graphql) read best; an outside directory keeps its own path.
@@ -87,14 +87,7 @@ Examples:
 
       const results: CustomerCheck[] = [];
       for (const customer of customers) {
-        const client = createApiClient({
-          baseUrl: apiBaseUrl,
-          apiKey: customer.apiKey,
-          apiSecret: customer.apiSecret,
-          logger: logger.child({ customer: customer.id }),
-          http: config.http,
-          refreshMarginMs: config.token.refreshMarginMs,
-        });
+        const client = createClient(config, customer, 'check', { logger });
         try {
           const result = await checkCustomer({
             client,

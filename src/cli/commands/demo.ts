@@ -35,7 +35,7 @@ Examples:
       // The summary is the demo's output; routine info lines would bury it unless LOG_LEVEL asks for detail.
       const logger = config.logLevel === 'info' ? ctx.logger().child({}, { level: 'warn' }) : ctx.logger();
       const [{ runDemo, formatDemo }, { printReport }, { invocation }] = await Promise.all([
-        import('../../sync/demo.ts'),
+        import('../../app/demo.ts'),
         import('../run-command.ts'),
         import('../invocation.ts'),
       ]);

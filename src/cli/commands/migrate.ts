@@ -1,9 +1,6 @@
+import { redactUrl } from '../../net.ts';
 import type { CommandModule } from '../context.ts';
 
-/** Where the migrations went, without the password of a Postgres URL. */
-function describeDatabase(url: string): string {
-  return url.replace(/:\/\/([^:@/]+):[^@]*@/, '://$1:***@');
-}
 
 export const migrateCommand: CommandModule = (program, ctx) => {
   program
@@ -24,7 +21,7 @@ Exit codes: 0 applied or already up to date, 1 the database refused, 78 bad DATA
     )
     .action(async () => {
       const config = ctx.config();
-      const where = `${config.database.dialect} ${describeDatabase(config.database.url)}`;
+      const where = `${config.database.dialect} ${redactUrl(config.database.url)}`;
       const { openStore } = await import('../../store/index.ts');
       const store = await openStore(config.database, { logger: ctx.logger() });
       try {

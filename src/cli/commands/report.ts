@@ -74,7 +74,7 @@ Examples:
     )
     .action(async (flags: ReportFlags) => {
       const [{ openForReading }, { formatReport }, { renderHtml }, { loadReport }, { resolveRange }, { validateTimeZone }] = await Promise.all([
-        import('../database.ts'),
+        import('../../app/database.ts'),
         import('../../report/format.ts'),
         import('../../report/html.ts'),
         import('../../report/query.ts'),

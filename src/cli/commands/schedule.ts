@@ -28,19 +28,23 @@ Examples:
 `,
     )
     .action(async (flags: { now?: boolean; customer?: string; stream?: string }) => {
-      const [{ startScheduler, validateCron }, { openDatabase, selectStreams }, { createScheduledSync }] = await Promise.all([
-        import('../../sync/scheduler.ts'),
-        import('../../sync/runner.ts'),
-        import('../../sync/scheduled.ts'),
-      ]);
+      const [{ startScheduler, validateCron }, { openForWriting }, { selectStreams }, { createSyncPass }, { summaryLine }, { exitCodeOf }] =
+        await Promise.all([
+          import('../../app/scheduler.ts'),
+          import('../../app/database.ts'),
+          import('../../app/streams.ts'),
+          import('../../app/sync-pass.ts'),
+          import('../../app/summary.ts'),
+          import('../exit-code.ts'),
+        ]);
       const config = ctx.config();
       validateCron(config.sync.cron);
       requireApi(config);
       const customers = selectCustomers(config, flags.customer);
       const streams = selectStreams(flags.stream);
       const logger = ctx.logger();
-      const store = await openDatabase(config.database);
-      const scheduled = createScheduledSync({ config, store, logger, customers, streams, stdout: ctx.stdout });
+      const store = await openForWriting(config.database);
+      const pass = createSyncPass({ config, store, logger, customers, streams });
       try {
         const scheduler = startScheduler({
           cron: config.sync.cron,
@@ -48,13 +52,17 @@ Examples:
           signal: ctx.signal,
           runAtStart: flags.now,
           run: async (signal) => {
-            await scheduled.run(signal);
+            // The pass logs its problems; stdout gets the summary line, as `sync` prints it.
+            const result = await pass.run(signal);
+            ctx.stdout.write(`${summaryLine('sync', result)}\n`);
+            const code = exitCodeOf(result.outcomes);
+            if (code !== ExitCode.OK) logger.warn({ exitCode: code }, 'scheduled run did not fully succeed; the next tick retries');
           },
         });
         await scheduler.done;
         ctx.exitCode = ExitCode.OK;
       } finally {
-        await scheduled.close();
+        await pass.close();
         await store.close();
       }
     });

@@ -70,7 +70,7 @@ export function formatStates(states: ReadonlyArray<SyncState>, changes: Readonly
 
 async function show(ctx: CliContext, flags: Common & { json?: boolean }): Promise<void> {
   const config = ctx.config();
-  const { openForReading } = await import('../database.ts');
+  const { openForReading } = await import('../../app/database.ts');
   const store = await openForReading(config.database, ctx.logger());
   try {
     const states = (await store.listStates(flags.customer)).filter((s) => flags.stream === undefined || s.stream === flags.stream);
@@ -89,7 +89,7 @@ interface ChangeFlags extends Common {
 /** Applies one change per customer under the stream's run lock; a held lock is reported and exits 75. */
 async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: string, state: SyncState | undefined, store: Store) => Promise<{ to?: string } | undefined>, action: 'rewind' | 'reset'): Promise<void> {
   const config = ctx.config();
-  const [{ selectCustomers }, { openForWriting }, { globalSecrets }] = await Promise.all([import('../../config.ts'), import('../database.ts'), import('../../logger.ts')]);
+  const [{ selectCustomers }, { openForWriting }, { globalSecrets }] = await Promise.all([import('../../config.ts'), import('../../app/database.ts'), import('../../logger.ts')]);
   const customers = customersFor(config, flags.customer, selectCustomers);
   const logger = ctx.logger();
   const store = await openForWriting(config.database, logger);
@@ -183,7 +183,7 @@ Examples:
 `,
     )
     .action(async (flags: ChangeFlags & { to: string }) => {
-      const [{ parseInstant }, { streams }] = await Promise.all([import('../flags.ts'), import('../../../jobs/index.ts')]);
+      const [{ parseInstant }, { allStreams: streams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
       const stream = streams.find((s) => s.name === flags.stream);
       if (!stream || stream.kind !== 'incremental-window') {
         const names = streams.filter((s) => s.kind === 'incremental-window').map((s) => s.name);

@@ -23,7 +23,7 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const [{ openForReading }, { buildStatus, formatStatus }] = await Promise.all([import('../database.ts'), import('../../sync/status.ts')]);
+      const [{ openForReading }, { buildStatus, formatStatus }] = await Promise.all([import('../../app/database.ts'), import('../status.ts')]);
       const store = await openForReading(config.database, ctx.logger());
       try {
         const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);

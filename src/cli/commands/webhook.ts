@@ -18,18 +18,8 @@ function intOption(flag: string, min: number, max: number) {
 
 /** One customer's client and admin; the caller closes the client. */
 async function adminFor(ctx: CliContext, customer: CustomerConfig): Promise<{ client: ApiClient; admin: WebhookAdmin }> {
-  const [{ createApiClient }, { createWebhookAdmin }] = await Promise.all([import('../../api/index.ts'), import('../../webhooks/admin.ts')]);
-  const config = ctx.config();
-  const { apiBaseUrl } = requireApi(config);
-  const client = createApiClient({
-    baseUrl: apiBaseUrl,
-    apiKey: customer.apiKey,
-    apiSecret: customer.apiSecret,
-    logger: ctx.logger(),
-    http: config.http,
-    refreshMarginMs: config.token.refreshMarginMs,
-    ...(config.token.cacheFile && { tokenCacheFile: config.token.cacheFile }),
-  });
+  const [{ createClient }, { createWebhookAdmin }] = await Promise.all([import('../../app/clients.ts'), import('../../webhooks/admin.ts')]);
+  const client = createClient(ctx.config(), customer, 'admin', { logger: ctx.logger() });
   return { client, admin: createWebhookAdmin(client, { signal: ctx.signal }) };
 }
 
@@ -286,7 +276,7 @@ Examples:
 `)
     .action(async (opts: { port?: number; host?: string; path?: string }) => {
       if (opts.path !== undefined && !opts.path.startsWith('/')) throw new UsageError(`--path ${JSON.stringify(opts.path)}: must start with /. Fix: e.g. --path /webhook`);
-      const { serveWebhooks } = await import('../../webhooks/serve.ts');
+      const { serveWebhooks } = await import('../../app/webhook-serve.ts');
       await serveWebhooks({
         config: ctx.config(),
         logger: ctx.logger(),

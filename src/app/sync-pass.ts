@@ -1,27 +1,30 @@
 import { loadDocument } from '../api/documents.ts';
-import type { Clock } from '../clock.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Config, CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type StreamOutcome, type SyncReport } from '../sync/engine.ts';
-import { createClients } from '../sync/runner.ts';
 import type { AnyStream } from '../sync/stream.ts';
-import { problemLines, summaryLine } from '../sync/summary.ts';
+import { closeClients, createSyncTargets } from './clients.ts';
+import { problemLines, summaryLine } from './summary.ts';
 
 /**
- * One scheduled sync pass for `serve`: every stream for every customer through the sync engine, with metrics.
+ * The repeated sync pass of the daemons (`serve` and `schedule`): every stream for every customer through the sync
+ * engine, with metrics when the daemon exposes them.
  *
  * Unlike `sync`, the API clients live as long as the daemon, so a token is reused across passes until it nears
- * expiry instead of authenticating every five minutes; their counters (auth calls, refreshes, retries) feed /metrics.
+ * expiry (a 900 s token: about 6 auth calls an hour per key) instead of authenticating on every tick; their counters
+ * (auth calls, refreshes, retries) feed /metrics.
  */
 
 export interface SyncPassOptions {
   config: Config;
   store: Store;
   logger: Logger;
-  metrics: Metrics;
-  clock: Clock;
+  /** Where `serve` counts pages, runs and API calls for /metrics; `schedule` exposes none. */
+  metrics?: Metrics;
+  clock?: Clock;
   customers: ReadonlyArray<CustomerConfig>;
   streams: ReadonlyArray<AnyStream>;
   /** Overrides config.apiBaseUrl (tests point it at a sandbox). */
@@ -46,8 +49,9 @@ function errorKind(error: unknown): string {
 
 export function createSyncPass(options: SyncPassOptions): SyncPass {
   const { metrics, logger } = options;
-  const targets = createClients(options.config, options.customers, { clock: options.clock, logger, baseUrl: options.baseUrl });
-  const unobserve = targets.map((t) => metrics.observeApiStats(() => t.client.stats));
+  const clock = options.clock ?? systemClock;
+  const targets = createSyncTargets(options.config, options.customers, { clock, logger, baseUrl: options.baseUrl });
+  const unobserve = metrics ? targets.map((t) => metrics.observeApiStats(() => t.client.stats)) : [];
   let last: SyncPass['last'];
 
   return {
@@ -62,15 +66,15 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         const before = seen.get(key(event.customerId, event.stream)) ?? { pages: 0, records: 0 };
         const pages = event.pages - before.pages;
         if (pages > 0) {
-          metrics.recordPage(event.customerId, event.stream, event.records - before.records, pages);
+          metrics?.recordPage(event.customerId, event.stream, event.records - before.records, pages);
           seen.set(key(event.customerId, event.stream), { pages: event.pages, records: event.records });
         }
       };
-      metrics.setSyncInProgress(true);
+      metrics?.setSyncInProgress(true);
       try {
         const report = await runSync({
           store: options.store,
-          clock: options.clock,
+          clock,
           logger,
           settings: options.config.sync,
           streams: options.streams,
@@ -82,20 +86,20 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stream)));
         for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
         logger.info({ outcomes: report.outcomes.length }, summaryLine('scheduled sync', report));
-        last = { finishedAt: options.clock.now(), report };
+        last = { finishedAt: clock.now(), report };
         return report;
       } finally {
-        metrics.setSyncInProgress(false);
+        metrics?.setSyncInProgress(false);
       }
     },
     async close() {
       unobserve.forEach((stop) => stop());
-      await Promise.all(targets.map((t) => t.client.close().catch(() => {})));
+      await closeClients(targets);
     },
   };
 
   function record(outcome: StreamOutcome, counted = { pages: 0, records: 0 }): void {
-    metrics.recordRun({
+    metrics?.recordRun({
       customerId: outcome.customerId,
       stream: outcome.stream,
       status: outcome.status,

@@ -4,10 +4,11 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import type { Store } from '../store/types.ts';
-import { toIsoUtc } from '../store/types.ts';
-import { streams } from '../../jobs/index.ts';
-import { openDatabase, runOnce } from './runner.ts';
-import type { SyncReport } from './engine.ts';
+import type { SyncReport } from '../sync/engine.ts';
+import { toIsoUtc } from '../time.ts';
+import { openForWriting } from './database.ts';
+import { runOnce } from './run-once.ts';
+import { allStreams } from './streams.ts';
 
 const DAY = 86_400_000;
 
@@ -31,7 +32,7 @@ function days(result: DemoResult): number {
   return first ? Math.max(1, Math.ceil((Date.now() - Date.parse(first)) / DAY)) : 1;
 }
 
-const iso = (value: unknown): string | null => (value === null || value === undefined ? null : toIsoUtc(value as string));
+const iso = (value: unknown): string | null => (value === null || value === undefined ? null : toIsoUtc(value as string | Date));
 
 /** What landed in the database, per customer: the numbers a reader can check against their own SQL. */
 export async function summarize(store: Store, customerIds: string[]): Promise<DemoCustomerSummary[]> {
@@ -83,9 +84,9 @@ export async function runDemo(options: {
       sync: { ...options.config.sync, initialHistoryMs: Math.max(options.config.sync.initialHistoryMs, days * DAY + DAY) },
       token: { ...options.config.token, cacheFile: undefined },
     };
-    const store = await openDatabase(options.database);
+    const store = await openForWriting(options.database);
     try {
-      const report = await runOnce({ config, store, logger: options.logger, customers: config.customers, streams, signal: options.signal, baseUrl: sandbox.url });
+      const report = await runOnce({ config, store, logger: options.logger, customers: config.customers, streams: allStreams, signal: options.signal, baseUrl: sandbox.url });
       return { report, customers: await summarize(store, config.customers.map((c) => c.id)) };
     } finally {
       await store.close();

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { ProgressEvent } from './engine.ts';
+import type { ProgressEvent } from '../sync/engine.ts';
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
 

@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
-import { openStore } from '../store/index.ts';
 import type { Store } from '../store/types.ts';
 import { ConfigError } from '../errors.ts';
-import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from './receiver.ts';
+import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
+import { openForWriting } from './database.ts';
 
 export interface ServeWebhooksOptions {
   config: Config;
@@ -36,10 +36,9 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
     );
   }
   const ownStore = !options.store;
-  const store = options.store ?? (await openStore(config.database));
+  const store = options.store ?? (await openForWriting(config.database, logger));
   let receiver: Receiver | undefined;
   try {
-    if (ownStore) await store.migrate();
     if (signal.aborted) return;
     receiver = await startReceiver({
       ...receiverOptions(config, { host: options.host, port: options.port, path: options.path }),

@@ -1,22 +1,8 @@
-import { ExitCode, exitCodeFor } from '../errors.ts';
-import type { SyncReport, StreamOutcome } from './engine.ts';
+import type { SyncReport, StreamOutcome } from '../sync/engine.ts';
+
+/** A run's report as text: the CLI prints it, the daemons log it. Exit codes are the CLI's (cli/exit-code.ts). */
 
 const count = (n: number) => n.toLocaleString('en-US');
-
-/**
- * Exit code of a run, for cron and systemd: any ordinary failure 1; only authentication failures 77; only
- * configuration failures 78; only usage failures 64; nothing failed but a lock was held 75; otherwise 0 (an
- * interrupted run is not a failure: it resumes next time).
- */
-export function exitCodeOf(outcomes: ReadonlyArray<StreamOutcome>): number {
-  const failed = outcomes.filter((o) => o.status === 'failed').map((o) => exitCodeFor(o.error));
-  if (failed.length) {
-    const distinct = new Set(failed);
-    return distinct.size === 1 ? failed[0]! : ExitCode.FAILURE;
-  }
-  if (outcomes.some((o) => o.status === 'locked')) return ExitCode.LOCKED;
-  return ExitCode.OK;
-}
 
 export interface SummaryFigures {
   customers: number;
@@ -64,23 +50,6 @@ export function summaryLine(command: string, report: SyncReport): string {
   return line;
 }
 
-/** The summary as one JSON object (`sync --json`): the figures, the exit code and every stream's outcome. */
-export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
-  const outcomes = report.outcomes.map((o) => ({
-    customerId: o.customerId,
-    stream: o.stream,
-    mode: o.mode,
-    status: o.status,
-    pages: o.pages,
-    records: o.records,
-    rejected: o.rejected,
-    windows: o.windows,
-    watermark: o.watermark,
-    ...(o.note !== undefined && { note: o.note }),
-    ...(o.error !== undefined && { error: scrub(o.error instanceof Error ? o.error.message : String(o.error)) }),
-  }));
-  return `${JSON.stringify({ command, ...summaryFigures(report), exitCode: exitCodeOf(report.outcomes), outcomes }, null, 2)}\n`;
-}
 
 /**
  * One line per customer and cause, for stderr: a wrong secret fails every stream of a customer the same way, and is

@@ -1,0 +1,35 @@
+import { TransportError } from '../errors.ts';
+
+/** Why an attempt failed, as logged and counted in `stats.retriesByReason`. */
+export type FailureReason =
+  /** The connection could not be made (refused, DNS): the request was never sent. */
+  | 'connect'
+  /** The connection broke after the request may have been sent (reset, closed socket). */
+  | 'network'
+  /** No complete answer within the configured timeout. */
+  | 'timeout'
+  /** HTTP 5xx. */
+  | 'server_error'
+  /** HTTP 429. */
+  | 'rate_limited'
+  /** A gzip body that was truncated or corrupt. */
+  | 'corrupt_body'
+  /** A 2xx answer whose body is not JSON. */
+  | 'invalid_json'
+  /** A GraphQL `errors` answer (retried only when the caller opted in). */
+  | 'graphql_error'
+  /** Any other HTTP 4xx, or an answer that breaks the protocol: never retried. */
+  | 'client_error';
+
+/** A TransportError that also says which kind of failure it was, so the policy need not parse messages. */
+export class ApiTransportError extends TransportError {
+  readonly reason: FailureReason;
+  constructor(
+    reason: FailureReason,
+    message: string,
+    options?: { cause?: unknown; status?: number; retryable?: boolean; retryAfterMs?: number },
+  ) {
+    super(message, options);
+    this.reason = reason;
+  }
+}

@@ -1,0 +1,44 @@
+import { loadDocument } from '../api/documents.ts';
+import { systemClock, type Clock } from '../clock.ts';
+import type { Config, CustomerConfig } from '../config.ts';
+import type { Logger } from '../logger.ts';
+import type { Store } from '../store/types.ts';
+import { runSync, type ProgressEvent, type RunRequest, type SyncReport } from '../sync/engine.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import { closeClients, createSyncTargets } from './clients.ts';
+
+export interface RunOnceOptions {
+  config: Config;
+  store: Store;
+  logger: Logger;
+  customers: ReadonlyArray<CustomerConfig>;
+  streams: ReadonlyArray<AnyStream>;
+  request?: RunRequest;
+  signal?: AbortSignal;
+  clock?: Clock;
+  /** Overrides config.apiBaseUrl (the demo points at its in-process sandbox). */
+  baseUrl?: string;
+  onProgress?(event: ProgressEvent): void;
+}
+
+/** One run of `sync`, `backfill` or the demo: builds clients, runs the engine once, closes the clients. */
+export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
+  const clock = options.clock ?? systemClock;
+  const targets = createSyncTargets(options.config, options.customers, { clock, logger: options.logger, baseUrl: options.baseUrl });
+  try {
+    return await runSync({
+      store: options.store,
+      clock,
+      logger: options.logger,
+      settings: options.config.sync,
+      streams: options.streams,
+      targets,
+      loadDocument,
+      request: options.request,
+      signal: options.signal,
+      onProgress: options.onProgress,
+    });
+  } finally {
+    await closeClients(targets);
+  }
+}

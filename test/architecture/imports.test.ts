@@ -1,0 +1,96 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/spawn.ts';
+
+/**
+ * The import rules of docs/architecture.md, checked on every source file: a layer imports only the layers below it,
+ * and never a sibling folder of its own layer. A new folder must be given a layer here (and in the document) first.
+ */
+
+/** Layers, lowest first. `src/*.ts` files are the core; each other entry is a folder. */
+const LAYERS: ReadonlyArray<ReadonlyArray<string>> = [
+  ['src/core', 'db/schema'],
+  ['src/api', 'src/store', 'src/sandbox'],
+  ['src/sync', 'src/webhooks', 'src/report'],
+  ['jobs'],
+  ['src/app'],
+  ['src/serve'],
+  ['src/cli', 'src/public'],
+  ['src/index.ts', 'bin'],
+];
+
+/** Exceptions the architecture document names. Empty: there are none. */
+const ALLOWED: ReadonlyArray<[from: string, to: string]> = [];
+
+/** The unit a file belongs to: its top folder under src/ (or the core for src/*.ts), or its top-level folder. */
+function unitOf(file: string): string {
+  const rel = relative(ROOT, file).split(sep).join('/');
+  if (rel === 'src/index.ts') return rel;
+  const parts = rel.split('/');
+  if (parts[0] === 'src') return parts.length === 2 ? 'src/core' : `src/${parts[1]}`;
+  if (parts[0] === 'db') return `db/${parts[1]}`;
+  return parts[0]!;
+}
+
+function layerOf(unit: string): number {
+  const layer = LAYERS.findIndex((units) => units.includes(unit));
+  if (layer < 0) throw new Error(`${unit} has no layer: add it to LAYERS here and to docs/architecture.md`);
+  return layer;
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.ts') && !e.name.endsWith('.d.ts'))
+    .map((e) => join(e.parentPath, e.name));
+}
+
+/** Relative specifiers of static imports, re-exports and dynamic imports. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)) {
+    found.push((m[1] ?? m[2])!);
+  }
+  return found;
+}
+
+const FILES = [...sources(join(ROOT, 'src')), ...sources(join(ROOT, 'jobs')), ...sources(join(ROOT, 'bin')), ...sources(join(ROOT, 'db/schema'))];
+
+describe('import rules (docs/architecture.md)', () => {
+  it('reads the imports of every source file', () => {
+    expect(FILES.length).toBeGreaterThan(100);
+    expect(importsOf(join(ROOT, 'src/app/run-once.ts'))).toContain('../sync/engine.ts');
+    expect(importsOf(join(ROOT, 'src/cli/commands/demo.ts'))).toContain('../../app/demo.ts');
+  });
+
+  it('no file imports a layer above its own, or a sibling folder of its own layer', () => {
+    const broken: string[] = [];
+    for (const file of FILES) {
+      const from = unitOf(file);
+      for (const spec of importsOf(file)) {
+        const to = unitOf(resolve(dirname(file), spec));
+        if (to === from || ALLOWED.some(([a, b]) => a === from && b === to)) continue;
+        if (layerOf(to) >= layerOf(from)) broken.push(`${relative(ROOT, file)} imports ${spec} (${from} -> ${to})`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('the engine imports no application, wiring or plug-in', () => {
+    const engine = FILES.filter((f) => unitOf(f) === 'src/sync');
+    expect(engine.length).toBeGreaterThan(5);
+    for (const file of engine) {
+      for (const spec of importsOf(file)) {
+        expect(['src/cli', 'src/serve', 'src/app', 'src/public', 'jobs'], `${relative(ROOT, file)}: ${spec}`).not.toContain(unitOf(resolve(dirname(file), spec)));
+      }
+    }
+  });
+
+  it('a rule that is broken is reported', () => {
+    // The check above would see an engine file importing the CLI: the layers say so.
+    expect(layerOf('src/cli')).toBeGreaterThan(layerOf('src/sync'));
+    expect(layerOf('jobs')).toBeGreaterThan(layerOf('src/sync'));
+    expect(() => layerOf('src/nowhere')).toThrow(/has no layer/);
+  });
+});
