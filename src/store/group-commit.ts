@@ -16,7 +16,7 @@ interface Pending {
  * back and each unit is replayed alone in its own transaction, so only the unit at fault sees an error and the others
  * are stored as if they had never met it. Failures are rare (the receiver validates before storing), so the replay
  * costs nothing in the common case, while a SAVEPOINT per unit made SQLite copy every page a unit touched into its
- * statement sub-journal first: 13.6 instead of 6.5 us per occupancy row (docs/performance.md). When the transaction
+ * statement sub-journal first, about twice the cost per occupancy row (figures in docs/performance.md). When the transaction
  * cannot even begin, every unit is rejected with that error at once.
  *
  * Why group at all: on SQLite a write transaction costs a BEGIN IMMEDIATE and a COMMIT that appends to the WAL (and

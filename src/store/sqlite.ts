@@ -61,7 +61,7 @@ export function openSqlite(options: SqliteOptions): Adapter {
     db.pragma('foreign_keys = ON');
     // 32 MiB page cache (default 2 MiB). Occupancy rows arrive in time order but the primary key (customer, floor
     // space, time) files them in random order, so with the default cache every commit writes back index pages
-    // scattered over the whole file: 1,000,000 rows took 17 % less time with this cache (docs/performance.md).
+    // scattered over the whole file (the measured gain is in docs/performance.md).
     db.pragma('cache_size = -32768');
     if (checkpointer) {
       db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
