@@ -171,6 +171,16 @@ const buildings = defineSink<'buildings'>({
 
 export const SINKS: { [S in SinkName]: SinkDef<SinkRecords[S]> } = { occupancy, buildings };
 
+/** A record type is the table's insert type for the record's fields: a compile error here when the two part. */
+type RecordOf<T extends { $inferInsert: object }, K extends keyof T['$inferInsert']> = { [F in K]-?: Exclude<T['$inferInsert'][F], undefined> };
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const recordTypesMatchTables: [
+  Same<SinkRecords['occupancy'], RecordOf<typeof occupancyTable, 'floorSpaceId' | 'observedAt' | 'occupancyStatus' | 'headcount' | 'eventId'>>,
+  Same<SinkRecords['buildings'], RecordOf<typeof buildingsTable, 'id' | 'name'>>,
+  Same<OccupancySource, (typeof occupancyTable.$inferInsert)['source']>,
+] = [true, true, true];
+void recordTypesMatchTables;
+
 export function sinkDef<S extends SinkName>(sink: S): SinkDef<SinkRecords[S]> {
   const def = SINKS[sink] as SinkDef<SinkRecords[S]> | undefined;
   if (!def) throw new StoreError(`unknown sink "${String(sink)}"; known sinks: ${Object.keys(SINKS).join(', ')}`);

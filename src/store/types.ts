@@ -1,6 +1,5 @@
 import type { Dialect } from '../config.ts';
 import type { IsoUtc } from '../time.ts';
-import type { buildings, occupancy } from '../../db/schema/pg.ts';
 
 export type { IsoUtc };
 
@@ -18,17 +17,25 @@ export type { IsoUtc };
 export type SinkName = 'buildings' | 'occupancy';
 
 /**
- * A record's fields are the sink table's own (db/schema/pg.ts): the columns a record carries, typed as Drizzle infers
- * them for an insert. The page supplies the rest (customer, source, times).
+ * A record carries the columns of its sink's table that vary per record; the page supplies the rest (customer,
+ * source, times). Written out so the package's types need no Drizzle types; store/sinks.ts checks at compile time
+ * that each is exactly the table's insert type for those fields (db/schema/pg.ts stays the one definition).
  */
-type RecordOf<T extends { $inferInsert: object }, K extends keyof T['$inferInsert']> = { [F in K]-?: Exclude<T['$inferInsert'][F], undefined> };
+export interface BuildingRecord {
+  id: string;
+  name: string;
+}
 
-export type BuildingRecord = RecordOf<typeof buildings, 'id' | 'name'>;
+export type OccupancySource = 'poll' | 'webhook';
 
-export type OccupancySource = (typeof occupancy.$inferInsert)['source'];
-
-/** `eventId`: the platform's observation id (poll) or the delivery Id (webhook). */
-export type OccupancyRecord = RecordOf<typeof occupancy, 'floorSpaceId' | 'observedAt' | 'occupancyStatus' | 'headcount' | 'eventId'>;
+export interface OccupancyRecord {
+  floorSpaceId: string;
+  observedAt: IsoUtc;
+  occupancyStatus: string;
+  headcount: number;
+  /** The platform's observation id (poll) or the delivery Id (webhook). */
+  eventId: string | null;
+}
 
 export interface SinkRecords {
   buildings: BuildingRecord;
