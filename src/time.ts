@@ -68,6 +68,19 @@ export function toIsoUtc(value: number | Date | string): IsoUtc {
   return new Date(ms).toISOString();
 }
 
+/** Epoch milliseconds of a stored instant (canonical text), null for none: the engine plans in milliseconds. */
+export function epochMsOrNull(iso: IsoUtc | null | undefined): number | null {
+  if (!iso) return null;
+  const ms = parseIsoInstant(iso);
+  if (ms === undefined) throw new RangeError(`not a valid ISO 8601 timestamp with a zone: ${JSON.stringify(iso)}`);
+  return ms;
+}
+
+/** The canonical text of epoch milliseconds, null for none: how the engine's instants go back to the store. */
+export function isoUtcOrNull(ms: number | null): IsoUtc | null {
+  return ms === null ? null : toIsoUtc(ms);
+}
+
 /** The canonical form of ISO text with a zone, or undefined when it is not one (see parseIsoInstant). */
 export function canonicalIso(text: string): IsoUtc | undefined {
   if (CANONICAL_FAST.test(text)) return text;

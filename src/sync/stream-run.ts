@@ -4,7 +4,7 @@ import type { Logger } from '../logger.ts';
 import { globalSecrets } from '../logger.ts';
 import type { IsoUtc, RunMode, SinkName, Store, SyncState, SyncStateUpdate } from '../store/types.ts';
 import { sinkKey } from '../store/sinks.ts';
-import { toIsoUtc } from '../time.ts';
+import { epochMsOrNull, isoUtcOrNull, toIsoUtc } from '../time.ts';
 import { WindowPaging, type PagingLimits } from './contract.ts';
 import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { runPipeline } from './pipeline.ts';
@@ -70,8 +70,6 @@ export function stateKey(stream: string, request: RunRequest): string {
   return request.mode === 'backfill' ? `${stream}#backfill` : stream;
 }
 
-const ms = (iso: IsoUtc | null | undefined): number | null => (iso ? Date.parse(iso) : null);
-const iso = (value: number | null): IsoUtc | null => (value === null ? null : toIsoUtc(value));
 
 const validators = new WeakMap<AnyStream, RecordValidator<unknown>>();
 function validatorOf(stream: AnyStream): RecordValidator<unknown> {
@@ -114,7 +112,7 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
   if (request.mode === 'backfill' && state && !request.restart) {
     // Decided before a run is recorded: a re-run of a complete range is not a run, and must not hide the real one
     // in `status`; a different range needs the operator to say the stored progress may go.
-    const stored = { from: ms(state.rangeStart), to: ms(state.rangeEnd) };
+    const stored = { from: epochMsOrNull(state.rangeStart), to: epochMsOrNull(state.rangeEnd) };
     const sameRange = stored.from === request.from && stored.to === request.to;
     if (sameRange && !state.windowStart) {
       outcome.note = 'complete';
@@ -266,13 +264,13 @@ async function windowed(
   const now = ctx.clock.now();
   const inFlight =
     state?.windowStart && state.windowEnd
-      ? { windowStart: ms(state.windowStart)!, windowEnd: ms(state.windowEnd)!, pageCursor: state.pageCursor }
+      ? { windowStart: epochMsOrNull(state.windowStart)!, windowEnd: epochMsOrNull(state.windowEnd)!, pageCursor: state.pageCursor }
       : null;
   let plan: Plan;
   let windowsTotal: number;
   let windowsDoneBefore = 0;
   let range: { rangeStart: IsoUtc | null; rangeEnd: IsoUtc | null };
-  let watermark = ms(state?.watermark);
+  let watermark = epochMsOrNull(state?.watermark);
   let skewWarned = false;
   // What the state says after the last page of a window: incremental streams move the watermark; a backfill
   // moves its in-flight pointer to the next window (see BackfillState for why).
@@ -282,7 +280,7 @@ async function windowed(
     const backfill = planBackfill({
       now,
       range: { from: request.from, to: request.to },
-      state: state && !request.restart ? { inFlight, rangeStart: ms(state.rangeStart), rangeEnd: ms(state.rangeEnd) } : null,
+      state: state && !request.restart ? { inFlight, rangeStart: epochMsOrNull(state.rangeStart), rangeEnd: epochMsOrNull(state.rangeEnd) } : null,
       settings: ctx.settings,
     });
     plan = backfill;
@@ -298,7 +296,7 @@ async function windowed(
     afterWindow = (window) => {
       const next = nextBackfillWindow(window.to, request, ctx.settings.stepMs);
       return {
-        state: { watermark: iso(watermark), windowStart: iso(next?.windowStart ?? null), windowEnd: iso(next?.windowEnd ?? null), pageCursor: null },
+        state: { watermark: isoUtcOrNull(watermark), windowStart: isoUtcOrNull(next?.windowStart ?? null), windowEnd: isoUtcOrNull(next?.windowEnd ?? null), pageCursor: null },
         watermark,
       };
     };
@@ -312,20 +310,20 @@ async function windowed(
       if (server.ignored && !skewWarned) {
         skewWarned = true;
         log.warn(
-          { platformTime: iso(page.serverTime!), localTime: iso(page.localTime), maxClockSkewMs: ctx.settings.maxClockSkewMs },
+          { platformTime: isoUtcOrNull(page.serverTime!), localTime: isoUtcOrNull(page.localTime), maxClockSkewMs: ctx.settings.maxClockSkewMs },
           `the platform's Date header is ${Math.round(Math.abs(page.serverTime! - page.localTime) / 1000)} s away from the local clock, ` +
             'more than SYNC_MAX_CLOCK_SKEW: it is ignored and the local clock caps the watermark (check both clocks; keep NTP on here)',
         );
       }
       const limit = watermarkLimit(plan.limit, server.time, ctx.settings.settleDelayMs);
       const next = advanceWatermark(watermark, window.to, limit);
-      return { state: { watermark: iso(next), windowStart: null, windowEnd: null, pageCursor: null }, watermark: next };
+      return { state: { watermark: isoUtcOrNull(next), windowStart: null, windowEnd: null, pageCursor: null }, watermark: next };
     };
   }
   if (plan.windows.length === 0) {
     outcome.note = plan.reason;
     if (plan.reason === 'clock-behind') {
-      log.warn({ watermark: state?.watermark, limit: iso(plan.limit) }, 'the clock is behind the watermark (clock moved backwards?): nothing to read until it catches up');
+      log.warn({ watermark: state?.watermark, limit: isoUtcOrNull(plan.limit) }, 'the clock is behind the watermark (clock moved backwards?): nothing to read until it catches up');
     }
     emit(ctx, outcome, windowsTotal, windowsDoneBefore);
     return 'done';
@@ -377,7 +375,7 @@ async function windowed(
       const after = complete
         ? afterWindow(job.window, page)
         : {
-            state: { watermark: iso(watermark), windowStart: toIsoUtc(job.window.from), windowEnd: toIsoUtc(job.window.to), pageCursor: page.endCursor },
+            state: { watermark: isoUtcOrNull(watermark), windowStart: toIsoUtc(job.window.from), windowEnd: toIsoUtc(job.window.to), pageCursor: page.endCursor },
             watermark,
           };
       // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
@@ -392,7 +390,7 @@ async function windowed(
         quarantine: { stream: stream.name, window: { from: toIsoUtc(job.window.from), to: toIsoUtc(job.window.to) }, records: page.rejected },
       });
       watermark = after.watermark;
-      outcome.watermark = iso(watermark);
+      outcome.watermark = isoUtcOrNull(watermark);
       counted(outcome, page);
       if (complete) outcome.windows += 1;
       emit(ctx, outcome, windowsTotal, windowsDoneBefore + outcome.windows);
