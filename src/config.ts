@@ -53,6 +53,8 @@ export interface Config {
     maxRejectedShare: number;
     /** A window needing more pages than this fails (nothing may page forever). */
     maxPagesPerWindow: number;
+    /** Streams synced at once by one process (customers are independent, so one slow customer holds one slot). */
+    concurrency: number;
   };
   webhook: {
     host: string;
@@ -398,6 +400,7 @@ export function resolveConfig(env: Env): Config {
     rejectedRecords: oneOf(env, 'SYNC_REJECTED_RECORDS', ['quarantine', 'fail'] as const, 'quarantine'),
     maxRejectedShare: share(env, 'SYNC_MAX_REJECTED_SHARE', 0.5),
     maxPagesPerWindow: integer(env, 'SYNC_MAX_PAGES_PER_WINDOW', 10_000, 1, 10_000_000),
+    concurrency: integer(env, 'SYNC_CONCURRENCY', 4, 1, 256),
   };
 
   const http = {

@@ -6,6 +6,8 @@ import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type StreamOutcome, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
+import { toIsoUtc } from '../time.ts';
+import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
 
@@ -32,7 +34,13 @@ export interface SyncPassOptions {
 }
 
 export interface SyncPass {
+  /**
+   * Every stream of every customer, except those backing off after failures (src/app/backoff.ts): the in-process
+   * schedule of `schedule`, and of `serve` on SQLite.
+   */
   run(signal: AbortSignal): Promise<SyncReport>;
+  /** One stream of one customer: a job of the Postgres queue (src/app/queue.ts), which does its own back-off. */
+  runOne(signal: AbortSignal, customerId: string, stream: string): Promise<SyncReport>;
   /** The last finished pass, for /healthz. */
   readonly last: { finishedAt: number; report: SyncReport } | undefined;
   close(): Promise<void>;
@@ -52,6 +60,9 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
   const clock = options.clock ?? systemClock;
   const targets = createSyncTargets(options.config, options.customers, { clock, logger, baseUrl: options.baseUrl });
   const unobserve = metrics ? targets.map((t) => metrics.observeApiStats(() => t.client.stats)) : [];
+  const backoff = new Backoff();
+  // Queue jobs run side by side: the gauge is on while any is.
+  let running = 0;
   let last: SyncPass['last'];
 
   return {
@@ -59,44 +70,85 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
       return last;
     },
     async run(signal) {
-      // Pages are counted as they commit (progress events carry running totals), so /metrics moves during long runs.
-      const seen = new Map<string, { pages: number; records: number }>();
-      const key = (customerId: string, stream: string) => `${customerId}\u0000${stream}`;
-      const onProgress = (event: ProgressEvent) => {
-        const before = seen.get(key(event.customerId, event.stream)) ?? { pages: 0, records: 0 };
-        const pages = event.pages - before.pages;
-        if (pages > 0) {
-          metrics?.recordPage(event.customerId, event.stream, event.records - before.records, pages);
-          seen.set(key(event.customerId, event.stream), { pages: event.pages, records: event.records });
-        }
-      };
-      metrics?.setSyncInProgress(true);
-      try {
-        const report = await runSync({
-          store: options.store,
-          clock,
-          logger,
-          settings: options.config.sync,
-          streams: options.streams,
-          targets,
-          loadDocument,
-          signal,
-          onProgress,
-        });
-        for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stream)));
-        for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
-        logger.info({ outcomes: report.outcomes.length }, summaryLine('scheduled sync', report));
-        last = { finishedAt: clock.now(), report };
-        return report;
-      } finally {
-        metrics?.setSyncInProgress(false);
+      const now = clock.now();
+      // Customers whose due streams are the same run together; a stream backing off waits for its time.
+      const groups = new Map<string, { targets: typeof targets; streams: AnyStream[] }>();
+      for (const target of targets) {
+        const due = options.streams.filter((s) => backoff.due(target.customerId, s.name, now));
+        if (due.length === 0) continue;
+        const id = due.map((s) => s.name).join('\u0000');
+        const group = groups.get(id) ?? { targets: [], streams: due };
+        group.targets.push(target);
+        groups.set(id, group);
       }
+      const reports = [];
+      for (const group of groups.values()) reports.push(await execute(signal, group.targets, group.streams));
+      const report: SyncReport = {
+        outcomes: reports.flatMap((r) => r.outcomes),
+        startedAt: now,
+        finishedAt: clock.now(),
+      };
+      for (const outcome of report.outcomes) {
+        const entry = backoff.record(outcome.customerId, outcome.stream, outcome.status === 'failed', clock.now());
+        if (entry && entry.failures >= PARKED_AFTER_FAILURES) {
+          logger.warn(
+            { customer: outcome.customerId, stream: outcome.stream, failures: entry.failures, until: toIsoUtc(entry.until) },
+            `parked after ${entry.failures} failures in a row: the next attempt waits until ${toIsoUtc(entry.until)}`,
+          );
+        }
+      }
+      logger.info({ outcomes: report.outcomes.length }, summaryLine('scheduled sync', report));
+      last = { finishedAt: clock.now(), report };
+      return report;
+    },
+    async runOne(signal, customerId, stream) {
+      const target = targets.find((t) => t.customerId === customerId);
+      const definition = options.streams.find((s) => s.name === stream);
+      if (!target || !definition) return { outcomes: [], startedAt: clock.now(), finishedAt: clock.now() };
+      const report = await execute(signal, [target], [definition]);
+      last = { finishedAt: clock.now(), report };
+      return report;
     },
     async close() {
       unobserve.forEach((stop) => stop());
       await closeClients(targets);
     },
   };
+
+  async function execute(signal: AbortSignal, chosen: typeof targets, streams: ReadonlyArray<AnyStream>): Promise<SyncReport> {
+    // Pages are counted as they commit (progress events carry running totals), so /metrics moves during long runs.
+    const seen = new Map<string, { pages: number; records: number }>();
+    const key = (customerId: string, stream: string) => `${customerId}\u0000${stream}`;
+    const onProgress = (event: ProgressEvent) => {
+      const before = seen.get(key(event.customerId, event.stream)) ?? { pages: 0, records: 0 };
+      const pages = event.pages - before.pages;
+      if (pages > 0) {
+        metrics?.recordPage(event.customerId, event.stream, event.records - before.records, pages);
+        seen.set(key(event.customerId, event.stream), { pages: event.pages, records: event.records });
+      }
+    };
+    running += 1;
+    metrics?.setSyncInProgress(true);
+    try {
+      const report = await runSync({
+        store: options.store,
+        clock,
+        logger,
+        settings: options.config.sync,
+        streams,
+        targets: chosen,
+        loadDocument,
+        signal,
+        onProgress,
+      });
+      for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stream)));
+      for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
+      return report;
+    } finally {
+      running -= 1;
+      metrics?.setSyncInProgress(running > 0);
+    }
+  }
 
   function record(outcome: StreamOutcome, counted = { pages: 0, records: 0 }): void {
     metrics?.recordRun({

@@ -42,6 +42,10 @@ export class FaultPlan {
       total += rate;
       if (rate > 0) this.#rates.push([kind, rate]);
     }
+    const latency = options?.latencyMs ?? 0;
+    if (typeof latency !== 'number' || !(latency >= 0 && latency <= 60_000)) {
+      throw new RangeError(`sandbox faults.latencyMs must be from 0 to 60000 ms, got ${JSON.stringify(latency)}`);
+    }
     if (total > 1 + 1e-9) {
       throw new RangeError(`sandbox fault rates add up to ${total}; they are exclusive per request, so keep the sum <= 1`);
     }

@@ -52,9 +52,15 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     const started = Date.now();
     const path = (req.url ?? '/').split('?')[0];
     const route = path === AUTH_PATH ? handleAuth : path === QUERY_PATH ? handleQuery : undefined;
+    const latencyMs = deps.faults().options.latencyMs ?? 0;
     const run = route
       ? req.method === 'POST'
-        ? route(deps, req, res)
+        ? latencyMs > 0
+          ? // Real time: a platform far away (or a slow one) answers every request this much later.
+            sleep(latencyMs, undefined, { signal: deps.closing })
+              .catch(() => undefined)
+              .then(() => route(deps, req, res))
+          : route(deps, req, res)
         : Promise.reject(new HttpFailure(405, 'METHOD_NOT_ALLOWED', `${path} accepts POST only`, { Allow: 'POST' }))
       : Promise.reject(new HttpFailure(404, 'NOT_FOUND', `no endpoint ${path}; use POST ${AUTH_PATH} or POST ${QUERY_PATH}`));
     run

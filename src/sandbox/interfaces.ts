@@ -23,6 +23,8 @@ export interface FaultOptions {
   revokeToken?: number;
   /** 200 with `errors[]` and `data: null`. */
   graphqlError?: number;
+  /** Every request to the auth and query endpoints is answered this much later (real time), as a distant platform is. Default 0. */
+  latencyMs?: number;
   /** Also draw serverError, rateLimit, connectionReset and slow for POST /api/v1/auth. Default false. */
   applyToAuth?: boolean;
 }

@@ -7,6 +7,7 @@ import type { Store } from '../store/types.ts';
 import { openForWriting } from '../app/database.ts';
 import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
 import { allStreams } from '../app/streams.ts';
+import { startQueue, type Queue } from '../app/queue.ts';
 import { createSyncPass, type SyncPass } from '../app/sync-pass.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
@@ -48,6 +49,8 @@ export interface ServeOptions {
   baseUrl?: string;
   /** Use this store instead of opening config.database (it is then not closed here). */
   store?: Store;
+  /** Queue tuning (Postgres), for tests: how soon a dead worker's job is released, how often workers poll. */
+  queue?: { staleAfterMs?: number; pollIntervalMs?: number };
   /** node-cron's schedule, replaceable in tests. */
   cronSchedule?: SchedulerOptions['schedule'];
   /** Called once everything listens. */
@@ -79,6 +82,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   let receiver: Receiver | undefined;
   let ops: OpsServer | undefined;
   let pass: SyncPass | undefined;
+  let queue: Queue | undefined;
   let scheduler: Scheduler | undefined;
   try {
     if (webhooksOn && !receiverConfigured({ customers, webhook: config.webhook })) {
@@ -105,7 +109,21 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     if (scheduleOn) {
       pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
-      const run = pass.run.bind(pass);
+      // Postgres: runs are jobs of a queue every instance works (src/app/queue.ts); a tick only adds the interval's
+      // jobs. SQLite (one machine): the tick runs the pass in this process.
+      if (store.dialect === 'postgres') {
+        queue = await startQueue({
+          databaseUrl: config.database.url,
+          pass,
+          customerIds: customers.map((c) => c.id),
+          streams,
+          concurrency: config.sync.concurrency,
+          logger,
+          ...(options.queue ?? {}),
+        });
+      }
+      const live = queue;
+      const run = live ? async () => void (await live.tick()) : pass.run.bind(pass);
       scheduler = startScheduler({
         cron: config.sync.cron,
         logger: logger.child({ component: 'schedule' }),
@@ -131,11 +149,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     stopping = true;
     logger.info('serve: stopping: no new deliveries or runs; finishing the deliveries and the page in flight');
     await Promise.all([receiver?.close(), scheduler?.done]);
+    await queue?.stop();
     logger.info('serve: stopped cleanly');
   } finally {
     stopping = true;
     // Runs on a startup failure too (a port in use): close whatever was started, in reverse order.
     await receiver?.close().catch(() => {});
+    await queue?.stop().catch(() => {});
     await pass?.close().catch(() => {});
     await ops?.close().catch(() => {});
     if (!options.store) await store.close().catch(() => {});

@@ -26,6 +26,11 @@ export function advisoryKey(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\u0000')).digest().readBigInt64BE(0).toString();
 }
 
+/** The advisory lock of runs of (customer, stream); `scope` is the Postgres schema ('' for the default). */
+export function runLockKey(scope: string, customerId: string, stream: string): string {
+  return advisoryKey('occupancy-sync', scope, customerId, stream);
+}
+
 /** Serialises async operations (a promise-chain mutex). */
 export function serial(): <T>(fn: () => Promise<T> | T) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();
@@ -71,7 +76,7 @@ export class PgLocks {
   }
 
   tryLock(customerId: string, stream: string): Promise<Lock | undefined> {
-    const key = advisoryKey('occupancy-sync', this.#scope, customerId, stream);
+    const key = runLockKey(this.#scope, customerId, stream);
     return this.#exclusive(async () => {
       if (this.#held.has(key) || this.#lost.has(key)) return undefined;
       const client = (this.#client ??= this.#connect());

@@ -30,7 +30,7 @@ export interface SyncOptions {
   request?: RunRequest;
   /** Aborted on SIGTERM/SIGINT: the current page commits, the run is recorded as interrupted. */
   signal?: AbortSignal;
-  /** Customers synced at the same time. Default 4. */
+  /** Customers synced at the same time. Default: settings.concurrency (SYNC_CONCURRENCY). */
   concurrency?: number;
   onProgress?(event: ProgressEvent): void;
 }
@@ -59,7 +59,7 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
       outcomes[item.index] = await syncCustomer(options, item.target, planned, documents);
     }
   };
-  const concurrency = Math.max(1, Math.min(options.concurrency ?? 4, queue.length));
+  const concurrency = Math.max(1, Math.min(options.concurrency ?? options.settings.concurrency ?? 4, queue.length));
   await Promise.all(Array.from({ length: concurrency }, worker));
   return { outcomes: outcomes.flat(), startedAt, finishedAt: options.clock.now() };
 }

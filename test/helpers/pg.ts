@@ -27,7 +27,8 @@ export async function freshPgSchema(label = 't'): Promise<{ url: string; schema:
     async drop() {
       const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
       try {
-        await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+        // The job queue of a `serve` on this dataset lives beside it (src/app/queue.ts queueSchema).
+        await admin.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE; DROP SCHEMA IF EXISTS "${schema}_queue" CASCADE`);
       } finally {
         await admin.end();
       }
@@ -37,6 +38,6 @@ export async function freshPgSchema(label = 't'): Promise<{ url: string; schema:
 
 /** Seconds since the epoch when a test schema was created, from its name; undefined for names of another form. */
 export function testSchemaCreatedAt(schema: string): number | undefined {
-  const match = /_(\d{10})_[0-9a-f]{8}$/.exec(schema);
+  const match = /_(\d{10})_[0-9a-f]{8}(?:_queue)?$/.exec(schema);
   return match ? Number(match[1]) : undefined;
 }

@@ -25,15 +25,24 @@ export async function spawnServe(env: Record<string, string>, args: string[] = [
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   const exited = once(child, 'exit') as Promise<[number | null, NodeJS.Signals | null]>;
   const ready = await new Promise<RegExpExecArray>((resolve, reject) => {
+    // A child that never gets ready is killed, never left running after the test.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not print where it listens within 60 s:\n${output}`));
+    }, 60_000);
     const check = () => {
       const match = /serve: health and metrics on (\S+), webhooks on (\S+)\n/.exec(output);
       if (match) {
+        clearTimeout(timer);
         child.stderr!.off('data', check);
         resolve(match);
       }
     };
     child.stderr!.on('data', check);
-    void exited.then(([code]) => reject(new Error(`serve exited with ${code} before it was ready:\n${output}`)));
+    void exited.then(([code]) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited with ${code} before it was ready:\n${output}`));
+    });
   });
   return {
     child,

@@ -76,6 +76,7 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     rejectedRecords: 'quarantine',
     maxRejectedShare: 0.5,
     maxPagesPerWindow: 10_000,
+    concurrency: 4,
     ...overrides,
   };
 }

@@ -34,9 +34,11 @@ Endpoints:
                                 refreshes, webhook deliveries by outcome and reason, sync lag (docs/operations.md)
 Keep the SERVE port on the private network.
 
-The schedule never overlaps itself (a tick during a run is skipped). Several instances may share one Postgres:
-runs take a per customer and stream advisory lock, so the same stream never runs twice at once (the loser records
-"locked" and waits for the next tick); --jitter lets the instances take turns. Receivers are stateless and can sit
+On Postgres every run is a job in a queue all instances work (graphile-worker, in the same database): each tick
+queues one job per customer and stream unless one is already waiting, SYNC_CONCURRENCY jobs run at once per
+instance, and a failing stream backs off on its own without delaying the others. On SQLite the schedule runs in
+this process and never overlaps itself (a tick during a run is skipped; --jitter delays each pass). Runs keep a
+per customer and stream lock, so the same stream never runs twice at once. Receivers are stateless and can sit
 behind any load balancer.
 
 SIGTERM/SIGINT: /healthz turns 503, the receiver stops accepting and finishes deliveries in flight, the sync run in

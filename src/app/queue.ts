@@ -1,0 +1,222 @@
+import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
+import type { Logger } from '../logger.ts';
+import { parsePgUrl } from '../store/postgres.ts';
+import { runLockKey } from '../store/locks.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import { PARKED_AFTER_FAILURES, retryDelayMs } from './backoff.ts';
+import type { SyncPass } from './sync-pass.ts';
+
+/**
+ * The Postgres schedule: every run of a (customer, stream) is a job in graphile-worker's queue, in the database the
+ * data goes to. Every `serve` instance works the queue with SYNC_CONCURRENCY jobs at once; on each SYNC_CRON tick it
+ * adds the interval's jobs, one per customer and stream under a job key, so a job still waiting, running or backing
+ * off is never queued a second time (job_key_mode `unsafe_dedupe`), whichever instance ticks first.
+ *
+ * A failing run throws, so graphile-worker retries that one job after exp(min(attempts, 10)) seconds while every other
+ * customer goes on; src/app/backoff.ts applies the same delays to the in-process schedule of SQLite. Jobs never run
+ * out of attempts (the back-off levels off at about 6 hours), so a parked customer comes back on its own once its API
+ * answers again. The per-stream advisory lock stays the guard against two runs of one stream (a cron `sync` beside the
+ * daemon, a job whose worker was presumed dead).
+ *
+ * graphile-worker releases a job whose worker died only after 4 hours. Here a job locked for longer than
+ * `staleAfterMs` whose stream lock no session holds (the lock dies with its process, SIGKILL included) is released
+ * within `staleAfterMs` more, so a killed instance's customers are picked up by the others within the interval.
+ */
+
+export const SYNC_TASK = 'occupancy_sync_stream';
+/** graphile-worker's attempts are a smallint; a job that may retry for ever never becomes permanently failed. */
+const MAX_ATTEMPTS = 32_767;
+
+export interface QueueOptions {
+  /** The postgres:// DATABASE_URL, `?schema=` included (the queue's own schema is derived from it). */
+  databaseUrl: string;
+  pass: SyncPass;
+  customerIds: ReadonlyArray<string>;
+  streams: ReadonlyArray<AnyStream>;
+  concurrency: number;
+  logger: Logger;
+  /**
+   * A job locked this long whose stream lock is free belongs to a dead worker; checked this often too. Default 10 s:
+   * a live worker takes the stream lock within milliseconds of taking the job and holds it to the end.
+   */
+  staleAfterMs?: number;
+  /** How often a worker looks for jobs whose time has come (retries), besides LISTEN/NOTIFY. Default 2 s. */
+  pollIntervalMs?: number;
+}
+
+export interface Queue {
+  /** Adds the interval's jobs (those not queued already) and releases jobs of dead workers. */
+  tick(): Promise<{ added: number; released: number }>;
+  /** Waiting, running and parked jobs, for status and tests. */
+  jobs(): Promise<QueueJob[]>;
+  /** Stops taking jobs, lets the running ones finish their current page, closes the pool. */
+  stop(): Promise<void>;
+}
+
+export interface QueueJob {
+  customerId: string;
+  stream: string;
+  attempts: number;
+  runAt: string;
+  locked: boolean;
+  lastError: string | null;
+  parked: boolean;
+}
+
+/** The queue's schema: beside the data's own, so datasets in separate schemas keep separate queues. */
+export function queueSchema(dataSchema: string | undefined): string {
+  return dataSchema ? `${dataSchema}_queue` : 'occupancy_sync_queue';
+}
+
+export function jobKey(customerId: string, stream: string): string {
+  return `sync:${customerId}:${stream}`;
+}
+
+function payloadOf(raw: unknown): { customerId: string; stream: string } | undefined {
+  const p = raw as { customerId?: unknown; stream?: unknown } | null;
+  return p && typeof p.customerId === 'string' && typeof p.stream === 'string' ? { customerId: p.customerId, stream: p.stream } : undefined;
+}
+
+function workerLogger(logger: Logger): GraphileLogger {
+  return new GraphileLogger(() => (level, message, meta) => {
+    const log = logger.child({ component: 'queue' });
+    if (level === 'error') log.error(meta ?? {}, message);
+    else if (level === 'warning') log.warn(meta ?? {}, message);
+    else log.debug(meta ?? {}, message);
+  });
+}
+
+export async function startQueue(options: QueueOptions): Promise<Queue> {
+  const { url, schema: dataSchema } = parsePgUrl(options.databaseUrl);
+  const schema = queueSchema(dataSchema);
+  const logger = options.logger.child({ component: 'queue' });
+  const staleAfterMs = options.staleAfterMs ?? 10_000;
+  const abort = new AbortController();
+  const common = { connectionString: url, schema, logger: workerLogger(options.logger) };
+  const utils: WorkerUtils = await makeWorkerUtils(common);
+  let runner: Runner | undefined;
+  try {
+    await utils.migrate();
+    runner = await run({
+      ...common,
+      concurrency: options.concurrency,
+      // One connection per running job (taken and completed through it), and one more for LISTEN: fewer stalls the pool.
+      maxPoolSize: options.concurrency + 2,
+      noHandleSignals: true,
+      pollInterval: options.pollIntervalMs ?? 2_000,
+      taskList: {
+        [SYNC_TASK]: async (raw, helpers) => {
+          const job = payloadOf(raw);
+          if (!job) {
+            logger.warn({ payload: raw }, 'a queued sync job without customerId and stream: dropped');
+            return;
+          }
+          const report = await options.pass.runOne(abort.signal, job.customerId, job.stream);
+          const outcome = report.outcomes[0];
+          if (outcome?.status === 'failed') {
+            const { attempts } = helpers.job;
+            if (attempts >= PARKED_AFTER_FAILURES) {
+              const wait = Math.round(retryDelayMs(attempts) / 1000);
+              logger.warn({ customer: job.customerId, stream: job.stream, attempts }, `parked after ${attempts} failures in a row: the next attempt in about ${wait} s`);
+            }
+            throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+          }
+          // Resumes at its checkpoint: soon, on this or another instance.
+          if (outcome?.status === 'interrupted') throw new Error('interrupted by shutdown; resumes at its last committed page');
+        },
+      },
+    });
+  } catch (error) {
+    await Promise.resolve(utils.release()).catch(() => {});
+    throw error;
+  }
+
+  let stopping: Promise<void> | undefined;
+  // Between ticks too, so a killed instance's jobs move to the others within seconds, not at the next interval.
+  const reaper = setInterval(() => {
+    releaseDeadWorkers().catch((error: unknown) => logger.warn({ err: error }, 'could not look for jobs of dead workers'));
+  }, staleAfterMs);
+  reaper.unref();
+  const pairs = options.customerIds.flatMap((customerId) => options.streams.map((s) => ({ customerId, stream: s.name })));
+
+  return {
+    async tick() {
+      const added = await utils.withPgClient(async (client) => {
+        const result = await client.query(
+          `SELECT count(*) FILTER (WHERE j.revision = 0) AS added
+           FROM unnest($1::text[], $2::text[]) AS t(customer_id, stream),
+           LATERAL "${schema}".add_job($3, json_build_object('customerId', t.customer_id, 'stream', t.stream),
+             max_attempts => $4, job_key => 'sync:' || t.customer_id || ':' || t.stream, job_key_mode => 'unsafe_dedupe') AS j`,
+          [pairs.map((p) => p.customerId), pairs.map((p) => p.stream), SYNC_TASK, MAX_ATTEMPTS],
+        );
+        return Number((result.rows[0] as { added: string }).added);
+      });
+      const released = await releaseDeadWorkers();
+      return { added, released };
+    },
+    async jobs() {
+      return utils.withPgClient(async (client) => {
+        const result = await client.query(
+          `SELECT key, attempts, run_at, locked_at IS NOT NULL AS locked, last_error
+           FROM "${schema}".jobs WHERE task_identifier = $1 ORDER BY key`,
+          [SYNC_TASK],
+        );
+        return (result.rows as Array<{ key: string; attempts: number; run_at: Date; locked: boolean; last_error: string | null }>).map((r) => {
+          const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(r.key) ?? [];
+          return {
+            customerId,
+            stream,
+            attempts: r.attempts,
+            runAt: r.run_at.toISOString(),
+            locked: r.locked,
+            lastError: r.last_error,
+            parked: r.attempts >= PARKED_AFTER_FAILURES,
+          };
+        });
+      });
+    },
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(reaper);
+        abort.abort();
+        try {
+          await runner?.stop();
+        } finally {
+          await utils.release();
+        }
+      })();
+      return stopping;
+    },
+  };
+
+  /**
+   * Jobs locked for longer than staleAfterMs whose stream lock is free: their worker is gone (a live one takes the
+   * stream lock within milliseconds of starting the job and holds it to the end). Their workers' jobs are released.
+   */
+  async function releaseDeadWorkers(): Promise<number> {
+    const stale = await utils.withPgClient(async (client) => {
+      const result = await client.query(
+        `SELECT key, locked_by FROM "${schema}".jobs
+         WHERE task_identifier = $1 AND locked_at < now() - make_interval(secs => $2::double precision / 1000)`,
+        [SYNC_TASK, staleAfterMs],
+      );
+      const dead: string[] = [];
+      for (const row of result.rows as Array<{ key: string; locked_by: string }>) {
+        const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(row.key) ?? [];
+        const key = BigInt(runLockKey(dataSchema ?? '', customerId, stream));
+        const unsigned = BigInt.asUintN(64, key);
+        const held = await client.query(
+          `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1`,
+          [(unsigned >> 32n).toString(), (unsigned & 0xffffffffn).toString()],
+        );
+        if (held.rowCount === 0) dead.push(row.locked_by);
+      }
+      return [...new Set(dead)];
+    });
+    if (stale.length > 0) {
+      await utils.forceUnlockWorkers(stale);
+      logger.warn({ workers: stale }, `released the jobs of ${stale.length} worker(s) that stopped without finishing them (killed?)`);
+    }
+    return stale.length;
+  }
+}

@@ -1,0 +1,147 @@
+import postgres from 'postgres';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startQueue, queueSchema, jobKey, SYNC_TASK, type Queue } from '../../src/app/queue.ts';
+import { createSyncPass, type SyncPass } from '../../src/app/sync-pass.ts';
+import { FakeClock } from '../../src/clock.ts';
+import { resolveConfig, type Config } from '../../src/config.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { parsePgUrl } from '../../src/store/postgres.ts';
+import type { Store } from '../../src/store/types.ts';
+import { streams } from '../../jobs/index.ts';
+import { childEnv } from '../sync/child.ts';
+import { openTestStore, testDatabase, type TestDatabase } from '../sync/helpers.ts';
+import { until } from '../serve/process.ts';
+
+let sandbox: Sandbox | undefined;
+let db: TestDatabase | undefined;
+let store: Store | undefined;
+let pass: SyncPass | undefined;
+let queue: Queue | undefined;
+afterEach(async () => {
+  await queue?.stop();
+  await pass?.close();
+  await store?.close();
+  await sandbox?.close();
+  await db?.cleanup();
+  sandbox = db = store = pass = queue = undefined;
+});
+
+/** Two customers, the second with a wrong secret. */
+async function setup(options: { latencyMs?: number; concurrency?: number } = {}) {
+  sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, faults: { latencyMs: options.latencyMs ?? 0 } });
+  db = await testDatabase('postgres', 'queue');
+  store = await openTestStore(db);
+  const [good, bad] = sandbox.customers;
+  const config: Config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '2h' }));
+  config.customers = [
+    { ...config.customers[0]!, id: good!.id, apiKey: good!.readKey.key, apiSecret: good!.readKey.secret },
+    { ...config.customers[0]!, id: bad!.id, apiKey: bad!.readKey.key, apiSecret: `${bad!.readKey.secret}-wrong` },
+  ];
+  pass = createSyncPass({ config, store, logger: silentLogger, customers: config.customers, streams, baseUrl: sandbox.url });
+  queue = await startQueue({
+    databaseUrl: db.url,
+    pass,
+    customerIds: config.customers.map((c) => c.id),
+    streams,
+    concurrency: options.concurrency ?? 2,
+    logger: silentLogger,
+    pollIntervalMs: 100,
+    staleAfterMs: 1_000,
+  });
+  return { good: good!.id, bad: bad!.id };
+}
+
+async function succeeded(customerId: string): Promise<number> {
+  const rows = await store!.query<{ n: unknown }>("SELECT count(*) AS n FROM sync_runs WHERE customer_id = $1 AND status = 'succeeded'", [customerId]);
+  return Number(rows[0]!.n);
+}
+
+describe('the Postgres job queue (graphile-worker)', () => {
+  it('queues one job per customer and stream, never twice while one waits or runs', async () => {
+    const { good } = await setup({ latencyMs: 300, concurrency: 1 });
+    const first = await queue!.tick();
+    expect(first.added).toBe(4);
+    // Every job is still waiting or running (one at a time, each request 300 ms): nothing is queued again.
+    expect((await queue!.tick()).added).toBe(0);
+    const jobs = await queue!.jobs();
+    expect(jobs.map((j) => `${j.customerId}:${j.stream}`).sort()).toEqual(
+      [...new Set(jobs.map((j) => `${j.customerId}:${j.stream}`))].sort(),
+    );
+    expect(jobs).toHaveLength(4);
+    await until(async () => (await succeeded(good)) === 2, 'the good customer synced once');
+  });
+
+  it('a failing customer backs off as its own job while the other is synced again and again', async () => {
+    const { good, bad } = await setup();
+    await queue!.tick();
+    await until(async () => (await succeeded(good)) === 2, 'the good customer synced');
+    await until(async () => (await queue!.jobs()).some((j) => j.customerId === bad && j.attempts >= 1 && !j.locked && j.lastError !== null), 'a failed attempt');
+    for (let round = 2; round <= 3; round++) {
+      await queue!.tick();
+      await until(async () => (await succeeded(good)) === 2 * round, `the good customer synced ${round} times`);
+    }
+    // Between attempts (not running), each failing job waits for its next attempt.
+    let failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
+    await until(async () => {
+      failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
+      return failing.length === 2 && failing.every((j) => !j.locked && j.attempts >= 2);
+    }, 'both failing jobs between attempts, after two of them');
+    expect(failing.map((j) => j.stream).sort()).toEqual(['buildings', 'occupancy']);
+    for (const job of failing) {
+      expect(job.lastError).toMatch(/authentication|secret|401|refused/i);
+      // Backing off: its next attempt lies in the future, not at the tick.
+      expect(Date.parse(job.runAt)).toBeGreaterThan(Date.now());
+    }
+    expect(await succeeded(bad)).toBe(0);
+  });
+
+  it('releases the job of a worker that died (its stream lock free) so another worker runs it', async () => {
+    const { good } = await setup();
+    const { url, schema } = parsePgUrl(db!.url);
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const q = queueSchema(schema);
+      // A job taken by a worker that then died: locked an hour ago by "dead-worker", and nobody holds its stream lock.
+      await sql.unsafe(`SELECT "${q}".add_job($1, json_build_object('customerId', $2::text, 'stream', 'buildings'), job_key => $3, run_at => now() + interval '1 hour')`, [
+        SYNC_TASK,
+        good,
+        jobKey(good, 'buildings'),
+      ]);
+      await sql.unsafe(`UPDATE "${q}"._private_jobs SET locked_at = now() - interval '1 hour', locked_by = 'dead-worker', run_at = now() - interval '1 hour'`);
+      expect((await queue!.tick()).released).toBe(1);
+      await until(async () => (await succeeded(good)) >= 1, 'the released job ran');
+      const [left] = await sql.unsafe<{ n: string }[]>(`SELECT count(*) AS n FROM "${q}".jobs WHERE locked_by = 'dead-worker'`);
+      expect(Number(left!.n)).toBe(0);
+    } finally {
+      await sql.end();
+    }
+  });
+});
+
+describe('the in-process schedule (SQLite) backs off the same way', () => {
+  it('skips a failing stream until its back-off has passed, and runs the others every pass', async () => {
+    const clock = new FakeClock('2026-01-08T00:00:00Z');
+    sandbox = await startSandbox({ clock, customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 1 });
+    db = await testDatabase('sqlite', 'backoff');
+    store = await openTestStore(db);
+    const [good, bad] = sandbox.customers;
+    const config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '2h' }));
+    const customers = [
+      { ...config.customers[0]!, id: good!.id, apiKey: good!.readKey.key, apiSecret: good!.readKey.secret },
+      { ...config.customers[0]!, id: bad!.id, apiKey: bad!.readKey.key, apiSecret: `${bad!.readKey.secret}-wrong` },
+    ];
+    pass = createSyncPass({ config, store, logger: silentLogger, customers, streams, clock, baseUrl: sandbox.url });
+    const signal = new AbortController().signal;
+    const ran = async () => (await pass!.run(signal)).outcomes.map((o) => `${o.customerId === good!.id ? 'good' : 'bad'} ${o.stream} ${o.status}`);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded', 'bad buildings failed', 'bad occupancy failed']);
+    // Right away: the failing customer waits out its first back-off (e^1 s); the other runs.
+    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded']);
+    clock.advance(3_000);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded', 'bad buildings failed', 'bad occupancy failed']);
+    // The second failure waits e^2 s: 3 s later it is still backing off.
+    clock.advance(3_000);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded']);
+  });
+});
+
