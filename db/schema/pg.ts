@@ -34,6 +34,9 @@ export const occupancy = pgTable(
     source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
     eventId: text('event_id'),
     ingestedAt: ts('ingested_at').notNull(),
+    /** First time polling read this reading, and first time a webhook delivery brought it (reconciliation). */
+    polledAt: ts('polled_at'),
+    deliveredAt: ts('delivered_at'),
   },
   (t) => [
     primaryKey({ columns: [t.customerId, t.floorSpaceId, t.observedAt] }),

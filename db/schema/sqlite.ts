@@ -44,6 +44,9 @@ export const occupancy = sqliteTable(
     source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
     eventId: text('event_id'),
     ingestedAt: text('ingested_at').notNull(),
+    /** First time polling read this reading, and first time a webhook delivery brought it (reconciliation). */
+    polledAt: text('polled_at'),
+    deliveredAt: text('delivered_at'),
   },
   (t) => [
     primaryKey({ columns: [t.customerId, t.floorSpaceId, t.observedAt] }),
@@ -51,6 +54,8 @@ export const occupancy = sqliteTable(
     index('occupancy_customer_observed_idx').on(t.customerId, t.observedAt),
     isoCheck('occupancy', 'observed_at', t.observedAt),
     isoCheck('occupancy', 'ingested_at', t.ingestedAt),
+    isoCheck('occupancy', 'polled_at', t.polledAt),
+    isoCheck('occupancy', 'delivered_at', t.deliveredAt),
     check('occupancy_source_known', sql`${t.source} IN ('poll', 'webhook')`),
     check('occupancy_headcount_non_negative', sql`${t.headcount} >= 0`),
   ],

@@ -37,6 +37,7 @@ export interface DeliveryEngineOptions {
   maxAttempts: number;
   retryBaseMs: number;
   rejectUnauthorized: boolean;
+  dropEvery: number;
 }
 
 /** The signature header of section 5.1: HMAC-SHA-256 over `<t>.` + the uncompressed body, uppercase hex. */
@@ -114,6 +115,10 @@ export class DeliveryEngine {
         for (const k of model.ticksBecomingVisible(customer, hook.queuedUpToMs, now)) {
           const data = this.#tickData(customer, k);
           if (data.length === 0) continue;
+          if (this.#o.dropEvery > 0 && k % this.#o.dropEvery === 0) {
+            this.#o.stats.deliveries.dropped += data.length;
+            continue;
+          }
           this.#pending.push({
             id: uuidFrom([hashString(hook.id), Tag.delivery, k]),
             webhookId: hook.id,

@@ -40,6 +40,11 @@ export interface WebhookDeliveryOptions {
   retryBaseMs?: number;
   /** Interval of the autoDeliver timer. Default 1000 ms. */
   pollMs?: number;
+  /**
+   * Never send the Occupancy delivery of every n-th observation tick (ticks whose index is a multiple of n), as a
+   * platform that silently loses deliveries would; counted in stats.deliveries.dropped. Default 0: none dropped.
+   */
+  dropEvery?: number;
   /** Verify receivers' TLS certificates. Default true; false lets a local receiver use a self-signed certificate. */
   rejectUnauthorized?: boolean;
 }
@@ -134,7 +139,8 @@ export interface SandboxStats {
   /** Injected faults by kind: serverError, rateLimit, connectionReset, slow, truncatedGzip, revokeToken, graphqlError. */
   faults: Record<string, number>;
   /** attempts = succeeded + failed (per attempt); abandoned = deliveries that failed maxAttempts times. */
-  deliveries: { attempts: number; succeeded: number; failed: number; abandoned: number };
+  /** dropped: readings of deliveries never sent on purpose (webhooks.dropEvery). */
+  deliveries: { attempts: number; succeeded: number; failed: number; abandoned: number; dropped: number };
 }
 
 export interface Sandbox {

@@ -62,7 +62,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     authCalls: 0,
     queries: 0,
     faults: {},
-    deliveries: { attempts: 0, succeeded: 0, failed: 0, abandoned: 0 },
+    deliveries: { attempts: 0, succeeded: 0, failed: 0, abandoned: 0, dropped: 0 },
   };
   const tokens = new TokenService(model, clock, intOption('expiresIn', options.expiresIn, 900, 1));
   const registry = new WebhookRegistry(options.seed ?? 1);
@@ -77,6 +77,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     maxAttempts: intOption('webhooks.maxAttempts', hooks.maxAttempts, 5, 1),
     retryBaseMs: intOption('webhooks.retryBaseMs', hooks.retryBaseMs, 1000, 0),
     rejectUnauthorized: hooks.rejectUnauthorized ?? true,
+    dropEvery: intOption('webhooks.dropEvery', hooks.dropEvery, 0, 0),
   });
   let faults = new FaultPlan(options.faults);
   // strayNullHeadcount spoils the records of each customer's first floor space (by id), and only those.

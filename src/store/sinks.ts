@@ -143,20 +143,23 @@ function defineSink<S extends SinkName>(spec: {
  * Occupancy: the measured values (status, headcount) take the latest arrival and are only rewritten when they differ,
  * so re-reading a lookback window touches nothing. Provenance (source, ingested_at, event_id) belongs to the first
  * arrival: a reading seen by webhook and then by polling stays one row with source 'webhook'. A missing event_id is
- * filled in by a later arrival that has one.
+ * filled in by a later arrival that has one. polled_at and delivered_at keep the first time each way brought the
+ * reading, for the webhook_reconciliation view.
  */
 const occupancy = defineSink<'occupancy'>({
   table: occupancyTable,
-  pageColumns: ['customer_id', 'source', 'ingested_at'],
-  pageValues: (page) => [page.customerId, page.source, page.at],
+  pageColumns: ['customer_id', 'source', 'ingested_at', 'polled_at', 'delivered_at'],
+  pageValues: (page) => [page.customerId, page.source, page.at, page.source === 'poll' ? page.at : null, page.source === 'webhook' ? page.at : null],
   rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'],
   nonEmpty: ['floorSpaceId', 'occupancyStatus'],
   onConflict:
     'ON CONFLICT (customer_id, floor_space_id, observed_at) DO UPDATE SET ' +
     'occupancy_status = excluded.occupancy_status, headcount = excluded.headcount, ' +
-    'event_id = COALESCE(occupancy.event_id, excluded.event_id) ' +
+    'event_id = COALESCE(occupancy.event_id, excluded.event_id), ' +
+    'polled_at = COALESCE(occupancy.polled_at, excluded.polled_at), delivered_at = COALESCE(occupancy.delivered_at, excluded.delivered_at) ' +
     'WHERE occupancy.occupancy_status <> excluded.occupancy_status OR occupancy.headcount <> excluded.headcount ' +
-    'OR (occupancy.event_id IS NULL AND excluded.event_id IS NOT NULL)',
+    'OR (occupancy.event_id IS NULL AND excluded.event_id IS NOT NULL) ' +
+    'OR (occupancy.polled_at IS NULL AND excluded.polled_at IS NOT NULL) OR (occupancy.delivered_at IS NULL AND excluded.delivered_at IS NOT NULL)',
 });
 
 /** Buildings: a listed building is (again) alive: refresh its name and last_seen_at, clear deleted_at. */
