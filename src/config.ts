@@ -55,6 +55,12 @@ export interface Config {
     maxPagesPerWindow: number;
     /** Streams synced at once by one process (customers are independent, so one slow customer holds one slot). */
     concurrency: number;
+    /**
+     * Completeness alarm: the last `completenessWindowMs` before a windowed stream's watermark must hold at least this
+     * share of the records of the same window a day and a week earlier (the larger). 0 turns the alarm off.
+     */
+    completenessMinShare: number;
+    completenessWindowMs: number;
   };
   webhook: {
     host: string;
@@ -401,6 +407,8 @@ export function resolveConfig(env: Env): Config {
     maxRejectedShare: share(env, 'SYNC_MAX_REJECTED_SHARE', 0.5),
     maxPagesPerWindow: integer(env, 'SYNC_MAX_PAGES_PER_WINDOW', 10_000, 1, 10_000_000),
     concurrency: integer(env, 'SYNC_CONCURRENCY', 4, 1, 256),
+    completenessMinShare: share(env, 'COMPLETENESS_MIN_SHARE', 0.5),
+    completenessWindowMs: duration(env, 'COMPLETENESS_WINDOW', '1h', 60_000),
   };
 
   const http = {

@@ -1,3 +1,4 @@
+import { completenessLines, type CompletenessFinding } from '../app/completeness.ts';
 import type { RunRecord, SyncState } from '../store/types.ts';
 import { formatDuration } from './progress.ts';
 
@@ -11,6 +12,17 @@ export interface StreamStatus {
   inFlight: { windowStart: string; windowEnd: string; pageCursor: string | null } | null;
   range: { start: string; end: string } | null;
   lastRun: Pick<RunRecord, 'id' | 'mode' | 'status' | 'startedAt' | 'finishedAt' | 'pages' | 'records' | 'rejected' | 'error'> | null;
+  /** The completeness alarm's verdict on the window before the watermark (windowed streams; absent when off). */
+  completeness?: CompletenessFinding;
+}
+
+/** Attaches each stream's completeness finding to its entry. */
+export function withCompleteness(entries: StreamStatus[], findings: ReadonlyArray<CompletenessFinding>): StreamStatus[] {
+  const byKey = new Map(findings.map((f) => [`${f.customerId}\u0000${f.stream}`, f]));
+  return entries.map((e) => {
+    const finding = byKey.get(`${e.customerId}\u0000${e.stream}`);
+    return finding ? { ...e, completeness: finding } : e;
+  });
 }
 
 /** Joins states and last runs per customer and stream (a stream with runs but no state yet is listed too). */
@@ -74,9 +86,11 @@ export function formatStatus(entries: ReadonlyArray<StreamStatus>): string {
   const rejected = entries
     .filter((e) => (e.lastRun?.rejected ?? 0) > 0)
     .map((e) => `  ${e.customerId} ${e.stream}: ${e.lastRun!.rejected} record(s) broke their declared types and were quarantined (docs/sync.md, "Quarantine")`);
+  const incomplete = completenessLines(entries.flatMap((e) => (e.completeness ? [e.completeness] : [])));
   return (
     `${table(rows)}\n` +
     (errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : '') +
-    (rejected.length ? `\nQuarantined in the last run:\n${rejected.join('\n')}\n` : '')
+    (rejected.length ? `\nQuarantined in the last run:\n${rejected.join('\n')}\n` : '') +
+    (incomplete.length ? `\nFar fewer records than before:\n${incomplete.join('\n')}\n` : '')
   );
 }

@@ -35,6 +35,8 @@ export interface SinkDef<R> {
   pageValues(page: PageContext): unknown[];
   /** Columns with one value per record, in the order `fill` writes them. */
   rowColumns: readonly Column[];
+  /** The record fields of rowColumns, in the same order. */
+  rowFields: ReadonlyArray<keyof R & string>;
   /** The record fields that, with the page columns, form the table's primary key. */
   key: ReadonlyArray<keyof R & string>;
   /** Indexes of `key` in rowColumns. */
@@ -131,6 +133,7 @@ function defineSink<S extends SinkName>(spec: {
     pageColumns,
     pageValues: spec.pageValues,
     rowColumns: rows.map((f) => f.column),
+    rowFields: spec.rowFields,
     key,
     rowKey: key.map((k) => spec.rowFields.indexOf(k)),
     fill: filler(table, rows),

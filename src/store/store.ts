@@ -240,6 +240,19 @@ export class SqlStore implements Store {
     });
   }
 
+  countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number> {
+    return this.#wrap(`counting ${sink} records in a window`, async () => {
+      const def = sinkDef(sink);
+      const column = def.rowColumns[def.rowFields.indexOf(field as never)];
+      if (!column || column.type !== 'timestamptz') throw new StoreError(`sink ${sink} has no timestamp field ${field}`);
+      const rows = await this.#db.all<{ n: number | string }>(sql`
+        SELECT count(*) AS n FROM ${sql.identifier(def.table)}
+        WHERE customer_id = ${customerId} AND ${sql.identifier(column.name)} >= ${canonicalTimestamp(from, 'from')}
+          AND ${sql.identifier(column.name)} < ${canonicalTimestamp(to, 'to')}`);
+      return Number(rows[0]?.n ?? 0);
+    });
+  }
+
   closeAbandonedRuns(customerId: string, stream: string, at: IsoUtc): Promise<number[]> {
     return this.#wrap('closing runs left running by an ended process', async () => {
       const finishedAt = canonicalTimestamp(at, 'at');

@@ -211,6 +211,12 @@ export interface Store {
    */
   tryLock(customerId: string, stream: string): Promise<Lock | undefined>;
 
+  /**
+   * Records of the customer in `sink` whose `field` (a timestamp field of its records, e.g. observedAt) lies in
+   * [from, to): what a window held, for the completeness alarm.
+   */
+  countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number>;
+
   /** Read-only SQL for reports, status and tests. Parameters are positional ($1.. on both dialects). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }

@@ -77,6 +77,8 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     maxRejectedShare: 0.5,
     maxPagesPerWindow: 10_000,
     concurrency: 4,
+    completenessMinShare: 0.5,
+    completenessWindowMs: HOUR,
     ...overrides,
   };
 }

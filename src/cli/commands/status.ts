@@ -23,11 +23,21 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const [{ openForReading }, { buildStatus, formatStatus }] = await Promise.all([import('../../app/database.ts'), import('../status.ts')]);
+      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness }, { checkCompleteness }, { allStreams }] = await Promise.all([
+        import('../../app/database.ts'),
+        import('../status.ts'),
+        import('../../app/completeness.ts'),
+        import('../../app/streams.ts'),
+      ]);
       const store = await openForReading(config.database, ctx.logger());
       try {
         const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
-        const entries = buildStatus(states, runs, systemClock.now());
+        const findings = await checkCompleteness(store, allStreams, {
+          minShare: config.sync.completenessMinShare,
+          windowMs: config.sync.completenessWindowMs,
+          ...(flags.customer !== undefined && { customerId: flags.customer }),
+        });
+        const entries = withCompleteness(buildStatus(states, runs, systemClock.now()), findings);
         const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries);
         ctx.stdout.write(globalSecrets.scrub(text));
       } finally {

@@ -1,0 +1,84 @@
+import type { Store } from '../store/types.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import { toIsoUtc } from '../time.ts';
+
+/**
+ * The completeness alarm: a windowed stream that suddenly returns far fewer records than before still "succeeds",
+ * and nothing else would notice. The last window before its watermark is compared with the same window a day and a
+ * week earlier; fewer than `minShare` of the larger of those is `low`, none at all is `empty`.
+ */
+
+const DAY = 86_400_000;
+
+/** A window must have held at least this many records before for a shortfall to mean anything. */
+export const MIN_BASELINE = 10;
+
+export type CompletenessStatus = 'ok' | 'low' | 'empty' | 'unknown';
+
+export interface CompletenessVerdict {
+  status: CompletenessStatus;
+  /** current / baseline; null without a baseline. */
+  ratio: number | null;
+}
+
+/** Pure: the verdict on `current` records against the earlier windows' counts. */
+export function judgeCompleteness(current: number, earlier: ReadonlyArray<number>, minShare: number): CompletenessVerdict {
+  const baseline = Math.max(0, ...earlier);
+  if (baseline < MIN_BASELINE) return { status: 'unknown', ratio: null };
+  const ratio = current / baseline;
+  if (current === 0) return { status: 'empty', ratio };
+  return { status: ratio < minShare ? 'low' : 'ok', ratio };
+}
+
+export interface CompletenessFinding extends CompletenessVerdict {
+  customerId: string;
+  stream: string;
+  window: { from: string; to: string };
+  current: number;
+  /** The same window a day and a week earlier. */
+  dayBefore: number;
+  weekBefore: number;
+}
+
+/**
+ * The verdict for every windowed stream of every customer with a watermark. Off (an empty list) when minShare is 0.
+ */
+export async function checkCompleteness(
+  store: Store,
+  streams: ReadonlyArray<AnyStream>,
+  options: { minShare: number; windowMs: number; customerId?: string },
+): Promise<CompletenessFinding[]> {
+  if (options.minShare <= 0) return [];
+  const windowed = new Map(streams.filter((s) => s.kind === 'incremental-window' && s.cursorField).map((s) => [s.name, s]));
+  const findings: CompletenessFinding[] = [];
+  for (const state of await store.listStates(options.customerId)) {
+    const stream = windowed.get(state.stream);
+    if (!stream || !state.watermark) continue;
+    const to = Date.parse(state.watermark);
+    const count = (shift: number) =>
+      store.countInWindow(stream.sink, stream.cursorField!, state.customerId, toIsoUtc(to - options.windowMs - shift), toIsoUtc(to - shift));
+    const [current, dayBefore, weekBefore] = await Promise.all([count(0), count(DAY), count(7 * DAY)]);
+    findings.push({
+      customerId: state.customerId,
+      stream: stream.name,
+      window: { from: toIsoUtc(to - options.windowMs), to: state.watermark },
+      current,
+      dayBefore,
+      weekBefore,
+      ...judgeCompleteness(current, [dayBefore, weekBefore], options.minShare),
+    });
+  }
+  return findings;
+}
+
+/** One line per stream that needs a look, for `status` and logs. */
+export function completenessLines(findings: ReadonlyArray<CompletenessFinding>): string[] {
+  return findings
+    .filter((f) => f.status === 'low' || f.status === 'empty')
+    .map(
+      (f) =>
+        `  ${f.customerId} ${f.stream}: ${f.current} records in [${f.window.from}, ${f.window.to}) against ${Math.max(f.dayBefore, f.weekBefore)} ` +
+        `the same window a day or a week earlier (${f.status === 'empty' ? 'none at all' : `${Math.round((f.ratio ?? 0) * 100)} %`}): ` +
+        'check the platform and `occupancy-sync check` (COMPLETENESS_MIN_SHARE tunes this, 0 turns it off)',
+    );
+}
