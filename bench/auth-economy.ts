@@ -1,5 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeClock } from '../src/clock.ts';
 import { resolveConfig, type Config } from '../src/config.ts';
@@ -11,6 +9,7 @@ import { runOnce } from '../src/app/run-once.ts';
 import { selectStreams } from '../src/app/streams.ts';
 import { createSyncPass } from '../src/app/sync-pass.ts';
 import type { SyncReport } from '../src/sync/engine.ts';
+import { tempDir } from '../test/support/tmp.ts';
 
 /**
  * Auth economy: POSTs to the auth endpoint per simulated hour of syncing, tokens living expiresIn 900 s.
@@ -46,22 +45,22 @@ interface Harness {
   sandbox: Sandbox;
   clock: FakeClock;
   config: Config;
-  dir: string;
+  dir: ReturnType<typeof tempDir>;
 }
 
 async function harness(cacheFile: boolean): Promise<Harness> {
   const clock = new FakeClock('2026-03-02T08:00:00.000Z');
   const sandbox = await startSandbox({ clock, seed: 3, customers: 1, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, expiresIn: 900 });
-  const dir = mkdtempSync(join(tmpdir(), 'occupancy-bench-auth-'));
+  const dir = tempDir('occupancy-bench-auth-');
   const customer = sandbox.customers[0]!;
   const config = resolveConfig({
     API_BASE_URL: sandbox.url,
     API_KEY: customer.readKey.key,
     API_SECRET: customer.readKey.secret,
     CUSTOMER_ID: customer.id,
-    DATABASE_URL: `file:${join(dir, 'auth.db')}`,
+    DATABASE_URL: `file:${join(dir.dir, 'auth.db')}`,
     SYNC_INITIAL_HISTORY: '1h',
-    ...(cacheFile ? { TOKEN_CACHE_FILE: join(dir, 'tokens.json') } : {}),
+    ...(cacheFile ? { TOKEN_CACHE_FILE: join(dir.dir, 'tokens.json') } : {}),
   });
   return { sandbox, clock, config, dir };
 }
@@ -112,7 +111,7 @@ export async function measureAuthEconomy(options: { passes: number; everyMs: num
       await pass.close();
       await store.close();
       await h.sandbox.close();
-      rmSync(h.dir, { recursive: true, force: true });
+      h.dir.remove();
     }
   }
   return results;

@@ -1,76 +1,58 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
+import { spawnTs, type Child } from '../test/support/process.ts';
 
 /**
- * Child processes of the harness. Every measured party (sandbox, sync run, receiver) runs in its own process so it
- * competes for the two cores the same way in every measurement, and so peak RSS belongs to one run only.
- * Children print exactly one JSON line on stdout when they have something to say; everything else goes to stderr.
+ * Child processes of the harness, started with the test suite's spawner (test/support/process.ts). Every measured
+ * party (sandbox, sync run, receiver) runs in its own process so it competes for the two cores the same way in
+ * every measurement, and so peak RSS belongs to one run only. Children print exactly one JSON line on stdout when
+ * they have something to say; everything else goes to stderr.
  */
 
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-export interface Child<T> {
-  process: ChildProcess;
-  /** The first JSON line the child printed on stdout. Rejects when it exits first (with its stderr). */
+export interface BenchChild<T> {
+  child: Child;
+  /** The first line the child printed on stdout, parsed. Rejects when it exits first (with its output). */
   message: Promise<T>;
-  /** Resolves with the exit code once the child is gone. */
-  exited: Promise<number | null>;
   /** SIGTERM, then waits for the exit. */
   stop(): Promise<void>;
 }
 
-export interface SpawnOptions {
+export interface BenchSpawnOptions {
   /** Extra flags for node itself, e.g. --cpu-prof. */
   nodeFlags?: string[];
   env?: Record<string, string | undefined>;
+  /** How long the child may take to report (default 10 minutes: a large sync run). */
+  timeoutMs?: number;
 }
 
 /** Runs `bench/<script>` (TypeScript, through tsx) with `args`. */
-export function spawnTs<T>(script: string, args: string[], options: SpawnOptions = {}): Child<T> {
-  const file = fileURLToPath(new URL(`./${script}`, import.meta.url));
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', file, ...args], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'pipe', 'pipe'],
+export function spawnBench<T>(script: string, args: string[], options: BenchSpawnOptions = {}): BenchChild<T> {
+  const child = spawnTs(`bench/${script}`, args, {
+    nodeFlags: options.nodeFlags,
     env: { ...process.env, LOG_LEVEL: 'silent', ...options.env },
+    name: `bench/${script}`,
   });
-  let stdout = '';
-  let stderr = '';
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  const message = new Promise<T>((resolve, reject) => {
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const nl = stdout.indexOf('\n');
-      if (nl >= 0) {
-        try {
-          resolve(JSON.parse(stdout.slice(0, nl)) as T);
-        } catch (error) {
-          reject(new Error(`bench/${script} printed a line that is not JSON: ${stdout.slice(0, nl).slice(0, 200)}`, { cause: error }));
-        }
-      }
-    });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr = (stderr + chunk).slice(-8000);
-    });
-    void exited.then((code) => reject(new Error(`bench/${script} ${args.join(' ')} exited (${code}) before reporting:\n${stderr}`)));
+  const message = child.nextLine(`bench/${script} to report`, options.timeoutMs ?? 600_000).then((line) => {
+    try {
+      return JSON.parse(line) as T;
+    } catch (error) {
+      throw new Error(`bench/${script} printed a line that is not JSON: ${line.slice(0, 200)}`, { cause: error });
+    }
   });
   message.catch(() => {});
   return {
-    process: child,
+    child,
     message,
-    exited,
     async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
+      await child.kill('SIGTERM');
     },
   };
 }
 
 /** Runs a child to completion and returns its JSON line; a non-zero exit is an error. */
-export async function runTs<T>(script: string, args: string[], options: SpawnOptions = {}): Promise<T> {
-  const child = spawnTs<T>(script, args, options);
-  const [result, code] = await Promise.all([child.message, child.exited]);
-  if (code !== 0) throw new Error(`bench/${script} exited with code ${code}`);
+export async function runBench<T>(script: string, args: string[], options: BenchSpawnOptions = {}): Promise<T> {
+  const { child, message } = spawnBench<T>(script, args, options);
+  const result = await message;
+  const { code } = await child.exit(60_000, `bench/${script} to exit after reporting`);
+  if (code !== 0) throw new Error(`bench/${script} exited with code ${code}:\n${child.stderr().slice(-3000)}`);
   return result;
 }
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { relative } from 'node:path';
-import { REPO_ROOT } from './child.ts';
+import { ROOT } from '../test/support/process.ts';
 import { originalLine } from './source-lines.ts';
 
 /**
@@ -39,7 +39,7 @@ function label(node: ProfileNode): { name: string; where: string } {
   if (!url.startsWith('file://')) return { name, where: `${url}:${lineNumber + 1}` };
   const absolute = new URL(url).pathname;
   const line = lineNumber === 0 && absolute.endsWith('.ts') ? originalLine(absolute, columnNumber, functionName) : undefined;
-  return { name, where: `${relative(REPO_ROOT, absolute)}:${line ?? lineNumber + 1}` };
+  return { name, where: `${relative(ROOT, absolute)}:${line ?? lineNumber + 1}` };
 }
 
 export function summarize(file: string): { totalMs: number; frames: Frame[] } {

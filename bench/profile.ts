@@ -1,6 +1,6 @@
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../test/support/tmp.ts';
 import { formatFrames, summarize, topOwnTotal, topSelf } from './cpuprofile.ts';
 import { measureReceiver, type LoadSettings } from './receiver-load.ts';
 import type { SyncBench } from './sync-bench.ts';
@@ -40,16 +40,17 @@ function section(title: string, file: string): string[] {
 
 export async function profileAll(sync: SyncBench, rows: number, load: LoadSettings): Promise<string> {
   const lines: string[] = [];
-  const syncDir = mkdtempSync(join(tmpdir(), 'occupancy-bench-prof-'));
-  const receiverDir = mkdtempSync(join(tmpdir(), 'occupancy-bench-prof-'));
+  const syncTmp = tempDir('occupancy-bench-prof-');
+  const receiverTmp = tempDir('occupancy-bench-prof-');
+  const [syncDir, receiverDir] = [syncTmp.dir, receiverTmp.dir];
   try {
     await sync.once('ours', 'sqlite', rows, ['--cpu-prof', `--cpu-prof-dir=${syncDir}`]);
     lines.push(...section(`Sync into SQLite, ${rows.toLocaleString('en-US')} rows`, mainProfile(syncDir)), '');
     await measureReceiver('real', load, ['--cpu-prof', `--cpu-prof-dir=${receiverDir}`]);
     lines.push(...section(`Receiver, ${load.connections} connections for ${load.durationSeconds} s`, mainProfile(receiverDir)));
   } finally {
-    rmSync(syncDir, { recursive: true, force: true });
-    rmSync(receiverDir, { recursive: true, force: true });
+    syncTmp.remove();
+    receiverTmp.remove();
   }
   return lines.join('\n');
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { openRawSqlite, prepareRawUpsert } from './baseline-sqlite.ts';
 import { flags, report, required } from './child.ts';
-import { freshDatabase } from './databases.ts';
+import { freshDatabase } from '../test/support/databases.ts';
 import { deliveryStream } from './receiver-load.ts';
 
 /**
@@ -27,7 +27,7 @@ const args = flags();
 const total = Number(required(args, 'deliveries'));
 const group = Number(required(args, 'group'));
 const savepoints = args.has('savepoints');
-const fresh = await freshDatabase('sqlite', 'floor');
+const fresh = await freshDatabase('sqlite', 'floor', { migrate: true });
 try {
   const db = openRawSqlite(fresh.database.sqlitePath!);
   const insertDelivery = db.prepare(

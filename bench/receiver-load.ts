@@ -1,10 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signatureHeader } from '../src/webhooks/signature.ts';
-import { spawnTs } from './child.ts';
+import { tempDir } from '../test/support/tmp.ts';
+import { spawnBench } from './child.ts';
 
 /**
  * Receiver throughput: autocannon (in this process) drives a server in a child process with signed Occupancy
@@ -91,15 +90,15 @@ async function load(url: string, settings: LoadSettings, next: () => { body: str
 export async function measureReceiver(kind: 'real' | 'bare', settings: LoadSettings, nodeFlags: string[] = []): Promise<LoadResult> {
   const customerId = randomUUID();
   const secret = randomBytes(48).toString('hex');
-  const dir = mkdtempSync(join(tmpdir(), 'occupancy-bench-receiver-'));
-  const server = spawnTs<{ url: string }>('receiver-process.ts', [
-    '--kind', kind, '--db', join(dir, 'receiver.db'), '--customer', customerId, '--secret', secret,
+  const dir = tempDir('occupancy-bench-receiver-');
+  const server = spawnBench<{ url: string }>('receiver-process.ts', [
+    '--kind', kind, '--db', join(dir.dir, 'receiver.db'), '--customer', customerId, '--secret', secret,
   ], { nodeFlags });
   try {
     const { url } = await server.message;
     return await load(url, settings, deliveryFactory(customerId, secret));
   } finally {
     await server.stop();
-    rmSync(dir, { recursive: true, force: true });
+    dir.remove();
   }
 }

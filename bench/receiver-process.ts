@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../src/logger.ts';
-import { openStore } from '../src/store/index.ts';
+import { openTestStore } from '../test/support/databases.ts';
 import { startReceiver } from '../src/webhooks/receiver.ts';
 import { closeOnSignal, flags, report, required } from './child.ts';
 
@@ -29,8 +29,7 @@ if (kind === 'bare') {
   report({ url: `http://127.0.0.1:${port}/webhook` });
 } else if (kind === 'real') {
   const path = required(args, 'db');
-  const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path });
-  await store.migrate();
+  const store = await openTestStore({ database: { url: `file:${path}`, dialect: 'sqlite', sqlitePath: path } });
   const receiver = await startReceiver({
     store,
     customers: [{ id: required(args, 'customer'), apiKey: 'bench', apiSecret: 'bench', webhookSecrets: [required(args, 'secret')], webhookHeaders: {} }],

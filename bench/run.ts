@@ -2,14 +2,14 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { measureAuthEconomy, type AuthEconomy } from './auth-economy.ts';
-import { flags, runTs } from './child.ts';
-import { checkPostgres, type DialectName } from './databases.ts';
+import { postgresProblem, type Dialect } from '../test/support/databases.ts';
+import { flags, runBench } from './child.ts';
 import { updateDoc } from './doc.ts';
 import { profileAll } from './profile.ts';
 import type { FloorResult } from './receiver-floor.ts';
 import { measureReceiver, type LoadResult } from './receiver-load.ts';
 import { formatNumber, median, mib } from './stats.ts';
-import { PAGE_SIZE, SyncBench, type SyncSamples } from './sync-bench.ts';
+import { BENCH_PG_URL, PAGE_SIZE, SyncBench, type SyncSamples } from './sync-bench.ts';
 import type { SyncResult } from './sync-job.ts';
 import { renderTable, type Row } from './table.ts';
 
@@ -47,7 +47,7 @@ type Part = (typeof PARTS)[number];
 /** Everything measured, for --json (the smoke test reads it). */
 export interface BenchFigures {
   mode: Mode['name'];
-  sync: Partial<Record<DialectName, { rows: number; ours: number; raw: number; ratio: number; samples: SyncSamples }>>;
+  sync: Partial<Record<Dialect, { rows: number; ours: number; raw: number; ratio: number; samples: SyncSamples }>>;
   memory?: { smallRows: number; largeRows: number; small: number; large: number; ratio: number };
   receiver?: { ours: LoadResult; bare: LoadResult; ratio: number; floor: FloorResult; bound: number; ratioToBound: number };
   auth?: AuthEconomy[];
@@ -76,7 +76,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
-  const pgProblem = wants('postgres') ? await checkPostgres() : undefined;
+  const pgProblem = wants('postgres') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
   const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log, pageSize) : undefined;
   let profile: string | undefined;
   try {
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     const floorDeliveries = String(Math.max(1000, Math.round(o.perSecond * mode.receiverSeconds)));
     const floors: FloorResult[] = [];
     for (let i = 0; i < mode.receiverRuns; i++) {
-      const floor = await runTs<FloorResult>('receiver-floor.ts', ['--deliveries', floorDeliveries, '--group', String(FLOOR_GROUP)]);
+      const floor = await runBench<FloorResult>('receiver-floor.ts', ['--deliveries', floorDeliveries, '--group', String(FLOOR_GROUP)]);
       log(`  storage floor ${formatNumber(floor.perSecond)} deliveries/s (${floor.deliveries} deliveries, ${FLOOR_GROUP} per transaction, raw better-sqlite3)`);
       floors.push(floor);
     }

@@ -12,14 +12,11 @@
  * need the Node it was installed with). Each Node gets its own `node -e 0` floor; ratios are to the floor of the
  * Node that ran the command.
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startSandbox } from '../src/sandbox/index.ts';
+import { ROOT, spawnProcess } from '../test/support/process.ts';
+import { tempDir } from '../test/support/tmp.ts';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const args = new Map<string, string>();
 for (let i = 2; i < process.argv.length; i += 2) args.set(process.argv[i]!.replace(/^--/, ''), process.argv[i + 1] ?? '');
 const runs = Number(args.get('runs') ?? 21);
@@ -47,18 +44,13 @@ const nodes = [...new Set(variants.map((v) => v.node))];
 const version = (node: string) => (node === process.execPath ? process.version : node);
 const floorLabel = (node: string) => `\`node -e 0\` (${version(node)})`;
 
-function time(node: string, argv: string[], env: Record<string, string | undefined>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const started = performance.now();
-    const child = spawn(node, argv, { env, stdio: ['ignore', 'ignore', 'pipe'] });
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) => {
-      const ms = performance.now() - started;
-      if (code === 0) resolve(ms);
-      else reject(new Error(`${argv.join(' ')} exited ${code}: ${err.slice(0, 500)}`));
-    });
-  });
+async function time(node: string, argv: string[], env: Record<string, string | undefined>): Promise<number> {
+  const started = performance.now();
+  const child = spawnProcess(node, argv, { env, stdout: 'ignore', name: argv.join(' ') });
+  const { code } = await child.exit(120_000);
+  const ms = performance.now() - started;
+  if (code !== 0) throw new Error(`${argv.join(' ')} exited ${code}: ${child.stderr().slice(0, 500)}`);
+  return ms;
 }
 
 const median = (xs: number[]) => {
@@ -66,11 +58,11 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
 
-const work = mkdtempSync(join(tmpdir(), 'startup-'));
+const work = tempDir('startup-');
 const sandbox = await startSandbox({ port: 0 });
 try {
   const customer = sandbox.customers[0]!;
-  const database = `file:${join(work, 'bench.db')}`;
+  const database = `file:${join(work.dir, 'bench.db')}`;
   const env = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -102,9 +94,9 @@ try {
     // Rotate the order every round so no case always runs first or right after the same neighbour.
     const order = cases.map((_, i) => cases[(i + round) % cases.length]!);
     for (const c of order) {
-      const tmp = c.cold ? mkdtempSync(join(work, 'tmp-')) : undefined;
-      samples.get(c.label)!.push(await time(c.node, c.argv, tmp ? { ...env, TMPDIR: tmp } : env));
-      if (tmp) rmSync(tmp, { recursive: true, force: true });
+      const tmp = c.cold ? tempDir('startup-tmp-') : undefined;
+      samples.get(c.label)!.push(await time(c.node, c.argv, tmp ? { ...env, TMPDIR: tmp.dir } : env));
+      tmp?.remove();
     }
   }
   console.log(`${runs} runs each, medians (ms) and ratio to \`node -e 0\` on the same Node:\n`);
@@ -117,5 +109,5 @@ try {
   }
 } finally {
   await sandbox.close();
-  rmSync(work, { recursive: true, force: true });
+  work.remove();
 }

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { openStore } from '../src/store/index.ts';
 import type { DeliveryRecord, OccupancyRecord } from '../src/store/types.ts';
 import { flags } from './child.ts';
-import { freshDatabase } from './databases.ts';
+import { freshDatabase } from '../test/support/databases.ts';
 import { deliveryStream } from './receiver-load.ts';
 
 /**
@@ -16,7 +16,7 @@ import { deliveryStream } from './receiver-load.ts';
 const args = flags();
 const group = Number(args.get('group') ?? 64);
 const total = Number(args.get('deliveries') ?? 20_000);
-const fresh = await freshDatabase('sqlite', 'store');
+const fresh = await freshDatabase('sqlite', 'store', { migrate: true });
 try {
   const store = await openStore(fresh.database);
   const customerId = randomUUID();

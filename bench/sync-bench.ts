@@ -1,5 +1,5 @@
-import { runTs, spawnTs, type Child } from './child.ts';
-import { freshDatabase, type DialectName } from './databases.ts';
+import { freshDatabase, PG_BASE_URL, type Dialect } from '../test/support/databases.ts';
+import { runBench, spawnBench, type BenchChild } from './child.ts';
 import type { SandboxInfo } from './sandbox-process.ts';
 import type { SyncJob, SyncResult } from './sync-job.ts';
 
@@ -15,6 +15,9 @@ export const GEOMETRY = { buildings: 25, spaces: 50 };
 export const PAGE_SIZE = 5000;
 export const STEP_MS = 3_600_000;
 
+/** The Postgres the Postgres measurements use: BENCH_DATABASE_URL, else the test suite's. */
+export const BENCH_PG_URL = process.env.BENCH_DATABASE_URL ?? PG_BASE_URL;
+
 /** A fixed, long-past data start keeps the data identical between runs; a younger clock falls back to 60 days ago. */
 function dataStart(): string {
   const fixed = Date.parse('2026-01-05T00:00:00.000Z');
@@ -29,18 +32,18 @@ export interface SyncSamples {
 }
 
 export class SyncBench {
-  readonly #sandbox: Child<SandboxInfo>;
+  readonly #sandbox: BenchChild<SandboxInfo>;
   readonly #log: (line: string) => void;
   readonly #pageSize: number;
 
-  private constructor(sandbox: Child<SandboxInfo>, log: (line: string) => void, pageSize: number) {
+  private constructor(sandbox: BenchChild<SandboxInfo>, log: (line: string) => void, pageSize: number) {
     this.#sandbox = sandbox;
     this.#log = log;
     this.#pageSize = pageSize;
   }
 
   static async start(log: (line: string) => void, pageSize = PAGE_SIZE): Promise<SyncBench> {
-    const sandbox = spawnTs<SandboxInfo>('sandbox-process.ts', [
+    const sandbox = spawnBench<SandboxInfo>('sandbox-process.ts', [
       '--data-start', dataStart(), '--buildings', String(GEOMETRY.buildings), '--spaces', String(GEOMETRY.spaces),
     ]);
     await sandbox.message;
@@ -64,11 +67,11 @@ export class SyncBench {
   }
 
   /** One run of `impl` on a fresh database; `nodeFlags` e.g. for --cpu-prof. */
-  async once(impl: 'ours' | 'raw', dialect: DialectName, rows: number, nodeFlags: string[] = []): Promise<SyncResult> {
-    const db = await freshDatabase(dialect, `${impl}_${dialect}`);
+  async once(impl: 'ours' | 'raw', dialect: Dialect, rows: number, nodeFlags: string[] = []): Promise<SyncResult> {
+    const db = await freshDatabase(dialect, `${impl}_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
     try {
       const job = await this.job(rows, db.url);
-      const result = await runTs<SyncResult>('sync-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)], { nodeFlags });
+      const result = await runBench<SyncResult>('sync-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)], { nodeFlags });
       this.#log(`  ${dialect} ${impl.padEnd(4)} ${result.rows} rows in ${(result.ms / 1000).toFixed(2)} s = ${Math.round(result.rowsPerSecond)} rows/s, peak RSS ${Math.round(result.maxRssBytes / 1048576)} MiB`);
       return result;
     } finally {
@@ -76,7 +79,7 @@ export class SyncBench {
     }
   }
 
-  async compare(dialect: DialectName, rows: number, runs: number): Promise<SyncSamples> {
+  async compare(dialect: Dialect, rows: number, runs: number): Promise<SyncSamples> {
     const ours: SyncResult[] = [];
     const raw: SyncResult[] = [];
     for (let i = 0; i < runs; i++) {

@@ -3,7 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveConfig, parseDuration, requireApi, selectCustomers, configSecrets } from '../src/config.ts';
 import { ConfigError } from '../src/errors.ts';
-import { tempDir } from './helpers/tmp.ts';
+import { tempDir } from './support/tmp.ts';
 
 const SECRET = 'super-secret-value-that-must-never-appear';
 const C1 = '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab';

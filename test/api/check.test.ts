@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const JOBS = fileURLToPath(new URL('../../jobs/', import.meta.url));
 

@@ -4,7 +4,9 @@ import { GraphQLResponseError, RateLimitError } from '../../src/errors.ts';
 import { SecretRegistry, memoryLogger } from '../../src/logger.ts';
 import { createApiClient, type ApiClient, type ApiClientOptions } from '../../src/api/client.ts';
 import { startSandbox, type FaultOptions, type Sandbox } from '../../src/sandbox/index.ts';
-import { BUILDINGS, recordingSleep, runPool } from './support.ts';
+import { BUILDINGS, recordingSleep } from './support.ts';
+import { runPool } from '../support/pool.ts';
+import { waitFor } from '../support/wait.ts';
 
 describe('API client against the sandbox: transient failures', () => {
   let sandbox: Sandbox | undefined;
@@ -105,7 +107,7 @@ describe('API client against the sandbox: transient failures', () => {
     const slow = await setup({ slow: 1, slowMs: 60_000 }, { http: { timeoutMs: 120_000 } });
     const controller = new AbortController();
     const pending = slow.client.request(BUILDINGS, {}, { signal: controller.signal });
-    while (slow.sandbox.stats.queries === 0) await new Promise((r) => setImmediate(r));
+    await waitFor(() => slow.sandbox.stats.queries > 0, 'the sandbox to receive the query', 5_000, { everyMs: 0 });
     controller.abort(new Error('received SIGTERM'));
     await expect(pending).rejects.toThrow('received SIGTERM');
     await client!.close();
@@ -115,7 +117,7 @@ describe('API client against the sandbox: transient failures', () => {
     const limited = await setup({ rateLimit: 1, retryAfterSeconds: 60 }, { sleep: undefined });
     const second = new AbortController();
     const waiting = limited.client.request(BUILDINGS, {}, { signal: second.signal });
-    while (limited.client.stats.retries === 0) await new Promise((r) => setImmediate(r));
+    await waitFor(() => limited.client.stats.retries > 0, 'the client to start its Retry-After wait', 5_000, { everyMs: 0 });
     second.abort(new Error('received SIGINT'));
     await expect(waiting).rejects.toThrow('received SIGINT');
     expect(limited.sandbox.stats.queries).toBe(1);

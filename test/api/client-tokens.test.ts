@@ -6,8 +6,9 @@ import { AuthError } from '../../src/errors.ts';
 import { SecretRegistry, memoryLogger } from '../../src/logger.ts';
 import { createApiClient, type ApiClient } from '../../src/api/client.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { BUILDINGS, SEND_TEST_EVENT, recordingSleep, runPool } from './support.ts';
+import { BUILDINGS, SEND_TEST_EVENT, recordingSleep } from './support.ts';
+import { tempDir } from '../support/tmp.ts';
+import { runPool } from '../support/pool.ts';
 
 const MIN = 60_000;
 

@@ -12,7 +12,7 @@ import {
   validateDocuments,
 } from '../../src/api/documents.ts';
 import { loadSchemaFile } from '../../src/api/schema.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const JOBS = fileURLToPath(new URL('../../jobs/', import.meta.url));
 

@@ -21,17 +21,3 @@ export function recordingSleep(): { sleep: (ms: number, signal?: AbortSignal) =>
     },
   };
 }
-
-/** Runs `count` tasks with at most `concurrency` in flight; `task(i)` is called in index order. */
-export async function runPool<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
-  const results: T[] = new Array(count);
-  let next = 0;
-  const worker = async () => {
-    while (next < count) {
-      const i = next++;
-      results[i] = await task(i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  return results;
-}

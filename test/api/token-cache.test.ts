@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/logger.ts';
 import { FileTokenStore } from '../../src/api/token-cache.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const NOW = Date.UTC(2026, 0, 1);
 const info = (token: string, expiresAt = NOW + 900_000) => ({ token, obtainedAt: NOW, expiresAt, claims: undefined });

@@ -4,7 +4,8 @@ import { allStreams } from '../../src/app/streams.ts';
 import { buildStatus, formatStatus, withCompleteness } from '../../src/cli/status.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import { toIsoUtc } from '../../src/time.ts';
-import { openTestStore, testDatabase, type TestDatabase } from '../sync/helpers.ts';
+import { childEnv } from '../sync/helpers.ts';
+import { freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -25,7 +26,7 @@ let db: TestDatabase | undefined;
 let store: Store | undefined;
 afterEach(async () => {
   await store?.close();
-  await db?.cleanup();
+  await db?.drop();
   db = store = undefined;
 });
 
@@ -48,7 +49,7 @@ async function customerWith(customerId: string, counts: { now: number; day: numb
 
 describe.each(['sqlite', 'postgres'] as const)('the completeness alarm (%s)', (dialect) => {
   it('flags a stream whose last window holds none, or far fewer, records than a day or a week earlier', async () => {
-    db = await testDatabase(dialect, 'complete');
+    db = await freshDatabase(dialect, 'complete');
     store = await openTestStore(db);
     await customerWith('a-complete', { now: 12, day: 12, week: 12 });
     await customerWith('b-empty', { now: 0, day: 12, week: 12 });

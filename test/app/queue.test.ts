@@ -9,9 +9,9 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { parsePgUrl } from '../../src/store/postgres.ts';
 import type { Store } from '../../src/store/types.ts';
 import { streams } from '../../jobs/index.ts';
-import { childEnv } from '../sync/child.ts';
-import { openTestStore, testDatabase, type TestDatabase } from '../sync/helpers.ts';
-import { until } from '../serve/process.ts';
+import { childEnv } from '../sync/helpers.ts';
+import { freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
+import { waitFor } from '../support/wait.ts';
 
 let sandbox: Sandbox | undefined;
 let db: TestDatabase | undefined;
@@ -23,14 +23,14 @@ afterEach(async () => {
   await pass?.close();
   await store?.close();
   await sandbox?.close();
-  await db?.cleanup();
+  await db?.drop();
   sandbox = db = store = pass = queue = undefined;
 });
 
 /** Two customers, the second with a wrong secret. */
 async function setup(options: { latencyMs?: number; concurrency?: number } = {}) {
   sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, faults: { latencyMs: options.latencyMs ?? 0 } });
-  db = await testDatabase('postgres', 'queue');
+  db = await freshDatabase('postgres', 'queue');
   store = await openTestStore(db);
   const [good, bad] = sandbox.customers;
   const config: Config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '2h' }));
@@ -69,21 +69,21 @@ describe('the Postgres job queue (graphile-worker)', () => {
       [...new Set(jobs.map((j) => `${j.customerId}:${j.stream}`))].sort(),
     );
     expect(jobs).toHaveLength(4);
-    await until(async () => (await succeeded(good)) === 2, 'the good customer synced once');
+    await waitFor(async () => (await succeeded(good)) === 2, 'the good customer synced once');
   });
 
   it('a failing customer backs off as its own job while the other is synced again and again', async () => {
     const { good, bad } = await setup();
     await queue!.tick();
-    await until(async () => (await succeeded(good)) === 2, 'the good customer synced');
-    await until(async () => (await queue!.jobs()).some((j) => j.customerId === bad && j.attempts >= 1 && !j.locked && j.lastError !== null), 'a failed attempt');
+    await waitFor(async () => (await succeeded(good)) === 2, 'the good customer synced');
+    await waitFor(async () => (await queue!.jobs()).some((j) => j.customerId === bad && j.attempts >= 1 && !j.locked && j.lastError !== null), 'a failed attempt');
     for (let round = 2; round <= 3; round++) {
       await queue!.tick();
-      await until(async () => (await succeeded(good)) === 2 * round, `the good customer synced ${round} times`);
+      await waitFor(async () => (await succeeded(good)) === 2 * round, `the good customer synced ${round} times`);
     }
     // Between attempts (not running), each failing job waits for its next attempt.
     let failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
-    await until(async () => {
+    await waitFor(async () => {
       failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
       return failing.length === 2 && failing.every((j) => !j.locked && j.attempts >= 2);
     }, 'both failing jobs between attempts, after two of them');
@@ -110,7 +110,7 @@ describe('the Postgres job queue (graphile-worker)', () => {
       ]);
       await sql.unsafe(`UPDATE "${q}"._private_jobs SET locked_at = now() - interval '1 hour', locked_by = 'dead-worker', run_at = now() - interval '1 hour'`);
       expect((await queue!.tick()).released).toBe(1);
-      await until(async () => (await succeeded(good)) >= 1, 'the released job ran');
+      await waitFor(async () => (await succeeded(good)) >= 1, 'the released job ran');
       const [left] = await sql.unsafe<{ n: string }[]>(`SELECT count(*) AS n FROM "${q}".jobs WHERE locked_by = 'dead-worker'`);
       expect(Number(left!.n)).toBe(0);
     } finally {
@@ -123,7 +123,7 @@ describe('the in-process schedule (SQLite) backs off the same way', () => {
   it('skips a failing stream until its back-off has passed, and runs the others every pass', async () => {
     const clock = new FakeClock('2026-01-08T00:00:00Z');
     sandbox = await startSandbox({ clock, customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 1 });
-    db = await testDatabase('sqlite', 'backoff');
+    db = await freshDatabase('sqlite', 'backoff');
     store = await openTestStore(db);
     const [good, bad] = sandbox.customers;
     const config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '2h' }));

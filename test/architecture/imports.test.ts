@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/spawn.ts';
+import { ROOT } from '../support/process.ts';
 
 /**
  * The import rules of docs/architecture.md, checked on every source file: a layer imports only the layers below it,

@@ -1,13 +1,10 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { BenchFigures } from '../../bench/run.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { tsNodeArgs } from '../helpers/spawn.ts';
+import { tempDir } from '../support/tmp.ts';
+import { spawnTs } from '../support/process.ts';
 
-const run = promisify(execFile);
 const dirs: Array<{ remove(): void }> = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
 
@@ -18,10 +15,10 @@ describe('benchmark harness (--smoke)', () => {
     const tmp = tempDir('occupancy-bench-smoke-');
     dirs.push(tmp);
     const json = join(tmp.dir, 'figures.json');
-    const { stdout } = await run(process.execPath, tsNodeArgs('bench/run.ts', '--smoke', '--no-write', '--json', json), {
-      cwd: join(import.meta.dirname, '../..'),
-      maxBuffer: 16 * 1024 * 1024,
-    });
+    const bench = spawnTs('bench/run.ts', ['--smoke', '--no-write', '--json', json]);
+    const { code } = await bench.exit(110_000, 'bench/run.ts --smoke to finish');
+    expect(code, bench.stderr()).toBe(0);
+    const stdout = bench.stdout();
 
     expect(stdout).toMatch(/^\| Benchmark +\| Ours +\| Baseline \(same run\) +\| Ratio +\| Goal +\| Met +\|$/m);
     for (const name of ['Sync into SQLite', 'Sync into Postgres', 'Memory: peak RSS', 'Receiver: signed deliveries', 'Auth calls per hour']) {

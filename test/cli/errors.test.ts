@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
@@ -7,9 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { errorLine, loadEnvironment, main } from '../../src/cli/main.ts';
 import { ExitCode, OccupancySyncError } from '../../src/errors.ts';
 import { createLogger } from '../../src/logger.ts';
-import { freshPgSchema, PG_BASE_URL } from '../helpers/pg.ts';
-import { cliArgs, ROOT } from '../helpers/spawn.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { PG_BASE_URL, requirePostgres } from '../support/databases.ts';
+import { runCli } from '../support/process.ts';
+import { tempDir } from '../support/tmp.ts';
 
 /**
  * Expected failures, as a new user meets them: each is one line on stderr saying what failed, where (host, variable,
@@ -99,6 +98,7 @@ describe('expected failures are one line each: what, where and the fix', () => {
   });
 
   it('Postgres: a missing database, a closed port, and a URL without host or database', async () => {
+    await requirePostgres();
     const missing = `${PG_BASE_URL.replace(/\/[^/]*$/, '')}/occupancy_sync_no_such_db`;
     const result = await cli(['migrate'], base({ DATABASE_URL: missing }));
     expect(result.code).toBe(ExitCode.FAILURE);
@@ -126,17 +126,8 @@ describe('expected failures are one line each: what, where and the fix', () => {
     chmodSync(path, 0o444);
     chmodSync(dir, 0o555);
     const nobody = { uid: 65534, gid: 65534 };
-    const run = (args: string[]) =>
-      new Promise<{ code: number; stderr: string; stdout: string }>((resolve) => {
-        const child = spawn(process.execPath, cliArgs(...args), { cwd: ROOT, env, ...nobody, stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-        // A Node this user may not execute (a private directory) must fail the test, not hang it.
-        child.on('error', (error) => resolve({ code: -1, stdout, stderr: `${stderr}spawn as uid 65534 failed: ${error.message}` }));
-        child.on('exit', (code) => resolve({ code: code ?? 1, stdout, stderr }));
-      });
+    // A Node this user may not execute (a private directory) fails the test (a spawn error), never hangs it.
+    const run = (args: string[]) => runCli(args, { env, ...nobody, timeoutMs: 20_000 });
     const write = await run(['migrate']);
     expect(write.code).toBe(ExitCode.FAILURE);
     expect(write.stderr).toMatch(new RegExp(`^occupancy-sync: .*the SQLite database ${path} is read-only for this user .*Fix: make the file and its directory writable, or use a read-only command`, 'm'));
@@ -192,12 +183,9 @@ describe('.env in the working directory', () => {
     const dir = tempDir('dotenv-cli-');
     try {
       writeFileSync(join(dir.dir, '.env'), `DATABASE_URL=file:${join(dir.dir, 'from-dotenv.db')}\n`);
-      const child = spawn(process.execPath, cliArgs('migrate'), { cwd: dir.dir, env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-      const code = await new Promise<number>((r) => child.on('exit', (c) => r(c ?? 1)));
-      expect(code).toBe(0);
-      expect(out).toContain(join(dir.dir, 'from-dotenv.db'));
+      const { code, stdout, stderr } = await runCli(['migrate'], { cwd: dir.dir, env: { PATH: process.env.PATH ?? '' }, timeoutMs: 20_000 });
+      expect(code, stderr).toBe(0);
+      expect(stdout).toContain(join(dir.dir, 'from-dotenv.db'));
     } finally {
       dir.remove();
     }

@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { childEnv } from '../sync/child.ts';
-import { DAY, testDatabase, type TestDatabase } from '../sync/helpers.ts';
-import { ROOT } from '../helpers/spawn.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { DAY, childEnv } from '../sync/helpers.ts';
+import { freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { ROOT } from '../support/process.ts';
+import { tempDir } from '../support/tmp.ts';
 
 /**
  * The README is the user's manual: its examples must work as printed. The "Try every command against the sandbox"
@@ -42,11 +42,11 @@ describe('README examples', () => {
   let db: TestDatabase;
   beforeAll(async () => {
     sandbox = await startSandbox({ seed: 31, customers: 1, dataStart: Math.floor((Date.now() - 8 * DAY) / 300_000) * 300_000 });
-    db = await testDatabase('sqlite', 'readme');
+    db = await freshDatabase('sqlite', 'readme');
   });
   afterAll(async () => {
     await sandbox?.close();
-    await db?.cleanup();
+    await db?.drop();
     scratch.remove();
   });
 

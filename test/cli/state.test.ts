@@ -2,8 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { childEnv } from '../sync/child.ts';
-import { BACKENDS, DAY, HOUR, MIN, dbRows, openTestStore, testDatabase, truthRows, type TestDatabase } from '../sync/helpers.ts';
+import { DAY, HOUR, MIN, dbRows, truthRows, childEnv } from '../sync/helpers.ts';
+import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 function capture() {
   let text = '';
@@ -17,18 +17,18 @@ async function cli(args: string[], env: Record<string, string>) {
   return { code, stdout: stdout.text(), stderr: stderr.text() };
 }
 
-describe.each(BACKENDS)('state show, rewind and reset on %s', (backend) => {
+describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
   let sandbox: Sandbox;
   let db: TestDatabase;
   let env: Record<string, string>;
   beforeEach(async () => {
     sandbox = await startSandbox({ seed: 21, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
-    db = await testDatabase(backend, 'state');
+    db = await freshDatabase(dialect, 'state');
     env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '12h', SYNC_STEP: '2h', SYNC_SETTLE_DELAY: '1s', SYNC_LOOKBACK: '15m' });
   });
   afterEach(async () => {
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   });
 
   it('a rewind needs --yes, is recorded with who and when, and the next sync re-reads exactly the rewound period', async () => {

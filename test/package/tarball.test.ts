@@ -12,8 +12,8 @@ import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASSET_DIRS, assetFiles } from '../../scripts/build.ts';
-import { ROOT } from '../helpers/spawn.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { ROOT } from '../support/process.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const run = promisify(execFile);
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; exports: Record<string, unknown> };

@@ -1,9 +1,10 @@
-import { expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { prng } from '../sync/child.ts';
-import { publishFigures, scaled, type FigureRow } from './figures.ts';
-import { DAY, HOUR, MIN, dbRows, openTestStore, reliabilityDatabase, runEngine, succeeded, syncSettings, truthRows } from './sync-harness.ts';
+import { freshDatabase, openTestStore } from '../support/databases.ts';
+import { prng } from '../support/random.ts';
+import { Figures, scaled } from './figures.ts';
+import { DAY, HOUR, MIN, dbRows, runEngine, succeeded, syncSettings, truthRows } from './sync-harness.ts';
 
 /**
  * Clock trouble: the platform's time (the sandbox clock) moves steadily, one hour between runs; the local clock
@@ -14,13 +15,17 @@ import { DAY, HOUR, MIN, dbRows, openTestStore, reliabilityDatabase, runEngine, 
 
 const START = Date.parse('2026-01-08T00:00:00Z');
 const SETTINGS = syncSettings({ pageSize: 500, stepMs: 6 * HOUR, lookbackMs: 15 * MIN, settleDelayMs: MIN });
-const rows: FigureRow[] = [];
+const figures = new Figures(
+  { section: 'clock', title: 'Clock trouble: the local clock jumps between runs (SQLite, in-process engine)' },
+  ['clock/backwards', 'clock/small-jumps', 'clock/forwards'],
+);
+afterAll(() => void figures.publish());
 
 async function clockScenario(label: string, seed: number, skews: number[], runs: number, settings = SETTINGS) {
   const platform = new FakeClock(START);
   const local = new FakeClock(START);
   const sandbox = await startSandbox({ clock: platform, seed, customers: 1, dataStart: START - 3 * DAY });
-  const db = await reliabilityDatabase('sqlite', `clock_${label}`);
+  const db = await freshDatabase('sqlite', `clock_${label}`);
   const store = await openTestStore(db);
   const customer = sandbox.customers[0]!.id;
   const random = prng(seed);
@@ -58,7 +63,7 @@ async function clockScenario(label: string, seed: number, skews: number[], runs:
   } finally {
     await store.close();
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   }
 }
 
@@ -68,7 +73,7 @@ const RUNS = scaled(24);
 
 it(`the local clock jumping backwards between ${RUNS} runs never moves the watermark back nor skips a window`, async () => {
   const result = await clockScenario('backwards', 61, BACKWARDS, RUNS);
-  rows.push({
+  figures.record({
     key: 'clock/backwards',
     tried: `local clock set 0 to 2 days behind the platform's, drawn per run (seed 61); platform +1 h per run`,
     count: RUNS,
@@ -79,7 +84,7 @@ it(`the local clock jumping backwards between ${RUNS} runs never moves the water
 it(`the local clock jumping backwards and forwards by up to 5 minutes between ${RUNS} runs never skips a window`, async () => {
   // Within the settle delay plus the lookback (1 + 15 min), an early clock is absorbed by the next run's lookback.
   const result = await clockScenario('small', 62, [0, 2 * MIN, 5 * MIN, -5 * MIN, -2 * MIN], RUNS);
-  rows.push({
+  figures.record({
     key: 'clock/small-jumps',
     tried: 'local clock up to 5 minutes ahead of or behind the platform, drawn per run (seed 62)',
     count: RUNS,
@@ -95,16 +100,10 @@ it(`the local clock jumping backwards and forwards by up to 5 minutes between ${
 // scenario sets the bound to two days, which is what it takes to ride out a local clock a day ahead.
 it(`the local clock jumping forwards by 30 min to a day between ${RUNS} runs never skips a window`, async () => {
   const result = await clockScenario('forwards', 63, FORWARDS, RUNS, { ...SETTINGS, maxClockSkewMs: 2 * DAY });
-  rows.push({
+  figures.record({
     key: 'clock/forwards',
     tried: 'local clock 30 min to 1 day ahead of the platform, drawn per run (seed 63), SYNC_MAX_CLOCK_SKEW=2d',
     count: RUNS,
     held: `watermark never moved backwards nor beyond the platform's time (Date header) - settle delay; DB = ground truth (${result.rows.toLocaleString('en-US')} rows)`,
   });
 }, 120_000);
-
-// Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
-it('publishes its figures', () => {
-  if (rows.length !== 3) return;
-  expect(publishFigures({ section: 'clock', title: 'Clock trouble: the local clock jumps between runs (SQLite, in-process engine)', rows })).toEqual([]);
-});

@@ -1,10 +1,13 @@
-import { expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { childEnv, prng, runChild, waitFor } from '../sync/child.ts';
-import type { Backend } from '../sync/helpers.ts';
-import { publishFigures, scaled, type FigureRow } from './figures.ts';
-import { DAY, dbRows, openTestStore, reliabilityDatabase, truthRows } from './sync-harness.ts';
+import { freshDatabase, openTestStore, type Dialect } from '../support/databases.ts';
+import { spawnCli } from '../support/process.ts';
+import { prng } from '../support/random.ts';
+import { waitFor } from '../support/wait.ts';
+import { childEnv } from '../sync/helpers.ts';
+import { Figures, scaled } from './figures.ts';
+import { DAY, dbRows, truthRows } from './sync-harness.ts';
 
 /**
  * Crash and resume across `backfill` and `sync` mixed, 20 SIGKILLs in all (test/sync covers `sync` alone): child
@@ -19,7 +22,8 @@ async function pagesSoFar(store: Store): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-const rows: FigureRow[] = [];
+const figures = new Figures({ section: 'crash-resume', title: 'Crash and resume: SIGKILL at seeded points, then restart' }, ['crash-resume/postgres', 'crash-resume/sqlite']);
+afterAll(() => void figures.publish());
 
 /**
  * No round commits more than about this many pages before its kill, so the data (~86 pages of `sync`, ~266 of
@@ -27,13 +31,13 @@ const rows: FigureRow[] = [];
  */
 const MAX_PAGES_PER_ROUND = 15;
 
-async function mixedKills(backend: Backend, seed: number, kills: number) {
+async function mixedKills(backend: Dialect, seed: number, kills: number) {
   const now = Date.now();
   const hour = 3_600_000;
   const dataStart = Math.floor((now - 4 * DAY) / hour) * hour;
   // lateArrivalMaxMs 0: what is visible now is the whole truth, so a run in real time can be compared exactly.
   const sandbox = await startSandbox({ seed, customers: 1, dataStart, lateArrivalMaxMs: 0 });
-  const db = await reliabilityDatabase(backend, 'crash_mixed');
+  const db = await freshDatabase(backend, 'crash_mixed');
   const store = await openTestStore(db);
   const customer = sandbox.customers[0]!.id;
   const env = childEnv(sandbox, db.url, { SYNC_PAGE_SIZE: '40', SYNC_STEP: '3h', SYNC_SETTLE_DELAY: '1s', SYNC_INITIAL_HISTORY: '1d' });
@@ -48,20 +52,19 @@ async function mixedKills(backend: Backend, seed: number, kills: number) {
       const command = random() < 0.5 ? 'sync' : 'backfill';
       tally[command] += 1;
       const before = await pagesSoFar(store);
-      const child = runChild(command === 'sync' ? ['sync'] : backfill, env);
+      const child = spawnCli(command === 'sync' ? ['sync'] : backfill, { env });
       if (random() < 0.25) {
         // A moment that may fall in start-up, migration or locking, but never more than MAX_PAGES_PER_ROUND pages in:
         // on a fast machine an unbounded delay let one round finish the sync's whole range, and every later sync
         // round then had nothing left to interrupt.
         const delay = new Promise((r) => setTimeout(r, 200 + random() * 1500));
-        const bounded = waitFor(async () => (await pagesSoFar(store)) - before >= MAX_PAGES_PER_ROUND, child.exited);
+        const bounded = waitFor(async () => (await pagesSoFar(store)) - before >= MAX_PAGES_PER_ROUND, `${MAX_PAGES_PER_ROUND} more committed pages`, 60_000, { unless: child.exited });
         await Promise.race([delay, bounded, child.exited]);
       } else {
         const target = 1 + Math.floor(random() * MAX_PAGES_PER_ROUND);
-        await waitFor(async () => (await pagesSoFar(store)) - before >= target, child.exited);
+        await waitFor(async () => (await pagesSoFar(store)) - before >= target, `${target} more committed pages`, 60_000, { unless: child.exited });
       }
-      child.process.kill('SIGKILL');
-      const exit = await child.exited;
+      const exit = await child.kill('SIGKILL');
       if (exit.signal === 'SIGKILL') tally.killed += 1;
       else {
         // It finished before the kill point (a nearly complete backfill): that must be a clean success.
@@ -75,8 +78,8 @@ async function mixedKills(backend: Backend, seed: number, kills: number) {
       }
     }
     for (const args of [backfill, ['sync']]) {
-      const final = runChild(args, env);
-      const exit = await final.exited;
+      const final = spawnCli(args, { env });
+      const exit = await final.exit(120_000, `the clean ${args[0]} to complete`);
       expect(exit.code, final.stderr()).toBe(0);
     }
     const state = await store.getState(customer, 'occupancy');
@@ -91,7 +94,7 @@ async function mixedKills(backend: Backend, seed: number, kills: number) {
     const failed = await store.query<{ status: string; error: string }>("SELECT status, error FROM sync_runs WHERE status = 'failed'");
     expect(failed).toEqual([]);
     expect(tally.killed, `kills that landed: ${JSON.stringify(tally)}`).toBeGreaterThanOrEqual(Math.floor(kills * 0.8));
-    rows.push({
+    figures.record({
       key: `crash-resume/${backend}`,
       tried: `SIGKILL at seeded points of \`sync\` and \`backfill\` child processes, mixed (seed ${seed}: ${tally.sync} sync, ${tally.backfill} backfill rounds), ${backend}`,
       count: kills,
@@ -101,7 +104,7 @@ async function mixedKills(backend: Backend, seed: number, kills: number) {
   } finally {
     await store.close();
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   }
 }
 
@@ -112,10 +115,3 @@ it(`backfill and sync killed at ${scaled(14)} seeded points on Postgres resume t
 it(`backfill and sync killed at ${scaled(6)} seeded points on SQLite resume to the ground truth`, async () => {
   await mixedKills('sqlite', 2424, scaled(6));
 }, 300_000);
-
-// Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
-it('publishes its figures', () => {
-  if (rows.length !== 2) return;
-  rows.sort((a, b) => a.key.localeCompare(b.key));
-  expect(publishFigures({ section: 'crash-resume', title: 'Crash and resume: SIGKILL at seeded points, then restart', rows })).toEqual([]);
-});

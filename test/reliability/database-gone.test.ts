@@ -1,17 +1,15 @@
-import { spawn } from 'node:child_process';
-import { EventEmitter } from 'node:events';
-import { createInterface } from 'node:readline';
 import postgres from 'postgres';
-import { expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { StoreError } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { PG_BASE_URL } from '../helpers/pg.ts';
-import { ROOT, childEnv, runChild, waitFor } from '../sync/child.ts';
-import type { Backend } from '../sync/helpers.ts';
-import { publishFigures, type FigureRow } from './figures.ts';
-import { DAY, dbRows, openTestStore, reliabilityDatabase, runEngine, syncSettings, truthRows, type EngineRun } from './sync-harness.ts';
+import { freshDatabase, openTestStore, PG_BASE_URL, type Dialect } from '../support/databases.ts';
+import { spawnCli, spawnProcess, type Child, type Exit } from '../support/process.ts';
+import { waitFor, WaitTimeout } from '../support/wait.ts';
+import { childEnv } from '../sync/helpers.ts';
+import { Figures } from './figures.ts';
+import { DAY, dbRows, runEngine, syncSettings, truthRows, type EngineRun } from './sync-harness.ts';
 
 /**
  * The database goes away in the middle of a run: Postgres backends terminated (pg_terminate_backend, as a failover
@@ -25,12 +23,18 @@ const START = Date.parse('2026-01-08T00:00:00Z');
 const SETTINGS = syncSettings({ pageSize: 50, stepMs: 6 * 3_600_000 });
 /** The first incremental run starts SYNC_INITIAL_HISTORY before now. */
 const HISTORY_START = START - SETTINGS.initialHistoryMs;
-const rows: FigureRow[] = [];
+const figures = new Figures({ section: 'database-gone', title: 'The database goes away mid-run' }, [
+  'database-gone/postgres-lock-terminated',
+  'database-gone/postgres-terminated',
+  'database-gone/sqlite-locked-1.5s',
+  'database-gone/sqlite-locked-7s',
+]);
+afterAll(() => void figures.publish());
 
-async function world(backend: Backend, label: string, seed: number) {
+async function world(backend: Dialect, label: string, seed: number) {
   const clock = new FakeClock(START);
   const sandbox = await startSandbox({ clock, seed, customers: 1, dataStart: START - 3 * DAY });
-  const db = await reliabilityDatabase(backend, label);
+  const db = await freshDatabase(backend, label);
   // A recognisable application_name singles out this store's backends in pg_stat_activity.
   const appName = `osrel_${label}_${process.pid}`;
   const database = backend === 'postgres' ? { ...db.database, url: `${db.database.url}&application_name=${appName}` } : db.database;
@@ -66,12 +70,13 @@ const outcomeOf = (run: EngineRun) => run.report.outcomes.find((o) => o.stream =
 type Ending = 'completed' | 'failed-cleanly' | 'crashed' | 'hung';
 
 /** How a child run ended after its backends were terminated; a hung child is killed after 30 s. */
-async function ending(child: ReturnType<typeof runChild>): Promise<Ending> {
-  const timeout = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 30_000).unref());
-  const exit = await Promise.race([child.exited, timeout]);
-  if (exit === 'hung') {
-    child.process.kill('SIGKILL');
-    await child.exited;
+async function ending(child: Child): Promise<Ending> {
+  let exit: Exit;
+  try {
+    exit = await child.exit(30_000, 'the sync to end after its database went away');
+  } catch (error) {
+    if (!(error instanceof WaitTimeout)) throw error;
+    await child.kill('SIGKILL');
     return 'hung';
   }
   if (exit.code === 0) return 'completed';
@@ -96,7 +101,7 @@ async function expectWholePagesFromFirst(store: Store, sandbox: Sandbox, custome
 async function pgChildWorld(label: string, seed: number) {
   const now = Date.now();
   const sandbox = await startSandbox({ seed, customers: 1, dataStart: Math.floor((now - 3 * DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
-  const db = await reliabilityDatabase('postgres', label);
+  const db = await freshDatabase('postgres', label);
   const appName = `osrel_${label}_${process.pid}`;
   const store = await openTestStore(db);
   // No lookback (and no late arrivals): every committed record is a new row, so rows = records proves whole pages.
@@ -105,6 +110,7 @@ async function pgChildWorld(label: string, seed: number) {
 }
 
 const endings: Record<Ending, number> = { completed: 0, 'failed-cleanly': 0, crashed: 0, hung: 0 };
+Object.assign(figures.measured, endings);
 
 it('Postgres backends of a sync process terminated mid-run: whole pages only after each, and the next run completes the ground truth', async () => {
   const w = await pgChildWorld('pgkill', 31);
@@ -115,29 +121,30 @@ it('Postgres backends of a sync process terminated mid-run: whole pages only aft
   try {
     for (let round = 0; round < rounds; round++) {
       const before = await occupancyPages(w.store);
-      const child = runChild(['sync'], w.env);
-      await waitFor(async () => (await occupancyPages(w.store)).pages >= before.pages + 3 + round, child.exited);
+      const child = spawnCli(['sync'], { env: w.env });
+      await waitFor(async () => (await occupancyPages(w.store)).pages >= before.pages + 3 + round, `${3 + round} more committed pages`, 60_000, { unless: child.exited });
       const killed = await admin<{ ok: boolean }[]>`SELECT pg_terminate_backend(pid) AS ok FROM pg_stat_activity WHERE application_name = ${w.appName}`;
       terminated += killed.filter((k) => k.ok).length;
       const end = await ending(child);
       endings[end] += 1;
-      if (end === 'crashed' || end === 'hung') crashes.push(`${end} (exit ${(await child.exited).code}): ${child.stderr().slice(-3000)}`);
+      figures.measured[end] = endings[end];
+      if (end === 'crashed' || end === 'hung') crashes.push(`${end} (exit ${(await child.exit()).code}): ${child.stderr().slice(-3000)}`);
       await expectWholePagesFromFirst(w.store, w.sandbox, w.customer);
     }
     expect(terminated).toBeGreaterThan(0);
     expect(crashes, 'every killed run completed or failed cleanly').toEqual([]);
-    const final = runChild(['sync'], w.env);
-    expect((await final.exited).code, final.stderr()).toBe(0);
+    const final = spawnCli(['sync'], { env: w.env });
+    expect((await final.exit(120_000, 'the next sync to complete')).code, final.stderr()).toBe(0);
     const state = await w.store.getState(w.customer, 'occupancy');
     const stored = await dbRows(w.store, w.customer);
     const truth = truthRows(w.sandbox, w.customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) });
     expect(stored).toEqual(truth);
-    rows.push({ key: 'database-gone/postgres-terminated', tried: 'pg_terminate_backend on every backend of a `sync` process, after 3, 4, 5, 6, 7 more committed pages', count: rounds, held: 'whole pages only after each (rows = committed records, a prefix of the truth); each killed run completed or failed cleanly (exit 1), none crashed or hung; the next run = ground truth' });
+    figures.record({ key: 'database-gone/postgres-terminated', tried: 'pg_terminate_backend on every backend of a `sync` process, after 3, 4, 5, 6, 7 more committed pages', count: rounds, held: 'whole pages only after each (rows = committed records, a prefix of the truth); each killed run completed or failed cleanly (exit 1), none crashed or hung; the next run = ground truth' });
   } finally {
     await admin.end();
     await w.store.close();
     await w.sandbox.close();
-    await w.db.cleanup();
+    await w.db.drop();
   }
 }, 240_000);
 
@@ -149,8 +156,8 @@ it('a sync whose lock session is terminated stops committing and fails cleanly w
   const w = await pgChildWorld('pglock', 32);
   const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
   try {
-    const child = runChild(['sync'], w.env);
-    await waitFor(async () => (await occupancyPages(w.store)).pages >= 3, child.exited);
+    const child = spawnCli(['sync'], { env: w.env });
+    await waitFor(async () => (await occupancyPages(w.store)).pages >= 3, 'three committed pages', 60_000, { unless: child.exited });
     // Only the backend holding the advisory lock: the pool's other connections carry on.
     const killed = await admin<{ ok: boolean }[]>`
       SELECT pg_terminate_backend(a.pid) AS ok FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
@@ -161,12 +168,12 @@ it('a sync whose lock session is terminated stops committing and fails cleanly w
     expect(child.stderr()).toMatch(/run lock of .* was lost/);
     // No page after the loss was seen: the failed run's last page is whole, and the next run completes the truth.
     await expectWholePagesFromFirst(w.store, w.sandbox, w.customer);
-    const final = runChild(['sync'], w.env);
-    expect((await final.exited).code, final.stderr()).toBe(0);
+    const final = spawnCli(['sync'], { env: w.env });
+    expect((await final.exit(90_000, 'the next sync to complete')).code, final.stderr()).toBe(0);
     const state = await w.store.getState(w.customer, 'occupancy');
     const stored = await dbRows(w.store, w.customer);
     expect(stored).toEqual(truthRows(w.sandbox, w.customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) }));
-    rows.push({
+    figures.record({
       key: 'database-gone/postgres-lock-terminated',
       tried: "pg_terminate_backend on the backend holding the run's advisory lock, after 3 committed pages",
       count: 1,
@@ -176,7 +183,7 @@ it('a sync whose lock session is terminated stops committing and fails cleanly w
     await admin.end();
     await w.store.close();
     await w.sandbox.close();
-    await w.db.cleanup();
+    await w.db.drop();
   }
 }, 120_000);
 
@@ -194,43 +201,19 @@ function lockHolder(path: string) {
       setTimeout(() => attempt(() => { db.exec('COMMIT'); console.log('released'); }), holdMs);
     });
     console.log('ready');`;
-  const child = spawn(process.execPath, ['-e', script], { cwd: ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
-  // Every line is kept: this process's event loop can be blocked (better-sqlite3 waits synchronously for the lock)
-  // for longer than the hold, so "locked" and "released" may arrive in one chunk, both emitted before anyone waits
-  // for "released". A wait resolves from the lines already seen, not only from lines still to come.
-  const seen: string[] = [];
-  let exitCode: number | null | undefined;
-  const changed = new EventEmitter();
-  createInterface({ input: child.stdout! }).on('line', (line) => {
-    seen.push(line);
-    changed.emit('change');
-  });
-  child.once('exit', (code) => {
-    exitCode = code;
-    changed.emit('change');
-  });
-  // A holder that failed says why and exits: the wait fails with that instead of running into the test timeout.
-  const waitFor = (word: string) =>
-    new Promise<void>((resolve, reject) => {
-      const check = () => {
-        const error = seen.find((l) => l.startsWith('error: '));
-        if (seen.includes(word)) resolve();
-        else if (error) reject(new Error(`lock holder: ${error}`));
-        else if (exitCode !== undefined) reject(new Error(`lock holder exited (${exitCode}) before "${word}"`));
-        else return;
-        changed.off('change', check);
-      };
-      changed.on('change', check);
-      check();
-    });
-  const ready = waitFor('ready');
+  const child = spawnProcess(process.execPath, ['-e', script], { stdin: 'pipe', stderr: 'inherit', name: 'the SQLite lock holder' });
+  // Waits resolve from every line seen so far, not only from lines still to come: this process's event loop can be
+  // blocked (better-sqlite3 waits synchronously for the lock) for longer than the hold, so "locked" and "released"
+  // may arrive together, both before anyone waits for "released". A holder that failed prints why and exits: the
+  // wait then fails with its output instead of running into the test timeout.
+  const ready = child.waitForLine('ready', 'the lock holder to start');
   return {
     ready,
     async lock(holdMs: number) {
-      const locked = waitFor('locked');
-      child.stdin!.write(`${holdMs}\n`);
+      const locked = child.waitForLine('locked', 'the lock holder to take BEGIN EXCLUSIVE');
+      child.write(`${holdMs}\n`);
       await locked;
-      return waitFor('released');
+      return child.waitForLine('released', 'the lock holder to commit', { timeoutMs: holdMs + 30_000 });
     },
     stop: () => child.kill('SIGKILL'),
   };
@@ -244,13 +227,8 @@ for (const [holdMs, expected] of [[1_500, 'waits within the busy timeout and com
       await holder.ready;
       const running = runEngine({ store: w.store, sandbox: w.sandbox, clock: w.clock, settings: SETTINGS });
       // better-sqlite3 waits synchronously: poll from here until some pages are in, then lock from the other process.
-      let settled = false;
-      const done = () => (settled = true);
-      void running.then(done, done);
-      while ((await occupancyPages(w.store)).pages < 5) {
-        if (settled) throw new Error(`the run ended before 5 pages: ${JSON.stringify(outcomeOf(await running))}`);
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      const fivePages = await waitFor(async () => (await occupancyPages(w.store)).pages >= 5, 'five committed pages', 60_000, { everyMs: 5, unless: running });
+      if (!fivePages) throw new Error(`the run ended before 5 pages: ${JSON.stringify(outcomeOf(await running))}`);
       const released = await holder.lock(holdMs);
       const run = await running;
       const outcome = outcomeOf(run);
@@ -265,24 +243,17 @@ for (const [holdMs, expected] of [[1_500, 'waits within the busy timeout and com
       const final = await runEngine({ store: w.store, sandbox: w.sandbox, clock: w.clock, settings: SETTINGS });
       expect(outcomeOf(final).status).toBe('succeeded');
       const count = await expectTruth(w.store, w.sandbox, w.customer);
-      rows.push({
+      figures.record({
         key: `database-gone/sqlite-locked-${holdMs / 1000}s`,
         tried: `another process holds BEGIN EXCLUSIVE for ${holdMs / 1000} s after 5 committed pages (busy timeout 5 s)`,
         count: 1,
         held: `${holdMs < 5_000 ? 'the run waited and completed' : 'the run failed with StoreError (database locked), whole pages only'}; next run = ground truth (${count.toLocaleString('en-US')} rows)`,
       });
     } finally {
-      holder.stop();
+      await holder.stop();
       await w.store.close();
       await w.sandbox.close();
-      await w.db.cleanup();
+      await w.db.drop();
     }
   }, 120_000);
 }
-
-// Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
-it('publishes its figures', () => {
-  if (rows.length !== 4) return;
-  rows.sort((a, b) => a.key.localeCompare(b.key));
-  expect(publishFigures({ section: 'database-gone', title: 'The database goes away mid-run', rows, measured: { ...endings } })).toEqual([]);
-});

@@ -75,6 +75,11 @@ function agrees(line: string, row: FigureRow): boolean {
 export function publishFigures(section: FigureSection): string[] {
   mkdirSync(FIGURES_DIR, { recursive: true });
   writeFileSync(join(FIGURES_DIR, `${section.section}.json`), `${JSON.stringify({ ...section, scale: SCALE }, null, 2)}\n`);
+  return disagreements(section.rows);
+}
+
+/** The rows that disagree with docs/reliability.md (none at a scale other than 1). */
+function disagreements(rows: FigureRow[]): string[] {
   if (SCALE !== 1) return [];
   let doc = '';
   try {
@@ -83,7 +88,53 @@ export function publishFigures(section: FigureSection): string[] {
     return [`docs/reliability.md is missing: run node --import tsx scripts/reliability-report.ts`];
   }
   const lines = doc.split('\n');
-  return section.rows
+  return rows
     .filter((row) => !lines.some((line) => agrees(line, row)))
     .map((row) => `not in docs/reliability.md: ${renderRow(row)}${row.tolerance ? ` (count within ${row.tolerance * 100} %)` : ''}`);
+}
+
+/**
+ * The figures of a section whose rows come from several tests. Each test records its row as its last step, and
+ * record() fails that test when the row is not in the plan (`keys`), comes twice, or disagrees with
+ * docs/reliability.md: the row is checked where it is produced, so a run filtered with -t checks exactly what it ran,
+ * and no test depends on another one having run. publish() (the file's afterAll) writes the section's JSON once
+ * every planned row is in, in the plan's order; a filtered run, or one where a case failed (and said so), leaves
+ * the last complete JSON alone rather than writing a partial section.
+ */
+export class Figures {
+  readonly #section: Omit<FigureSection, 'rows' | 'measured'>;
+  readonly #keys: readonly string[];
+  readonly #rows = new Map<string, FigureRow>();
+  /** Run-dependent measurements, kept in the JSON only. */
+  readonly measured: Record<string, number | string> = {};
+
+  constructor(section: Omit<FigureSection, 'rows' | 'measured'>, keys: readonly string[]) {
+    if (new Set(keys).size !== keys.length) throw new Error(`${section.section}: a key is planned twice: ${keys.join(', ')}`);
+    this.#section = section;
+    this.#keys = keys;
+  }
+
+  /** Records a row, checked against the plan and docs/reliability.md; throws (failing the calling test) if it is off. */
+  record(row: FigureRow): void {
+    if (!this.#keys.includes(row.key)) throw new Error(`${this.#section.section}: row ${row.key} is not in the plan (${this.#keys.join(', ')})`);
+    if (this.#rows.has(row.key)) throw new Error(`${this.#section.section}: row ${row.key} recorded twice`);
+    const problems = disagreements([row]);
+    if (problems.length > 0) throw new Error(problems.join('\n'));
+    this.#rows.set(row.key, row);
+  }
+
+  /** Keys of the plan with no row yet. */
+  missing(): string[] {
+    return this.#keys.filter((key) => !this.#rows.has(key));
+  }
+
+  /** Writes the section's JSON when every planned row is in; returns whether it did. */
+  publish(): boolean {
+    if (this.missing().length > 0) return false;
+    const rows = this.#keys.map((key) => this.#rows.get(key)!);
+    mkdirSync(FIGURES_DIR, { recursive: true });
+    const measured = Object.keys(this.measured).length > 0 ? { measured: this.measured } : {};
+    writeFileSync(join(FIGURES_DIR, `${this.#section.section}.json`), `${JSON.stringify({ ...this.#section, rows, ...measured, scale: SCALE }, null, 2)}\n`);
+    return true;
+  }
 }

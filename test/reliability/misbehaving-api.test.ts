@@ -5,10 +5,10 @@ import { encodingsOf, MIN_FRAGMENT } from '../../src/secrets.ts';
 import { startSandbox, type MisbehaviourKind, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { checkHealth } from '../../src/serve/health.ts';
-import { childEnv } from '../sync/child.ts';
-import { publishFigures, type FigureRow } from './figures.ts';
-import type { Backend } from '../sync/helpers.ts';
-import { DAY, HOUR, dbRows, openTestStore, reliabilityDatabase, truthRows } from './sync-harness.ts';
+import { DIALECTS, freshDatabase, openTestStore } from '../support/databases.ts';
+import { childEnv } from '../sync/helpers.ts';
+import { Figures } from './figures.ts';
+import { DAY, HOUR, dbRows, truthRows } from './sync-harness.ts';
 
 /**
  * The sandbox answers in one misbehaving way at a time (src/sandbox/misbehave.ts), and the real CLI (`main`, as cron
@@ -124,17 +124,18 @@ async function expectNothingLostOrInvented(store: Store, sandbox: Sandbox, custo
   return watermark;
 }
 
-const rows: FigureRow[] = [];
-afterAll(() => {
-  expect(publishFigures({ section: 'misbehaving-api', title: 'A misbehaving API: answers that break the contract, one kind at a time (real CLI, `sync` as cron runs it)', rows })).toEqual([]);
-});
+const figures = new Figures(
+  { section: 'misbehaving-api', title: 'A misbehaving API: answers that break the contract, one kind at a time (real CLI, `sync` as cron runs it)' },
+  DIALECTS.flatMap((dialect) => [...CASES.map((c) => c.kind), 'customer-mismatch', 'cron-loop'].map((name) => `misbehaving-api/${dialect}/${name}`)),
+);
+afterAll(() => void figures.publish());
 
-describe.each(['sqlite', 'postgres'] as Backend[])('a misbehaving API on %s', (backend) => {
+describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
   it.each(CASES)('$kind: $held', async (c) => {
     // The data starts within the first run's reach (SYNC_INITIAL_HISTORY), so every record is one the sync must store.
     const dataStart = Math.floor((Date.now() - 3 * HOUR) / 300_000) * 300_000;
     const sandbox = await startSandbox({ seed: 11, customers: 2, dataStart, lateArrivalMaxMs: 0, misbehave: c.kind });
-    const db = await reliabilityDatabase(backend, `mb_${c.kind}`);
+    const db = await freshDatabase(backend, `mb_${c.kind}`);
     const customer = sandbox.customers[0]!;
     const secret = `${customer.readKey.secret}${SECRET_SUFFIX}`;
     const env = childEnv(sandbox, db.url, {
@@ -197,17 +198,17 @@ describe.each(['sqlite', 'postgres'] as Backend[])('a misbehaving API on %s', (b
         expect(replay.code, replay.stderr).toBe(ExitCode.OK);
         await expectNothingLostOrInvented(store, sandbox, customer.id, new Set());
       }
-      rows.push({ key: `misbehaving-api/${backend}/${c.kind}`, tried: c.tried, count: 2, held: c.held });
+      figures.record({ key: `misbehaving-api/${backend}/${c.kind}`, tried: c.tried, count: 2, held: c.held });
     } finally {
       await store.close();
       await sandbox.close();
-      await db.cleanup();
+      await db.drop();
     }
   });
 
   it('a key of one customer configured under another customer id writes nothing and exits 77 naming both', async () => {
     const sandbox = await startSandbox({ seed: 12, customers: 2, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000 });
-    const db = await reliabilityDatabase(backend, 'mb_identity');
+    const db = await freshDatabase(backend, 'mb_identity');
     const [a, b] = sandbox.customers;
     const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'warn', SYNC_INITIAL_HISTORY: '3h', CUSTOMER_ID: b!.id });
     const store = await openTestStore(db);
@@ -217,7 +218,7 @@ describe.each(['sqlite', 'postgres'] as Backend[])('a misbehaving API on %s', (b
       expect(result.stderr).toContain(`belongs to customer ${a!.id}, but is configured for customer ${b!.id}: nothing was written`);
       const [counts] = await store.query<{ o: number; bld: number }>('SELECT (SELECT count(*) FROM occupancy) AS o, (SELECT count(*) FROM buildings) AS bld');
       expect({ o: Number(counts!.o), bld: Number(counts!.bld) }).toEqual({ o: 0, bld: 0 });
-      rows.push({
+      figures.record({
         key: `misbehaving-api/${backend}/customer-mismatch`,
         tried: "`CUSTOMER_ID` of customer B with the key of customer A",
         count: 1,
@@ -226,13 +227,13 @@ describe.each(['sqlite', 'postgres'] as Backend[])('a misbehaving API on %s', (b
     } finally {
       await store.close();
       await sandbox.close();
-      await db.cleanup();
+      await db.drop();
     }
   });
 
   it('cron runs against an API that keeps misbehaving fail every time, and status and /healthz say why', async () => {
     const sandbox = await startSandbox({ seed: 13, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0, misbehave: 'pageInfoNull' });
-    const db = await reliabilityDatabase(backend, 'mb_cron');
+    const db = await freshDatabase(backend, 'mb_cron');
     const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '3h', SYNC_STEP: '1h', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '50' });
     const store = await openTestStore(db);
     try {
@@ -246,7 +247,7 @@ describe.each(['sqlite', 'postgres'] as Backend[])('a misbehaving API on %s', (b
       const health = await checkHealth(store, { now: Date.now() });
       expect(health.status).toBe('unhealthy');
       expect(health.problems.join('\n')).toMatch(/occupancy: last run failed: window .* broke the page contract \(shape\)/);
-      rows.push({
+      figures.record({
         key: `misbehaving-api/${backend}/cron-loop`,
         tried: '3 `sync` runs in a row against `pageInfo: null` on later pages',
         count: 3,
@@ -255,7 +256,7 @@ describe.each(['sqlite', 'postgres'] as Backend[])('a misbehaving API on %s', (b
     } finally {
       await store.close();
       await sandbox.close();
-      await db.cleanup();
+      await db.drop();
     }
   });
 });

@@ -9,9 +9,9 @@ import { buildProgram, main } from '../../src/cli/main.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { addLogTap, memoryLogger, SecretRegistry } from '../../src/logger.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { publishFigures } from './figures.ts';
+import { Figures } from './figures.ts';
 import { findLeaks } from './log-audit.ts';
+import { tempDir } from '../support/tmp.ts';
 
 /** Secrets that exist nowhere else, so no scrubber in this process knows them: only not printing them helps. */
 let counter = 0;
@@ -32,7 +32,14 @@ function commandPaths(program: Command, prefix: string[] = []): string[][] {
   return program.commands.flatMap((c) => [[...prefix, c.name()], ...commandPaths(c, [...prefix, c.name()])]);
 }
 
-const figures: Array<{ key: string; tried: string; count: number; held: string }> = [];
+const figures = new Figures({ section: 'secrets', title: 'Secrets: output, configuration errors, files and logs' }, [
+  'secrets/help',
+  'secrets/config-errors',
+  'secrets/file-modes',
+  'secrets/client-logs',
+]);
+afterAll(() => void figures.publish());
+
 let sandbox: Sandbox;
 let tmp: ReturnType<typeof tempDir>;
 
@@ -68,7 +75,7 @@ describe('secrets never appear in command output', () => {
       expect(out, `${path.join(' ')} --help`).toMatch(/Usage:/);
       for (const value of values) expect(out, `${path.join(' ')} --help`).not.toContain(value);
     }
-    figures.push({ key: 'secrets/help', tried: '`--help` of every command and subcommand with API, webhook, header and database secrets in the environment', count: paths.length, held: 'exit 0, no secret printed' });
+    figures.record({ key: 'secrets/help', tried: '`--help` of every command and subcommand with API, webhook, header and database secrets in the environment', count: paths.length, held: 'exit 0, no secret printed' });
   });
 
   /** Each case: an environment that fails validation while holding secrets; none of them may be printed. */
@@ -93,34 +100,51 @@ describe('secrets never appear in command output', () => {
     },
   ];
 
-  for (const c of configCases) {
-    it(`a configuration error (${c.name}) exits 78 without printing the secret`, async () => {
-      const { env, secrets } = c.env();
-      const { code, out } = await run(['sync'], { DATABASE_URL: `file:${join(tmp.dir, 'unused.db')}`, ...env });
-      expect(code, out).toBe(78);
-      expect(out).toMatch(/Fix:/);
-      for (const s of secrets) expect(out).not.toContain(s);
-    });
+  /** One configuration error of `configCases`, run with a harmless DATABASE_URL: exit 78, the fix named, no secret. */
+  async function expectHidden(c: (typeof configCases)[number]): Promise<void> {
+    const { env, secrets } = c.env();
+    const { code, out } = await run(['sync'], { DATABASE_URL: `file:${join(tmp.dir, 'unused.db')}`, ...env });
+    expect(code, `${c.name}: ${out}`).toBe(78);
+    expect(out, c.name).toMatch(/Fix:/);
+    for (const s of secrets) expect(out, c.name).not.toContain(s);
   }
 
-  it('a CUSTOMERS_FILE webhook secret of the wrong length is not printed in the error', async () => {
+  async function customersFileSecretOfWrongLength(): Promise<void> {
     const secret = fresh('custfile', 30);
     const file = join(tmp.dir, 'customers.json');
     writeFileSync(file, JSON.stringify([{ id: 'c1', apiKey: 'k', apiSecretEnv: 'C1_SECRET', webhookSecretEnv: 'C1_WEBHOOK' }]));
     const { code, out } = await run(['sync'], { CUSTOMERS_FILE: file, C1_SECRET: fresh('c1api'), C1_WEBHOOK: secret });
-    expect(code).toBe(78);
+    expect(code, out).toBe(78);
     expect(out).not.toContain(secret);
-  });
+  }
 
-  it('an API_BASE_URL with credentials is refused without printing them', async () => {
+  async function baseUrlWithCredentials(): Promise<void> {
     const password = fresh('urlpw', 24);
     const { code, out } = await run(['sync'], { API_BASE_URL: `http://user:${password}@api.example.com`, API_KEY: 'k', API_SECRET: fresh('x'), CUSTOMER_ID: 'c' });
-    expect(code).toBe(78);
+    expect(code, out).toBe(78);
     expect(out).not.toContain(password);
-  });
+  }
 
-  it('publishes the config-error figure', () => {
-    figures.push({ key: 'secrets/config-errors', tried: 'configuration errors with secrets in the environment (exit 78, message names the fix)', count: configCases.length + 2, held: 'no secret printed, including a CUSTOMERS_FILE webhook secret of the wrong length and credentials in API_BASE_URL' });
+  for (const c of configCases) {
+    it(`a configuration error (${c.name}) exits 78 without printing the secret`, () => expectHidden(c));
+  }
+
+  it('a CUSTOMERS_FILE webhook secret of the wrong length is not printed in the error', customersFileSecretOfWrongLength);
+
+  it('an API_BASE_URL with credentials is refused without printing them', baseUrlWithCredentials);
+
+  // The figure's own proof, so that it never counts cases that did not run or did not hold (a filtered run, say).
+  it('every configuration error case, run in one sweep, exits 78 without printing a secret', async () => {
+    let held = 0;
+    for (const c of configCases) {
+      await expectHidden(c);
+      held += 1;
+    }
+    for (const special of [customersFileSecretOfWrongLength, baseUrlWithCredentials]) {
+      await special();
+      held += 1;
+    }
+    figures.record({ key: 'secrets/config-errors', tried: 'configuration errors with secrets in the environment (exit 78, message names the fix)', count: held, held: 'no secret printed, including a CUSTOMERS_FILE webhook secret of the wrong length and credentials in API_BASE_URL' });
   });
 });
 
@@ -157,7 +181,7 @@ describe('files holding secrets are private', () => {
     } finally {
       process.umask(previous);
     }
-    figures.push({ key: 'secrets/file-modes', tried: 'files written with umask 000: `webhook register --secret-out`, `webhook update --rotate-secret --secret-out --force` over a 0644 file, TOKEN_CACHE_FILE', count: 3, held: 'each is 0600; the token cache holds no API secret' });
+    figures.record({ key: 'secrets/file-modes', tried: 'files written with umask 000: `webhook register --secret-out`, `webhook update --rotate-secret --secret-out --force` over a 0644 file, TOKEN_CACHE_FILE', count: 3, held: 'each is 0600; the token cache holds no API secret' });
   });
 });
 
@@ -196,10 +220,6 @@ describe('the API client and the log scrubber', () => {
     // Before the scrub, too: the client itself never put them into a line; the scrubber is only the second net.
     expect(findLeaks(raw.join('\n'), all)).toEqual([]);
     expect(log.lines.at(-1)).toContain('[REDACTED]');
-    figures.push({ key: 'secrets/client-logs', tried: '40 requests through revoked tokens, 5xx and GraphQL errors, logged at trace; a probe line with secret-named fields', count: 40, held: 'no token or API secret in any line, before or after the scrub; secret-named fields censored' });
-  });
-
-  it('publishes its figures', () => {
-    expect(publishFigures({ section: 'secrets', title: 'Secrets: output, configuration errors, files and logs', rows: figures })).toEqual([]);
+    figures.record({ key: 'secrets/client-logs', tried: '40 requests through revoked tokens, 5xx and GraphQL errors, logged at trace; a probe line with secret-named fields', count: 40, held: 'no token or API secret in any line, before or after the scrub; secret-named fields censored' });
   });
 });

@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import ts from 'typescript';
-import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SignatureVerificationError } from '../../src/errors.ts';
 import { CustomerAuthenticator } from '../../src/webhooks/authenticate.ts';
 import { computeSignature, verifySignature } from '../../src/webhooks/signature.ts';
-import { publishFigures, scaled } from './figures.ts';
+import { Figures, scaled } from './figures.ts';
 
 /**
  * Properties of src/webhooks/signature.ts beyond test/webhooks/signature.property.test.ts (which covers
@@ -31,7 +31,13 @@ const REASONS = ['no_secret', 'missing_header', 'malformed_header', 'no_match', 
 const HEX = '0123456789ABCDEF';
 const secretArb = fc.string({ minLength: 64, maxLength: 256, unit: 'grapheme' });
 const bodyArb = fc.oneof(fc.uint8Array({ maxLength: 512 }).map((a) => Buffer.from(a)), fc.string({ maxLength: 512, unit: 'binary' }));
-const figures: Array<{ key: string; tried: string; count: number; held: string }> = [];
+const figures = new Figures({ section: 'signature', title: 'Signature module: properties (fast-check) and constant-time comparison' }, [
+  'signature/arbitrary-input',
+  'signature/rotation',
+  'signature/tolerance',
+  'signature/constant-time',
+]);
+afterAll(() => void figures.publish());
 
 function reasonOf(fn: () => unknown): string | undefined {
   try {
@@ -70,7 +76,7 @@ describe('signature verification under arbitrary input', () => {
       }),
       { numRuns: RUNS },
     );
-    figures.push({ key: 'signature/arbitrary-input', tried: 'arbitrary header, secret list, clock and tolerance (fast-check)', count: RUNS, held: 'only SignatureVerificationError with a known reason, no secret in its message' });
+    figures.record({ key: 'signature/arbitrary-input', tried: 'arbitrary header, secret list, clock and tolerance (fast-check)', count: RUNS, held: 'only SignatureVerificationError with a known reason, no secret in its message' });
   });
 
   it('during a rotation, the secret that signed is the one reported, and a third secret never verifies', () => {
@@ -84,7 +90,7 @@ describe('signature verification under arbitrary input', () => {
       }),
       { numRuns: RUNS },
     );
-    figures.push({ key: 'signature/rotation', tried: 'three random secrets: sign with current or previous, or a stranger', count: RUNS, held: 'the signing secret is the one reported; a stranger is no_match' });
+    figures.record({ key: 'signature/rotation', tried: 'three random secrets: sign with current or previous, or a stranger', count: RUNS, held: 'the signing secret is the one reported; a stranger is no_match' });
   });
 
   it('accepts exactly when |now - t| is within the tolerance, and names the direction otherwise', () => {
@@ -96,7 +102,7 @@ describe('signature verification under arbitrary input', () => {
       }),
       { numRuns: RUNS },
     );
-    figures.push({ key: 'signature/tolerance', tried: 'random skew and tolerance around a valid signature', count: RUNS, held: 'accepted iff within the tolerance; stale/future named correctly' });
+    figures.record({ key: 'signature/tolerance', tried: 'random skew and tolerance around a valid signature', count: RUNS, held: 'accepted iff within the tolerance; stale/future named correctly' });
   });
 });
 
@@ -121,7 +127,7 @@ describe('constant-time comparison', () => {
     calls.timingSafeEqual.length = 0;
     expect(verifySignature({ header: `t=${t},s=${good}`, rawBody: body, secrets, now: t * 1000 }).secretIndex).toBe(0);
     expect(calls.timingSafeEqual).toEqual([[32, 32], [32, 32]]);
-    figures.push({ key: 'signature/constant-time', tried: 'mismatch at each of the 64 hex positions, either case (and the match), timingSafeEqual observed', count: 257, held: 'exactly one 32-byte timingSafeEqual per secret, no early exit' });
+    figures.record({ key: 'signature/constant-time', tried: 'mismatch at each of the 64 hex positions, either case (and the match), timingSafeEqual observed', count: 257, held: 'exactly one 32-byte timingSafeEqual per secret, no early exit' });
   });
 
   it('custom header values are compared as SHA-256 digests with timingSafeEqual, whatever their length', () => {
@@ -179,9 +185,5 @@ describe('constant-time comparison', () => {
     };
     visit(verify);
     expect(comparisonsOnS).toEqual([]);
-  });
-
-  it('publishes its figures', () => {
-    expect(publishFigures({ section: 'signature', title: 'Signature module: properties (fast-check) and constant-time comparison', rows: figures })).toEqual([]);
   });
 });

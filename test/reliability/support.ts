@@ -1,27 +1,7 @@
 import { connect } from 'node:net';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { join } from 'node:path';
-import { openStore } from '../../src/store/index.ts';
-import type { Store } from '../../src/store/types.ts';
-import { tempDir } from '../helpers/tmp.ts';
-
-/** A migrated SQLite store in a private directory. */
-export async function sqliteStore(label: string): Promise<{ store: Store; path: string; dir: string; cleanup(): Promise<void> }> {
-  const tmp = tempDir(`reliability-${label}-`);
-  const path = join(tmp.dir, `${label}.db`);
-  const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path });
-  await store.migrate();
-  return {
-    store,
-    path,
-    dir: tmp.dir,
-    async cleanup() {
-      await store.close().catch(() => {});
-      tmp.remove();
-    },
-  };
-}
+import { waitFor } from '../support/wait.ts';
 
 /**
  * A full garbage collection, without starting the worker with --expose-gc: the flag is set at run time and `gc`
@@ -44,15 +24,6 @@ export async function sendTruncated(url: string, headers: Record<string, string>
   socket.write(`${head.join('\r\n')}\r\n\r\n`);
   socket.write(body.subarray(0, Math.floor(body.length / 2)));
   // Hang up only once the receiver is reading the body, so every truncated upload reaches the handler.
-  while (!whileReading()) await new Promise((resolve) => setImmediate(resolve));
+  await waitFor(whileReading, 'the receiver to read the truncated body', 10_000, { everyMs: 0 });
   socket.destroy();
-}
-
-/** Runs `task` over `items` with at most `limit` in flight. */
-export async function pooled<T>(items: Iterable<T>, limit: number, task: (item: T) => Promise<void>): Promise<void> {
-  const iterator = items[Symbol.iterator]();
-  const worker = async () => {
-    for (let next = iterator.next(); !next.done; next = iterator.next()) await task(next.value);
-  };
-  await Promise.all(Array.from({ length: limit }, worker));
 }

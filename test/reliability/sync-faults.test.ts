@@ -1,10 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { OccupancySyncError } from '../../src/errors.ts';
 import { startSandbox, type FaultOptions } from '../../src/sandbox/index.ts';
-import type { Backend } from '../sync/helpers.ts';
-import { publishFigures, type FigureRow } from './figures.ts';
-import { DAY, MIN, expectTruth, openTestStore, reliabilityDatabase, runEngine, succeeded, syncSettings } from './sync-harness.ts';
+import { freshDatabase, openTestStore, type Dialect } from '../support/databases.ts';
+import { Figures } from './figures.ts';
+import { DAY, MIN, expectTruth, runEngine, succeeded, syncSettings } from './sync-harness.ts';
 
 /**
  * The fault matrix: for each fault the sandbox can inject, at a meaningful rate, daily incremental syncs over four
@@ -22,15 +22,18 @@ const DAYS_AFTER_FIRST = 3;
 const MAX_RUNS_PER_DAY = 25;
 const START = Date.parse('2026-01-08T00:00:00Z');
 
-const rows: FigureRow[] = [];
-/** Retries, re-auths and runs per case: run-dependent, kept in the JSON only. */
-const measured: Record<string, string> = {};
+/** Retries, re-auths and runs per case are run-dependent: figures.measured, kept in the JSON only. */
+const figures = new Figures({ section: 'sync-faults', title: 'Faults while syncing: the fault matrix against the sandbox' }, [
+  ...ALL.map((kind) => `sync-faults/sqlite/${kind}`),
+  ...POSTGRES.map((kind) => `sync-faults/postgres/${kind}`),
+]);
+afterAll(() => void figures.publish());
 
-async function faultScenario(backend: Backend, kind: Kind, seed: number) {
+async function faultScenario(backend: Dialect, kind: Kind, seed: number) {
   const clock = new FakeClock(START);
   const faults: FaultOptions = { seed, [kind]: RATE[kind], retryAfterSeconds: 1, slowMs: 1000 };
   const sandbox = await startSandbox({ clock, seed, customers: 1, dataStart: START - 2 * DAY, faults });
-  const db = await reliabilityDatabase(backend, `faults_${kind}`);
+  const db = await freshDatabase(backend, `faults_${kind}`);
   const store = await openTestStore(db);
   const customer = sandbox.customers[0]!.id;
   const totals = { runs: 0, failedRuns: 0, retries: 0, reauths: 0, authCalls: 0 };
@@ -67,7 +70,7 @@ async function faultScenario(backend: Backend, kind: Kind, seed: number) {
     expect(totals.retries, 'no retry storm').toBeLessThanOrEqual(3 * injected);
     expect(totals.reauths).toBeLessThanOrEqual(kind === 'revokeToken' ? injected : 0);
     expect(totals.authCalls).toBeLessThanOrEqual(totals.runs + (kind === 'revokeToken' ? injected : 0));
-    rows.push({
+    figures.record({
       key: `sync-faults/${backend}/${kind}`,
       tried: `${kind} on ${Math.round(RATE[kind] * 100)} % of queries; 4 daily incremental runs (${backend})`,
       count: injected,
@@ -78,12 +81,12 @@ async function faultScenario(backend: Backend, kind: Kind, seed: number) {
         (kind === 'revokeToken' ? '; re-auths <= revocations' : '') +
         (totals.failedRuns ? `; ${totals.failedRuns} run(s) failed with ${[...errors].join('/')}, each completed by the next` : '; no run failed'),
     });
-    measured[`${backend}/${kind}`] = `faults ${injected}, queries ${sandbox.stats.queries}, retries ${totals.retries}, re-auths ${totals.reauths}, auth calls ${totals.authCalls}, runs ${totals.runs}`;
+    figures.measured[`${backend}/${kind}`] = `faults ${injected}, queries ${sandbox.stats.queries}, retries ${totals.retries}, re-auths ${totals.reauths}, auth calls ${totals.authCalls}, runs ${totals.runs}`;
     return { injected, ...totals };
   } finally {
     await store.close();
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   }
 }
 
@@ -101,13 +104,4 @@ describe('fault matrix: Postgres', () => {
       await faultScenario('postgres', kind, 800 + i);
     }, 120_000);
   }
-});
-
-// Last in the file (tests run in order): a run filtered with -t, or with a failed case, publishes nothing.
-it('publishes its figures', () => {
-  if (rows.length !== ALL.length + POSTGRES.length) return; // a filtered or failed run publishes nothing
-  const order = (key: string) => [...ALL.map((k) => `sqlite/${k}`), ...POSTGRES.map((k) => `postgres/${k}`)].indexOf(key.replace('sync-faults/', ''));
-  rows.sort((a, b) => order(a.key) - order(b.key));
-  const problems = publishFigures({ section: 'sync-faults', title: 'Faults while syncing: the fault matrix against the sandbox', rows, measured });
-  expect(problems).toEqual([]);
 });

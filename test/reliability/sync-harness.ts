@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
 import { createApiClient, type ApiStats } from '../../src/api/client.ts';
 import { loadDocument } from '../../src/api/documents.ts';
 import type { Clock } from '../../src/clock.ts';
@@ -9,42 +7,9 @@ import type { Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { runSync, type RunRequest, type SyncReport } from '../../src/sync/engine.ts';
 import { streams } from '../../jobs/index.ts';
-import { PG_BASE_URL } from '../helpers/pg.ts';
-import { dbRows, openTestStore, syncSettings, truthRows, type Backend, type TestDatabase } from '../sync/helpers.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { join } from 'node:path';
+import { DAY, HOUR, MIN, dbRows, syncSettings, truthRows } from '../sync/helpers.ts';
 
-export const MIN = 60_000;
-export const HOUR = 60 * MIN;
-export const DAY = 24 * HOUR;
-
-/**
- * A database for one reliability test. Postgres schemas use their own prefix: test/global-setup.ts drops every
- * `ostest_` schema when any vitest run starts, which would pull the tables from under a long test when two runs
- * share the database (developers, agents); these are dropped by the test itself.
- */
-export async function reliabilityDatabase(backend: Backend, label: string): Promise<TestDatabase & { schema?: string }> {
-  if (backend === 'sqlite') {
-    const tmp = tempDir(`reliability-${label}-`);
-    const path = join(tmp.dir, `${label}.db`);
-    return { database: { url: `file:${path}`, dialect: 'sqlite', sqlitePath: path }, url: `file:${path}`, cleanup: async () => tmp.remove() };
-  }
-  const schema = `osrel_${label.replace(/[^a-z0-9_]/gi, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
-  const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`CREATE SCHEMA "${schema}"`).finally(() => admin.end());
-  const url = `${PG_BASE_URL}?schema=${schema}`;
-  return {
-    database: { url, dialect: 'postgres', sqlitePath: undefined },
-    url,
-    schema,
-    async cleanup() {
-      const sql = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
-      await sql.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => sql.end());
-    },
-  };
-}
-
-export { openTestStore, dbRows, truthRows, syncSettings };
+export { DAY, HOUR, MIN, dbRows, syncSettings, truthRows };
 
 export const FAST_HTTP: Config['http'] = { timeoutMs: 10_000, maxAttempts: 6, backoffMinMs: 10, backoffMaxMs: 50 };
 

@@ -1,15 +1,14 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { afterAll, expect, it } from 'vitest';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import { ROOT, tsNodeArgs } from '../helpers/spawn.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
 import { publishFigures } from './figures.ts';
+import { spawnTs } from '../support/process.ts';
+import { waitFor } from '../support/wait.ts';
+import { tempDir } from '../support/tmp.ts';
 
 /**
  * Memory before authentication, over real sockets: a few hundred connections each send 15 KiB of gzip that would
@@ -31,22 +30,14 @@ interface Mem {
 }
 
 it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB, valid deliveries keep being stored, memory returns`, async () => {
-  const child = spawn(process.execPath, ['--expose-gc', ...tsNodeArgs(join(ROOT, 'test/reliability/fixtures/receiver-child.ts'), join(tmp.dir, 'flood.db'))], {
-    cwd: ROOT,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  const lines = createInterface({ input: child.stdout! });
-  const queue: string[] = [];
-  const waiting: Array<(line: string) => void> = [];
-  lines.on('line', (line) => (waiting.length ? waiting.shift()!(line) : queue.push(line)));
-  const next = () => new Promise<string>((resolve) => (queue.length ? resolve(queue.shift()!) : waiting.push(resolve)));
+  const child = spawnTs('test/reliability/fixtures/receiver-child.ts', [join(tmp.dir, 'flood.db')], { nodeFlags: ['--expose-gc'], stdin: 'pipe', stderr: 'inherit' });
   const mem = async (): Promise<Mem> => {
-    child.stdin!.write('mem\n');
-    return JSON.parse(await next()) as Mem;
+    child.write('mem\n');
+    return JSON.parse(await child.nextLine('the receiver to report its memory')) as Mem;
   };
   const sockets: Socket[] = [];
   try {
-    const { url } = JSON.parse(await next()) as { url: string };
+    const { url } = JSON.parse(await child.nextLine('the receiver to print its URL')) as { url: string };
     const { port } = new URL(url);
     const now = Math.floor(Date.now() / 1000);
     const valid = async () => {
@@ -73,12 +64,19 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
     }
     await Promise.all(sockets.map((s) => new Promise((resolve) => (s.connecting ? s.once('connect', resolve) : resolve(undefined)))));
     // Until the receiver has taken in what was sent: the pending budget stops growing.
-    let during = await mem();
-    for (let last = -1; during.pending !== last; ) {
-      last = during.pending;
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      during = await mem();
-    }
+    let during!: Mem;
+    let last: number | undefined;
+    await waitFor(
+      async () => {
+        const previous = last;
+        during = await mem();
+        last = during.pending;
+        return previous === last;
+      },
+      'the pending budget to stop growing (two readings 200 ms apart)',
+      30_000,
+      { everyMs: 200 },
+    );
     const latencies: number[] = [];
     for (let i = 0; i < 5; i++) {
       const r = await valid();
@@ -93,10 +91,7 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
 
     for (const s of sockets) s.destroy();
     let after = await mem();
-    for (let i = 0; i < 50 && after.pending > 0; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      after = await mem();
-    }
+    await waitFor(async () => (after = await mem()).pending === 0, 'the pending budget to return to 0 once the sockets closed', 5_000, { everyMs: 100 });
     expect(after.pending).toBe(0);
     // What the flood held is gone from the heap and the buffers (RSS itself may keep freed pages mapped).
     expect((after.heap + after.external - (resting.heap + resting.external)) / 2 ** 20).toBeLessThan(8);
@@ -123,7 +118,7 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
     ).toEqual([]);
   } finally {
     for (const s of sockets) s.destroy();
-    child.stdin!.end();
-    await new Promise((resolve) => child.once('exit', resolve));
+    child.process.stdin!.end();
+    await child.exit(30_000, 'the receiver to exit once its stdin is closed');
   }
 }, 120_000);

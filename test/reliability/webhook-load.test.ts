@@ -7,7 +7,8 @@ import { startReceiver, type Receiver } from '../../src/webhooks/receiver.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { customer, flakyStore } from '../webhooks/helpers.ts';
 import { publishFigures, SCALE } from './figures.ts';
-import { sqliteStore } from './support.ts';
+import { migratedStore } from '../support/databases.ts';
+import { runPool } from '../support/pool.ts';
 
 const CUSTOMER = '10ad0000-0000-4000-8000-000000000001';
 const LOAD_SECRET = 'load-test-signature-secret-'.padEnd(88, 'L0ad');
@@ -17,13 +18,13 @@ const DURATION_MS = Math.round(5_000 * SCALE);
 const FAIL_FROM = 0.3;
 const FAIL_TO = 0.6;
 
-let db: Awaited<ReturnType<typeof sqliteStore>>;
+let db: Awaited<ReturnType<typeof migratedStore>>;
 let receiver: Receiver;
 let failing = false;
 let flaky: ReturnType<typeof flakyStore>;
 
 beforeAll(async () => {
-  db = await sqliteStore('load');
+  db = await migratedStore('sqlite', 'load');
   flaky = flakyStore(db.store, { failing: () => failing });
   receiver = await startReceiver({
     store: flaky,
@@ -35,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await db?.cleanup();
+  await db?.drop();
 });
 
 function signedDelivery(id: string, n: number) {
@@ -71,22 +72,23 @@ it(`keeps answering ${CONNECTIONS} concurrent connections for ${DURATION_MS / 10
     maxConnected = Math.max(maxConnected, pool.stats.connected);
   }, 10);
 
-  const worker = async () => {
-    while (Date.now() < deadline) {
-      const id = randomUUID();
-      const delivery = signedDelivery(id, n++);
-      if (failing) sentWhileFailing++;
-      try {
-        const res = await pool.request({ path, method: 'POST', headers: delivery.headers, body: delivery.body });
-        await res.body.dump();
-        statusById.set(id, res.statusCode);
-        if (res.statusCode !== 200) bodies.set(id, delivery);
-      } catch (error) {
-        errors.push(`${(error as Error).name}: ${(error as Error).message}`);
-      }
+  // Requests until the deadline, CONNECTIONS at a time: each connection sends its next one as soon as it is answered.
+  const untilDeadline = (function* () {
+    while (Date.now() < deadline) yield n++;
+  })();
+  await runPool(untilDeadline, CONNECTIONS, async (i) => {
+    const id = randomUUID();
+    const delivery = signedDelivery(id, i);
+    if (failing) sentWhileFailing++;
+    try {
+      const res = await pool.request({ path, method: 'POST', headers: delivery.headers, body: delivery.body });
+      await res.body.dump();
+      statusById.set(id, res.statusCode);
+      if (res.statusCode !== 200) bodies.set(id, delivery);
+    } catch (error) {
+      errors.push(`${(error as Error).name}: ${(error as Error).message}`);
     }
-  };
-  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  });
   clearInterval(phase);
   failing = false;
   await receiver.handler.idle();

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import { prng } from '../sync/child.ts';
+import { prng } from '../support/random.ts';
 
 /**
  * A seeded stream of webhook requests, valid and hostile, each with the answer the receiver owes it. The generator

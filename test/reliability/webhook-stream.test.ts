@@ -6,7 +6,10 @@ import type { Store } from '../../src/store/types.ts';
 import { startReceiver, type Receiver, type WebhookOutcome } from '../../src/webhooks/receiver.ts';
 import { customer, send } from '../webhooks/helpers.ts';
 import { publishFigures, scaled } from './figures.ts';
-import { forceGc, pooled, sendTruncated, sqliteStore } from './support.ts';
+import { forceGc, sendTruncated } from './support.ts';
+import { migratedStore } from '../support/databases.ts';
+import { runPool } from '../support/pool.ts';
+import { waitFor } from '../support/wait.ts';
 import {
   CUSTOMER_A,
   CUSTOMER_B,
@@ -29,14 +32,14 @@ const SEED = 20260108;
 const DELIVERIES = scaled(10_000);
 const CONCURRENCY = 16;
 
-let db: Awaited<ReturnType<typeof sqliteStore>>;
+let db: Awaited<ReturnType<typeof migratedStore>>;
 let store: Store;
 let receiver: Receiver;
 const outcomes: WebhookOutcome[] = [];
 const log = memoryLogger({ level: 'info' });
 
 beforeAll(async () => {
-  db = await sqliteStore('stream');
+  db = await migratedStore('sqlite', 'stream');
   store = db.store;
   receiver = await startReceiver({
     store,
@@ -55,7 +58,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.close();
-  await db?.cleanup();
+  await db?.drop();
 });
 
 it(`answers a seeded stream of ${DELIVERIES.toLocaleString('en-US')} valid and hostile deliveries correctly, stores each valid one exactly once and returns to its starting memory`, async () => {
@@ -83,7 +86,7 @@ it(`answers a seeded stream of ${DELIVERIES.toLocaleString('en-US')} valid and h
 
   forceGc();
   const before = process.memoryUsage();
-  await pooled(requests, CONCURRENCY, async (request) => {
+  await runPool(requests, CONCURRENCY, async (request) => {
     if (request.kind === 'truncated') {
       truncated.push(request);
       return;
@@ -102,7 +105,7 @@ it(`answers a seeded stream of ${DELIVERIES.toLocaleString('en-US')} valid and h
   for (const request of truncated) {
     const seen = outcomes.length;
     await sendTruncated(receiver.url, request.headers, request.body, () => receiver.handler.inFlight > 0);
-    while (outcomes.length === seen) await new Promise((resolve) => setImmediate(resolve));
+    await waitFor(() => outcomes.length > seen, `the receiver's outcome of truncated request #${request.index}`, 10_000, { everyMs: 0 });
     const last = outcomes[outcomes.length - 1]!;
     record(request, last.status, last.reason);
   }

@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { promisify } from 'node:util';
-import { tempDir } from '../helpers/tmp.ts';
-
-const run = promisify(execFile);
+import { spawnProcess } from '../support/process.ts';
+import { tempDir } from '../support/tmp.ts';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const hasChromium = existsSync(CHROMIUM);
@@ -24,11 +21,14 @@ const FLAGS = [
 async function chromium(args: string[]): Promise<string> {
   const profile = tempDir('chromium-profile-');
   try {
-    const { stdout } = await run(CHROMIUM, [...FLAGS, `--user-data-dir=${profile.dir}`, ...args], {
-      timeout: 60_000,
-      maxBuffer: 64 * 1024 * 1024,
-    });
-    return stdout;
+    const child = spawnProcess(CHROMIUM, [...FLAGS, `--user-data-dir=${profile.dir}`, ...args], { name: `chromium ${args[0]}` });
+    try {
+      const { code, signal } = await child.exit(60_000, `chromium ${args[0]} to finish`);
+      if (code !== 0) throw new Error(`chromium ${args.join(' ')} exited with ${code ?? signal}:\n${child.stderr().slice(-3000)}`);
+      return child.stdout();
+    } finally {
+      await child.kill('SIGKILL').catch(() => {});
+    }
   } finally {
     profile.remove();
   }

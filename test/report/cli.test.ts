@@ -2,27 +2,23 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { chmodSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
-import { resolveConfig } from '../../src/config.ts';
 import { ExitCode } from '../../src/errors.ts';
-import { openStore } from '../../src/store/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { loadFixture } from './fixture.ts';
+import { freshDatabase, openTestStore } from '../support/databases.ts';
 
-const cleanups: Array<() => void> = [];
-afterEach(() => {
-  while (cleanups.length) cleanups.pop()!();
+const cleanups: Array<() => unknown> = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
 });
 
 async function fixtureDb(): Promise<{ env: Record<string, string>; dir: string; file: string }> {
-  const tmp = tempDir('report-cli-');
-  cleanups.push(tmp.remove);
-  const file = join(tmp.dir, 'r.db');
-  const env = { DATABASE_URL: `file:${file}`, LOG_LEVEL: 'silent' };
-  const store = await openStore(resolveConfig(env).database);
-  await store.migrate();
+  const db = await freshDatabase('sqlite', 'report');
+  cleanups.push(db.drop);
+  const env = { DATABASE_URL: db.url, LOG_LEVEL: 'silent' };
+  const store = await openTestStore(db);
   await loadFixture(store);
   await store.close();
-  return { env, dir: tmp.dir, file };
+  return { env, dir: db.dir!, file: db.path! };
 }
 
 function capture() {
@@ -87,11 +83,11 @@ describe('occupancy-sync report', () => {
   });
 
   it('shows the customer name configured with CUSTOMER_NAME in every format', async () => {
-    const tmp = tempDir('report-names-');
-    cleanups.push(tmp.remove);
+    const db = await freshDatabase('sqlite', 'report_names');
+    cleanups.push(db.drop);
     const id = '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab';
     const env = {
-      DATABASE_URL: `file:${join(tmp.dir, 'n.db')}`,
+      DATABASE_URL: db.url,
       LOG_LEVEL: 'silent',
       API_BASE_URL: 'http://127.0.0.1:9',
       API_KEY: 'key-1',
@@ -99,8 +95,7 @@ describe('occupancy-sync report', () => {
       CUSTOMER_ID: id,
       CUSTOMER_NAME: 'Head office',
     };
-    const store = await openStore(resolveConfig(env).database);
-    await store.migrate();
+    const store = await openTestStore(db);
     await store.commitPage({
       customerId: id,
       sink: 'occupancy',
@@ -112,7 +107,7 @@ describe('occupancy-sync report', () => {
     expect((await report(env, ...DAY)).stdout.split('\n')[2]).toMatch(new RegExp(`^Head office \\(${id}\\)\\s+A\\s+1\\s`));
     expect((await report(env, ...DAY, '--format', 'csv')).stdout.split('\r\n')[1]).toMatch(new RegExp(`^floor_space,${id},Head office,A,1,`));
     expect(JSON.parse((await report(env, ...DAY, '--format', 'json')).stdout).floorSpaces[0].customerName).toBe('Head office');
-    const file = join(tmp.dir, 'n.html');
+    const file = join(db.dir!, 'n.html');
     await report(env, ...DAY, '--html', file);
     expect(readFileSync(file, 'utf8')).toContain(`Head office (${id})`);
     const bad = await report({ ...env, CUSTOMER_NAME: 'Head\u001b[31m office' }, ...DAY);

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { renderHtml, heatmapCells } from '../../src/report/html.ts';
 import { MAX_CHOSEN } from '../../src/report/select.ts';
 import { totalOf, type ReportData } from '../../src/report/types.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { dumpDom, hasChromium, screenshot } from './chromium.ts';
 import { countColor, readPng } from './png.ts';
 import { syntheticReport } from './synthetic.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {

@@ -2,42 +2,17 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
-import { resolveConfig } from '../../src/config.ts';
 import { FakeClock } from '../../src/clock.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { loadFixture } from './fixture.ts';
 import { loadHourly, loadSummary } from '../../src/report/query.ts';
-import { freshPgSchema, PG_BASE_URL } from '../helpers/pg.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { DIALECTS, migratedStore, PG_BASE_URL, type TestDatabase } from '../support/databases.ts';
 
 /**
  * The reporting views against a small fixture whose figures are computed by hand below, on both dialects.
  * The fixture goes in through the store (commitPage, storeDelivery, runs), exactly as sync and webhooks write it.
  * The migration files must hold exactly db/views/<dialect>.sql, the readable copy users are pointed to.
  */
-
-interface Target {
-  store: Store;
-  schema?: string;
-  cleanup(): Promise<void>;
-}
-
-
-const targets: Record<'sqlite' | 'postgres', () => Promise<Target>> = {
-  async sqlite() {
-    const tmp = tempDir('views-');
-    const config = resolveConfig({ DATABASE_URL: `file:${join(tmp.dir, 'views.db')}` });
-    const store = await openStore(config.database, { clock: new FakeClock('2026-01-06T00:00:00.000Z') });
-    return { store, cleanup: async () => { await store.close(); tmp.remove(); } };
-  },
-  async postgres() {
-    const pg = await freshPgSchema('views');
-    const config = resolveConfig({ DATABASE_URL: pg.url });
-    const store = await openStore(config.database, { clock: new FakeClock('2026-01-06T00:00:00.000Z') });
-    return { store, schema: pg.schema, cleanup: async () => { await store.close(); await pg.drop(); } };
-  },
-};
 
 const hourly = (customer_id: string, floor_space_id: string, hour: string, readings: number, occupied_readings: number, total_headcount: number, avg_headcount: number, peak_headcount: number, occupied_share: number) =>
   ({ customer_id, floor_space_id, hour, readings, occupied_readings, total_headcount, avg_headcount, peak_headcount, occupied_share });
@@ -66,16 +41,15 @@ it('db/views/*.sql holds exactly the latest definition of every view in the migr
   }
 });
 
-describe.each(['sqlite', 'postgres'] as const)('reporting views on %s', (dialect) => {
-  let target: Target;
+describe.each(DIALECTS)('reporting views on %s', (dialect) => {
+  let target: TestDatabase & { store: Store };
   beforeEach(async () => {
-    target = await targets[dialect]();
     // The views come from the migrations (db/migrations/*/0001_reporting_views.sql), as in production.
-    await target.store.migrate();
+    target = await migratedStore(dialect, 'views', { clock: new FakeClock('2026-01-06T00:00:00.000Z') });
     await loadFixture(target.store);
   });
   afterEach(async () => {
-    await target.cleanup();
+    await target.drop();
   });
 
   it('occupancy_latest holds exactly the latest reading of each customer and floor space', async () => {

@@ -1,14 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
+import { waitFor } from '../support/wait.ts';
 import { authenticate, gql } from './helpers.ts';
 
 function capture() {
   let text = '';
   return { stream: { write: (s: string) => (text += s) }, text: () => text };
-}
-
-async function waitFor(check: () => boolean): Promise<void> {
-  while (!check()) await new Promise((resolve) => setImmediate(resolve));
 }
 
 describe('occupancy-sync sandbox', () => {
@@ -22,7 +19,8 @@ describe('occupancy-sync sandbox', () => {
       stderr: err.stream,
       signal: controller.signal,
     });
-    await waitFor(() => out.text().includes('Stop with'));
+    const started = await waitFor(() => out.text().includes('Stop with'), 'the sandbox to print its keys and how to stop it', 20_000, { everyMs: 5, unless: run });
+    expect(started, `the sandbox ended before it was ready: ${err.text()}`).toBe(true);
     const text = out.text();
     const env = Object.fromEntries([...text.matchAll(/^(API_BASE_URL|API_KEY|API_SECRET|CUSTOMER_ID)=(.+)$/gm)].map((m) => [m[1], m[2]]));
     expect(Object.keys(env).sort()).toEqual(['API_BASE_URL', 'API_KEY', 'API_SECRET', 'CUSTOMER_ID']);

@@ -4,7 +4,7 @@ import { copyFileSync, existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import cron from 'node-cron';
 import { ExitCode } from '../../src/errors.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const DEPLOY = join(import.meta.dirname, '../../deploy');
 const UNITS = ['occupancy-sync-serve.service', 'occupancy-sync-sync.service', 'occupancy-sync-sync.timer'];

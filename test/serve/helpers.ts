@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { request } from 'node:http';
 import type { Sandbox } from '../../src/sandbox/index.ts';
+import { spawnTs, type Child, type Exit } from '../support/process.ts';
 
 export const WEBHOOK_SECRET = 'W'.repeat(24) + '-serve-test-webhook-secret-' + 'w'.repeat(24);
 
@@ -73,4 +74,32 @@ export function occupancyDelivery(customerId: string, id: string, floorSpaceId: 
     Sent: now,
     Data: [{ FloorSpaceId: floorSpaceId, OccupancyStatus: 'CurrentlyOccupied', Headcount: 3 }],
   });
+}
+
+export interface ServeProcess {
+  child: Child;
+  opsUrl: string;
+  webhookUrl: string;
+  /** Everything it printed, stdout then stderr. */
+  output(): string;
+  /** SIGTERM, then the exit code and signal. */
+  stop(): Promise<Exit>;
+}
+
+/** Starts `serve` (test/serve/child.ts) in a child process and resolves once it printed where it listens. */
+export async function spawnServe(env: Record<string, string>, args: string[] = []): Promise<ServeProcess> {
+  const child = spawnTs('test/serve/child.ts', args, { env: { PATH: process.env.PATH ?? '', ...env }, name: `serve ${args.join(' ')}` });
+  try {
+    const ready = await child.waitForLine(/serve: health and metrics on (\S+), webhooks on (\S+)$/, 'serve to print where it listens', { stream: 'stderr' });
+    return {
+      child,
+      opsUrl: ready[1]!,
+      webhookUrl: ready[2]!,
+      output: () => child.stdout() + child.stderr(),
+      stop: () => child.kill('SIGTERM'),
+    };
+  } catch (error) {
+    await child.kill('SIGKILL').catch(() => {});
+    throw error;
+  }
 }

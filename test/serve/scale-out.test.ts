@@ -4,10 +4,10 @@ import { startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { writeFileSync } from 'node:fs';
-import { freshPgSchema } from '../helpers/pg.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { get, metricSum, occupancyDelivery, serveEnv, WEBHOOK_SECRET } from './helpers.ts';
-import { spawnServe, until } from './process.ts';
+import { freshDatabase } from '../support/databases.ts';
+import { tempDir } from '../support/tmp.ts';
+import { get, metricSum, occupancyDelivery, serveEnv, spawnServe, WEBHOOK_SECRET } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -26,7 +26,7 @@ describe('two serve instances on one Postgres', () => {
   it('share the work: the same customer and stream never run twice at once, and either receiver stores deliveries', async () => {
     const sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 2, floorSpacesPerBuilding: 3, dataStart: Date.now() - 2 * 86_400_000 });
     cleanups.push(() => sandbox.close());
-    const pg = await freshPgSchema('scale_out');
+    const pg = await freshDatabase('postgres', 'scale_out');
     cleanups.push(() => pg.drop());
     // Both customers on both instances, a tick every second: the instances contend on every tick.
     const customersFile = JSON.stringify(
@@ -49,7 +49,7 @@ describe('two serve instances on one Postgres', () => {
     cleanups.push(() => store.close());
 
     const scrape = async () => Promise.all([a, b].map(async (p) => (await get(`${p.opsUrl}/metrics`)).text));
-    await until(async () => {
+    await waitFor(async () => {
       const [ta, tb] = await scrape();
       const succeeded = (t: string) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"');
       return succeeded(ta!) >= 4 && succeeded(tb!) >= 4;
@@ -79,5 +79,5 @@ describe('two serve instances on one Postgres', () => {
         expect(list[i]!.started_at >= list[i - 1]!.finished_at!, `${key}: run ${i} overlaps run ${i - 1}`).toBe(true);
       }
     }
-  });
+  }, 120_000);
 });

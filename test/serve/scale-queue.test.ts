@@ -5,10 +5,10 @@ import { startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { queueSchema, SYNC_TASK } from '../../src/app/queue.ts';
 import { parsePgUrl } from '../../src/store/postgres.ts';
-import { freshPgSchema } from '../helpers/pg.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { serveEnv } from './helpers.ts';
-import { spawnServe, until, type ServeProcess } from './process.ts';
+import { freshDatabase } from '../support/databases.ts';
+import { tempDir } from '../support/tmp.ts';
+import { waitFor } from '../support/wait.ts';
+import { serveEnv, spawnServe, type ServeProcess } from './helpers.ts';
 
 /**
  * A thousand customers on one Postgres (issue 17): three `serve` instances work one job queue. Every customer is
@@ -49,7 +49,7 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
     faults: { latencyMs: LATENCY_MS },
   });
   cleanups.push(() => sandbox.close());
-  const pg = await freshPgSchema('scale_queue');
+  const pg = await freshDatabase('postgres', 'scale_queue');
   cleanups.push(() => pg.drop());
   const tmp = tempDir('scale-queue-');
   cleanups.push(tmp.remove);
@@ -87,17 +87,17 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
       )[0]!.n,
     );
   // The first interval: every healthy customer's streams once.
-  await until(async () => (await succeededPairs(started)) >= healthy * STREAMS, 'every customer synced once', 4 * INTERVAL_S * 1000);
+  await waitFor(async () => (await succeededPairs(started)) >= healthy * STREAMS, 'every customer synced once', 4 * INTERVAL_S * 1000);
   const firstRound = Date.now() - started;
 
   // One instance killed outright mid-interval: its running jobs and locks die with it.
   const killedAt = Date.now();
   instances[0]!.child.kill('SIGKILL');
-  await until(async () => (await succeededPairs(killedAt)) >= healthy * STREAMS, 'every customer synced after the kill', 4 * INTERVAL_S * 1000);
+  await waitFor(async () => (await succeededPairs(killedAt)) >= healthy * STREAMS, 'every customer synced after the kill', 4 * INTERVAL_S * 1000);
   const recovered = Date.now() - killedAt;
   // And one more interval on the two survivors.
   const second = Date.now();
-  await until(async () => (await succeededPairs(second)) >= healthy * STREAMS, 'another full interval', 4 * INTERVAL_S * 1000);
+  await waitFor(async () => (await succeededPairs(second)) >= healthy * STREAMS, 'another full interval', 4 * INTERVAL_S * 1000);
 
   // Jobs that failed and back off: only the failing customer's (a run interrupted by shutdown is not a failure).
   const queue = await store.query<{ key: string; attempts: number; last_error: string | null }>(

@@ -1,5 +1,4 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
 import { resolveConfig } from '../../src/config.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -10,8 +9,9 @@ import type { Scheduler } from '../../src/app/scheduler.ts';
 import { systemClock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import { tempDir } from '../helpers/tmp.ts';
 import { get, metric, metricSum, occupancyDelivery, serveEnv, WEBHOOK_SECRET } from './helpers.ts';
+import { freshDatabase, migratedStore } from '../support/databases.ts';
+import { within } from '../support/wait.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -24,10 +24,9 @@ const manualCron = () => ({ stop() {}, destroy() {} });
 async function start(env: (sandbox: Sandbox, db: string) => Record<string, string>) {
   const sandbox = await startSandbox({ customers: 1, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, dataStart: Date.now() - 6 * 3_600_000 });
   cleanups.push(() => sandbox.close());
-  const tmp = tempDir('serve-');
-  cleanups.push(tmp.remove);
-  const db = `file:${join(tmp.dir, 'serve.db')}`;
-  const config = resolveConfig(env(sandbox, db));
+  const db = await freshDatabase('sqlite', 'serve');
+  cleanups.push(db.drop);
+  const config = resolveConfig(env(sandbox, db.url));
   const controller = new AbortController();
   let ready!: (info: { opsUrl: string; webhookUrl: string | undefined; scheduler: Scheduler | undefined }) => void;
   const readyP = new Promise<Parameters<typeof ready>[0]>((resolve) => (ready = resolve));
@@ -38,7 +37,7 @@ async function start(env: (sandbox: Sandbox, db: string) => Record<string, strin
     await done;
   };
   cleanups.push(stop);
-  const info = await Promise.race([readyP, done.then(() => { throw new Error('serve ended before it was ready'); })]);
+  const info = await within(Promise.race([readyP, done.then(() => { throw new Error('serve ended before it was ready'); })]), 'serve to be ready');
   return { sandbox, config, info, stop, done };
 }
 
@@ -147,10 +146,8 @@ describe('occupancy-sync serve', () => {
 
 describe('/healthz without a database', () => {
   it('answers 503 with the database error, and /metrics still answers', async () => {
-    const tmp = tempDir('serve-db-');
-    cleanups.push(tmp.remove);
-    const store = await openStore({ url: `file:${join(tmp.dir, 'x.db')}`, dialect: 'sqlite', sqlitePath: join(tmp.dir, 'x.db') });
-    await store.migrate();
+    const { store, drop } = await migratedStore('sqlite', 'serve_db');
+    cleanups.push(drop);
     await store.close();
     const ops = await startOpsServer({ host: '127.0.0.1', port: 0, store, metrics: createMetrics(), logger: silentLogger, clock: systemClock, health: () => ({}) });
     cleanups.push(() => ops.close());

@@ -1,38 +1,31 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { join } from 'node:path';
 import { resolveConfig } from '../../src/config.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { freshPgSchema } from '../helpers/pg.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { get, serveEnv } from './helpers.ts';
-import { spawnServe, until, type ServeProcess } from './process.ts';
+import { DIALECTS, freshDatabase, type Dialect } from '../support/databases.ts';
+import { get, serveEnv, spawnServe, type ServeProcess } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   while (cleanups.length) await cleanups.pop()!();
 });
 
-async function database(backend: 'sqlite' | 'postgres'): Promise<string> {
-  if (backend === 'sqlite') {
-    const tmp = tempDir('serve-term-');
-    cleanups.push(tmp.remove);
-    return `file:${join(tmp.dir, 'serve.db')}`;
-  }
-  const pg = await freshPgSchema('serve_term');
-  cleanups.push(() => pg.drop());
-  return pg.url;
+async function database(dialect: Dialect): Promise<string> {
+  const db = await freshDatabase(dialect, 'serve_term');
+  cleanups.push(() => db.drop());
+  return db.url;
 }
 
 const num = (v: unknown) => Number(v ?? 0);
 
-describe.each(['sqlite', 'postgres'] as const)('serve on %s, SIGTERM', (backend) => {
+describe.each(DIALECTS)('serve on %s, SIGTERM', (dialect) => {
   it('during a sync: finishes the page in flight, records the run interrupted, leaves no partial page and exits 0', async () => {
     // Enough history and small pages that the first pass takes many pages.
     const sandbox = await startSandbox({ customers: 1, buildingsPerCustomer: 3, floorSpacesPerBuilding: 4, dataStart: Date.now() - 3 * 86_400_000 });
     cleanups.push(() => sandbox.close());
-    const url = await database(backend);
+    const url = await database(dialect);
     const proc: ServeProcess = await spawnServe(
       serveEnv(sandbox, url, { SYNC_PAGE_SIZE: '10', SYNC_INITIAL_HISTORY: '3d', SYNC_CRON: '0 0 1 1 *', LOG_LEVEL: 'info' }),
       ['--now'],
@@ -42,7 +35,7 @@ describe.each(['sqlite', 'postgres'] as const)('serve on %s, SIGTERM', (backend)
     cleanups.push(() => store.close());
     const pagesCommitted = async () =>
       num((await store.query("SELECT SUM(pages) AS p FROM sync_runs WHERE stream = 'occupancy'"))[0]?.p);
-    await until(async () => (await pagesCommitted()) >= 3, 'three committed occupancy pages');
+    await waitFor(async () => (await pagesCommitted()) >= 3, 'three committed occupancy pages', 45_000);
 
     const { code, signal } = await proc.stop();
     expect({ code, signal }).toEqual({ code: 0, signal: null });

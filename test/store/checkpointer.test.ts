@@ -4,8 +4,9 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/logger.ts';
 import { WalCheckpointer } from '../../src/store/checkpointer.ts';
-import { openStore } from '../../src/store/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { freshDatabase, openTestStore } from '../support/databases.ts';
+import { tempDir } from '../support/tmp.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * Background WAL checkpoints (src/store/checkpointer.ts) against real SQLite files: the worker's connection copies
@@ -86,7 +87,7 @@ describe('WalCheckpointer', () => {
     cleanup.push(() => checkpointer.close());
     checkpointer.nudge();
     // The worker fails while opening, before any checkpoint: wait for its warning.
-    for (let i = 0; i < 200 && !records().some((r) => r.level === 40); i++) await new Promise((r) => setTimeout(r, 10));
+    await waitFor(() => records().some((r) => r.level === 40), 'the worker to log its warning', 5_000, { everyMs: 10 });
     const warnings = records().filter((r) => r.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toMatch(/background WAL checkpoints unavailable/);
@@ -96,11 +97,10 @@ describe('WalCheckpointer', () => {
   });
 
   it('a store with background checkpoints closes cleanly: no WAL left, every row in the file', async () => {
-    const tmp = tempDir('occupancy-ckpt-');
-    cleanup.push(() => tmp.remove());
-    const path = join(tmp.dir, 'store.db');
-    const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path } as Parameters<typeof openStore>[0]);
-    await store.migrate();
+    const db = await freshDatabase('sqlite', 'ckpt');
+    cleanup.push(() => db.drop());
+    const path = db.path!;
+    const store = await openTestStore(db);
     const customerId = '0b7e3d1c-0000-4000-8000-000000000001';
     for (let i = 0; i < 20; i++) {
       const at = new Date(Date.UTC(2026, 2, 1, 0, i)).toISOString();

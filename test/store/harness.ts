@@ -1,18 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 import type { Config, Dialect } from '../../src/config.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { loadMigrations } from '../../src/store/migrations.ts';
 import { FakeClock } from '../../src/clock.ts';
-import { freshPgSchema } from '../helpers/pg.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { tsNodeArgs } from '../helpers/spawn.ts';
+import { freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { spawnTs, type Child } from '../support/process.ts';
 
-/** The one storage suite runs for each dialect: every test gets its own SQLite file or Postgres schema. */
-export const DIALECTS: Dialect[] = ['sqlite', 'postgres'];
+export { DIALECTS } from '../support/databases.ts';
 
 export interface Fresh {
   database: Config['database'];
@@ -23,26 +17,24 @@ export interface Fresh {
   another(): Promise<Store>;
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
+const cleanups: Array<() => Promise<unknown> | void> = [];
 
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-export async function freshDatabase(dialect: Dialect, label: string): Promise<Config['database']> {
-  if (dialect === 'sqlite') {
-    const dir = tempDir('store-test-');
-    cleanups.push(() => dir.remove());
-    const path = join(dir.dir, 'nested', 'store.db');
-    return { url: `file:${path}`, dialect, sqlitePath: path };
-  }
-  const schema = await freshPgSchema(label);
-  cleanups.push(() => schema.drop());
-  return { url: schema.url, dialect, sqlitePath: undefined };
+/**
+ * A fresh database dropped after the test. The SQLite file is in a directory that does not exist yet: opening a
+ * store creates it.
+ */
+export async function trackedDatabase(dialect: Dialect, label: string): Promise<TestDatabase> {
+  const db = await freshDatabase(dialect, label, { file: 'nested/store.db' });
+  cleanups.push(() => db.drop());
+  return db;
 }
 
 export async function fresh(dialect: Dialect, label = 'store', migrate = true): Promise<Fresh> {
-  const database = await freshDatabase(dialect, label);
+  const { database } = await trackedDatabase(dialect, label);
   const clock = new FakeClock('2026-03-01T12:00:00.000Z');
   const open = async () => {
     const store = await openStore(database, { clock });
@@ -54,36 +46,11 @@ export async function fresh(dialect: Dialect, label = 'store', migrate = true): 
   return { database, clock, store, another: open };
 }
 
-const CHILD = fileURLToPath(new URL('./fixtures/store-child.ts', import.meta.url));
-
-/** A separate node process running fixtures/store-child.ts against the same database. */
-export function spawnChild(url: string, ...args: string[]): { child: ChildProcess; lines: AsyncIterator<string> } {
-  const child = spawn(process.execPath, tsNodeArgs(CHILD, url, ...args), { stdio: ['ignore', 'pipe', 'inherit'] });
-  cleanups.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGKILL');
-      await once(child, 'exit');
-    }
-  });
-  child.stdout!.setEncoding('utf8');
-  async function* readLines() {
-    let buffer = '';
-    for await (const chunk of child.stdout!) {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf('\n')) !== -1) {
-        yield buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-      }
-    }
-  }
-  return { child, lines: readLines() };
-}
-
-export async function nextLine(lines: AsyncIterator<string>): Promise<string> {
-  const { value, done } = await lines.next();
-  if (done) throw new Error('child exited before printing the expected line');
-  return value;
+/** A separate node process running fixtures/store-child.ts against the same database; killed after the test. */
+export function storeChild(url: string, ...args: string[]): Child {
+  const child = spawnTs('test/store/fixtures/store-child.ts', [url, ...args], { stderr: 'inherit' });
+  cleanups.push(() => child.kill('SIGKILL'));
+  return child;
 }
 
 /** Names of every committed migration of a dialect, in order (the list grows as migrations are added). */

@@ -3,7 +3,8 @@ import { afterAll, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.ts';
 import { advisoryKey } from '../../src/store/locks.ts';
 import type { Store } from '../../src/store/types.ts';
-import { PG_BASE_URL } from '../helpers/pg.ts';
+import { PG_BASE_URL } from '../support/databases.ts';
+import { waitFor } from '../support/wait.ts';
 import { checkpoint, fresh, readings } from './harness.ts';
 
 /**
@@ -34,12 +35,14 @@ const page = (customerId: string, start: string) => ({
 
 /** Waits (briefly polling) until the store has seen its lock session close: a commit for the customer is refused. */
 async function commitRefused(store: Store, customerId: string): Promise<unknown> {
-  for (let i = 0; i < 200; i++) {
-    const error = await store.commitPage(page(customerId, `2026-03-01T0${i % 10}:00:00.000Z`)).then(() => undefined, (e: unknown) => e);
-    if (error) return error;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error('the store never noticed that its lock session was terminated');
+  let error: unknown;
+  let i = 0;
+  await waitFor(
+    async () => (error = await store.commitPage(page(customerId, `2026-03-01T0${i++ % 10}:00:00.000Z`)).then(() => undefined, (e: unknown) => e)) !== undefined,
+    'the store to notice that its lock session was terminated (a commit refused)',
+    5_000,
+  );
+  return error;
 }
 
 it('a lock whose session is terminated is lost: commits for its customer fail with StoreError, other customers go on, release is a no-op', async () => {

@@ -1,12 +1,12 @@
-import { once } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { DIALECTS, fresh, migrationNames, nextLine, spawnChild } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
+import { DIALECTS, fresh, migrationNames, storeChild } from './harness.ts';
 
 describe.each(DIALECTS)('migrations and locks across processes on %s', (dialect) => {
   it('three processes migrating one empty database at once apply each migration exactly once', async () => {
     const { database, store } = await fresh(dialect, 'conc', false);
-    const children = [1, 2, 3].map(() => spawnChild(database.url, 'migrate'));
-    const outputs = await Promise.all(children.map(({ lines }) => nextLine(lines)));
+    const children = [1, 2, 3].map(() => storeChild(database.url, 'migrate'));
+    const outputs = await Promise.all(children.map((child) => child.nextLine('the migrations it applied')));
     const applied = outputs.map((line) => JSON.parse(line) as string[]);
     const all = migrationNames(dialect);
     // One process applied everything; the others found nothing left to do.
@@ -37,21 +37,18 @@ describe.each(DIALECTS)('migrations and locks across processes on %s', (dialect)
 
   it('a lock held by another process is refused, and taken over once that process is killed with SIGKILL', async () => {
     const { database, store } = await fresh(dialect, 'kill');
-    const holder = spawnChild(database.url, 'hold-lock', 'cust-a', 'occupancy');
-    expect(await nextLine(holder.lines)).toBe('locked');
+    const holder = storeChild(database.url, 'hold-lock', 'cust-a', 'occupancy');
+    expect(await holder.nextLine('the holder to take the lock')).toBe('locked');
     expect(await store.tryLock('cust-a', 'occupancy')).toBeUndefined();
 
-    holder.child.kill('SIGKILL');
-    await once(holder.child, 'exit');
-    // Postgres ends the killed session as soon as it notices the closed socket; poll briefly for that.
-    let lock = await store.tryLock('cust-a', 'occupancy');
-    for (let i = 0; !lock && dialect === 'postgres' && i < 100; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      lock = await store.tryLock('cust-a', 'occupancy');
-    }
+    await holder.kill('SIGKILL');
+    // Postgres ends the killed session as soon as it notices the closed socket: poll briefly for that. A SQLite lock
+    // must be free at once.
+    let lock = undefined as Awaited<ReturnType<typeof store.tryLock>>;
+    await waitFor(async () => (lock = await store.tryLock('cust-a', 'occupancy')) !== undefined, "the killed holder's lock to be free", dialect === 'postgres' ? 5_000 : 0, { everyMs: 50 });
     expect(lock).toBeDefined();
-    const contender = spawnChild(database.url, 'hold-lock', 'cust-a', 'occupancy');
-    expect(await nextLine(contender.lines)).toBe('busy');
+    const contender = storeChild(database.url, 'hold-lock', 'cust-a', 'occupancy');
+    expect(await contender.nextLine('the contender to try the lock')).toBe('busy');
     await lock!.release();
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
-import { DIALECTS, freshDatabase, migrationNames } from './harness.ts';
+import { DIALECTS, migrationNames, trackedDatabase } from './harness.ts';
 
 function capture() {
   let text = '';
@@ -16,7 +16,7 @@ async function run(args: string[], env: Record<string, string>) {
 
 describe.each(DIALECTS)('occupancy-sync migrate on %s', (dialect) => {
   it('applies the migrations, prints them, and reports up to date the second time', async () => {
-    const database = await freshDatabase(dialect, 'cmd');
+    const database = await trackedDatabase(dialect, 'cmd');
     const first = await run(['migrate'], { DATABASE_URL: database.url, LOG_LEVEL: 'silent' });
     expect(first).toMatchObject({ code: 0, stderr: '' });
     const names = migrationNames(dialect);

@@ -3,11 +3,12 @@ import { FakeClock } from '../../src/clock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { ABANDONED_RUN_ERROR } from '../../src/store/types.ts';
-import { BACKENDS, DAY, openTestStore, syncOnce, testDatabase, type TestDatabase } from './helpers.ts';
+import { DAY, syncOnce } from './helpers.ts';
+import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 const START = Date.parse('2026-01-10T00:00:00.000Z');
 
-describe.each(BACKENDS)('runs left running by a killed process (%s)', (backend) => {
+describe.each(DIALECTS)('runs left running by a killed process (%s)', (dialect) => {
   let clock: FakeClock;
   let sandbox: Sandbox;
   let db: TestDatabase;
@@ -16,13 +17,13 @@ describe.each(BACKENDS)('runs left running by a killed process (%s)', (backend) 
   beforeEach(async () => {
     clock = new FakeClock(START);
     sandbox = await startSandbox({ clock, seed: 3, customers: 2, dataStart: START - DAY });
-    db = await testDatabase(backend, 'abandoned');
+    db = await freshDatabase(dialect, 'abandoned');
     store = await openTestStore(db);
   });
   afterEach(async () => {
     await store.close();
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   });
 
   it("are marked interrupted by the next run that takes their lock, and only those", async () => {

@@ -4,9 +4,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { childEnv } from './child.ts';
-import { DAY, countRows, dbRows, openTestStore, testDatabase, truthRows, type TestDatabase } from './helpers.ts';
+import { DAY, countRows, dbRows, truthRows, childEnv } from './helpers.ts';
+import { tempDir } from '../support/tmp.ts';
+import { openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 function capture() {
   let text = '';
@@ -27,12 +27,12 @@ describe('sync, backfill, status commands (SQLite)', () => {
 
   beforeEach(async () => {
     sandbox = await startSandbox({ seed: 5, customers: 2, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
-    db = await testDatabase('sqlite', 'cli');
+    db = await freshDatabase('sqlite', 'cli');
     env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '500' });
   });
   afterEach(async () => {
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   });
 
   it('sync prints the one-line summary, exits 0 and stores the ground truth', async () => {
@@ -225,7 +225,7 @@ describe('demo command', () => {
       expect(result.code).toBe(ExitCode.OK);
       expect(result.stdout).toMatch(/^demo: 2 customers, 2 streams, \d+ pages, [\d,]+ records, 0 failed/);
       expect(result.stdout.match(/customer \S+: 3 buildings, [\d,]+ observations from \S+ to \S+, watermark \S+/g)).toHaveLength(2);
-      const store = await openTestStore({ url, database: { url, dialect: 'sqlite', sqlitePath: join(tmp.dir, 'nested', 'demo.db') }, cleanup: async () => {} });
+      const store = await openTestStore({ database: { url, dialect: 'sqlite', sqlitePath: join(tmp.dir, 'nested', 'demo.db') } });
       try {
         expect(await countRows(store)).toBeGreaterThan(2 * 12 * 250);
       } finally {

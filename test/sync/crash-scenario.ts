@@ -1,8 +1,11 @@
 import { expect } from 'vitest';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { childEnv, prng, runChild, waitFor } from './child.ts';
-import { DAY, dbRows, openTestStore, testDatabase, truthRows, type Backend } from './helpers.ts';
+import { freshDatabase, openTestStore, type Dialect } from '../support/databases.ts';
+import { spawnCli } from '../support/process.ts';
+import { prng } from '../support/random.ts';
+import { waitFor } from '../support/wait.ts';
+import { DAY, childEnv, dbRows, truthRows } from './helpers.ts';
 
 async function totalPages(store: Store): Promise<number> {
   const [row] = await store.query<{ n: unknown }>('SELECT coalesce(sum(pages), 0) AS n FROM sync_runs');
@@ -14,11 +17,11 @@ async function totalPages(store: Store): Promise<number> {
  * delay that may fall in start-up or migration), then run to completion: the database must equal the ground truth,
  * with no duplicate and a watermark that never moved backwards.
  */
-export async function killAndResume(backend: Backend, seed: number, kills = 12): Promise<{ realKills: number; pagesAtKill: number[] }> {
+export async function killAndResume(dialect: Dialect, seed: number, kills = 12): Promise<{ realKills: number; pagesAtKill: number[] }> {
   const now = Date.now();
   // Real time in the child, so the sandbox uses the system clock; no late arrivals, so "now" is the whole truth.
   const sandbox = await startSandbox({ seed, customers: 1, dataStart: Math.floor((now - 5 * DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
-  const db = await testDatabase(backend, 'crash');
+  const db = await freshDatabase(dialect, 'crash');
   const store = await openTestStore(db);
   const customer = sandbox.customers[0]!.id;
   const env = childEnv(sandbox, db.url, { SYNC_PAGE_SIZE: '40', SYNC_STEP: '3h', SYNC_SETTLE_DELAY: '1s', SYNC_INITIAL_HISTORY: '6d' });
@@ -29,20 +32,19 @@ export async function killAndResume(backend: Backend, seed: number, kills = 12):
   try {
     for (let i = 0; i < kills; i++) {
       const before = await totalPages(store);
-      const child = runChild(['sync'], env);
+      const child = spawnCli(['sync'], { env });
       if (i % 4 === 3) {
         // A kill at a random moment, but never so late that one run would load everything and leave later kills
         // nothing to interrupt (on a fast, idle machine 1.8 s is most of the data).
         await Promise.race([
           new Promise((r) => setTimeout(r, 300 + random() * 1500)),
-          waitFor(async () => (await totalPages(store)) - before >= 25, child.exited),
+          waitFor(async () => (await totalPages(store)) - before >= 25, '25 more committed pages', 60_000, { unless: child.exited }),
         ]);
       } else {
         const target = 1 + Math.floor(random() * 12);
-        await waitFor(async () => (await totalPages(store)) - before >= target, child.exited);
+        await waitFor(async () => (await totalPages(store)) - before >= target, `${target} more committed pages`, 60_000, { unless: child.exited });
       }
-      child.process.kill('SIGKILL');
-      const exit = await child.exited;
+      const exit = await child.kill('SIGKILL');
       if (exit.signal === 'SIGKILL') realKills++;
       else expect(exit.code, child.stderr()).toBe(0);
       pagesAtKill.push((await totalPages(store)) - before);
@@ -52,8 +54,8 @@ export async function killAndResume(backend: Backend, seed: number, kills = 12):
         lastWatermark = state.watermark;
       }
     }
-    const final = runChild(['sync'], env);
-    const exit = await final.exited;
+    const final = spawnCli(['sync'], { env });
+    const exit = await final.exit(90_000, 'the final sync to complete');
     expect(exit.code, final.stderr()).toBe(0);
     expect(final.stdout()).toMatch(/^sync: 1 customer, 2 streams, /m);
 
@@ -71,6 +73,6 @@ export async function killAndResume(backend: Backend, seed: number, kills = 12):
   } finally {
     await store.close();
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   }
 }

@@ -6,11 +6,12 @@ import type { Store } from '../../src/store/types.ts';
 import { summaryLine } from '../../src/app/summary.ts';
 import { exitCodeOf } from '../../src/cli/exit-code.ts';
 import { buildings, occupancy } from '../../jobs/index.ts';
-import { BACKENDS, DAY, HOUR, MIN, dbRows, openTestStore, syncOnce, syncSettings, testDatabase, truthRows, type TestDatabase } from './helpers.ts';
+import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
+import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 const START = Date.parse('2026-01-10T00:00:00.000Z');
 
-describe.each(BACKENDS)('sync engine on %s', (backend) => {
+describe.each(DIALECTS)('sync engine on %s', (dialect) => {
   let clock: FakeClock;
   let sandbox: Sandbox;
   let db: TestDatabase;
@@ -19,13 +20,13 @@ describe.each(BACKENDS)('sync engine on %s', (backend) => {
   beforeEach(async () => {
     clock = new FakeClock(START);
     sandbox = await startSandbox({ clock, seed: 11, customers: 2, dataStart: START - DAY, intervalMs: 5 * MIN, lateArrivalMaxMs: 10 * MIN });
-    db = await testDatabase(backend, 'engine');
+    db = await freshDatabase(dialect, 'engine');
     store = await openTestStore(db);
   });
   afterEach(async () => {
     await store.close();
     await sandbox.close();
-    await db.cleanup();
+    await db.drop();
   });
 
   async function expectGroundTruth(): Promise<void> {

@@ -1,66 +1,34 @@
-import { join } from 'node:path';
 import { createApiClient } from '../../src/api/client.ts';
 import { loadDocument } from '../../src/api/documents.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
 import { silentLogger, type Logger } from '../../src/logger.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { runSync, type RunRequest, type SyncReport } from '../../src/sync/engine.ts';
 import type { AnyStream } from '../../src/sync/stream.ts';
 import { streams as allStreams } from '../../jobs/index.ts';
-import { PG_BASE_URL, freshPgSchema } from '../helpers/pg.ts';
-import { tempDir } from '../helpers/tmp.ts';
 
 export const MIN = 60_000;
 export const HOUR = 60 * MIN;
 export const DAY = 24 * HOUR;
 
-export type Backend = 'sqlite' | 'postgres';
-export const BACKENDS: Backend[] = ['sqlite', 'postgres'];
-
-export interface TestDatabase {
-  database: Config['database'];
-  /** DATABASE_URL for child processes. */
-  url: string;
-  cleanup(): Promise<void>;
-}
-
-export async function testDatabase(backend: Backend, label: string): Promise<TestDatabase> {
-  if (backend === 'sqlite') {
-    const tmp = tempDir('occupancy-sync-sync-');
-    const path = join(tmp.dir, `${label}.db`);
-    return { database: { url: `file:${path}`, dialect: 'sqlite', sqlitePath: path }, url: `file:${path}`, cleanup: async () => tmp.remove() };
-  }
-  const pg = process.env.SYNC_TEST_PRIVATE_SCHEMAS ? await privateSchema(label) : await freshPgSchema(label);
-  return { database: { url: pg.url, dialect: 'postgres', sqlitePath: undefined }, url: pg.url, cleanup: () => pg.drop() };
-}
-
-/**
- * test/global-setup.ts drops every `ostest_` schema when a vitest run starts, including those of another vitest run
- * in progress on the same database (several developers or agents on one Postgres). SYNC_TEST_PRIVATE_SCHEMAS=1 uses
- * a prefix it does not touch; such schemas are dropped by the test itself.
- */
-async function privateSchema(label: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const postgres = (await import('postgres')).default;
-  const schema = `ossync_${label}_${Math.random().toString(16).slice(2, 10)}`;
-  const admin = () => postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
-  const sql = admin();
-  await sql.unsafe(`CREATE SCHEMA "${schema}"`).finally(() => sql.end());
+/** Environment for a child `occupancy-sync` talking to `sandbox` with its first customer. */
+export function childEnv(sandbox: Sandbox, databaseUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  const customer = sandbox.customers[0]!;
   return {
-    url: `${PG_BASE_URL}?schema=${schema}`,
-    async drop() {
-      const s = admin();
-      await s.unsafe(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => s.end());
-    },
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    API_BASE_URL: sandbox.url,
+    API_KEY: customer.readKey.key,
+    API_SECRET: customer.readKey.secret,
+    CUSTOMER_ID: customer.id,
+    DATABASE_URL: databaseUrl,
+    LOG_LEVEL: 'warn',
+    HTTP_BACKOFF_MIN: '10ms',
+    HTTP_BACKOFF_MAX: '50ms',
+    ...extra,
   };
-}
-
-export async function openTestStore(db: TestDatabase): Promise<Store> {
-  const store = await openStore(db.database);
-  await store.migrate();
-  return store;
 }
 
 export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['sync'] {

@@ -6,8 +6,8 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { runOnce } from '../../src/app/run-once.ts';
 import { streams } from '../../jobs/index.ts';
-import { childEnv } from './child.ts';
-import { DAY, countRows, openTestStore, testDatabase, truthRows, type TestDatabase } from './helpers.ts';
+import { DAY, countRows, truthRows, childEnv } from './helpers.ts';
+import { openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 let sandbox: Sandbox | undefined;
 let db: TestDatabase | undefined;
@@ -15,14 +15,14 @@ let store: Store | undefined;
 afterEach(async () => {
   await store?.close();
   await sandbox?.close();
-  await db?.cleanup();
+  await db?.drop();
   sandbox = db = store = undefined;
 });
 
 it("the sync's API clients retry transient GraphQL errors instead of failing the run", async () => {
   const clock = new FakeClock('2026-01-08T00:00:00Z');
   sandbox = await startSandbox({ clock, seed: 5, customers: 1, faults: { seed: 5, graphqlError: 0.3 } });
-  db = await testDatabase('sqlite', 'runner_graphql');
+  db = await freshDatabase('sqlite', 'runner_graphql');
   store = await openTestStore(db);
   const config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '1d', SYNC_SETTLE_DELAY: '1m', SYNC_PAGE_SIZE: '100' }));
   const report = await runOnce({ config, store, logger: silentLogger, customers: config.customers, streams, clock, baseUrl: sandbox.url });

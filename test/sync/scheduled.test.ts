@@ -7,8 +7,8 @@ import type { Store } from '../../src/store/types.ts';
 import { summaryLine } from '../../src/app/summary.ts';
 import { createSyncPass } from '../../src/app/sync-pass.ts';
 import { streams } from '../../jobs/index.ts';
-import { childEnv } from './child.ts';
-import { MIN, openTestStore, testDatabase, type TestDatabase } from './helpers.ts';
+import { MIN, childEnv } from './helpers.ts';
+import { openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 let sandbox: Sandbox | undefined;
 let db: TestDatabase | undefined;
@@ -16,14 +16,14 @@ let store: Store | undefined;
 afterEach(async () => {
   await store?.close();
   await sandbox?.close();
-  await db?.cleanup();
+  await db?.drop();
   sandbox = db = store = undefined;
 });
 
 it('schedule reuses its API clients across ticks: one auth call per token lifetime, ~6 an hour for 900 s tokens', async () => {
   const clock = new FakeClock('2026-01-08T00:00:00Z');
   sandbox = await startSandbox({ clock, seed: 11, customers: 1, expiresIn: 900 });
-  db = await testDatabase('sqlite', 'scheduled');
+  db = await freshDatabase('sqlite', 'scheduled');
   store = await openTestStore(db);
   const config = resolveConfig(childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '6h', SYNC_SETTLE_DELAY: '1m' }));
   let stdout = '';

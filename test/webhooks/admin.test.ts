@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadSchemaFile, validateDocuments, formatMismatch } from '../../src/api/index.ts';
 import { UsageError } from '../../src/errors.ts';
+import { tempDir } from '../support/tmp.ts';
 import {
   GENERATED_SECRET_BYTES,
   generateSecret,
@@ -14,7 +15,6 @@ import {
   webhookDocuments,
   writeSecretFile,
 } from '../../src/webhooks/admin.ts';
-import { tempDir } from '../helpers/tmp.ts';
 
 const dirs: Array<{ remove(): void }> = [];
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));

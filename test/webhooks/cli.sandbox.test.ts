@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { openStore } from '../../src/store/index.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { tempDir } from '../support/tmp.ts';
 
 /** Runs the CLI in-process and captures its output. */
 async function run(args: string[], env: Record<string, string>, signal?: AbortSignal, onStderr?: (text: string) => void) {

@@ -9,7 +9,8 @@ import { runOnce } from '../../src/app/run-once.ts';
 import { selectStreams } from '../../src/app/streams.ts';
 import { createWebhookAdmin, generateSecret } from '../../src/webhooks/admin.ts';
 import { startReceiver, type Receiver } from '../../src/webhooks/receiver.ts';
-import { flakyStore, sqliteStore } from './helpers.ts';
+import { flakyStore } from './helpers.ts';
+import { migratedStore } from '../support/databases.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -28,8 +29,8 @@ it('receives a day of occupancy for two customers (gzip for one, a secret rotati
   const { logger, lines } = memoryLogger({ level: 'info' });
   const sandbox: Sandbox = await startSandbox({ clock, seed: 7, buildingsPerCustomer: 1, floorSpacesPerBuilding: 3, dataStart: T0 - 2 * HOUR });
   cleanups.push(() => sandbox.close());
-  const { store: realStore, cleanup } = await sqliteStore();
-  cleanups.push(cleanup);
+  const { store: realStore, drop } = await migratedStore('sqlite', 'webhooks');
+  cleanups.push(drop);
   // The first 3 storeDelivery calls fail, then every 11th: the receiver answers 503 and the sandbox retries.
   let calls = 0;
   const store: Store & { failures: number } = flakyStore(realStore, { failing: () => ++calls <= 3 || calls % 11 === 0 });

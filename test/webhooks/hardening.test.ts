@@ -3,35 +3,26 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { memoryLogger } from '../../src/logger.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { PendingBudget } from '../../src/webhooks/body.ts';
 import { startReceiver, type Receiver } from '../../src/webhooks/receiver.ts';
 import { RefusalLog } from '../../src/webhooks/refusal-log.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { storageRefusal } from '../../src/webhooks/store-failure.ts';
-import { freshPgSchema, PG_BASE_URL } from '../helpers/pg.ts';
-import { CUSTOMER_A, SECRET_A, customer, delivery, send, sqliteStore } from './helpers.ts';
+import { CUSTOMER_A, SECRET_A, customer, delivery, send } from './helpers.ts';
+import { DIALECTS, migratedStore, PG_BASE_URL, requirePostgres } from '../support/databases.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 10, 0, 5);
 const T = Math.floor(NOW / 1000);
 
-type Target = { store: Store; cleanup(): Promise<void> };
-const targets: Record<'sqlite' | 'postgres', () => Promise<Target>> = {
-  sqlite: () => sqliteStore(),
-  async postgres() {
-    const pg = await freshPgSchema('hardening');
-    const store = await openStore({ url: pg.url, dialect: 'postgres', sqlitePath: undefined });
-    await store.migrate();
-    return { store, cleanup: async () => { await store.close(); await pg.drop(); } };
-  },
-};
+type Target = { store: Store; drop(): Promise<void> };
+
 
 let receiver: Receiver | undefined;
 let target: Target | undefined;
 afterEach(async () => {
   await receiver?.close();
-  await target?.cleanup();
+  await target?.drop();
   receiver = target = undefined;
 });
 
@@ -46,9 +37,9 @@ function signedBytes(raw: Buffer, gzip = false) {
   };
 }
 
-describe.each(['sqlite', 'postgres'] as const)('the signed bytes are the stored bytes (%s)', (dialect) => {
+describe.each(DIALECTS)('the signed bytes are the stored bytes (%s)', (dialect) => {
   it('stores exactly what was signed, and both databases refuse the same deliveries with the same 400', async () => {
-    target = await targets[dialect]();
+    target = await migratedStore(dialect, 'hardening');
     receiver = await startReceiver({ store: target.store, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW) });
     const stored = async (id: string) =>
       (await target!.store.query<{ body: string }>('SELECT body FROM webhook_deliveries WHERE id = $1', [id]))[0]?.body;
@@ -84,6 +75,7 @@ describe.each(['sqlite', 'postgres'] as const)('the signed bytes are the stored 
 
 describe('503 means transient', () => {
   it('a data error from either database is 422 (a retry cannot fix it); connection, busy and lock errors are 503', async () => {
+    await requirePostgres();
     const sql = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
     let nul: unknown;
     try {
@@ -133,7 +125,7 @@ describe('quiet under attack', () => {
   });
 
   it('a flood of forged deliveries writes a handful of log lines and counts each refusal for /metrics', async () => {
-    target = await targets.sqlite();
+    target = await migratedStore('sqlite', 'hardening');
     const { logger, lines } = memoryLogger();
     let refused = 0;
     receiver = await startReceiver({

@@ -1,11 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { join } from 'node:path';
 import type { CustomerConfig } from '../../src/config.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { DeliveryRecord, OccupancyRecord, Store } from '../../src/store/types.ts';
-import { tempDir } from '../helpers/tmp.ts';
 
 export interface RawResponse {
   status: number;
@@ -93,21 +90,6 @@ export function delivery(overrides: Partial<DeliveryBody> = {}): DeliveryBody {
       { FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000002', OccupancyStatus: 'NotOccupied', Headcount: 0 },
     ],
     ...overrides,
-  };
-}
-
-/** A real SQLite store in a private temp dir, migrated. */
-export async function sqliteStore(): Promise<{ store: Store; cleanup(): Promise<void> }> {
-  const tmp = tempDir('webhooks-');
-  const path = join(tmp.dir, 'test.db');
-  const store = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path });
-  await store.migrate();
-  return {
-    store,
-    async cleanup() {
-      await store.close();
-      tmp.remove();
-    },
   };
 }
 

@@ -1,27 +1,24 @@
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
-import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { startReceiver, type Receiver } from '../../src/webhooks/receiver.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import { freshPgSchema } from '../helpers/pg.ts';
 import { CUSTOMER_A, SECRET_A, customer, delivery, flakyStore, send } from './helpers.ts';
+import { migratedStore, type TestDatabase } from '../support/databases.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 10, 0, 5);
-let pg: Awaited<ReturnType<typeof freshPgSchema>>;
+let pg: TestDatabase & { store: Store };
 let store: Store;
 let receiver: Receiver | undefined;
 
 beforeEach(async () => {
-  pg = await freshPgSchema('webhooks');
-  store = await openStore({ url: pg.url, dialect: 'postgres', sqlitePath: undefined });
-  await store.migrate();
+  pg = await migratedStore('postgres', 'webhooks');
+  store = pg.store;
 });
 
 afterEach(async () => {
   await receiver?.close();
-  await store.close();
   await pg.drop();
 });
 

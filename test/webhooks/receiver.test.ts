@@ -17,22 +17,23 @@ import {
   delivery,
   flakyStore,
   send,
-  sqliteStore,
   type DeliveryBody,
 } from './helpers.ts';
+import { migratedStore } from '../support/databases.ts';
+import { waitFor } from '../support/wait.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 10, 0, 5);
 const T = Math.floor(NOW / 1000);
 
 let store: Store;
-let cleanupStore: () => Promise<void>;
+let dropStore: () => Promise<void>;
 let receiver: Receiver | undefined;
 let outcomes: WebhookOutcome[];
 let log: ReturnType<typeof memoryLogger>;
 const clock = new FakeClock(NOW);
 
 beforeEach(async () => {
-  ({ store, cleanup: cleanupStore } = await sqliteStore());
+  ({ store, drop: dropStore } = await migratedStore('sqlite', 'webhooks'));
   outcomes = [];
   log = memoryLogger();
   clock.set(NOW);
@@ -41,7 +42,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await receiver?.close();
   receiver = undefined;
-  await cleanupStore();
+  await dropStore();
 });
 
 /** Customer A signs with a secret (previous one too, mid-rotation); customer B uses a custom header only. */
@@ -303,7 +304,7 @@ describe('storage failures and shutdown', () => {
     await new Promise((resolve) => socket.once('connect', resolve));
     socket.write(`POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nX-Service-Signature: ${FORGED['X-Service-Signature']}\r\nContent-Length: 1000\r\n\r\n{"Id":`);
     // Wait until the receiver is reading the body, then vanish.
-    while (r.handler.inFlight === 0) await new Promise((resolve) => setImmediate(resolve));
+    await waitFor(() => r.handler.inFlight > 0, 'the receiver to read the body', 5_000, { everyMs: 0 });
     socket.destroy();
     expect(await refused).toEqual({ status: 400, reason: 'body_aborted' });
     expect(await deliveryRows()).toHaveLength(0);

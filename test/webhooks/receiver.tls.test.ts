@@ -5,8 +5,9 @@ import { FakeClock } from '../../src/clock.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { startReceiver, type Receiver } from '../../src/webhooks/receiver.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import { tempDir } from '../helpers/tmp.ts';
-import { CUSTOMER_A, SECRET_A, customer, delivery, send, sqliteStore } from './helpers.ts';
+import { CUSTOMER_A, SECRET_A, customer, delivery, send } from './helpers.ts';
+import { migratedStore } from '../support/databases.ts';
+import { tempDir } from '../support/tmp.ts';
 
 const cleanups: Array<() => unknown> = [];
 afterEach(async () => {
@@ -19,8 +20,8 @@ it('speaks HTTPS directly when given a certificate and key', async () => {
   const cert = join(tmp.dir, 'cert.pem');
   const key = join(tmp.dir, 'key.pem');
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=127.0.0.1'], { stdio: 'ignore' });
-  const { store, cleanup } = await sqliteStore();
-  cleanups.push(cleanup);
+  const { store, drop } = await migratedStore('sqlite', 'webhooks');
+  cleanups.push(drop);
   const now = Date.UTC(2026, 0, 1, 10, 0, 5);
   const receiver: Receiver = await startReceiver({
     store,
@@ -40,8 +41,8 @@ it('speaks HTTPS directly when given a certificate and key', async () => {
 });
 
 it('names the variable when the certificate file cannot be read', async () => {
-  const { store, cleanup } = await sqliteStore();
-  cleanups.push(cleanup);
+  const { store, drop } = await migratedStore('sqlite', 'webhooks');
+  cleanups.push(drop);
   await expect(startReceiver({ store, customers: [], tlsCert: '/nonexistent/cert.pem', tlsKey: '/nonexistent/key.pem' })).rejects.toThrow(
     new ConfigError('WEBHOOK_TLS_CERT="/nonexistent/cert.pem": cannot read the file (ENOENT). Fix: point it at a readable PEM file'),
   );

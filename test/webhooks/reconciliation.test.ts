@@ -10,8 +10,8 @@ import { createWebhookAdmin, generateSecret } from '../../src/webhooks/admin.ts'
 import { startReceiver } from '../../src/webhooks/receiver.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { streams } from '../../jobs/index.ts';
-import { childEnv } from '../sync/child.ts';
-import { openTestStore, testDatabase } from '../sync/helpers.ts';
+import { childEnv } from '../sync/helpers.ts';
+import { freshDatabase, openTestStore } from '../support/databases.ts';
 
 /**
  * Webhook and poll reconciliation (issue 17): the sandbox drops every 4th tick's delivery on purpose; polling then
@@ -42,8 +42,8 @@ describe.each(['sqlite', 'postgres'] as const)('webhook and poll reconciliation 
     const clock = new FakeClock(T0);
     const sandbox = await startSandbox({ clock, seed: 17, customers: 1, buildingsPerCustomer: 1, floorSpacesPerBuilding: 3, dataStart: T0, webhooks: { dropEvery: 4 } });
     cleanups.push(() => sandbox.close());
-    const db = await testDatabase(dialect, 'reconcile');
-    cleanups.push(() => db.cleanup());
+    const db = await freshDatabase(dialect, 'reconcile');
+    cleanups.push(() => db.drop());
     const store: Store = await openTestStore(db);
     cleanups.push(() => store.close());
 

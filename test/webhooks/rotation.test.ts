@@ -7,8 +7,9 @@ import { ROTATION_STEPS } from '../../src/cli/commands/webhook.ts';
 import { main } from '../../src/cli/main.ts';
 import { openStore } from '../../src/store/index.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
-import { ROOT } from '../helpers/spawn.ts';
-import { tempDir } from '../helpers/tmp.ts';
+import { ROOT } from '../support/process.ts';
+import { tempDir } from '../support/tmp.ts';
+import { waitFor, within } from '../support/wait.ts';
 
 /**
  * The rotation procedure of README.md and docs/webhooks.md, followed command for command while the platform (the
@@ -89,11 +90,7 @@ it('following the rotation steps with deliveries flowing loses no delivery', asy
   const stored = async () => Number((await store.query<{ n: unknown }>('SELECT count(*) AS n FROM webhook_deliveries'))[0]!.n);
   /** Waits, on the database, until `n` more deliveries than `from` are stored. */
   const storedMore = async (from: number, n: number) => {
-    for (let i = 0; i < 300; i++) {
-      if ((await stored()) >= from + n) return;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error(`fewer than ${n} deliveries stored after ${from}`);
+    await waitFor(async () => (await stored()) >= from + n, `${n} more deliveries stored after ${from}`, 30_000, { everyMs: 100 });
   };
 
   /** `webhook serve` with these variables, until stopped (the SIGTERM of a restart). */
@@ -107,7 +104,7 @@ it('following the rotation steps with deliveries flowing loses no delivery', asy
       log += t;
       if (t.includes('Receiving webhook deliveries at')) listening();
     });
-    await Promise.race([ready, done.then((r) => { throw new Error(`webhook serve ended: ${r.stderr}`); })]);
+    await within(Promise.race([ready, done.then((r) => { throw new Error(`webhook serve ended: ${r.stderr}`); })]), 'webhook serve to listen');
     const handle = {
       stop: async () => {
         controller.abort(new Error('received SIGTERM'));
@@ -150,7 +147,7 @@ it('following the rotation steps with deliveries flowing loses no delivery', asy
     await storedMore(await stored(), 2);
 
     // Drain: every delivery made is accepted, retries included.
-    for (let i = 0; i < 100 && sandbox.pendingDeliveries() > 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(() => sandbox.pendingDeliveries() === 0, "the sandbox's pending deliveries to drain", 10_000, { everyMs: 100 });
     expect(await last.stop()).toBe(0);
     expect(sandbox.pendingDeliveries()).toBe(0);
     expect(sandbox.stats.deliveries.abandoned).toBe(0);
