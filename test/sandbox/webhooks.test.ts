@@ -131,7 +131,7 @@ describe('sandbox webhook deliveries', () => {
 
     await sandbox.pumpDeliveries();
     expect(receiver.received).toHaveLength(ticks.length);
-    expect(sandbox.stats.deliveries).toEqual({ attempts: ticks.length, succeeded: ticks.length, failed: 0, abandoned: 0 });
+    expect(sandbox.stats.deliveries).toEqual({ attempts: ticks.length, succeeded: ticks.length, failed: 0, abandoned: 0, dropped: 0 });
     expect(sandbox.webhooks(customer.id).map((w) => w.id)).toEqual([hookId]);
   });
 
@@ -179,7 +179,7 @@ describe('sandbox webhook deliveries', () => {
     expect(new Set(bodies.map((b) => b.Id)).size).toBe(1);
     expect(new Set(bodies.map((b) => b.Created)).size).toBe(1);
     expect(bodies.map((b) => b.Sent)).toEqual(ts.map((t) => new Date(t * 1000).toISOString()));
-    expect(sandbox.stats.deliveries).toEqual({ attempts: 3, succeeded: 1, failed: 2, abandoned: 0 });
+    expect(sandbox.stats.deliveries).toEqual({ attempts: 3, succeeded: 1, failed: 2, abandoned: 0, dropped: 0 });
   });
 
   it('counts a receiver that does not answer within timeoutMs as failed, and gives up after maxAttempts', async () => {
