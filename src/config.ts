@@ -61,6 +61,8 @@ export interface Config {
      */
     completenessMinShare: number;
     completenessWindowMs: number;
+    /** Finished runs older than this are deleted by the daemons (the latest per stream always stays); 0 keeps all. */
+    runHistoryRetentionMs: number;
   };
   webhook: {
     host: string;
@@ -108,6 +110,17 @@ function duration(env: Env, variable: string, fallback: string, min = 0): number
   const ms = parseDuration(raw);
   if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h or 7d`);
   if (ms < min) fail(variable, raw, `must be at least ${min} ms`, `use a larger value`);
+  return ms;
+}
+
+/** A retention period: a duration of at least an hour, or `0`/`off` to keep everything (0 ms). */
+function retention(env: Env, variable: string, fallback: string): number {
+  const raw = env[variable]?.trim().toLowerCase();
+  if (raw === '0' || raw === 'off') return 0;
+  const ms = parseDuration(raw || fallback);
+  if (ms === undefined || ms < 3_600_000) {
+    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. ${fallback} (the default), 90d, or off to keep every run`);
+  }
   return ms;
 }
 
@@ -409,6 +422,7 @@ export function resolveConfig(env: Env): Config {
     concurrency: integer(env, 'SYNC_CONCURRENCY', 4, 1, 256),
     completenessMinShare: share(env, 'COMPLETENESS_MIN_SHARE', 0.5),
     completenessWindowMs: duration(env, 'COMPLETENESS_WINDOW', '1h', 60_000),
+    runHistoryRetentionMs: retention(env, 'RUN_HISTORY_RETENTION', '28d'),
   };
 
   const http = {

@@ -86,6 +86,21 @@ export const syncRuns = pgTable(
   ],
 );
 
+/**
+ * The latest run and the latest successful run of each customer and stream, kept with every run start and finish,
+ * so health and status read one row per stream however long the run history (sync_runs) grows.
+ */
+export const syncLastRuns = pgTable(
+  'sync_last_runs',
+  {
+    customerId: text('customer_id').notNull(),
+    stream: text('stream').notNull(),
+    lastRunId: integer('last_run_id').notNull(),
+    lastSuccessRunId: integer('last_success_run_id'),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.stream] })],
+);
+
 export const webhookDeliveries = pgTable(
   'webhook_deliveries',
   {

@@ -23,20 +23,14 @@ SELECT customer_id, floor_space_id,
  GROUP BY customer_id, floor_space_id, date_trunc('hour', observed_at AT TIME ZONE 'UTC');
 --> statement-breakpoint
 -- Per customer and stream (state key): watermark, how far behind now it is, and the latest run.
--- A key appears when it has state or runs. lag_seconds is NULL until the stream has a watermark.
+-- A key appears when it has state or runs. lag_seconds is NULL until the stream has a watermark. The latest run and
+-- the latest successful one come from sync_last_runs (one row per stream), so the view stays fast however many runs
+-- sync_runs holds.
 CREATE VIEW sync_health AS
 WITH keys AS (
   SELECT customer_id, stream FROM sync_state
   UNION
-  SELECT customer_id, stream FROM sync_runs
-),
-ranked AS (
-  SELECT r.*, row_number() OVER (PARTITION BY customer_id, stream ORDER BY started_at DESC, id DESC) AS rn
-    FROM sync_runs r
-),
-succeeded AS (
-  SELECT customer_id, stream, max(finished_at) AS last_success_at
-    FROM sync_runs WHERE status = 'succeeded' GROUP BY customer_id, stream
+  SELECT customer_id, stream FROM sync_last_runs
 )
 SELECT k.customer_id, k.stream,
        s.watermark,
@@ -51,11 +45,12 @@ SELECT k.customer_id, k.stream,
        r.records AS last_run_records,
        r.rejected AS last_run_rejected,
        r.error AS last_run_error,
-       ok.last_success_at
+       ok.finished_at AS last_success_at
   FROM keys k
   LEFT JOIN sync_state s ON s.customer_id = k.customer_id AND s.stream = k.stream
-  LEFT JOIN ranked r ON r.customer_id = k.customer_id AND r.stream = k.stream AND r.rn = 1
-  LEFT JOIN succeeded ok ON ok.customer_id = k.customer_id AND ok.stream = k.stream;--> statement-breakpoint
+  LEFT JOIN sync_last_runs l ON l.customer_id = k.customer_id AND l.stream = k.stream
+  LEFT JOIN sync_runs r ON r.id = l.last_run_id
+  LEFT JOIN sync_runs ok ON ok.id = l.last_success_run_id;--> statement-breakpoint
 -- Webhook and poll reconciliation, per customer and UTC day of observation. A reading counts as polled when polling
 -- read it, as delivered when a webhook delivery brought it (rows stored before these columns existed: by their
 -- source). missed_deliveries: polling found it, no delivery brought it. unconfirmed_deliveries: a delivery brought it,

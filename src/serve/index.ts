@@ -8,6 +8,7 @@ import { openForWriting } from '../app/database.ts';
 import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
 import { allStreams } from '../app/streams.ts';
 import { startQueue, type Queue } from '../app/queue.ts';
+import { startRetention, type Retention } from '../app/retention.ts';
 import { createSyncPass, type SyncPass } from '../app/sync-pass.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
@@ -83,6 +84,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   let ops: OpsServer | undefined;
   let pass: SyncPass | undefined;
   let queue: Queue | undefined;
+  let retention: Retention | undefined;
   let scheduler: Scheduler | undefined;
   try {
     if (webhooksOn && !receiverConfigured({ customers, webhook: config.webhook })) {
@@ -108,6 +110,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       health: () => ({ customerIds: customers.map((c) => c.id), maxLagSeconds: options.maxLagSeconds, stopping }),
     });
     if (scheduleOn) {
+      retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, clock, logger: logger.child({ component: 'retention' }) });
       pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
       // Postgres: runs are jobs of a queue every instance works (src/app/queue.ts); a tick only adds the interval's
       // jobs. SQLite (one machine): the tick runs the pass in this process.
@@ -155,6 +158,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     stopping = true;
     // Runs on a startup failure too (a port in use): close whatever was started, in reverse order.
     await receiver?.close().catch(() => {});
+    await retention?.stop().catch(() => {});
     await queue?.stop().catch(() => {});
     await pass?.close().catch(() => {});
     await ops?.close().catch(() => {});

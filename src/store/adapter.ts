@@ -35,6 +35,15 @@ export interface Adapter extends Executor {
    */
   lockLost(customerId: string): string | undefined;
   /** Raw SQL with $1.. placeholders. */
-  query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(text: string, params: readonly unknown[], options?: QueryOptions): Promise<T[]>;
   close(): Promise<void>;
+}
+
+export interface QueryOptions {
+  /**
+   * Postgres: the query is cancelled on the server after this long and the call fails (StoreError). SQLite runs a
+   * query synchronously on this thread, so nothing runs on after the caller stops waiting; its busy timeout bounds
+   * the wait for a lock.
+   */
+  timeoutMs?: number;
 }

@@ -5,7 +5,7 @@ import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { ConfigError, StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Adapter, Executor } from './adapter.ts';
+import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { describeLocation } from './errors.ts';
 import { advisoryKey, isConnectionEnded, PgLocks } from './locks.ts';
 import { loadMigrations, MIGRATIONS_TABLE, migrationsFolder, pending } from './migrations.ts';
@@ -183,9 +183,26 @@ export function openPostgres(options: PostgresOptions): Adapter {
     tryLock: (customerId, stream) => locks.tryLock(customerId, stream),
     lockLost: (customerId) => locks.lockLost(customerId),
 
-    async query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
-      // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.
-      return Array.from(await client.unsafe(text, params as never[])) as T[];
+    async query<T>(text: string, params: readonly unknown[], options: QueryOptions = {}): Promise<T[]> {
+      const pending = client.unsafe(text, params as never[]);
+      // A caller that stops waiting must not leave the query running on the server (health checks under load).
+      let timedOut = false;
+      const timer =
+        options.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              void pending.cancel();
+            }, options.timeoutMs);
+      try {
+        // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.
+        return Array.from(await pending) as T[];
+      } catch (error) {
+        if (timedOut) throw new StoreError(`the database did not answer within ${options.timeoutMs} ms; the query was cancelled`, { cause: error });
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
     },
 
     async close() {

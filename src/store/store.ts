@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Clock } from '../clock.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
-import type { Adapter, Executor } from './adapter.ts';
+import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { explainDatabaseError } from './errors.ts';
 import { GroupCommit } from './group-commit.ts';
 import { sinkDef } from './sinks.ts';
@@ -266,10 +266,17 @@ export class SqlStore implements Store {
   startRun(run: { customerId: string; stream: string; mode: RunRecord['mode']; startedAt: IsoUtc }): Promise<number> {
     return this.#wrap('recording the start of a run', async () => {
       const startedAt = canonicalTimestamp(run.startedAt, 'startedAt');
-      const rows = await this.#db.all<{ id: number }>(sql`
-        INSERT INTO sync_runs (customer_id, stream, mode, started_at, status, pages, records)
-        VALUES (${run.customerId}, ${run.stream}, ${run.mode}, ${startedAt}, 'running', 0, 0) RETURNING id`);
-      return Number(rows[0]!.id);
+      return this.#db.transaction(async (tx) => {
+        const rows = await tx.all<{ id: number }>(sql`
+          INSERT INTO sync_runs (customer_id, stream, mode, started_at, status, pages, records)
+          VALUES (${run.customerId}, ${run.stream}, ${run.mode}, ${startedAt}, 'running', 0, 0) RETURNING id`);
+        const id = Number(rows[0]!.id);
+        // Health and status read the latest run from here, not from the whole history.
+        await tx.run(sql`
+          INSERT INTO sync_last_runs (customer_id, stream, last_run_id) VALUES (${run.customerId}, ${run.stream}, ${id})
+          ON CONFLICT (customer_id, stream) DO UPDATE SET last_run_id = excluded.last_run_id`);
+        return id;
+      });
     });
   }
 
@@ -279,20 +286,41 @@ export class SqlStore implements Store {
   ): Promise<void> {
     return this.#wrap(`recording the end of run ${id}`, async () => {
       const finishedAt = canonicalTimestamp(outcome.finishedAt, 'finishedAt');
-      const changed = await this.#db.run(sql`
-        UPDATE sync_runs SET status = ${outcome.status}, finished_at = ${finishedAt}, error = ${outcome.error ?? null}
-        WHERE id = ${id}`);
-      if (changed === 0) throw new StoreError(`run ${id} does not exist`);
+      await this.#db.transaction(async (tx) => {
+        const rows = await tx.all<{ customer_id: string; stream: string }>(sql`
+          UPDATE sync_runs SET status = ${outcome.status}, finished_at = ${finishedAt}, error = ${outcome.error ?? null}
+          WHERE id = ${id} RETURNING customer_id, stream`);
+        const run = rows[0];
+        if (!run) throw new StoreError(`run ${id} does not exist`);
+        if (outcome.status === 'succeeded') {
+          await tx.run(sql`
+            UPDATE sync_last_runs SET last_success_run_id = ${id}
+            WHERE customer_id = ${run.customer_id} AND stream = ${run.stream} AND (last_success_run_id IS NULL OR last_success_run_id < ${id})`);
+        }
+      });
+    });
+  }
+
+  pruneRuns(before: IsoUtc, limit: number): Promise<number> {
+    return this.#wrap('deleting old runs', () => {
+      const cutoff = canonicalTimestamp(before, 'before');
+      // Oldest first through the primary key, in bounded batches so no statement holds the table for long.
+      return this.#db.run(sql`
+        DELETE FROM sync_runs WHERE id IN (
+          SELECT r.id FROM sync_runs r
+           WHERE r.status <> 'running' AND r.finished_at < ${cutoff}
+             AND NOT EXISTS (SELECT 1 FROM sync_last_runs l WHERE l.last_run_id = r.id OR l.last_success_run_id = r.id)
+           ORDER BY r.id LIMIT ${limit})`);
     });
   }
 
   /** The latest run of each (customer, stream), ordered by customer and stream. */
   lastRuns(customerId?: string): Promise<RunRecord[]> {
     return this.#wrap('reading the last runs', async () => {
-      const where = customerId === undefined ? sql`` : sql`WHERE customer_id = ${customerId}`;
+      const where = customerId === undefined ? sql`` : sql`WHERE l.customer_id = ${customerId}`;
       const rows = await this.#db.all<RunRow>(sql`
-        SELECT * FROM sync_runs WHERE id IN (SELECT max(id) FROM sync_runs ${where} GROUP BY customer_id, stream)
-        ORDER BY customer_id, stream`);
+        SELECT r.* FROM sync_last_runs l JOIN sync_runs r ON r.id = l.last_run_id ${where}
+        ORDER BY r.customer_id, r.stream`);
       return rows.map(toRun);
     });
   }
@@ -331,8 +359,8 @@ export class SqlStore implements Store {
     return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream));
   }
 
-  query<T = Record<string, unknown>>(text: string, params: unknown[] = []): Promise<T[]> {
-    return this.#wrap('running a query', () => this.#db.query<T>(text, params));
+  query<T = Record<string, unknown>>(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
+    return this.#wrap('running a query', () => this.#db.query<T>(text, params, options));
   }
 
   /**

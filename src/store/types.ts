@@ -195,6 +195,11 @@ export interface Store {
    * 'running' row nobody holds the lock for belongs to a process that ended without recording its outcome.
    */
   closeAbandonedRuns(customerId: string, stream: string, at: IsoUtc): Promise<number[]>;
+  /**
+   * Deletes up to `limit` finished runs that finished before `before`, never the latest run or the latest successful
+   * run of a stream; returns how many went. Run it in batches until it returns less than `limit`.
+   */
+  pruneRuns(before: IsoUtc, limit: number): Promise<number>;
   /** The latest run of each (customer, stream), ordered by customer and stream. */
   lastRuns(customerId?: string): Promise<RunRecord[]>;
 
@@ -218,5 +223,5 @@ export interface Store {
   countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number>;
 
   /** Read-only SQL for reports, status and tests. Parameters are positional ($1.. on both dialects). */
-  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { timeoutMs?: number }): Promise<T[]>;
 }

@@ -47,6 +47,7 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     concurrency: 4,
     completenessMinShare: 0.5,
     completenessWindowMs: HOUR,
+    runHistoryRetentionMs: 28 * DAY,
     ...overrides,
   };
 }

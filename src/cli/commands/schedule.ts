@@ -1,3 +1,4 @@
+import { systemClock } from '../../clock.ts';
 import type { CommandModule } from '../context.ts';
 import { requireApi, selectCustomers } from '../../config.ts';
 import { ExitCode } from '../../errors.ts';
@@ -37,6 +38,7 @@ Examples:
           import('../../app/summary.ts'),
           import('../exit-code.ts'),
         ]);
+      const { startRetention } = await import('../../app/retention.ts');
       const config = ctx.config();
       validateCron(config.sync.cron);
       requireApi(config);
@@ -45,6 +47,7 @@ Examples:
       const logger = ctx.logger();
       const store = await openForWriting(config.database);
       const pass = createSyncPass({ config, store, logger, customers, streams });
+      const retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, clock: systemClock, logger });
       try {
         const scheduler = startScheduler({
           cron: config.sync.cron,
@@ -62,6 +65,7 @@ Examples:
         await scheduler.done;
         ctx.exitCode = ExitCode.OK;
       } finally {
+        await retention.stop();
         await pass.close();
         await store.close();
       }
