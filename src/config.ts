@@ -83,6 +83,12 @@ export interface Config {
     maxPendingBytes: number;
   };
   serve: { host: string; port: number };
+  metrics: {
+    /** A customer label on the per-stream families of /metrics (METRICS_PER_CUSTOMER). */
+    perCustomer: boolean;
+    /** `sync` and `backfill` write their run's metrics here for node_exporter's textfile collector. */
+    textfile: string | undefined;
+  };
 }
 
 export type Env = Record<string, string | undefined>;
@@ -140,6 +146,14 @@ function flag(env: Env, variable: string): boolean {
   if (!raw || raw === 'false') return false;
   if (raw === 'true') return true;
   fail(variable, env[variable], 'must be true or false', `set ${variable}=true to turn it on, or leave it unset`);
+}
+
+/** METRICS_TEXTFILE: node_exporter's textfile collector reads only files ending in .prom. */
+function textfilePath(env: Env): string | undefined {
+  const raw = env.METRICS_TEXTFILE?.trim();
+  if (!raw) return undefined;
+  if (!raw.endsWith('.prom')) fail('METRICS_TEXTFILE', raw, 'must end in .prom (the textfile collector reads only those)', 'use e.g. /var/lib/node_exporter/textfile/occupancy_sync.prom');
+  return raw;
 }
 
 /** An ISO 8601 instant with a zone (strict: the date must exist). */
@@ -460,6 +474,7 @@ export function resolveConfig(env: Env): Config {
       requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000),
       maxPendingBytes: integer(env, 'WEBHOOK_MAX_PENDING_BYTES', 32 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
+    metrics: { perCustomer: flag(env, 'METRICS_PER_CUSTOMER'), textfile: textfilePath(env) },
     serve: {
       host: env.SERVE_HOST?.trim() || '0.0.0.0',
       port: integer(env, 'SERVE_PORT', 9464, 0, 65535),

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /**
  * Prometheus metrics for `serve` (and anything else that wants to count). Each `createMetrics()` owns its own
@@ -33,6 +33,10 @@ export interface RunObservation {
   rejected?: number;
   /** Error class or code when the run failed (e.g. TRANSPORT, AUTH). */
   errorKind?: string;
+  /** How long the run took. */
+  durationSeconds?: number;
+  /** When it ended, Unix seconds (a success sets the stream's last-success time). */
+  finishedAt?: number;
 }
 
 export interface Metrics {
@@ -53,6 +57,8 @@ export interface Metrics {
   webhookOutcome(outcome: DeliveryResult, reason?: string): void;
   /** Seconds the stream's watermark is behind now. */
   setSyncLag(customerId: string, stream: string, seconds: number): void;
+  /** Lag and last success of every incremental stream from rows of the `sync_health` view. */
+  observeSyncHealth(rows: ReadonlyArray<Record<string, unknown>>): void;
   /** 1 while a scheduled sync pass is running, else 0. */
   setSyncInProgress(running: boolean): void;
   /** Prometheus text exposition format. */
@@ -61,50 +67,96 @@ export interface Metrics {
 }
 
 export interface MetricsOptions {
-  /** Adds prom-client's process metrics (CPU, memory, event loop lag, GC). Default true. */
+  /** Adds prom-client's process metrics (CPU, memory, event loop lag, GC) under their standard names. Default true. */
   processMetrics?: boolean;
+  /**
+   * A `customer` label on the per-stream families (METRICS_PER_CUSTOMER). Default false: series per stream only, so
+   * their number does not grow with the customers; the lag and the last success are then the worst customer's.
+   */
+  perCustomer?: boolean;
 }
+
+/** Run durations, from a quick incremental run to a long backfill window. */
+const DURATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 
 const PREFIX = 'occupancy_sync_';
 
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, prefix: PREFIX });
+  // Standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, ...), as dashboards expect them.
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+  const perCustomer = options.perCustomer ?? false;
+  const who = (perCustomer ? ['customer', 'stream'] : ['stream']) as ['stream'];
+  const of = (customerId: string, stream: string) => (perCustomer ? { customer: customerId, stream } : { stream }) as { stream: string };
 
   const runs = new Counter({
     name: `${PREFIX}runs_total`,
     help: 'Finished sync runs by customer, stream and status (succeeded, failed, interrupted, locked).',
-    labelNames: ['customer', 'stream', 'status'] as const,
+    labelNames: [...who, 'status'] as ['stream', 'status'],
     registers: [registry],
   });
   const pages = new Counter({
     name: `${PREFIX}pages_total`,
     help: 'Pages committed to the database.',
-    labelNames: ['customer', 'stream'] as const,
+    labelNames: who,
     registers: [registry],
   });
   const records = new Counter({
     name: `${PREFIX}records_total`,
     help: 'Records upserted by sync runs.',
-    labelNames: ['customer', 'stream'] as const,
+    labelNames: who,
     registers: [registry],
   });
   const rejected = new Counter({
     name: `${PREFIX}records_rejected_total`,
     help: 'API records that broke their declared types and were quarantined (table quarantined_records) instead of stored.',
-    labelNames: ['customer', 'stream'] as const,
+    labelNames: who,
     registers: [registry],
   });
   const failures = new Counter({
     name: `${PREFIX}failures_total`,
     help: 'Failed sync runs by customer, stream and error kind.',
-    labelNames: ['customer', 'stream', 'kind'] as const,
+    labelNames: [...who, 'kind'] as ['stream', 'kind'],
     registers: [registry],
   });
-  const lag = new Gauge({
+  // Per customer internally (bounded by the customers configured), exported per stream unless perCustomer.
+  const lags = new Map<string, Map<string, number>>();
+  const successes = new Map<string, Map<string, number>>();
+  const remember = (book: Map<string, Map<string, number>>, customerId: string, stream: string, value: number) => {
+    const byCustomer = book.get(stream) ?? new Map<string, number>();
+    byCustomer.set(customerId, value);
+    book.set(stream, byCustomer);
+  };
+  const exportBook = (gauge: Gauge<'stream'>, book: Map<string, Map<string, number>>, worst: (values: number[]) => number) => {
+    gauge.reset();
+    for (const [stream, byCustomer] of book) {
+      if (perCustomer) for (const [customerId, value] of byCustomer) gauge.set(of(customerId, stream), value);
+      else gauge.set({ stream }, worst([...byCustomer.values()]));
+    }
+  };
+  new Gauge({
     name: `${PREFIX}lag_seconds`,
-    help: 'Seconds the stream watermark is behind now (what is not yet synced).',
-    labelNames: ['customer', 'stream'] as const,
+    help: 'Seconds the stream watermark is behind now (what is not yet synced); per stream, the customer furthest behind.',
+    labelNames: who,
+    registers: [registry],
+    collect() {
+      exportBook(this, lags, (values) => Math.max(...values));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}last_success_timestamp_seconds`,
+    help: 'When the stream last finished a successful run (Unix seconds); per stream, the customer whose success is oldest.',
+    labelNames: who,
+    registers: [registry],
+    collect() {
+      exportBook(this, successes, (values) => Math.min(...values));
+    },
+  });
+  const durations = new Histogram({
+    name: `${PREFIX}run_duration_seconds`,
+    help: 'How long sync runs took, by stream and status.',
+    labelNames: ['stream', 'status'] as const,
+    buckets: DURATION_BUCKETS,
     registers: [registry],
   });
   const inProgress = new Gauge({
@@ -148,20 +200,21 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     registry,
     contentType: registry.contentType,
     recordRun(run) {
-      runs.inc({ customer: run.customerId, stream: run.stream, status: run.status });
-      pages.inc({ customer: run.customerId, stream: run.stream }, positive(run.pages));
-      records.inc({ customer: run.customerId, stream: run.stream }, positive(run.records));
-      rejected.inc({ customer: run.customerId, stream: run.stream }, positive(run.rejected));
-      if (run.status === 'failed') {
-        failures.inc({ customer: run.customerId, stream: run.stream, kind: run.errorKind ?? 'unknown' });
-      }
+      const labels = of(run.customerId, run.stream);
+      runs.inc({ ...labels, status: run.status });
+      pages.inc(labels, positive(run.pages));
+      records.inc(labels, positive(run.records));
+      rejected.inc(labels, positive(run.rejected));
+      if (run.status === 'failed') failures.inc({ ...labels, kind: run.errorKind ?? 'unknown' });
+      if (run.durationSeconds !== undefined && run.status !== 'locked') durations.observe({ stream: run.stream, status: run.status }, run.durationSeconds);
+      if (run.status === 'succeeded' && run.finishedAt !== undefined) remember(successes, run.customerId, run.stream, run.finishedAt);
     },
     recordPage(customerId, stream, count, pageCount = 1) {
-      pages.inc({ customer: customerId, stream }, positive(pageCount));
-      records.inc({ customer: customerId, stream }, positive(count));
+      pages.inc(of(customerId, stream), positive(pageCount));
+      records.inc(of(customerId, stream), positive(count));
     },
     recordFailure(customerId, stream, kind) {
-      failures.inc({ customer: customerId, stream, kind });
+      failures.inc({ ...of(customerId, stream), kind });
     },
     recordRetry(count = 1) {
       direct.retries += positive(count);
@@ -186,7 +239,16 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       deliveries.inc({ outcome, reason: outcome === 'refused' ? (reason ?? 'unknown') : '' });
     },
     setSyncLag(customerId, stream, seconds) {
-      lag.set({ customer: customerId, stream }, Math.max(0, seconds));
+      remember(lags, customerId, stream, Math.max(0, seconds));
+    },
+    observeSyncHealth(rows) {
+      for (const row of rows) {
+        const customerId = String(row.customer_id);
+        const stream = String(row.stream);
+        if (stream.includes('#')) continue;
+        if (row.lag_seconds !== null && row.lag_seconds !== undefined) remember(lags, customerId, stream, Math.max(0, Number(row.lag_seconds)));
+        if (row.last_success_at) remember(successes, customerId, stream, Date.parse(String(row.last_success_at)) / 1000);
+      }
     },
     setSyncInProgress(running) {
       inProgress.set(running ? 1 : 0);

@@ -46,7 +46,8 @@ export interface SyncPass {
   close(): Promise<void>;
 }
 
-function errorKind(error: unknown): string {
+/** The error's code (TRANSPORT, AUTH, ...) or class name: the `kind` label of failure metrics. */
+export function errorKind(error: unknown): string {
   if (error && typeof error === 'object') {
     const code = (error as { code?: unknown }).code;
     if (typeof code === 'string' && /^[A-Z_]+$/.test(code)) return code;
@@ -160,6 +161,8 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
       records: outcome.records - counted.records,
       rejected: outcome.rejected,
       errorKind: outcome.status === 'failed' ? errorKind(outcome.error) : undefined,
+      durationSeconds: outcome.durationMs === undefined ? undefined : outcome.durationMs / 1000,
+      finishedAt: clock.now() / 1000,
     });
   }
 }

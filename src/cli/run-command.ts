@@ -5,6 +5,7 @@ import type { ProgressEvent, RunRequest, StreamOutcome, SyncReport } from '../sy
 import { openForWriting } from '../app/database.ts';
 import { runOnce } from '../app/run-once.ts';
 import { selectStreams } from '../app/streams.ts';
+import { writeMetricsTextfile } from '../app/textfile.ts';
 import { noteLines, problemLines, summaryFigures, summaryLine } from '../app/summary.ts';
 import { exitCodeOf } from './exit-code.ts';
 import type { CliContext } from './context.ts';
@@ -84,6 +85,16 @@ export async function runCommand(
       flags.progress?.finish();
     }
     printReport(ctx, command, result, { json: flags.json, extra: await completeLines(store, result, flags.request) });
+    if (config.metrics.textfile) {
+      const path = config.metrics.textfile;
+      // The run's outcome stands whatever happens to its metrics file: one line, the exit code unchanged.
+      await writeMetricsTextfile(path, result, store).catch((error: unknown) =>
+        ctx.stderr.write(
+          `occupancy-sync: METRICS_TEXTFILE=${JSON.stringify(path)}: cannot write the metrics file (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}). ` +
+            'Fix: point it at a writable directory, e.g. the textfile collector\'s\n',
+        ),
+      );
+    }
     return result;
   } finally {
     await store.close();

@@ -68,7 +68,7 @@ export function webhookMetric(metrics: Metrics, outcome: WebhookOutcome): void {
 export async function serve(options: ServeOptions): Promise<void> {
   const { config, logger, signal } = options;
   const clock = options.clock ?? systemClock;
-  const metrics = options.metrics ?? createMetrics();
+  const metrics = options.metrics ?? createMetrics({ perCustomer: config.metrics.perCustomer });
   const scheduleOn = options.schedule ?? true;
   const webhooksOn = options.webhooks ?? true;
   const customers = options.customers ?? config.customers;

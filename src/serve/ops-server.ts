@@ -40,11 +40,7 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
 
   async function refreshLag(): Promise<void> {
     try {
-      for (const row of await readSyncHealth(store)) {
-        if (row.lag_seconds !== null && row.lag_seconds !== undefined) {
-          metrics.setSyncLag(String(row.customer_id), String(row.stream), Number(row.lag_seconds));
-        }
-      }
+      metrics.observeSyncHealth(await readSyncHealth(store));
     } catch (error) {
       // /metrics must still answer when the database does not: the process metrics are what tells you why.
       logger.warn({ err: error }, 'could not read sync lag for /metrics');

@@ -161,23 +161,24 @@ async function syncCustomer(
         outcomes.push(blank(p, 'interrupted', { note: 'not started' }));
         continue;
       }
-      outcomes.push(
-        await runStream(
-          {
-            store: options.store,
-            clock: options.clock,
-            logger: options.logger,
-            settings: options.settings,
-            signal: options.signal,
-            customerId: target.customerId,
-            client: target.client,
-            document: documents.get(p.stream.name),
-            onProgress: options.onProgress,
-          },
-          p.stream,
-          p.request,
-        ),
+      const started = options.clock.now();
+      const outcome = await runStream(
+        {
+          store: options.store,
+          clock: options.clock,
+          logger: options.logger,
+          settings: options.settings,
+          signal: options.signal,
+          customerId: target.customerId,
+          client: target.client,
+          document: documents.get(p.stream.name),
+          onProgress: options.onProgress,
+        },
+        p.stream,
+        p.request,
       );
+      outcome.durationMs = options.clock.now() - started;
+      outcomes.push(outcome);
     }
     return outcomes;
   } catch (error) {

@@ -42,6 +42,8 @@ export interface StreamOutcome {
   /** Why nothing ran, when nothing did. */
   note?: string;
   error?: unknown;
+  /** How long the run took, lock to last commit (absent when it never started). */
+  durationMs?: number;
 }
 
 export interface ProgressEvent {

@@ -72,25 +72,31 @@ describe('occupancy-sync serve', () => {
     expect(metrics.status).toBe(200);
     expect(metrics.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = metrics.text;
-    expect(metric(text, `occupancy_sync_runs_total{customer="${customerId}",stream="occupancy",status="succeeded"}`)).toBe(1);
-    expect(metric(text, `occupancy_sync_runs_total{customer="${customerId}",stream="buildings",status="succeeded"}`)).toBe(1);
+    expect(metric(text, `occupancy_sync_runs_total{stream="occupancy",status="succeeded"}`)).toBe(1);
+    expect(metric(text, `occupancy_sync_runs_total{stream="buildings",status="succeeded"}`)).toBe(1);
     const store = await openStore(config.database);
     cleanups.push(() => store.close());
     const { n } = (await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy'))[0]!;
     const { pages } = (await store.query<{ pages: number }>("SELECT SUM(pages) AS pages FROM sync_runs WHERE stream = 'occupancy'"))[0]!;
     expect(n).toBeGreaterThan(0);
-    expect(metric(text, `occupancy_sync_records_total{customer="${customerId}",stream="occupancy"}`)).toBe(Number(n));
-    expect(metric(text, `occupancy_sync_pages_total{customer="${customerId}",stream="occupancy"}`)).toBe(Number(pages));
+    expect(metric(text, `occupancy_sync_records_total{stream="occupancy"}`)).toBe(Number(n));
+    expect(metric(text, `occupancy_sync_pages_total{stream="occupancy"}`)).toBe(Number(pages));
     expect(metric(text, 'occupancy_sync_api_auth_calls_total')).toBe(1);
     expect(metric(text, 'occupancy_sync_api_retries_total')).toBe(0);
-    expect(metric(text, `occupancy_sync_lag_seconds{customer="${customerId}",stream="occupancy"}`)).toBeGreaterThan(0);
+    expect(metric(text, `occupancy_sync_lag_seconds{stream="occupancy"}`)).toBeGreaterThan(0);
     expect(metric(text, 'occupancy_sync_sync_in_progress')).toBe(0);
+    // By convention: standard process metrics, a duration histogram and the last success per stream, no customer label.
+    expect(metric(text, 'process_cpu_seconds_total')).toBeGreaterThan(0);
+    expect(text).not.toContain('occupancy_sync_process_');
+    expect(metric(text, `occupancy_sync_run_duration_seconds_count{stream="occupancy",status="succeeded"}`)).toBe(1);
+    expect(metric(text, `occupancy_sync_last_success_timestamp_seconds{stream="occupancy"}`)).toBeGreaterThan(Date.now() / 1000 - 600);
+    expect(text).not.toContain(`customer="${customerId}"`);
 
     // A second pass reuses the token: the long-lived client does not authenticate again.
     await info.scheduler!.tick();
     const again = await get(`${info.opsUrl}/metrics`);
     expect(metric(again.text, 'occupancy_sync_api_auth_calls_total')).toBe(1);
-    expect(metric(again.text, `occupancy_sync_runs_total{customer="${customerId}",stream="occupancy",status="succeeded"}`)).toBe(2);
+    expect(metric(again.text, `occupancy_sync_runs_total{stream="occupancy",status="succeeded"}`)).toBe(2);
   });
 
   it('counts webhook deliveries accepted, duplicate and refused by reason', async () => {
