@@ -59,11 +59,19 @@ export interface Metrics {
   setSyncLag(customerId: string, stream: string, seconds: number): void;
   /** Lag and last success of every incremental stream from rows of the `sync_health` view. */
   observeSyncHealth(rows: ReadonlyArray<Record<string, unknown>>): void;
+  /** The completeness alarm and the webhook reconciliation (src/app/data-checks.ts), replacing the previous ones. */
+  observeDataChecks(checks: DataCheckFigures): void;
   /** 1 while a scheduled sync pass is running, else 0. */
   setSyncInProgress(running: boolean): void;
   /** Prometheus text exposition format. */
   text(): Promise<string>;
   readonly contentType: string;
+}
+
+/** What /metrics shows of the data checks (src/app/data-checks.ts). */
+export interface DataCheckFigures {
+  completeness: ReadonlyArray<{ customerId: string; stream: string; status: string; ratio: number | null }>;
+  reconciliation: ReadonlyArray<{ customerId: string; missedDeliveries: number; unconfirmedDeliveries: number }>;
 }
 
 export interface MetricsOptions {
@@ -152,6 +160,51 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       exportBook(this, successes, (values) => Math.min(...values));
     },
   });
+  let checks: DataCheckFigures = { completeness: [], reconciliation: [] };
+  new Gauge({
+    name: `${PREFIX}completeness_ratio`,
+    help: "Records in the last window before the watermark against the same window a day or a week earlier (the lowest customer's, per stream).",
+    labelNames: who,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const lowest = new Map<string, number>();
+      for (const f of checks.completeness) {
+        if (f.ratio === null) continue;
+        if (perCustomer) this.set(of(f.customerId, f.stream), f.ratio);
+        else lowest.set(f.stream, Math.min(f.ratio, lowest.get(f.stream) ?? Infinity));
+      }
+      for (const [stream, ratio] of lowest) this.set({ stream }, ratio);
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}streams_incomplete`,
+    help: 'Streams whose last window holds none, or far fewer, records than a day or a week earlier (COMPLETENESS_MIN_SHARE).',
+    labelNames: who,
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const f of checks.completeness) {
+        const flagged = f.status === 'low' || f.status === 'empty' ? 1 : 0;
+        if (perCustomer) this.set(of(f.customerId, f.stream), flagged);
+        else this.inc({ stream: f.stream }, flagged);
+      }
+    },
+  });
+  const reconciliationGauge = (name: string, help: string, pick: (r: DataCheckFigures['reconciliation'][number]) => number) =>
+    new Gauge({
+      name: `${PREFIX}${name}`,
+      help,
+      labelNames: perCustomer ? ['customer'] : [],
+      registers: [registry],
+      collect() {
+        this.reset();
+        if (perCustomer) for (const r of checks.reconciliation) this.set({ customer: r.customerId }, pick(r));
+        else this.set(checks.reconciliation.reduce((n, r) => n + pick(r), 0));
+      },
+    });
+  reconciliationGauge('webhook_missed_deliveries', 'Readings of today and yesterday that polling found but no webhook delivery brought (customers with webhooks).', (r) => r.missedDeliveries);
+  reconciliationGauge('webhook_unconfirmed_deliveries', 'Readings of today and yesterday that a delivery brought and polling never found, before the watermark.', (r) => r.unconfirmedDeliveries);
   const durations = new Histogram({
     name: `${PREFIX}run_duration_seconds`,
     help: 'How long sync runs took, by stream and status.',
@@ -240,6 +293,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     },
     setSyncLag(customerId, stream, seconds) {
       remember(lags, customerId, stream, Math.max(0, seconds));
+    },
+    observeDataChecks(figures) {
+      checks = figures;
     },
     observeSyncHealth(rows) {
       for (const row of rows) {

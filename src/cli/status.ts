@@ -1,4 +1,5 @@
 import { completenessLines, type CompletenessFinding } from '../app/completeness.ts';
+import { dataCheckLines, type ReconciliationCount } from '../app/data-checks.ts';
 import type { RunRecord, SyncState } from '../store/types.ts';
 import { formatDuration } from './progress.ts';
 
@@ -62,7 +63,7 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-export function formatStatus(entries: ReadonlyArray<StreamStatus>): string {
+export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliation: ReadonlyArray<ReconciliationCount> = []): string {
   if (entries.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
   const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'LAG', 'LAST RUN', 'OUTCOME', 'PAGES', 'RECORDS', 'REJECTED']];
   for (const e of entries) {
@@ -87,10 +88,12 @@ export function formatStatus(entries: ReadonlyArray<StreamStatus>): string {
     .filter((e) => (e.lastRun?.rejected ?? 0) > 0)
     .map((e) => `  ${e.customerId} ${e.stream}: ${e.lastRun!.rejected} record(s) broke their declared types and were quarantined (docs/sync.md, "Quarantine")`);
   const incomplete = completenessLines(entries.flatMap((e) => (e.completeness ? [e.completeness] : [])));
+  const deliveries = dataCheckLines({ completeness: [], reconciliation: [...reconciliation] });
   return (
     `${table(rows)}\n` +
     (errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : '') +
     (rejected.length ? `\nQuarantined in the last run:\n${rejected.join('\n')}\n` : '') +
-    (incomplete.length ? `\nFar fewer records than before:\n${incomplete.join('\n')}\n` : '')
+    (incomplete.length ? `\nFar fewer records than before:\n${incomplete.join('\n')}\n` : '') +
+    (deliveries.length ? `\nWebhook deliveries missing:\n${deliveries.join('\n')}\n` : '')
   );
 }

@@ -45,6 +45,8 @@ export interface HealthOptions {
   stopping?: boolean;
   /** How long the database may take to answer. Default 2 s. */
   timeoutMs?: number;
+  /** Data that went missing without an error (src/app/data-checks.ts): reported, and the status is degraded. */
+  dataWarnings?: readonly string[];
   now: number;
 }
 
@@ -100,6 +102,7 @@ export function evaluateHealth(rows: Row[], options: HealthOptions): Omit<Health
       return entry;
     })
     .sort((a, b) => (a.customerId === b.customerId ? (a.stream < b.stream ? -1 : 1) : a.customerId < b.customerId ? -1 : 1));
+  for (const line of options.dataWarnings ?? []) warnings.push(line.trim());
   if (options.stopping) problems.unshift('shutting down');
   const status = options.stopping ? 'stopping' : problems.length ? 'unhealthy' : warnings.length ? 'degraded' : 'ok';
   return { status, streams, problems, warnings };

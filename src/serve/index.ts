@@ -8,6 +8,7 @@ import { openForWriting } from '../app/database.ts';
 import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
 import { allStreams } from '../app/streams.ts';
 import { startQueue, type Queue } from '../app/queue.ts';
+import { dataCheckLines, watchData, type DataCheckWatch } from '../app/data-checks.ts';
 import { startRetention, type Retention } from '../app/retention.ts';
 import { createSyncPass, type SyncPass } from '../app/sync-pass.ts';
 import type { AnyStream } from '../sync/stream.ts';
@@ -85,6 +86,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   let pass: SyncPass | undefined;
   let queue: Queue | undefined;
   let retention: Retention | undefined;
+  let dataChecks: DataCheckWatch | undefined;
   let scheduler: Scheduler | undefined;
   try {
     if (webhooksOn && !receiverConfigured({ customers, webhook: config.webhook })) {
@@ -107,8 +109,14 @@ export async function serve(options: ServeOptions): Promise<void> {
       metrics,
       clock,
       logger: logger.child({ component: 'ops' }),
-      health: () => ({ customerIds: customers.map((c) => c.id), maxLagSeconds: options.maxLagSeconds, stopping }),
+      health: () => ({
+        customerIds: customers.map((c) => c.id),
+        maxLagSeconds: options.maxLagSeconds,
+        stopping,
+        dataWarnings: dataChecks?.latest ? dataCheckLines(dataChecks.latest) : [],
+      }),
     });
+    dataChecks = watchData({ store, streams, customers, settings: config.sync, clock, logger: logger.child({ component: 'data-checks' }), metrics });
     if (scheduleOn) {
       retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, clock, logger: logger.child({ component: 'retention' }) });
       pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
@@ -158,6 +166,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     stopping = true;
     // Runs on a startup failure too (a port in use): close whatever was started, in reverse order.
     await receiver?.close().catch(() => {});
+    dataChecks?.stop();
     await retention?.stop().catch(() => {});
     await queue?.stop().catch(() => {});
     await pass?.close().catch(() => {});

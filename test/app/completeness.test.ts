@@ -3,6 +3,7 @@ import { checkCompleteness, judgeCompleteness } from '../../src/app/completeness
 import { allStreams } from '../../src/app/streams.ts';
 import { buildStatus, formatStatus, withCompleteness } from '../../src/cli/status.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { toIsoUtc } from '../../src/time.ts';
 import { childEnv } from '../sync/helpers.ts';
 import { freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
@@ -71,6 +72,12 @@ describe.each(['sqlite', 'postgres'] as const)('the completeness alarm (%s)', (d
       expect.stringMatching(/^ {2}b-empty occupancy: 0 records in \[2026-03-20T11:00:00\.000Z, 2026-03-20T12:00:00\.000Z\) against 12 .*\(none at all\).*COMPLETENESS_MIN_SHARE/),
       expect.stringMatching(/^ {2}c-low occupancy: 3 records .* against 12 .*\(25 %\)/),
     ]);
+    // /metrics: the lowest ratio per stream and how many streams are flagged.
+    const metrics = createMetrics({ processMetrics: false });
+    metrics.observeDataChecks({ completeness: findings, reconciliation: [] });
+    const scraped = await metrics.text();
+    expect(scraped).toContain('occupancy_sync_completeness_ratio{stream="occupancy"} 0\n');
+    expect(scraped).toContain('occupancy_sync_streams_incomplete{stream="occupancy"} 2\n');
     // Off: no findings at all.
     expect(await checkCompleteness(store, allStreams, { minShare: 0, windowMs: HOUR })).toEqual([]);
   });

@@ -10,6 +10,9 @@ import { createWebhookAdmin, generateSecret } from '../../src/webhooks/admin.ts'
 import { startReceiver } from '../../src/webhooks/receiver.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { streams } from '../../jobs/index.ts';
+import { dataCheckLines, runDataChecks } from '../../src/app/data-checks.ts';
+import { createMetrics } from '../../src/metrics.ts';
+import { evaluateHealth } from '../../src/serve/health.ts';
 import { childEnv } from '../sync/helpers.ts';
 import { freshDatabase, openTestStore } from '../support/databases.ts';
 
@@ -103,5 +106,22 @@ describe.each(['sqlite', 'postgres'] as const)('webhook and poll reconciliation 
     expect(n(row.unconfirmed_deliveries)).toBe(1);
     expect(n(row.readings)).toBe(n(row.polled) + 1);
     expect(n(row.delivered)).toBe(n(row.readings) - n(row.missed_deliveries));
+
+    // The same counts reach status, /healthz (degraded) and /metrics, for the customers that have webhooks.
+    const webhookCustomer = { id: customer.id, apiKey: customer.writeKey.key, apiSecret: customer.writeKey.secret, webhookSecrets: [secret], webhookHeaders: {} };
+    const checks = await runDataChecks({ store, streams, customers: [webhookCustomer], settings: config.sync, now: clock.now() });
+    expect(checks.reconciliation).toEqual([{ customerId: customer.id, since: '2026-01-11', missedDeliveries: expected, unconfirmedDeliveries: 1 }]);
+    const lines = dataCheckLines(checks);
+    expect(lines).toEqual([expect.stringContaining(`${customer.id} webhooks since 2026-01-11: ${expected} reading(s) polling found that no delivery brought, 1 delivered`)]);
+    const health = evaluateHealth([], { now: clock.now(), dataWarnings: lines });
+    expect(health.status).toBe('degraded');
+    const metrics = createMetrics({ processMetrics: false });
+    metrics.observeDataChecks(checks);
+    const text = await metrics.text();
+    expect(text).toContain(`occupancy_sync_webhook_missed_deliveries ${expected}\n`);
+    expect(text).toContain('occupancy_sync_webhook_unconfirmed_deliveries 1\n');
+    // A customer without webhooks is not counted: every polled reading would look missed.
+    const none = await runDataChecks({ store, streams, customers: [{ ...webhookCustomer, webhookSecrets: [] }], settings: config.sync, now: clock.now() });
+    expect(none.reconciliation).toEqual([]);
   });
 });

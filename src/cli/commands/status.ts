@@ -23,22 +23,21 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness }, { checkCompleteness }, { allStreams }] = await Promise.all([
+      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness }, { runDataChecks }, { allStreams }] = await Promise.all([
         import('../../app/database.ts'),
         import('../status.ts'),
-        import('../../app/completeness.ts'),
+        import('../../app/data-checks.ts'),
         import('../../app/streams.ts'),
       ]);
       const store = await openForReading(config.database, ctx.logger());
       try {
         const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
-        const findings = await checkCompleteness(store, allStreams, {
-          minShare: config.sync.completenessMinShare,
-          windowMs: config.sync.completenessWindowMs,
-          ...(flags.customer !== undefined && { customerId: flags.customer }),
-        });
-        const entries = withCompleteness(buildStatus(states, runs, systemClock.now()), findings);
-        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries);
+        const customers = config.customers.filter((c) => flags.customer === undefined || c.id === flags.customer);
+        const checks = await runDataChecks({ store, streams: allStreams, customers, settings: config.sync, now: systemClock.now() });
+        const entries = withCompleteness(buildStatus(states, runs, systemClock.now()), checks.completeness).filter(
+          (e) => flags.customer === undefined || e.customerId === flags.customer,
+        );
+        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries, checks.reconciliation);
         ctx.stdout.write(globalSecrets.scrub(text));
       } finally {
         await store.close();
