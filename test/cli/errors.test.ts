@@ -3,29 +3,20 @@ import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { errorLine, loadEnvironment, main } from '../../src/cli/main.ts';
+import { errorLine, loadEnvironment } from '../../src/cli/main.ts';
 import { ExitCode, OccupancySyncError } from '../../src/errors.ts';
 import { createLogger } from '../../src/logger.ts';
 import { PG_BASE_URL, requirePostgres } from '../support/databases.ts';
 import { runCli } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
+import { runMain } from '../support/cli.ts';
 
 /**
  * Expected failures, as a new user meets them: each is one line on stderr saying what failed, where (host, variable,
  * file) and the fix, with the documented exit code and no stack trace at the default log level.
  */
 
-function capture() {
-  let text = '';
-  return { write: (s: string) => void (text += s), text: () => text };
-}
-
-async function cli(args: string[], env: Record<string, string>) {
-  const stdout = capture();
-  const stderr = capture();
-  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+const cli = runMain;
 
 const CUSTOMER = '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab';
 const tmp = tempDir('cli-errors-');

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { DAY, childEnv } from '../sync/helpers.ts';
 import { freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { ROOT } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
+import { runMain } from '../support/cli.ts';
 
 /**
  * The README is the user's manual: its examples must work as printed. The "Try every command against the sandbox"
@@ -23,17 +23,7 @@ function block(heading: string): string[] {
   return README.slice(fence + 6, end).split('\n').map((l) => l.trim()).filter(Boolean);
 }
 
-function capture() {
-  let text = '';
-  return { write: (s: string) => void (text += s), text: () => text };
-}
-
-async function cli(args: string[], env: Record<string, string>) {
-  const stdout = capture();
-  const stderr = capture();
-  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+const cli = runMain;
 
 const scratch = tempDir('readme-');
 

@@ -1,21 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { DAY, HOUR, MIN, dbRows, truthRows, childEnv } from '../sync/helpers.ts';
 import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { runMain } from '../support/cli.ts';
 
-function capture() {
-  let text = '';
-  return { write: (s: string) => void (text += s), text: () => text };
-}
-
-async function cli(args: string[], env: Record<string, string>) {
-  const stdout = capture();
-  const stderr = capture();
-  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+const cli = runMain;
 
 describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
   let sandbox: Sandbox;

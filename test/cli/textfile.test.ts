@@ -1,25 +1,15 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { tempDir } from '../support/tmp.ts';
 import { childEnv } from '../sync/helpers.ts';
+import { runMain } from '../support/cli.ts';
 
 /** A cron `sync` leaves its metrics for node_exporter's textfile collector (METRICS_TEXTFILE). */
 
-function capture() {
-  let text = '';
-  return { write: (s: string) => void (text += s), text: () => text };
-}
-
-async function cli(args: string[], env: Record<string, string>) {
-  const stdout = capture();
-  const stderr = capture();
-  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+const cli = runMain;
 
 let sandbox: Sandbox;
 let db: TestDatabase;

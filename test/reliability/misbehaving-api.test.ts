@@ -1,5 +1,4 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
 import { encodingsOf, MIN_FRAGMENT } from '../../src/secrets.ts';
 import { startSandbox, type MisbehaviourKind, type Sandbox } from '../../src/sandbox/index.ts';
@@ -9,6 +8,7 @@ import { DIALECTS, freshDatabase, openTestStore } from '../support/databases.ts'
 import { childEnv } from '../sync/helpers.ts';
 import { Figures } from './figures.ts';
 import { DAY, HOUR, dbRows, truthRows } from './sync-harness.ts';
+import { runMain } from '../support/cli.ts';
 
 /**
  * The sandbox answers in one misbehaving way at a time (src/sandbox/misbehave.ts), and the real CLI (`main`, as cron
@@ -84,17 +84,7 @@ const CASES: Case[] = [
 /** Secrets with the characters that change under an encoding, so every escaping is exercised. */
 const SECRET_SUFFIX = '/+"\\%';
 
-function capture() {
-  let text = '';
-  return { write: (s: string) => void (text += s), text: () => text };
-}
-
-async function cli(args: string[], env: Record<string, string>) {
-  const stdout = capture();
-  const stderr = capture();
-  const code = await main(['node', 'occupancy-sync', ...args], { env, stdout, stderr, signal: new AbortController().signal });
-  return { code, stdout: stdout.text(), stderr: stderr.text() };
-}
+const cli = runMain;
 
 function leaks(text: string, secret: string): string[] {
   const found: string[] = [];
