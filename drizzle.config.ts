@@ -4,7 +4,10 @@ import { defineConfig } from 'drizzle-kit';
  * drizzle-kit picks the dialect from DATABASE_URL (`npm run db:generate:sqlite` / `db:generate:pg`):
  * file:... -> SQLite migrations in db/migrations/sqlite, postgres://... -> Postgres migrations in db/migrations/pg.
  * Generated migrations are committed; views and other SQL drizzle-kit cannot express go in custom migrations
- * (`drizzle-kit generate --custom --name=<what>`), in the same folders.
+ * (`drizzle-kit generate --custom --name=<what>`), in the same folders. 0008 and 0009 (the compact occupancy layout)
+ * are written by hand: drizzle-kit cannot express WITHOUT ROWID, the SQLite expression index or the resumable data
+ * conversion, and has no snapshot for them. Before generating the next migration, describe those tables' changes by
+ * hand too, or regenerate snapshots from a database at 0009 (`drizzle-kit pull`) first.
  */
 const url = process.env.DATABASE_URL ?? '';
 const postgres = /^postgres(ql)?:\/\//.test(url);

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { check, index, integer, pgTable, pgView, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
 
 /**
  * Postgres schema. Timestamps are timestamptz with millisecond precision (the platform's resolution); the store reads
@@ -23,29 +23,78 @@ export const buildings = pgTable(
   (t) => [primaryKey({ columns: [t.customerId, t.id] })],
 );
 
-export const occupancy = pgTable(
-  'occupancy',
+/**
+ * Occupancy is stored compactly (about a sixth of the bytes of one wide row per reading): floor spaces and statuses
+ * as small integer keys into dictionaries, the provenance of each page of arrivals once in occupancy_arrivals, event
+ * ids that are UUIDs as 16 bytes. Users read it through the `occupancy` view below, whose names, columns and meanings
+ * are the documented table's (docs/reporting.md); these tables are internal. See db/migrations 0008 and 0009.
+ */
+export const floorSpaces = pgTable(
+  'floor_spaces',
   {
+    floorSpaceKey: integer('floor_space_key').primaryKey().generatedAlwaysAsIdentity(),
     customerId: text('customer_id').notNull(),
     floorSpaceId: text('floor_space_id').notNull(),
-    observedAt: ts('observed_at').notNull(),
-    occupancyStatus: text('occupancy_status').notNull(),
-    headcount: integer('headcount').notNull(),
+  },
+  (t) => [unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.floorSpaceId)],
+);
+
+export const occupancyStatuses = pgTable('occupancy_statuses', {
+  statusCode: integer('status_code').primaryKey().generatedAlwaysAsIdentity(),
+  occupancyStatus: text('occupancy_status').notNull().unique('occupancy_statuses_status_unique'),
+});
+
+/** One row per page of readings written (a polled page, a webhook delivery): who brought them, and when. */
+export const occupancyArrivals = pgTable(
+  'occupancy_arrivals',
+  {
+    arrivalKey: integer('arrival_key').primaryKey().generatedAlwaysAsIdentity(),
     source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
-    eventId: text('event_id'),
-    ingestedAt: ts('ingested_at').notNull(),
-    /** First time polling read this reading, and first time a webhook delivery brought it (reconciliation). */
-    polledAt: ts('polled_at'),
-    deliveredAt: ts('delivered_at'),
+    arrivedAt: ts('arrived_at').notNull(),
+  },
+  (t) => [check('occupancy_arrivals_source_known', sql`${t.source} IN ('poll', 'webhook')`)],
+);
+
+/**
+ * One row per reading. Column order is storage order (widest alignment first, so no padding): 64 bytes of tuple.
+ * polled_arrival and delivered_arrival are the first arrival of the reading by polling and by webhook; the earlier
+ * (lower key) of the two is its first arrival (source, ingested_at). An event id that is a lowercase UUID is kept in
+ * event_uuid, any other in event_text.
+ */
+export const occupancyReadings = pgTable(
+  'occupancy_readings',
+  {
+    observedAt: ts('observed_at').notNull(),
+    eventUuid: uuid('event_uuid'),
+    floorSpaceKey: integer('floor_space_key').notNull(),
+    headcount: integer('headcount').notNull(),
+    polledArrival: integer('polled_arrival'),
+    deliveredArrival: integer('delivered_arrival'),
+    statusCode: integer('status_code').notNull(),
+    eventText: text('event_text'),
   },
   (t) => [
-    primaryKey({ columns: [t.customerId, t.floorSpaceId, t.observedAt] }),
-    // Time-range scans across all floor spaces of a customer (reports, views); the primary key serves per-space ranges.
-    index('occupancy_customer_observed_idx').on(t.customerId, t.observedAt),
-    check('occupancy_source_known', sql`${t.source} IN ('poll', 'webhook')`),
-    check('occupancy_headcount_non_negative', sql`${t.headcount} >= 0`),
+    primaryKey({ name: 'occupancy_readings_pkey', columns: [t.floorSpaceKey, t.observedAt] }),
+    // Time-range scans (reports, views, users' SQL on occupancy.observed_at); the primary key serves per-space ranges.
+    index('occupancy_readings_observed_idx').on(t.observedAt),
+    check('occupancy_readings_headcount_non_negative', sql`${t.headcount} >= 0`),
   ],
 );
+
+/** The documented reading table, as users and the reports see it: a view over the tables above. */
+export const occupancy = pgView('occupancy', {
+  customerId: text('customer_id').notNull(),
+  floorSpaceId: text('floor_space_id').notNull(),
+  observedAt: ts('observed_at').notNull(),
+  occupancyStatus: text('occupancy_status').notNull(),
+  headcount: integer('headcount').notNull(),
+  source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
+  eventId: text('event_id'),
+  ingestedAt: ts('ingested_at').notNull(),
+  /** First time polling read this reading, and first time a webhook delivery brought it (reconciliation). */
+  polledAt: ts('polled_at'),
+  deliveredAt: ts('delivered_at'),
+}).existing();
 
 export const syncState = pgTable(
   'sync_state',

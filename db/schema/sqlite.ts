@@ -1,5 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { check, index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { blob, check, index, integer, primaryKey, sqliteTable, sqliteView, text, unique } from 'drizzle-orm/sqlite-core';
 
 /**
  * SQLite schema. Timestamps are TEXT holding exactly `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC, milliseconds, fixed width), so
@@ -33,33 +33,73 @@ export const buildings = sqliteTable(
   ],
 );
 
-export const occupancy = sqliteTable(
-  'occupancy',
+/**
+ * Occupancy is stored compactly (db/schema/pg.ts explains the layout): dictionaries of floor spaces and statuses,
+ * per-page arrivals, and one WITHOUT ROWID row per reading keyed by (floor_space_key, observed_ms), the observation
+ * time as integer epoch milliseconds. Users read it through the `occupancy` view (canonical text timestamps, as
+ * documented); an index on the view's own observed_at expression serves their time-range filters. The migrations
+ * (0008, 0009) hold the exact DDL, which drizzle-kit cannot express (WITHOUT ROWID, the expression index).
+ */
+export const floorSpaces = sqliteTable(
+  'floor_spaces',
   {
+    floorSpaceKey: integer('floor_space_key').primaryKey(),
     customerId: text('customer_id').notNull(),
     floorSpaceId: text('floor_space_id').notNull(),
-    observedAt: text('observed_at').notNull(),
-    occupancyStatus: text('occupancy_status').notNull(),
-    headcount: integer('headcount').notNull(),
+  },
+  (t) => [unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.floorSpaceId)],
+);
+
+export const occupancyStatuses = sqliteTable('occupancy_statuses', {
+  statusCode: integer('status_code').primaryKey(),
+  occupancyStatus: text('occupancy_status').notNull().unique('occupancy_statuses_status_unique'),
+});
+
+export const occupancyArrivals = sqliteTable(
+  'occupancy_arrivals',
+  {
+    arrivalKey: integer('arrival_key').primaryKey(),
     source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
-    eventId: text('event_id'),
-    ingestedAt: text('ingested_at').notNull(),
-    /** First time polling read this reading, and first time a webhook delivery brought it (reconciliation). */
-    polledAt: text('polled_at'),
-    deliveredAt: text('delivered_at'),
+    arrivedAt: text('arrived_at').notNull(),
   },
   (t) => [
-    primaryKey({ columns: [t.customerId, t.floorSpaceId, t.observedAt] }),
-    // Time-range scans across all floor spaces of a customer (reports, views); the primary key serves per-space ranges.
-    index('occupancy_customer_observed_idx').on(t.customerId, t.observedAt),
-    isoCheck('occupancy', 'observed_at', t.observedAt),
-    isoCheck('occupancy', 'ingested_at', t.ingestedAt),
-    isoCheck('occupancy', 'polled_at', t.polledAt),
-    isoCheck('occupancy', 'delivered_at', t.deliveredAt),
-    check('occupancy_source_known', sql`${t.source} IN ('poll', 'webhook')`),
-    check('occupancy_headcount_non_negative', sql`${t.headcount} >= 0`),
+    isoCheck('occupancy_arrivals', 'arrived_at', t.arrivedAt),
+    check('occupancy_arrivals_source_known', sql`${t.source} IN ('poll', 'webhook')`),
   ],
 );
+
+export const occupancyReadings = sqliteTable(
+  'occupancy_readings',
+  {
+    floorSpaceKey: integer('floor_space_key').notNull(),
+    observedMs: integer('observed_ms').notNull(),
+    statusCode: integer('status_code').notNull(),
+    headcount: integer('headcount').notNull(),
+    polledArrival: integer('polled_arrival'),
+    deliveredArrival: integer('delivered_arrival'),
+    /** A lowercase UUID as its 16 bytes (BLOB), any other event id as TEXT. */
+    eventId: blob('event_id'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.floorSpaceKey, t.observedMs] }),
+    index('occupancy_readings_observed_idx').on(sql`strftime('%Y-%m-%dT%H:%M:%fZ', ${t.observedMs} / 1000.0, 'unixepoch')`),
+    check('occupancy_readings_headcount_non_negative', sql`${t.headcount} >= 0`),
+  ],
+);
+
+/** The documented reading table, as users and the reports see it: a view over the tables above. */
+export const occupancy = sqliteView('occupancy', {
+  customerId: text('customer_id').notNull(),
+  floorSpaceId: text('floor_space_id').notNull(),
+  observedAt: text('observed_at').notNull(),
+  occupancyStatus: text('occupancy_status').notNull(),
+  headcount: integer('headcount').notNull(),
+  source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
+  eventId: text('event_id'),
+  ingestedAt: text('ingested_at').notNull(),
+  polledAt: text('polled_at'),
+  deliveredAt: text('delivered_at'),
+}).existing();
 
 export const syncState = sqliteTable(
   'sync_state',

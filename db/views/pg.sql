@@ -1,12 +1,41 @@
 -- Reporting views, Postgres. Same names, columns and meanings as db/views/sqlite.sql (docs/reporting.md).
 -- Timestamps are timestamptz. Unqualified names: the views land in the schema the migration runs in.
-
--- The latest reading per customer and floor space (DISTINCT ON walks the primary key index backwards).
+--> statement-breakpoint
+-- The documented occupancy table, as a view over the compact tables: the same names, columns, types and meanings.
+-- A reading's source and ingested_at are those of its first arrival (the lower arrival key).
+CREATE VIEW occupancy AS
+SELECT f.customer_id,
+       f.floor_space_id,
+       r.observed_at,
+       s.occupancy_status,
+       r.headcount,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN 'poll' ELSE 'webhook' END AS source,
+       COALESCE(r.event_uuid::text, r.event_text) AS event_id,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN p.arrived_at ELSE d.arrived_at END AS ingested_at,
+       p.arrived_at AS polled_at,
+       d.arrived_at AS delivered_at
+  FROM occupancy_readings r
+  JOIN floor_spaces f ON f.floor_space_key = r.floor_space_key
+  JOIN occupancy_statuses s ON s.status_code = r.status_code
+  LEFT JOIN occupancy_arrivals p ON p.arrival_key = r.polled_arrival
+  LEFT JOIN occupancy_arrivals d ON d.arrival_key = r.delivered_arrival;
+--> statement-breakpoint
+-- The latest reading per customer and floor space: for each floor space, one descent of the primary key to its last
+-- observation (LATERAL ... LIMIT 1), so there is exactly one row per floor space and no scan of the readings.
 CREATE VIEW occupancy_latest AS
-SELECT DISTINCT ON (customer_id, floor_space_id)
-       customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id, ingested_at
-  FROM occupancy
- ORDER BY customer_id, floor_space_id, observed_at DESC;
+SELECT f.customer_id,
+       f.floor_space_id,
+       r.observed_at,
+       s.occupancy_status,
+       r.headcount,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN 'poll' ELSE 'webhook' END AS source,
+       COALESCE(r.event_uuid::text, r.event_text) AS event_id,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN p.arrived_at ELSE d.arrived_at END AS ingested_at
+  FROM floor_spaces f
+ CROSS JOIN LATERAL (SELECT x.* FROM occupancy_readings x WHERE x.floor_space_key = f.floor_space_key ORDER BY x.observed_at DESC LIMIT 1) r
+  JOIN occupancy_statuses s ON s.status_code = r.status_code
+  LEFT JOIN occupancy_arrivals p ON p.arrival_key = r.polled_arrival
+  LEFT JOIN occupancy_arrivals d ON d.arrival_key = r.delivered_arrival;
 --> statement-breakpoint
 -- Per customer, floor space and UTC hour. hour is the start of the UTC hour whatever the session TimeZone
 -- (date_trunc on a timestamptz would truncate in the session zone, wrong for half-hour offsets).
@@ -50,7 +79,8 @@ SELECT k.customer_id, k.stream,
   LEFT JOIN sync_state s ON s.customer_id = k.customer_id AND s.stream = k.stream
   LEFT JOIN sync_last_runs l ON l.customer_id = k.customer_id AND l.stream = k.stream
   LEFT JOIN sync_runs r ON r.id = l.last_run_id
-  LEFT JOIN sync_runs ok ON ok.id = l.last_success_run_id;--> statement-breakpoint
+  LEFT JOIN sync_runs ok ON ok.id = l.last_success_run_id;
+--> statement-breakpoint
 -- Webhook and poll reconciliation, per customer and UTC day of observation. A reading counts as polled when polling
 -- read it, as delivered when a webhook delivery brought it (rows stored before these columns existed: by their
 -- source). missed_deliveries: polling found it, no delivery brought it. unconfirmed_deliveries: a delivery brought it,

@@ -1,16 +1,49 @@
 -- Reporting views, SQLite. Same names, columns and meanings as db/views/pg.sql (docs/reporting.md).
 -- Timestamps are TEXT in the canonical form YYYY-MM-DDTHH:MM:SS.sssZ, so they sort and compare as times.
-
--- The latest reading per customer and floor space. (customer_id, floor_space_id, observed_at) is the primary key,
--- so "no later reading exists" is an index lookup and there is exactly one row per floor space.
+--> statement-breakpoint
+-- The documented occupancy table, as a view over the compact tables: the same names, columns, types and meanings.
+-- A reading's source and ingested_at are those of its first arrival (the lower arrival key); event ids kept as 16
+-- bytes are shown in their lowercase text form.
+CREATE VIEW occupancy AS
+SELECT f.customer_id,
+       f.floor_space_id,
+       strftime('%Y-%m-%dT%H:%M:%fZ', r.observed_ms / 1000.0, 'unixepoch') AS observed_at,
+       s.occupancy_status,
+       r.headcount,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN 'poll' ELSE 'webhook' END AS source,
+       CASE WHEN typeof(r.event_id) = 'blob'
+            THEN lower(substr(hex(r.event_id), 1, 8) || '-' || substr(hex(r.event_id), 9, 4) || '-' || substr(hex(r.event_id), 13, 4)
+                       || '-' || substr(hex(r.event_id), 17, 4) || '-' || substr(hex(r.event_id), 21))
+            ELSE r.event_id END AS event_id,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN p.arrived_at ELSE d.arrived_at END AS ingested_at,
+       p.arrived_at AS polled_at,
+       d.arrived_at AS delivered_at
+  FROM occupancy_readings r
+  JOIN floor_spaces f ON f.floor_space_key = r.floor_space_key
+  JOIN occupancy_statuses s ON s.status_code = r.status_code
+  LEFT JOIN occupancy_arrivals p ON p.arrival_key = r.polled_arrival
+  LEFT JOIN occupancy_arrivals d ON d.arrival_key = r.delivered_arrival;
+--> statement-breakpoint
+-- The latest reading per customer and floor space: for each floor space, one descent of the primary key to its last
+-- observation, so there is exactly one row per floor space and no scan of the readings.
 CREATE VIEW occupancy_latest AS
-SELECT o.customer_id, o.floor_space_id, o.observed_at, o.occupancy_status, o.headcount, o.source, o.event_id,
-       o.ingested_at
-  FROM occupancy o
- WHERE NOT EXISTS (
-         SELECT 1 FROM occupancy n
-          WHERE n.customer_id = o.customer_id AND n.floor_space_id = o.floor_space_id AND n.observed_at > o.observed_at
-       );
+SELECT f.customer_id,
+       f.floor_space_id,
+       strftime('%Y-%m-%dT%H:%M:%fZ', r.observed_ms / 1000.0, 'unixepoch') AS observed_at,
+       s.occupancy_status,
+       r.headcount,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN 'poll' ELSE 'webhook' END AS source,
+       CASE WHEN typeof(r.event_id) = 'blob'
+            THEN lower(substr(hex(r.event_id), 1, 8) || '-' || substr(hex(r.event_id), 9, 4) || '-' || substr(hex(r.event_id), 13, 4)
+                       || '-' || substr(hex(r.event_id), 17, 4) || '-' || substr(hex(r.event_id), 21))
+            ELSE r.event_id END AS event_id,
+       CASE WHEN r.delivered_arrival IS NULL OR r.polled_arrival < r.delivered_arrival THEN p.arrived_at ELSE d.arrived_at END AS ingested_at
+  FROM floor_spaces f
+  JOIN occupancy_readings r ON r.floor_space_key = f.floor_space_key
+   AND r.observed_ms = (SELECT max(x.observed_ms) FROM occupancy_readings x WHERE x.floor_space_key = f.floor_space_key)
+  JOIN occupancy_statuses s ON s.status_code = r.status_code
+  LEFT JOIN occupancy_arrivals p ON p.arrival_key = r.polled_arrival
+  LEFT JOIN occupancy_arrivals d ON d.arrival_key = r.delivered_arrival;
 --> statement-breakpoint
 -- Per customer, floor space and UTC hour. hour is the start of the hour in the canonical text form.
 -- occupied_share = occupied_readings / readings (readings whose status is CurrentlyOccupied).
@@ -54,7 +87,8 @@ SELECT k.customer_id, k.stream,
   LEFT JOIN sync_state s ON s.customer_id = k.customer_id AND s.stream = k.stream
   LEFT JOIN sync_last_runs l ON l.customer_id = k.customer_id AND l.stream = k.stream
   LEFT JOIN sync_runs r ON r.id = l.last_run_id
-  LEFT JOIN sync_runs ok ON ok.id = l.last_success_run_id;--> statement-breakpoint
+  LEFT JOIN sync_runs ok ON ok.id = l.last_success_run_id;
+--> statement-breakpoint
 -- Webhook and poll reconciliation, per customer and UTC day of observation. A reading counts as polled when polling
 -- read it, as delivered when a webhook delivery brought it (rows stored before these columns existed: by their
 -- source). missed_deliveries: polling found it, no delivery brought it. unconfirmed_deliveries: a delivery brought it,

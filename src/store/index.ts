@@ -2,6 +2,7 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
+import type { ConversionOptions } from './compact-occupancy.ts';
 import { SqlStore } from './store.ts';
 import type { Store } from './types.ts';
 
@@ -16,6 +17,8 @@ export interface OpenStoreOptions {
    * writes). For status, report and state show, which must work on a read-only file or replica.
    */
   readonly?: boolean;
+  /** The occupancy conversion's batch size and a hook after each batch (tests stop a conversion half-way with it). */
+  conversion?: Pick<ConversionOptions, 'batch' | 'onBatch'>;
 }
 
 /**
@@ -34,12 +37,12 @@ export async function openStore(database: Config['database'], options: OpenStore
     if (!database.sqlitePath) throw new ConfigError(`DATABASE_URL: ${database.url} names no SQLite file; use file:./data/occupancy.db`);
     // Each dialect's driver (and its drizzle dialect) loads only when that dialect is opened.
     const { openSqlite } = await import('./sqlite.ts');
-    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly });
+    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly, conversion: options.conversion });
     return new SqlStore(adapter, clock, logger.child({ component: 'store' }));
   }
   const { openPostgres } = await import('./postgres.ts');
   return new SqlStore(
-    openPostgres({ url: database.url, logger: logger.child({ component: 'store' }), readonly: options.readonly }),
+    openPostgres({ url: database.url, logger: logger.child({ component: 'store' }), readonly: options.readonly, conversion: options.conversion }),
     clock,
     logger.child({ component: 'store' }),
   );

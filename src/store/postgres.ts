@@ -1,14 +1,14 @@
 import postgres, { type Sql, type TransactionSql } from 'postgres';
 import type { SQL } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate as drizzleMigrate } from 'drizzle-orm/postgres-js/migrator';
 import { ConfigError, StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { describeLocation } from './errors.ts';
 import { advisoryKey, isConnectionEnded, PgLocks } from './locks.ts';
-import { loadMigrations, MIGRATIONS_TABLE, migrationsFolder, pending } from './migrations.ts';
+import { CONVERSION_DONE_MIGRATION, convertLegacyOccupancy, type ConversionOptions } from './compact-occupancy.ts';
+import { loadMigrations, MIGRATIONS_TABLE, pending } from './migrations.ts';
+import { KeyCache, type KeyScope } from './key-cache.ts';
 import { sinkDef, type PageContext, type SinkDef } from './sinks.ts';
 import { parsePgTimestamp } from './timestamps.ts';
 import type { SinkName, SinkRecords } from './types.ts';
@@ -25,6 +25,8 @@ export interface PostgresOptions {
   logger?: Logger;
   /** Sessions with default_transaction_read_only: the server refuses any write (status, report, state show). */
   readonly?: boolean;
+  /** The occupancy conversion's batch size and progress hook (tests). */
+  conversion?: Pick<ConversionOptions, 'batch' | 'onBatch'>;
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
@@ -94,7 +96,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
       const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
       const aliases = def.rowColumns.map((c) => `u.${c.name}`);
       text =
-        `INSERT INTO ${def.table} (${columns.join(', ')}) ` +
+        `INSERT INTO ${def.writeTable} (${columns.join(', ')}) ` +
         `SELECT ${[...page, ...aliases].join(', ')} FROM unnest(${arrays.join(', ')}) ` +
         `AS u(${def.rowColumns.map((c) => c.name).join(', ')}) ${def.onConflict}`;
       upsertTexts.set(sink, text);
@@ -102,7 +104,8 @@ export function openPostgres(options: PostgresOptions): Adapter {
     return text;
   };
 
-  const executor = (sql: Sql | TransactionSql): Executor => ({
+  const keys = new KeyCache();
+  const executor = (sql: Sql | TransactionSql, scope: KeyScope): Executor => ({
     async all<T>(query: SQL): Promise<T[]> {
       const q = dialect.sqlToQuery(query);
       return Array.from(await sql.unsafe(q.sql, q.params as never[], { prepare: true })) as T[];
@@ -113,12 +116,25 @@ export function openPostgres(options: PostgresOptions): Adapter {
     },
     async upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>) {
       if (records.length === 0) return;
-      const def = sinkDef(sink) as SinkDef<unknown>;
-      const columns = columnsOf(def, records);
-      await sql.unsafe(upsertText(def, sink), [...def.pageValues(page), ...columns] as never[], { prepare: true });
+      const def = sinkDef(sink, 'postgres') as SinkDef<unknown>;
+      const prepared = def.prepare ? await def.prepare({ tx: this, keys: scope, page }, records) : undefined;
+      const columns = columnsOf(def, records, prepared);
+      await sql.unsafe(upsertText(def, sink), [...def.pageValues(page, prepared), ...columns] as never[], { prepare: true });
     },
   });
-  const pool = executor(client);
+  /**
+   * Outside a transaction each statement commits by itself, so keys learnt are real at once. An upsert there runs
+   * in its own transaction (its dictionary rows, arrival and rows commit together).
+   */
+  const autocommitScope = keys.scope();
+  const pool: Executor = {
+    ...executor(client, autocommitScope),
+    upsert: async (sink, page, records) => {
+      const scope = keys.scope();
+      await client.begin((tx) => executor(tx, scope).upsert(sink, page, records));
+      scope.commit();
+    },
+  };
 
   return {
     dialect: 'postgres',
@@ -132,9 +148,10 @@ export function openPostgres(options: PostgresOptions): Adapter {
     ...pool,
     transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       let settled = false;
+      const scope = keys.scope();
       const run = client.begin(async (tx) => {
         try {
-          return await fn(executor(tx));
+          return await fn(executor(tx, scope));
         } catch (error) {
           if (!isConnectionEnded(error)) throw error;
           // The transaction's connection closed (backend terminated, failover, network). Throwing here would make
@@ -147,9 +164,14 @@ export function openPostgres(options: PostgresOptions): Adapter {
           });
         }
       }) as Promise<T>;
-      return run.finally(() => {
-        settled = true;
-      });
+      return run
+        .then((result) => {
+          scope.commit();
+          return result;
+        })
+        .finally(() => {
+          settled = true;
+        });
     },
 
     async migrate() {
@@ -168,12 +190,19 @@ export function openPostgres(options: PostgresOptions): Adapter {
           ? await admin.unsafe<{ created_at: number | null }[]>(`SELECT max(created_at) AS created_at FROM ${table}`)
           : [];
         const todo = pending(loadMigrations('postgres'), last?.created_at ?? undefined);
-        // drizzle() switches the client's timestamp parsers to pass-through; harmless on this private session.
-        await drizzleMigrate(drizzle(admin), {
-          migrationsFolder: migrationsFolder('postgres'),
-          migrationsSchema,
-          migrationsTable: MIGRATIONS_TABLE,
-        });
+        // drizzle's bookkeeping (its table and columns), one migration per transaction, so the occupancy conversion
+        // can run in its own committed batches before the migration that needs it done (store/compact-occupancy.ts).
+        await admin.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
+        const batches = <T>(fn: (tx: Executor) => Promise<T>) => admin.begin((tx) => fn(executor(tx, keys.scope()))) as Promise<T>;
+        for (const migration of todo) {
+          if (migration.name === CONVERSION_DONE_MIGRATION) {
+            await convertLegacyOccupancy(batches, 'postgres', { logger: options.logger, ...options.conversion });
+          }
+          await admin.begin(async (tx) => {
+            for (const statement of migration.sql) if (statement.trim()) await tx.unsafe(statement);
+            await tx.unsafe(`INSERT INTO ${table} (hash, created_at) VALUES ($1, $2)`, [migration.hash, migration.folderMillis]);
+          });
+        }
         return todo.map((m) => m.name);
       } finally {
         await admin.end({ timeout: 5 });
@@ -217,14 +246,14 @@ export function openPostgres(options: PostgresOptions): Adapter {
  * cannot affect row a second time"), which SQLite's row-by-row upsert accepts (last one wins); in-page duplicates are
  * therefore collapsed here, keeping the last, so both dialects end with the same row.
  */
-function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>): unknown[][] {
+function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>, prepared: unknown): unknown[][] {
   const width = def.rowColumns.length;
   const columns = def.rowColumns.map(() => new Array<unknown>(records.length));
   const row = new Array<unknown>(width);
   const seen = new Map<string, number>();
   let n = 0;
   for (let i = 0; i < records.length; i++) {
-    def.fill(records[i], row, 0, i);
+    def.fill(records[i], row, 0, i, prepared);
     const key = def.rowKey.length === 1 ? String(row[def.rowKey[0]!]) : def.rowKey.map((k) => row[k]).join('\u0000');
     const at = seen.get(key);
     const slot = at ?? n++;

@@ -1,19 +1,24 @@
 import { getTableColumns, getTableName, type Column as DrizzleColumn } from 'drizzle-orm';
 import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
 import { StoreError } from '../errors.ts';
-import { buildings as buildingsTable, occupancy as occupancyTable } from '../../db/schema/pg.ts';
+import { buildings as buildingsTable, occupancy as occupancyView } from '../../db/schema/pg.ts';
+import type { Dialect } from '../config.ts';
+import type { Executor } from './adapter.ts';
+import type { KeyScope } from './key-cache.ts';
+import { occupancySink } from './occupancy-sink.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
 import type { IsoUtc, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 /**
- * The sink registry: how a stream's records become rows. A sink names its Drizzle table (db/schema/pg.ts, the one
- * definition of its columns; db/schema/sqlite.ts mirrors it for SQLite's migrations) and which of the table's fields
- * are set once per page and which per record. The column names, their types, the validation of each value and the
- * key come from the table. Each dialect builds its one prepared upsert per sink from this (SQLite: INSERT ... VALUES
- * per row; Postgres: INSERT ... SELECT FROM unnest per page). A new sink needs a table, a migration and an entry here.
+ * The sink registry: how a stream's records become rows. A sink names the relation users read (the documented table
+ * or view), the table it writes, which of the written columns are set once per page and which per record, and the
+ * ON CONFLICT rule. Buildings are derived from their Drizzle table (db/schema/pg.ts, the one definition of their
+ * columns): names, types, validation and key. Occupancy is written into the compact tables behind the `occupancy`
+ * view (store/occupancy-sink.ts), per dialect. Each adapter builds its one prepared upsert per sink from this
+ * (SQLite: INSERT ... VALUES per row; Postgres: INSERT ... SELECT FROM unnest per page).
  */
 
-export type ColumnType = 'text' | 'timestamptz' | 'int4';
+export type ColumnType = 'text' | 'timestamptz' | 'int4' | 'uuid' | 'blob';
 
 export interface Column {
   name: string;
@@ -28,11 +33,28 @@ export interface PageContext {
   source: OccupancySource;
 }
 
-export interface SinkDef<R> {
+/**
+ * What a sink needs from the database before it writes a page (dictionary keys, the page's arrival row), found or
+ * made in the page's transaction. `keys` is the adapter's cache of committed dictionary keys.
+ */
+export interface PrepareInput {
+  tx: Executor;
+  keys: KeyScope;
+  page: PageContext;
+}
+
+export interface SinkDef<R, P = unknown> {
+  /** The relation users read (and counts and checks query): the documented table or view. */
   table: string;
+  /** The table the upsert writes (the same as `table` unless the readable relation is a view). */
+  writeTable: string;
+  /** The readable relation's column of each record field (for queries by field). */
+  readColumns: Readonly<Record<string, { name: string; type: ColumnType }>>;
+  /** Runs once per page before its rows are written; what it returns reaches pageValues and fill. */
+  prepare?(input: PrepareInput, records: ReadonlyArray<R>): Promise<P>;
   /** Columns with one value for the whole page (bound once, not per row). */
   pageColumns: readonly Column[];
-  pageValues(page: PageContext): unknown[];
+  pageValues(page: PageContext, prepared: P): unknown[];
   /** Columns with one value per record, in the order `fill` writes them. */
   rowColumns: readonly Column[];
   /** The record fields of rowColumns, in the same order. */
@@ -42,7 +64,7 @@ export interface SinkDef<R> {
   /** Indexes of `key` in rowColumns. */
   rowKey: readonly number[];
   /** Validates one record and writes its row values into `out` from `offset` (no allocation on the hot path). */
-  fill(record: R, out: unknown[], offset: number, index: number): void;
+  fill(record: R, out: unknown[], offset: number, index: number, prepared: P): void;
   /** The portable ON CONFLICT clause (SQLite and Postgres share the syntax, including `excluded`). */
   onConflict: string;
   /** Rows missing from a complete listing can be marked deleted (the table has last_seen_at and deleted_at). */
@@ -130,6 +152,8 @@ function defineSink<S extends SinkName>(spec: {
   const key = keyOf(spec.table, rows) as Array<keyof SinkRecords[S] & string>;
   return {
     table,
+    writeTable: table,
+    readColumns: Object.fromEntries(rows.map((f) => [f.field, f.column])),
     pageColumns,
     pageValues: spec.pageValues,
     rowColumns: rows.map((f) => f.column),
@@ -142,29 +166,6 @@ function defineSink<S extends SinkName>(spec: {
   };
 }
 
-/**
- * Occupancy: the measured values (status, headcount) take the latest arrival and are only rewritten when they differ,
- * so re-reading a lookback window touches nothing. Provenance (source, ingested_at, event_id) belongs to the first
- * arrival: a reading seen by webhook and then by polling stays one row with source 'webhook'. A missing event_id is
- * filled in by a later arrival that has one. polled_at and delivered_at keep the first time each way brought the
- * reading, for the webhook_reconciliation view.
- */
-const occupancy = defineSink<'occupancy'>({
-  table: occupancyTable,
-  pageColumns: ['customer_id', 'source', 'ingested_at', 'polled_at', 'delivered_at'],
-  pageValues: (page) => [page.customerId, page.source, page.at, page.source === 'poll' ? page.at : null, page.source === 'webhook' ? page.at : null],
-  rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'],
-  nonEmpty: ['floorSpaceId', 'occupancyStatus'],
-  onConflict:
-    'ON CONFLICT (customer_id, floor_space_id, observed_at) DO UPDATE SET ' +
-    'occupancy_status = excluded.occupancy_status, headcount = excluded.headcount, ' +
-    'event_id = COALESCE(occupancy.event_id, excluded.event_id), ' +
-    'polled_at = COALESCE(occupancy.polled_at, excluded.polled_at), delivered_at = COALESCE(occupancy.delivered_at, excluded.delivered_at) ' +
-    'WHERE occupancy.occupancy_status <> excluded.occupancy_status OR occupancy.headcount <> excluded.headcount ' +
-    'OR (occupancy.event_id IS NULL AND excluded.event_id IS NOT NULL) ' +
-    'OR (occupancy.polled_at IS NULL AND excluded.polled_at IS NOT NULL) OR (occupancy.delivered_at IS NULL AND excluded.delivered_at IS NOT NULL)',
-});
-
 /** Buildings: a listed building is (again) alive: refresh its name and last_seen_at, clear deleted_at. */
 const buildings = defineSink<'buildings'>({
   table: buildingsTable,
@@ -175,21 +176,26 @@ const buildings = defineSink<'buildings'>({
   onConflict: 'ON CONFLICT (customer_id, id) DO UPDATE SET name = excluded.name, last_seen_at = excluded.last_seen_at, deleted_at = NULL',
 });
 
-export const SINKS: { [S in SinkName]: SinkDef<SinkRecords[S]> } = { occupancy, buildings };
+type Sinks = { [S in SinkName]: SinkDef<SinkRecords[S]> };
+const SINKS: Record<Dialect, Sinks> = {
+  sqlite: { occupancy: occupancySink('sqlite') as SinkDef<SinkRecords['occupancy']>, buildings },
+  postgres: { occupancy: occupancySink('postgres') as SinkDef<SinkRecords['occupancy']>, buildings },
+};
 
 /** A record type is the table's insert type for the record's fields: a compile error here when the two part. */
 type RecordOf<T extends { $inferInsert: object }, K extends keyof T['$inferInsert']> = { [F in K]-?: Exclude<T['$inferInsert'][F], undefined> };
+type ViewRecordOf<T extends { $inferSelect: object }, K extends keyof T['$inferSelect']> = { [F in K]-?: T['$inferSelect'][F] };
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const recordTypesMatchTables: [
-  Same<SinkRecords['occupancy'], RecordOf<typeof occupancyTable, 'floorSpaceId' | 'observedAt' | 'occupancyStatus' | 'headcount' | 'eventId'>>,
+  Same<SinkRecords['occupancy'], ViewRecordOf<typeof occupancyView, 'floorSpaceId' | 'observedAt' | 'occupancyStatus' | 'headcount' | 'eventId'>>,
   Same<SinkRecords['buildings'], RecordOf<typeof buildingsTable, 'id' | 'name'>>,
-  Same<OccupancySource, (typeof occupancyTable.$inferInsert)['source']>,
+  Same<OccupancySource, (typeof occupancyView.$inferSelect)['source']>,
 ] = [true, true, true];
 void recordTypesMatchTables;
 
-export function sinkDef<S extends SinkName>(sink: S): SinkDef<SinkRecords[S]> {
-  const def = SINKS[sink] as SinkDef<SinkRecords[S]> | undefined;
-  if (!def) throw new StoreError(`unknown sink "${String(sink)}"; known sinks: ${Object.keys(SINKS).join(', ')}`);
+export function sinkDef<S extends SinkName>(sink: S, dialect: Dialect = 'postgres'): SinkDef<SinkRecords[S]> {
+  const def = SINKS[dialect][sink] as SinkDef<SinkRecords[S]> | undefined;
+  if (!def) throw new StoreError(`unknown sink "${String(sink)}"; known sinks: ${Object.keys(SINKS[dialect]).join(', ')}`);
   return def;
 }
 

@@ -10,8 +10,10 @@ import { explainDatabaseError } from './errors.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { WalCheckpointer } from './checkpointer.ts';
 import { serial, trySqliteLock } from './locks.ts';
+import { CONVERSION_DONE_MIGRATION, convertLegacyOccupancy, type ConversionOptions } from './compact-occupancy.ts';
 import { loadMigrations, MIGRATIONS_TABLE, pending } from './migrations.ts';
 import { dollarToQuestion } from './placeholders.ts';
+import { KeyCache, type KeyScope } from './key-cache.ts';
 import { sinkDef, type PageContext } from './sinks.ts';
 import type { Lock, SinkName, SinkRecords } from './types.ts';
 
@@ -30,6 +32,8 @@ export interface SqliteOptions {
   backgroundCheckpoints?: boolean;
   /** Open for reading only: the file must exist, nothing is created or written (status, report, state show). */
   readonly?: boolean;
+  /** The occupancy conversion's batch size and progress hook (tests). */
+  conversion?: Pick<ConversionOptions, 'batch' | 'onBatch'>;
 }
 
 /**
@@ -116,7 +120,7 @@ function openReadonly(options: SqliteOptions): Adapter {
 }
 
 function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpointer: WalCheckpointer | undefined): Adapter {
-  const { path, logger, now } = options;
+  const { path, logger, now, conversion } = options;
 
   const dialect = new SQLiteSyncDialect();
   const statements = new Map<string, Database.Statement>();
@@ -137,17 +141,18 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
   const upsertStatement = (sink: SinkName): Database.Statement => {
     let stmt = upsertStatements.get(sink);
     if (!stmt) {
-      const def = sinkDef(sink);
+      const def = sinkDef(sink, 'sqlite');
       const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
       stmt = db.prepare(
-        `INSERT INTO ${def.table} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${def.onConflict}`,
+        `INSERT INTO ${def.writeTable} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${def.onConflict}`,
       );
       upsertStatements.set(sink, stmt);
     }
     return stmt;
   };
 
-  const inner: Executor = {
+  const keys = new KeyCache();
+  const executor = (scope: KeyScope): Executor => ({
     async all<T>(query: SQL): Promise<T[]> {
       const q = dialect.sqlToQuery(query);
       return prepare(q.sql).all(...(q.params as unknown[])) as T[];
@@ -157,15 +162,22 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
       return prepare(q.sql).run(...(q.params as unknown[])).changes;
     },
     async upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>) {
-      const def = sinkDef(sink);
+      if (records.length === 0) return;
+      const def = sinkDef(sink, 'sqlite');
       const stmt = upsertStatement(sink);
-      const args = def.pageValues(page);
+      const prepared = def.prepare ? await def.prepare({ tx: this, keys: scope, page }, records) : undefined;
+      const args = def.pageValues(page, prepared);
       const offset = args.length;
       for (let i = 0; i < records.length; i++) {
-        def.fill(records[i]!, args, offset, i);
+        def.fill(records[i]!, args, offset, i, prepared);
         stmt.run(args);
       }
     },
+  });
+  /** Outside a transaction every statement commits by itself, so keys learnt are committed at once. */
+  const autocommit = (): Executor & { commit(): void } => {
+    const scope = keys.scope();
+    return Object.assign(executor(scope), { commit: () => scope.commit() });
   };
 
   return {
@@ -181,18 +193,25 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
           : null;
         return pending(migrations, last === null ? undefined : Number(last)).map((m) => m.name);
       }),
-    all: (query) => exclusive(() => inner.all(query)),
-    run: (query) => exclusive(() => inner.run(query)),
-    upsert: (sink, page, records) => exclusive(() => inner.upsert(sink, page, records)),
+    all: (query) => exclusive(() => autocommit().all(query)),
+    run: (query) => exclusive(() => autocommit().run(query)),
+    upsert: (sink, page, records) =>
+      exclusive(async () => {
+        const tx = autocommit();
+        await tx.upsert(sink, page, records);
+        tx.commit();
+      }),
 
     transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
       return exclusive(async () => {
         // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process), so the
         // transaction can never fail half-way with SQLITE_BUSY when it first writes.
         prepare('BEGIN IMMEDIATE').run();
+        const scope = keys.scope();
         try {
-          const result = await fn(inner);
+          const result = await fn(executor(scope));
           prepare('COMMIT').run();
+          scope.commit();
           checkpointer?.nudge();
           return result;
         } catch (error) {
@@ -205,21 +224,46 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
     migrate() {
       // drizzle's SQLite migrator reads the last applied migration before its (deferred) BEGIN, so two processes
       // starting at once could both apply the same migration. The same bookkeeping, under BEGIN IMMEDIATE, is atomic.
+      // One migration per transaction; the occupancy conversion runs in its own committed batches before the
+      // migration that needs it done (store/compact-occupancy.ts), so a stopped conversion resumes.
       const migrations = loadMigrations('sqlite');
-      return exclusive(() =>
+      const nextPending = () =>
         db.transaction(() => {
           db.exec(`CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
           const last = db.prepare(`SELECT created_at FROM "${MIGRATIONS_TABLE}" ORDER BY created_at DESC LIMIT 1`).get() as
             | { created_at: number }
             | undefined;
-          const todo = pending(migrations, last === undefined ? undefined : Number(last.created_at));
-          for (const migration of todo) {
+          return pending(migrations, last === undefined ? undefined : Number(last.created_at))[0];
+        }).immediate();
+      const immediate = async <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => {
+        prepare('BEGIN IMMEDIATE').run();
+        try {
+          const result = await fn(executor(keys.scope()));
+          prepare('COMMIT').run();
+          return result;
+        } catch (error) {
+          if (db.inTransaction) prepare('ROLLBACK').run();
+          throw error;
+        }
+      };
+      return exclusive(async () => {
+        const applied: string[] = [];
+        for (let next = nextPending(); next; next = nextPending()) {
+          const migration = next;
+          if (migration.name === CONVERSION_DONE_MIGRATION) {
+            await convertLegacyOccupancy(immediate, 'sqlite', { logger, ...conversion });
+          }
+          const done = db.transaction(() => {
+            // Another process may have applied it meanwhile.
+            if (nextPending()?.name !== migration.name) return false;
             for (const statement of migration.sql) if (statement.trim()) db.exec(statement);
             db.prepare(`INSERT INTO "${MIGRATIONS_TABLE}" (hash, created_at) VALUES (?, ?)`).run(migration.hash, migration.folderMillis);
-          }
-          return todo.map((m) => m.name);
-        }).immediate(),
-      );
+            return true;
+          }).immediate();
+          if (done) applied.push(migration.name);
+        }
+        return applied;
+      });
     },
 
     async tryLock(customerId, stream) {

@@ -243,7 +243,7 @@ export class SqlStore implements Store {
   countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number> {
     return this.#wrap(`counting ${sink} records in a window`, async () => {
       const def = sinkDef(sink);
-      const column = def.rowColumns[def.rowFields.indexOf(field as never)];
+      const column = def.readColumns[field];
       if (!column || column.type !== 'timestamptz') throw new StoreError(`sink ${sink} has no timestamp field ${field}`);
       const rows = await this.#db.all<{ n: number | string }>(sql`
         SELECT count(*) AS n FROM ${sql.identifier(def.table)}

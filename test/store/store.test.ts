@@ -113,7 +113,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     await expect(
       store.commitPage({ customerId: C, sink: 'occupancy', records: bad, at: '2026-03-01T12:01:00.000Z', runId: run,
         checkpoint: checkpoint(C, '2026-03-01T11:00:00.000Z', 'page-2') }),
-    ).rejects.toThrow(/occupancy_headcount_non_negative/);
+    ).rejects.toThrow(/occupancy_readings_headcount_non_negative/);
     expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 2 }]);
     const state = await store.getState(C, 'occupancy');
     expect([state?.watermark, state?.pageCursor]).toEqual(['2026-03-01T10:00:00.000Z', 'page-1']);

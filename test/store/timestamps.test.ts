@@ -50,10 +50,12 @@ describe('timestamp conversion', () => {
     const { store } = await fresh('sqlite', 'tscheck');
     await expect(
       store.query(
-        "INSERT INTO occupancy (customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, ingested_at) " +
-          "VALUES ('c', 'f', '2026-03-01 10:00:00', 'OCCUPIED', 1, 'poll', '2026-03-01T10:00:00.000Z')",
+        "INSERT INTO sync_state (customer_id, stream, watermark, updated_at) VALUES ('c', 's', '2026-03-01 10:00:00', '2026-03-01T10:00:00.000Z')",
       ),
-    ).rejects.toThrow(/occupancy_observed_at_iso/);
+    ).rejects.toThrow(/sync_state_watermark_iso/);
+    await expect(
+      store.query("INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('poll', '2026-03-01T10:00:00Z')"),
+    ).rejects.toThrow(/occupancy_arrivals_arrived_at_iso/);
   });
   it('keeps canonical values and normalises offsets, Dates and epoch ms', () => {
     expect(canonicalTimestamp('2026-03-01T10:00:00.000Z', 'f')).toBe('2026-03-01T10:00:00.000Z');

@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { OccupancyRecord } from '../../src/store/types.ts';
+import { DIALECTS, migratedStore, type TestDatabase } from '../support/databases.ts';
+import type { Store } from '../../src/store/types.ts';
+
+/**
+ * Users' SQL against the documented `occupancy` view and `occupancy_latest` stays index-served over the compact
+ * tables: by time range (SQLite: an index on the view's own observed_at expression; Postgres: observed_at itself)
+ * and by floor space (the primary key). Checked on the plans each dialect chooses for a realistic table, with
+ * statistics, so a change that falls back to scanning every reading fails here. docs/reporting.md shows the plans.
+ */
+
+const SPACES = 40;
+const TICKS = 250;
+
+function readings(tick: number): OccupancyRecord[] {
+  const at = new Date(Date.parse('2026-01-05T00:00:00.000Z') + tick * 300_000).toISOString();
+  return Array.from({ length: SPACES }, (_, s) => ({ floorSpaceId: `fs-${s}`, observedAt: at, occupancyStatus: s % 2 ? 'CurrentlyOccupied' : 'Unoccupied', headcount: s, eventId: null }));
+}
+
+async function plan(target: TestDatabase & { store: Store }, query: string, params: unknown[]): Promise<string> {
+  if (target.dialect === 'sqlite') {
+    const rows = await target.store.query<{ detail: string }>(`EXPLAIN QUERY PLAN ${query}`, params);
+    return rows.map((r) => r.detail).join('\n');
+  }
+  const rows = await target.store.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${query}`, params);
+  return rows.map((r) => r['QUERY PLAN']).join('\n');
+}
+
+describe.each(DIALECTS)('index plans of the reporting SQL on %s', (dialect) => {
+  let target: TestDatabase & { store: Store };
+  beforeEach(async () => {
+    target = await migratedStore(dialect, 'plans');
+    const checkpoint = { customerId: 'c1', stream: 'occupancy', watermark: null, window: null, pageCursor: null, range: null };
+    for (const customer of ['c1', 'c2']) {
+      for (let tick = 0; tick < TICKS; tick += 25) {
+        const records = Array.from({ length: 25 }, (_, i) => readings(tick + i)).flat();
+        await target.store.commitPage({ customerId: customer, sink: 'occupancy', records, at: '2026-02-01T00:00:00.000Z', checkpoint: { ...checkpoint, customerId: customer } });
+      }
+    }
+    await target.store.query(dialect === 'sqlite' ? 'ANALYZE' : 'ANALYZE occupancy_readings', []);
+    if (dialect === 'postgres') await target.store.query('ANALYZE floor_spaces', []);
+  }, 60_000);
+  afterEach(async () => {
+    await target.drop();
+  });
+
+  it('a time range of one customer reads the time index, not every reading', async () => {
+    const text = await plan(target, 'SELECT * FROM occupancy WHERE customer_id = $1 AND observed_at >= $2 AND observed_at < $3', ['c1', '2026-01-05T10:00:00.000Z', '2026-01-05T11:00:00.000Z']);
+    expect(text).toMatch(/occupancy_readings_observed_idx/);
+    expect(text).not.toMatch(/SCAN r\b|Seq Scan on occupancy_readings/);
+  });
+
+  it('one floor space over time reads the primary key', async () => {
+    const text = await plan(target, 'SELECT * FROM occupancy WHERE customer_id = $1 AND floor_space_id = $2 AND observed_at >= $3', ['c1', 'fs-3', '2026-01-05T10:00:00.000Z']);
+    expect(text).toMatch(dialect === 'sqlite' ? /SEARCH r USING PRIMARY KEY \(floor_space_key=\?/ : /occupancy_readings_pkey/);
+    expect(text).not.toMatch(/SCAN r\b|Seq Scan on occupancy_readings/);
+  });
+
+  it('the latest reading per floor space descends the primary key once per floor space', async () => {
+    const text = await plan(target, 'SELECT * FROM occupancy_latest WHERE customer_id = $1', ['c1']);
+    expect(text).not.toMatch(/SCAN r\b|Seq Scan on occupancy_readings/);
+    const rows = await target.store.query<{ observed_at: string }>('SELECT observed_at FROM occupancy_latest WHERE customer_id = $1', ['c1']);
+    expect(rows).toHaveLength(SPACES);
+    expect(new Set(rows.map((r) => r.observed_at))).toEqual(new Set([new Date(Date.parse('2026-01-05T00:00:00.000Z') + (TICKS - 1) * 300_000).toISOString()]));
+  });
+});

@@ -1,0 +1,76 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { DIALECTS, freshDatabase, type TestDatabase } from '../support/databases.ts';
+import { legacyRows, makeLegacyDatabase, type LegacyRow } from '../support/legacy-database.ts';
+
+/**
+ * The compact occupancy layout (migrations 0008 and 0009) converts a database made by the previous version in place:
+ * stopped half-way, readers still see every reading and the next migrate resumes; at the end `occupancy` holds
+ * exactly what the old table held, read through the same SQL.
+ */
+
+const ROWS = 2_400;
+const BATCH = 500;
+
+/** What the old version showed, but for rows from before polled_at/delivered_at existed: their source now fills them. */
+function expected(rows: readonly LegacyRow[]): LegacyRow[] {
+  return rows
+    .map((r) => ({
+      ...r,
+      polled_at: r.polled_at ?? (r.source === 'poll' ? r.ingested_at : null),
+      delivered_at: r.delivered_at ?? (r.source === 'webhook' ? r.ingested_at : null),
+    }))
+    .sort(byKey);
+}
+
+const keyOf = (r: LegacyRow) => `${r.customer_id}\u0000${r.floor_space_id}\u0000${r.observed_at}`;
+const byKey = (a: LegacyRow, b: LegacyRow) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
+/** Rows as read, in one order on both dialects (Postgres sorts text by its collation). */
+const read = (rows: LegacyRow[]) => rows.map((r) => ({ ...r, headcount: Number(r.headcount) })).sort(byKey);
+
+const identity = ({ customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id, ingested_at }: LegacyRow) =>
+  ({ customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id, ingested_at });
+
+describe.each(DIALECTS)('converting a previous-version database to the compact layout on %s', (dialect) => {
+  let db: TestDatabase | undefined;
+  const stores: Store[] = [];
+  afterEach(async () => {
+    for (const store of stores.splice(0)) await store.close().catch(() => {});
+    await db?.drop();
+  });
+
+  it('stops half-way without losing a reading, resumes, and ends with exactly the old rows', async () => {
+    db = await freshDatabase(dialect, 'compact');
+    const rows = legacyRows(ROWS);
+    await makeLegacyDatabase(db, rows);
+
+    // A conversion stopped after its second committed batch (as kill -9 would stop it between batches).
+    const stopped = await openStore(db.database, {
+      conversion: {
+        batch: BATCH,
+        onBatch: (_moved, total) => {
+          if (total >= 2 * BATCH) throw new Error('stopped half-way');
+        },
+      },
+    });
+    stores.push(stopped);
+    await expect(stopped.migrate()).rejects.toThrow(/stopped half-way/);
+    const [{ left }] = (await stopped.query<{ left: number }>('SELECT count(*) AS left FROM occupancy_legacy')) as [{ left: number }];
+    expect(Number(left)).toBe(ROWS - 2 * BATCH);
+    // Half-way, users' SQL still reads every reading once, with its values and first arrival.
+    const during = read(await stopped.query<LegacyRow>('SELECT * FROM occupancy'));
+    expect(during.map(identity)).toEqual(expected(rows).map(identity));
+    await stopped.close();
+    stores.pop();
+
+    const resumed = await openStore(db.database, { conversion: { batch: BATCH } });
+    stores.push(resumed);
+    expect(await resumed.migrate()).toEqual(['0009_compact_done']);
+    expect(read(await resumed.query<LegacyRow>('SELECT * FROM occupancy'))).toEqual(expected(rows));
+    await expect(resumed.query('SELECT count(*) FROM occupancy_legacy')).rejects.toThrow(/occupancy_legacy/);
+    // The dictionaries hold each floor space and status once.
+    const [spaces] = await resumed.query<{ n: number }>('SELECT count(*) AS n FROM floor_spaces');
+    expect(Number(spaces!.n)).toBe(new Set(rows.map((r) => `${r.customer_id}/${r.floor_space_id}`)).size);
+  });
+});
