@@ -101,8 +101,11 @@ function invalid(index: number, field: string, what: string, value: unknown): St
   return new StoreError(`occupancy record ${index}: ${field} must be ${what}, got ${JSON.stringify(value) ?? String(value)}`);
 }
 
-/** The dictionary keys and checked values of one record, shared by both dialects' fill. */
-function keysOf(record: OccupancyRecord, index: number, prepared: Prepared): { space: number; status: number; observedAt: string; eventId: string | null } {
+/**
+ * Writes a record's floor space key, observation time (canonical), status code and headcount at out[offset..+3],
+ * checked; returns its event id. Shared by both dialects' fill, allocation-free on the hot path.
+ */
+function fillCommon(record: OccupancyRecord, out: unknown[], offset: number, index: number, prepared: Prepared): string | null {
   const space = prepared.spaces.get(record.floorSpaceId);
   if (space === undefined) throw invalid(index, 'floorSpaceId', 'a non-empty string', record.floorSpaceId);
   const status = prepared.statuses.get(record.occupancyStatus);
@@ -110,7 +113,11 @@ function keysOf(record: OccupancyRecord, index: number, prepared: Prepared): { s
   if (!Number.isInteger(record.headcount)) throw invalid(index, 'headcount', 'an integer', record.headcount);
   const eventId = record.eventId;
   if (eventId !== null && eventId !== undefined && typeof eventId !== 'string') throw invalid(index, 'eventId', 'a string or null', eventId);
-  return { space, status, observedAt: canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`), eventId: eventId ?? null };
+  out[offset] = space;
+  out[offset + 1] = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
+  out[offset + 2] = status;
+  out[offset + 3] = record.headcount;
+  return eventId ?? null;
 }
 
 const PAGE_COLUMNS: Column[] = [
@@ -159,12 +166,9 @@ function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
     key: ['floorSpaceId', 'observedAt'],
     rowKey: [0, 1],
     fill(record, out, offset, index, prepared) {
-      const k = keysOf(record, index, prepared);
-      out[offset] = k.space;
-      out[offset + 1] = Date.parse(k.observedAt);
-      out[offset + 2] = k.status;
-      out[offset + 3] = record.headcount;
-      out[offset + 4] = k.eventId !== null && LOWER_UUID.test(k.eventId) ? Buffer.from(k.eventId.replaceAll('-', ''), 'hex') : k.eventId;
+      const eventId = fillCommon(record, out, offset, index, prepared);
+      out[offset + 1] = Date.parse(out[offset + 1] as string);
+      out[offset + 4] = eventId !== null && LOWER_UUID.test(eventId) ? Buffer.from(eventId.replaceAll('-', ''), 'hex') : eventId;
     },
     onConflict: conflict('observed_ms', (t) => `${t}.event_id IS NULL`, 'event_id = COALESCE(occupancy_readings.event_id, excluded.event_id)'),
     softDelete: false,
@@ -193,14 +197,10 @@ function postgresSink(): SinkDef<OccupancyRecord, Prepared> {
     key: ['floorSpaceId', 'observedAt'],
     rowKey: [0, 1],
     fill(record, out, offset, index, prepared) {
-      const k = keysOf(record, index, prepared);
-      const uuid = k.eventId !== null && LOWER_UUID.test(k.eventId);
-      out[offset] = k.space;
-      out[offset + 1] = k.observedAt;
-      out[offset + 2] = k.status;
-      out[offset + 3] = record.headcount;
-      out[offset + 4] = uuid ? k.eventId : null;
-      out[offset + 5] = uuid ? null : k.eventId;
+      const eventId = fillCommon(record, out, offset, index, prepared);
+      const uuid = eventId !== null && LOWER_UUID.test(eventId);
+      out[offset + 4] = uuid ? eventId : null;
+      out[offset + 5] = uuid ? null : eventId;
     },
     onConflict: conflict(
       'observed_at',

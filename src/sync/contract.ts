@@ -192,6 +192,7 @@ export class WindowPaging<R> {
     const records: R[] = [];
     const rejected: RejectedRecord[] = [];
     let fresh = 0;
+    const track = raw.hasNextPage;
     for (const node of raw.nodes) {
       const result = this.#o.validate(node);
       if (!result.ok) {
@@ -219,10 +220,13 @@ export class WindowPaging<R> {
       }
       // A key seen before in this window is not new. Records with equal keys on one page all go to the store, which
       // keeps the last (store/sinks.ts: the one de-duplication rule, for polled pages and webhook deliveries alike).
-      const key = keyOf(record, this.#o.keyFields);
-      if (!this.#seen.has(key)) {
-        this.#seen.add(key);
-        fresh += 1;
+      // Keys only matter while more pages follow: the last page's are never compared with anything.
+      if (track) {
+        const key = keyOf(record, this.#o.keyFields);
+        if (!this.#seen.has(key)) {
+          this.#seen.add(key);
+          fresh += 1;
+        }
       }
       records.push(result.record);
     }
