@@ -9,6 +9,7 @@ import { StoreError } from '../errors.ts';
 import { explainDatabaseError } from './errors.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { WalCheckpointer } from './checkpointer.ts';
+import { SqliteWriter } from './sqlite-writer.ts';
 import { serial, trySqliteLock } from './locks.ts';
 import { CONVERSION_DONE_MIGRATION, convertLegacyOccupancy, type ConversionOptions } from './compact-occupancy.ts';
 import { loadMigrations, MIGRATIONS_TABLE, pending } from './migrations.ts';
@@ -34,6 +35,8 @@ export interface SqliteOptions {
   readonly?: boolean;
   /** The occupancy conversion's batch size and progress hook (tests). */
   conversion?: Pick<ConversionOptions, 'batch' | 'onBatch'>;
+  /** Write transactions on a worker thread (sqlite-writer.ts); default true for files. */
+  writerThread?: boolean;
 }
 
 /**
@@ -55,26 +58,27 @@ export function openSqlite(options: SqliteOptions): Adapter {
     ? new WalCheckpointer({ path, logger })
     : undefined;
   let db: Database.Database;
+  // Applied to the main connection and to the writer thread's (sqlite-writer.ts), so both behave alike.
+  const pragmas = [
+    `busy_timeout = ${options.busyTimeoutMs ?? 5000}`,
+    // NORMAL in WAL mode is durable against process crashes (what kill -9 tests); only an OS crash may lose the
+    // last commits, never corrupt the file.
+    'synchronous = NORMAL',
+    'foreign_keys = ON',
+    // 32 MiB page cache (default 2 MiB): every commit touches index pages scattered over the file (one insertion
+    // point per floor space), which the default cache would write back and read again (docs/performance.md).
+    'cache_size = -32768',
+    ...(checkpointer ? [`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`, `journal_size_limit = ${JOURNAL_SIZE_LIMIT}`] : []),
+  ];
   try {
     db = new Database(path);
     db.pragma('journal_mode = WAL');
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    // NORMAL in WAL mode is durable against process crashes (what kill -9 tests); only an OS crash may lose the
-    // last commits, never corrupt the file.
-    db.pragma('synchronous = NORMAL');
-    db.pragma('foreign_keys = ON');
-    // 32 MiB page cache (default 2 MiB). Occupancy rows arrive in time order but the primary key (customer, floor
-    // space, time) files them in random order, so with the default cache every commit writes back index pages
-    // scattered over the whole file (the measured gain is in docs/performance.md).
-    db.pragma('cache_size = -32768');
-    if (checkpointer) {
-      db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-      db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT}`);
-    }
+    for (const pragma of pragmas) db.pragma(pragma);
   } catch (error) {
     throw new StoreError(explainDatabaseError(error, path), { cause: error });
   }
-  return sqliteAdapter(db, options, checkpointer);
+  const writer = path !== ':memory:' && (options.writerThread ?? true) ? new SqliteWriter({ path, pragmas }) : undefined;
+  return sqliteAdapter(db, options, checkpointer, writer);
 }
 
 /**
@@ -119,7 +123,7 @@ function openReadonly(options: SqliteOptions): Adapter {
   }
 }
 
-function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpointer: WalCheckpointer | undefined): Adapter {
+function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpointer: WalCheckpointer | undefined, writer?: SqliteWriter): Adapter {
   const { path, logger, now, conversion } = options;
 
   const dialect = new SQLiteSyncDialect();
@@ -174,6 +178,38 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
       }
     },
   });
+  /** Statements of a transaction on the writer thread; an upsert's rows travel as one flat array. */
+  const insertTexts = new Map<SinkName, string>();
+  const writerExecutor = (thread: SqliteWriter, scope: KeyScope): Executor => ({
+    async all<T>(query: SQL): Promise<T[]> {
+      const q = dialect.sqlToQuery(query);
+      return thread.all<T>(q.sql, q.params);
+    },
+    async run(query: SQL): Promise<number> {
+      const q = dialect.sqlToQuery(query);
+      return thread.run(q.sql, q.params);
+    },
+    async upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>) {
+      if (records.length === 0) return;
+      const def = sinkDef(sink, 'sqlite');
+      let text = insertTexts.get(sink);
+      if (!text) {
+        const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
+        text = `INSERT INTO ${def.writeTable} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${def.onConflict}`;
+        insertTexts.set(sink, text);
+      }
+      const prepared = def.prepare ? await def.prepare({ tx: this, keys: scope, page }, records) : undefined;
+      const pageValues = def.pageValues(page, prepared);
+      const width = pageValues.length + def.rowColumns.length;
+      const values = new Array<unknown>(records.length * width);
+      for (let i = 0, offset = 0; i < records.length; i++, offset += width) {
+        for (let c = 0; c < pageValues.length; c++) values[offset + c] = pageValues[c];
+        def.fill(records[i]!, values, offset + pageValues.length, i, prepared);
+      }
+      await thread.rows(text, width, values);
+    },
+  });
+
   /** Outside a transaction every statement commits by itself, so keys learnt are committed at once. */
   const autocommit = (): Executor & { commit(): void } => {
     const scope = keys.scope();
@@ -203,6 +239,22 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
       }),
 
     transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+      if (writer) {
+        return exclusive(async () => {
+          const scope = keys.scope();
+          await writer.run('BEGIN IMMEDIATE', []);
+          try {
+            const result = await fn(writerExecutor(writer, scope));
+            await writer.run('COMMIT', []);
+            scope.commit();
+            checkpointer?.nudge();
+            return result;
+          } catch (error) {
+            await writer.rollback().catch(() => undefined);
+            throw error;
+          }
+        });
+      }
       return exclusive(async () => {
         // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process), so the
         // transaction can never fail half-way with SQLITE_BUSY when it first writes.
@@ -295,7 +347,8 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
     async close() {
       for (const lock of [...locks]) await lock.release().catch(() => undefined);
       await checkpointer?.close();
-      await exclusive(() => {
+      await exclusive(async () => {
+        await writer?.close();
         if (db.open) db.close();
       });
     },

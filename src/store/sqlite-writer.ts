@@ -1,0 +1,159 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import { StoreError } from '../errors.ts';
+
+/**
+ * SQLite write transactions on a worker thread with its own connection to the same file.
+ *
+ * Why: better-sqlite3 runs every statement synchronously on the calling thread, so while a page of readings is
+ * written (most of a sync's time) the event loop can do nothing else, and fetching, unzipping, parsing and checking
+ * the next page waits for it. With the writes here, the main thread prepares page N+1 while this thread writes page
+ * N, on the second core (docs/performance.md measures the gain against a minimal client doing the same).
+ *
+ * The main thread still drives each transaction statement by statement (BEGIN IMMEDIATE, the page's statements,
+ * COMMIT), so a transaction is exactly as atomic as on one connection, and the adapter's in-process mutex keeps the
+ * main connection (reads, locks, migrations) from writing while one is open. Rows of an upsert travel as one flat
+ * array per page and run through one prepared statement here.
+ */
+
+/** Plain CommonJS run with `eval`, so the worker needs no TypeScript loader in any host (tsx, vitest, plain node). */
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Database = require(workerData.driver);
+const db = new Database(workerData.path, { fileMustExist: true });
+for (const pragma of workerData.pragmas) db.pragma(pragma);
+const statements = new Map();
+// Buffers cross the thread boundary as plain Uint8Arrays; the driver binds Buffers as BLOBs.
+const bind = (v) => (v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v);
+const prepare = (text) => {
+  let stmt = statements.get(text);
+  if (!stmt) {
+    stmt = db.prepare(text);
+    statements.set(text, stmt);
+  }
+  return stmt;
+};
+parentPort.on('message', (m) => {
+  if (m.op === 'close') {
+    if (db.inTransaction) db.prepare('ROLLBACK').run();
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    let result;
+    if (m.op === 'all') result = prepare(m.sql).all(...m.params.map(bind));
+    else if (m.op === 'run') result = prepare(m.sql).run(...m.params.map(bind)).changes;
+    else if (m.op === 'rollback') result = db.inTransaction ? (prepare('ROLLBACK').run(), 1) : 0;
+    else if (m.op === 'rows') {
+      const stmt = prepare(m.sql);
+      const width = m.width;
+      const args = new Array(width);
+      const values = m.values;
+      for (let offset = 0; offset < values.length; offset += width) {
+        for (let c = 0; c < width; c++) args[c] = bind(values[offset + c]);
+        stmt.run(args);
+      }
+      result = values.length / width;
+    } else throw new Error('unknown operation ' + m.op);
+    parentPort.postMessage({ id: m.id, ok: true, result });
+  } catch (error) {
+    parentPort.postMessage({ id: m.id, ok: false, message: String((error && error.message) || error), code: error && error.code });
+  }
+});
+`;
+
+export interface WriterOptions {
+  path: string;
+  /** The main connection's pragmas, applied to this one too (WAL, busy timeout, synchronous, cache, checkpoints). */
+  pragmas: readonly string[];
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/** A driver error as the main thread would have seen it: its message and SQLite code (errors.ts reads both). */
+class WriterError extends Error {
+  readonly code: string | undefined;
+  constructor(message: string, code: string | undefined) {
+    super(message);
+    this.name = 'SqliteError';
+    this.code = code;
+  }
+}
+
+export class SqliteWriter {
+  readonly #options: WriterOptions;
+  #worker: Worker | undefined;
+  #exited: Promise<void> = Promise.resolve();
+  #nextId = 0;
+  readonly #pending = new Map<number, Pending>();
+
+  constructor(options: WriterOptions) {
+    this.#options = options;
+  }
+
+  #start(): Worker {
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { path: this.#options.path, pragmas: this.#options.pragmas, driver: createRequire(import.meta.url).resolve('better-sqlite3') },
+    });
+    worker.on('message', (m: { id: number; ok: boolean; result?: unknown; message?: string; code?: string }) => {
+      const call = this.#pending.get(m.id);
+      if (!call) return;
+      this.#pending.delete(m.id);
+      if (m.ok) call.resolve(m.result);
+      else call.reject(new WriterError(m.message ?? 'unknown error', m.code));
+    });
+    const fail = (error: Error) => {
+      if (this.#worker === worker) this.#worker = undefined;
+      for (const call of this.#pending.values()) call.reject(new StoreError(`the SQLite writer thread stopped: ${error.message}`, { cause: error }));
+      this.#pending.clear();
+    };
+    worker.on('error', fail);
+    this.#exited = new Promise((resolve) => {
+      worker.once('exit', (code) => {
+        fail(new Error(`exit code ${code}`));
+        resolve();
+      });
+    });
+    this.#worker = worker;
+    return worker;
+  }
+
+  #call<T>(message: Record<string, unknown>): Promise<T> {
+    const worker = this.#worker ?? this.#start();
+    const id = this.#nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage({ ...message, id });
+    });
+  }
+
+  all<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
+    return this.#call({ op: 'all', sql, params });
+  }
+
+  run(sql: string, params: readonly unknown[]): Promise<number> {
+    return this.#call({ op: 'run', sql, params });
+  }
+
+  /** Runs `sql` once per row of `width` values in `values` (one page of an upsert). */
+  rows(sql: string, width: number, values: readonly unknown[]): Promise<number> {
+    return this.#call({ op: 'rows', sql, width, values });
+  }
+
+  /** Rolls back the open transaction, if any (after a failure half-way). */
+  rollback(): Promise<number> {
+    return this.#call({ op: 'rollback' });
+  }
+
+  async close(): Promise<void> {
+    const worker = this.#worker;
+    if (!worker) return;
+    worker.postMessage({ op: 'close' });
+    await this.#exited;
+  }
+}
