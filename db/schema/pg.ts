@@ -1,5 +1,6 @@
-import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, pgView, primaryKey, text, timestamp, unique, uuid } from 'drizzle-orm/pg-core';
+import { pgCore, sql } from './drizzle.ts';
+
+const { check, index, integer, pgTable, pgView, primaryKey, text, timestamp, unique, uuid } = pgCore();
 
 /**
  * Postgres schema. Timestamps are timestamptz with millisecond precision (the platform's resolution); the store reads

@@ -1,5 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
-import { blob, check, index, integer, primaryKey, sqliteTable, sqliteView, text, unique } from 'drizzle-orm/sqlite-core';
+import { sql, sqliteCore, type SQL } from './drizzle.ts';
+
+const { blob, check, index, integer, primaryKey, sqliteTable, sqliteView, text, unique } = sqliteCore();
 
 /**
  * SQLite schema. Timestamps are TEXT holding exactly `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC, milliseconds, fixed width), so

@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql, type SQL } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { readMigrationFiles, type MigrationMeta } from 'drizzle-orm/migrator';
+import type { MigrationMeta } from 'drizzle-orm/migrator';
+import { migrator } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
 
@@ -26,7 +27,7 @@ export function loadMigrations(dialect: Dialect): NamedMigration[] {
       entries: Array<{ tag: string; when: number }>;
     };
     const names = new Map(journal.entries.map((e) => [e.when, e.tag]));
-    return readMigrationFiles({ migrationsFolder: folder }).map((m) => ({
+    return migrator().readMigrationFiles({ migrationsFolder: folder }).map((m) => ({
       ...m,
       name: names.get(m.folderMillis) ?? String(m.folderMillis),
     }));

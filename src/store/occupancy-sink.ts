@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
 import type { KeyScope } from './key-cache.ts';

@@ -1,6 +1,6 @@
 import postgres, { type Sql, type TransactionSql } from 'postgres';
 import type { SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
+import { pgCore } from '../../db/schema/drizzle.ts';
 import { ConfigError, StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
@@ -75,7 +75,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
   const readonly = options.readonly === true;
   const client = connect(url, schema, options.maxConnections ?? 10, {}, readonly);
   const migrationsTable = `"${schema ?? 'drizzle'}"."${MIGRATIONS_TABLE}"`;
-  const dialect = new PgDialect();
+  const dialect = new (pgCore().PgDialect)();
   // The lock session must live as long as its locks: no idle timeout and no max_lifetime (postgres.js would otherwise
   // end it after 30-60 minutes, dropping the locks of a long run).
   const locks = new PgLocks(

@@ -1,5 +1,5 @@
-import { getTableColumns, getTableName, type Column as DrizzleColumn } from 'drizzle-orm';
-import { getTableConfig, type PgTable } from 'drizzle-orm/pg-core';
+import type { PgTable } from 'drizzle-orm/pg-core';
+import { getTableColumns, getTableName, pgCore, type Column as DrizzleColumn } from '../../db/schema/drizzle.ts';
 import { StoreError } from '../errors.ts';
 import { buildings as buildingsTable, occupancy as occupancyView } from '../../db/schema/pg.ts';
 import type { Dialect } from '../config.ts';
@@ -100,7 +100,7 @@ function fieldsOf(table: PgTable, fields: readonly string[], nonEmpty: readonly 
 
 /** The primary key's fields that records carry (the page columns, such as customer_id, complete it). */
 function keyOf(table: PgTable, rowFields: readonly Field[]): string[] {
-  const [primaryKey] = getTableConfig(table).primaryKeys;
+  const [primaryKey] = pgCore().getTableConfig(table).primaryKeys;
   if (!primaryKey) throw new Error(`${getTableName(table)}: a sink table needs a primary key`);
   const names = new Set(primaryKey.columns.map((c) => c.name));
   return rowFields.filter((f) => names.has(f.column.name)).map((f) => f.field);

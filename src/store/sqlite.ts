@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { SQL } from 'drizzle-orm';
-import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import { sqliteCore } from '../../db/schema/drizzle.ts';
 import type { Logger } from '../logger.ts';
 import { StoreError } from '../errors.ts';
 import { explainDatabaseError } from './errors.ts';
@@ -126,7 +126,7 @@ function openReadonly(options: SqliteOptions): Adapter {
 function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpointer: WalCheckpointer | undefined, writer?: SqliteWriter): Adapter {
   const { path, logger, now, conversion } = options;
 
-  const dialect = new SQLiteSyncDialect();
+  const dialect = new (sqliteCore().SQLiteSyncDialect)();
   const statements = new Map<string, Database.Statement>();
   const prepare = (text: string): Database.Statement => {
     let stmt = statements.get(text);

@@ -1,4 +1,4 @@
-import { sql } from 'drizzle-orm';
+import { sql } from '../../db/schema/drizzle.ts';
 import type { Clock } from '../clock.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
