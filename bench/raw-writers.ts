@@ -5,8 +5,9 @@ import postgres from 'postgres';
  * EVERY statement the replay benchmark's baselines run against the database lives in this module, and nowhere else.
  *
  * The storage layout is about to change: the `occupancy` table is becoming a view over compact tables. Whoever
- * changes the layout updates only this module (the upserts, the row count, the steady-state reset), so the minimal
- * clients and the storage ceiling keep writing exactly what the store writes, in the same layout. The size
+ * changes the layout updates only this module (the upserts, the row count, the steady-state reset, the receiver's
+ * storage floor), so the minimal clients, the storage ceiling, the end-to-end raw baselines (bench/sync-worker.ts)
+ * and the receiver floor (bench/receiver-floor.ts) keep writing exactly what the store writes, in the same layout. The size
  * measurement (bench/storage-size.ts) is generic over whatever tables exist and needs no change.
  *
  * Both dialects write what the store writes for a polled reading: the reading's five fields plus customer_id,
@@ -165,4 +166,24 @@ export async function deleteReadingsFrom(databaseUrl: string, customerId: string
   } finally {
     await sql.end({ timeout: 5 });
   }
+}
+
+/**
+ * The receiver's storage floor (bench/receiver-floor.ts): the delivery row with its body, and one occupancy upsert
+ * per item, positional: upsert.run(customerId, source, receivedAt, floorSpaceId, observedAt, status, headcount,
+ * eventId).
+ */
+export function receiverFloorStatements(db: Database.Database) {
+  return {
+    insertDelivery: db.prepare(
+      'INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?) ' +
+        'ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1 RETURNING attempts',
+    ),
+    upsert: db.prepare(
+      'INSERT INTO occupancy (customer_id, source, ingested_at, floor_space_id, observed_at, occupancy_status, headcount, event_id) ' +
+        `VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${CONFLICT}`,
+    ),
+    savepoint: db.prepare('SAVEPOINT delivery'),
+    release: db.prepare('RELEASE SAVEPOINT delivery'),
+  };
 }
