@@ -61,7 +61,7 @@ const REPLAY_TOP = 15;
 
 function selfOnly(title: string, file: string): string[] {
   const { totalMs, frames } = summarize(file);
-  return [`#### ${title} (${(totalMs / 1000).toFixed(1)} s profiled, process start included)`, '', '```', ...formatFrames(topSelf(frames, REPLAY_TOP), 'self'), '```', ''];
+  return [`##### ${title} (${(totalMs / 1000).toFixed(1)} s profiled, process start included)`, '', '```', ...formatFrames(topSelf(frames, REPLAY_TOP), 'self'), '```', ''];
 }
 
 /**
@@ -71,7 +71,7 @@ function selfOnly(title: string, file: string): string[] {
 export async function profileReplay(bench: ReplayBench, dialects: readonly Dialect[]): Promise<string> {
   const lines: string[] = [];
   for (const dialect of dialects) {
-    lines.push(`### Replay into ${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}, large pages, ${bench.rows.toLocaleString('en-US')} rows`, '');
+    lines.push(`#### Replay into ${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}, large pages, ${bench.rows.toLocaleString('en-US')} rows`, '');
     for (const impl of ['ours', 'minimal'] as const) {
       const tmp = tempDir('occupancy-bench-prof-');
       try {
