@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { tempDir } from '../test/support/tmp.ts';
 import { formatFrames, summarize, topOwnTotal, topSelf } from './cpuprofile.ts';
 import { measureReceiver, type LoadSettings } from './receiver-load.ts';
+import type { ReplayBench } from './replay-bench.ts';
 import type { SyncBench } from './sync-bench.ts';
+import type { Dialect } from '../test/support/databases.ts';
 
 /**
  * `--profile`: one extra run of our SQLite sync and one of the real receiver under `node --cpu-prof`, summarised as
@@ -53,4 +55,32 @@ export async function profileAll(sync: SyncBench, rows: number, load: LoadSettin
     receiverTmp.remove();
   }
   return lines.join('\n');
+}
+
+const REPLAY_TOP = 15;
+
+function selfOnly(title: string, file: string): string[] {
+  const { totalMs, frames } = summarize(file);
+  return [`##### ${title} (${(totalMs / 1000).toFixed(1)} s profiled, process start included)`, '', '```', ...formatFrames(topSelf(frames, REPLAY_TOP), 'self'), '```', ''];
+}
+
+/**
+ * `--profile` on the replay server: ours and the minimal client, large pages, each dialect, top frames by self
+ * time side by side, so the extra CPU per million rows of ours shows by function. Not part of the figures.
+ */
+export async function profileReplay(bench: ReplayBench, dialects: readonly Dialect[]): Promise<string> {
+  const lines: string[] = [];
+  for (const dialect of dialects) {
+    lines.push(`#### Replay into ${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}, large pages, ${bench.rows.toLocaleString('en-US')} rows`, '');
+    for (const impl of ['ours', 'minimal'] as const) {
+      const tmp = tempDir('occupancy-bench-prof-');
+      try {
+        const result = await bench.once(impl, dialect, 'large', { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${tmp.dir}`] });
+        lines.push(...selfOnly(`${impl}: ${result.cpuPerMillion.toFixed(1)} CPU s per million rows (profiled run)`, mainProfile(tmp.dir)));
+      } finally {
+        tmp.remove();
+      }
+    }
+  }
+  return lines.join('\n').trimEnd();
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { openRawSqlite, prepareRawUpsert } from './baseline-sqlite.ts';
+import { openRawSqlite, receiverFloorStatements } from './raw-writers.ts';
 import { flags, report, required } from './child.ts';
 import { freshDatabase } from '../test/support/databases.ts';
 import { deliveryStream } from './receiver-load.ts';
@@ -30,13 +30,7 @@ const savepoints = args.has('savepoints');
 const fresh = await freshDatabase('sqlite', 'floor', { migrate: true });
 try {
   const db = openRawSqlite(fresh.database.sqlitePath!);
-  const insertDelivery = db.prepare(
-    'INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?) ' +
-      'ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1 RETURNING attempts',
-  );
-  const upsert = prepareRawUpsert(db);
-  const savepoint = db.prepare('SAVEPOINT delivery');
-  const release = db.prepare('RELEASE SAVEPOINT delivery');
+  const { insertDelivery, upsert, savepoint, release } = receiverFloorStatements(db);
   const customerId = randomUUID();
   const next = deliveryStream(customerId);
   // Generated up front: the floor times SQLite only.

@@ -5,26 +5,42 @@ import { measureAuthEconomy, type AuthEconomy } from './auth-economy.ts';
 import { postgresProblem, type Dialect } from '../test/support/databases.ts';
 import { flags, runBench } from './child.ts';
 import { updateDoc } from './doc.ts';
-import { profileAll } from './profile.ts';
+import { profileAll, profileReplay } from './profile.ts';
 import type { FloorResult } from './receiver-floor.ts';
 import { measureReceiver, type LoadResult } from './receiver-load.ts';
 import { formatNumber, median, mib } from './stats.ts';
 import { BENCH_PG_URL, PAGE_SIZE, SyncBench, type SyncSamples } from './sync-bench.ts';
+import type { PgStyle } from './raw-writers.ts';
 import type { SyncResult } from './sync-job.ts';
 import { renderTable, type Row } from './table.ts';
+import { replayRows, type ReplayFigures } from './replay-table.ts';
+import { ReplayBench, SHAPES } from './replay-bench.ts';
+import { measureSteady } from './steady.ts';
 
 /**
- * npm run bench [-- --quick | --smoke] [--profile] [--only sqlite,postgres,memory,receiver,auth]
- *               [--page-size N] [--write | --no-write] [--out FILE] [--json FILE]
+ * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,sqlite,postgres,memory,receiver,auth]
+ *               [--pg-style unnest|rows] [--page-size N] [--write | --no-write] [--out FILE] [--json FILE]
  *
  * Prints one table (figures, same-run baselines, ratios, goals) on stdout, progress on stderr. The default mode
  * writes the table into docs/performance.md; --quick and --smoke write only when asked (--write or --out).
  * --page-size (1 to 5,000, default 5,000) sets SYNC_PAGE_SIZE for both sides of the sync comparisons; a run with
  * another page size writes docs/performance.md only when asked, as --quick does.
+ *
+ * `replay` and `steady` (bench/replay-bench.ts, bench/steady.ts) measure our sync against the limit: a replay server
+ * answering from memory, the minimal clients and the storage ceiling. `sqlite` and `postgres` are the older
+ * end-to-end comparison through the sandbox, which shares our two cores and so is not a limit.
  */
 
 interface Mode {
   name: 'full' | 'quick' | 'smoke';
+  /** Readings per replay run (both shapes, both dialects), and the steady state's pre-loaded readings. */
+  replayRows: number;
+  replayRuns: number;
+  steadyRuns: number;
+  /**
+   * The end-to-end sandbox comparison (not a limit) and the memory rows: fewer rows and runs than before the replay
+   * benchmark (1,000,000 rows, 3 runs), to keep the full run near 20 minutes on two cores.
+   */
   syncRows: number;
   memoryRows: [small: number, large: number];
   runs: number;
@@ -34,19 +50,25 @@ interface Mode {
 }
 
 const MODES: Record<Mode['name'], Mode> = {
-  full: { name: 'full', syncRows: 1_000_000, memoryRows: [100_000, 1_000_000], runs: 3, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 } },
-  quick: { name: 'quick', syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 } },
-  smoke: { name: 'smoke', syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 } },
+  full: { name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 } },
+  quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 } },
+  smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 } },
 };
 const CONNECTIONS = 50;
+/**
+ * The Postgres baselines' page insert: one `INSERT ... SELECT FROM unnest(...)` per page was faster than one
+ * prepared INSERT per row (pipelined in the page's transaction) in bench/ measurements: see docs/performance.md.
+ */
+const PG_STYLE: PgStyle = 'unnest';
 /** Deliveries per transaction for the storage floor: what the receiver's group commit averaged at 50 connections. */
 const FLOOR_GROUP = 25;
-const PARTS = ['sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
+const PARTS = ['replay', 'steady', 'sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
 type Part = (typeof PARTS)[number];
 
 /** Everything measured, for --json (the smoke test reads it). */
 export interface BenchFigures {
   mode: Mode['name'];
+  replay?: ReplayFigures;
   sync: Partial<Record<Dialect, { rows: number; ours: number; raw: number; ratio: number; samples: SyncSamples }>>;
   memory?: { smallRows: number; largeRows: number; small: number; large: number; ratio: number };
   receiver?: { ours: LoadResult; bare: LoadResult; ratio: number; floor: FloorResult; bound: number; ratioToBound: number };
@@ -74,16 +96,60 @@ async function main(): Promise<void> {
   const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
   const figures: BenchFigures = { mode: mode.name, sync: {}, skipped: [], table: '' };
   const rows: Row[] = [];
+  let replayProfile: string | undefined;
   log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
-  const pgProblem = wants('postgres') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
+  const pgProblem = wants('postgres') || wants('replay') || wants('steady') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
+  const pgStyle = (args.get('pg-style') ?? PG_STYLE) as PgStyle;
+  if (pgStyle !== 'unnest' && pgStyle !== 'rows') throw new Error(`--pg-style ${pgStyle}: use unnest or rows`);
+  if (wants('replay') || wants('steady') || args.has('profile')) {
+    const dialects = (['sqlite', 'postgres'] as const).filter((d) => {
+      if (d === 'postgres' && pgProblem) figures.skipped.push(`replay postgres: ${pgProblem}`);
+      return !(d === 'postgres' && pgProblem);
+    });
+    log(`Replay: recording ${formatNumber(mode.replayRows)} readings per shape from the sandbox`);
+    const replay = await ReplayBench.start(log, mode.replayRows);
+    try {
+      const r: ReplayFigures = { rows: mode.replayRows, runs: mode.replayRuns, steadyRuns: mode.steadyRuns, pgStyle, steadyWindow: replay.steady, dialects: {}, server: replay.serverCpuPerMillion() };
+      for (const dialect of dialects) {
+        const d: NonNullable<ReplayFigures['dialects']['sqlite']> = (r.dialects[dialect] = { shapes: {} });
+        if (!wants('replay')) continue;
+        for (const shape of SHAPES) {
+          log(`Replay into ${dialect}, ${shape.label}: ${mode.replayRuns} run(s) of ours, minimal, minimal+overlap, ceiling, rotating`);
+          d.shapes[shape.name] = await replay.compare(dialect, shape.name, mode.replayRuns, pgStyle, async (url, result) => {
+            if (shape.name !== 'large') return;
+            d.bytes = await replay.bytesPerReading(dialect, url, result.rows);
+            log(`  ${dialect}: ${d.bytes.perReading.toFixed(1)} bytes per reading after ours (${d.bytes.breakdown})`);
+          });
+        }
+      }
+      r.server = replay.serverCpuPerMillion();
+      if (wants('steady')) {
+        for (const dialect of dialects) {
+          log(`Steady state on ${dialect}: ${mode.steadyRuns} run(s) each of ours (CLI sync), minimal, node -e 0, rotating`);
+          r.dialects[dialect]!.steady = await measureSteady(replay, dialect, mode.steadyRuns, log);
+        }
+      }
+      if (wants('replay')) log(`Replay servers: ${r.server.perMillion.toFixed(3)} CPU s per million rows served (${formatNumber(r.server.rows)} rows, ${r.server.cpuSeconds.toFixed(2)} s)`);
+      if (args.has('profile')) {
+        log('Profiling (node --cpu-prof): ours and the minimal client on the replay server, large pages');
+        replayProfile = await profileReplay(replay, dialects);
+        process.stdout.write(`${replayProfile}\n\n`);
+      }
+      figures.replay = r;
+      rows.push(...replayRows(r));
+    } finally {
+      await replay.close();
+    }
+  }
+
   const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log, pageSize) : undefined;
   let profile: string | undefined;
   try {
     let largeMemory: SyncResult[] | undefined;
     for (const dialect of ['sqlite', 'postgres'] as const) {
       if (!wants(dialect) || !sync) continue;
-      const label = `Sync into ${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}, ${formatNumber(mode.syncRows)} rows`;
+      const label = `Sync into ${dialect === 'sqlite' ? 'SQLite' : 'Postgres'}, ${formatNumber(mode.syncRows)} rows, end-to-end with the sandbox (not a limit)`;
       if (dialect === 'postgres' && pgProblem) {
         figures.skipped.push(`postgres: ${pgProblem}`);
         rows.push({ benchmark: label, ours: 'skipped', baseline: pgProblem, goal: '>= 0.90', met: undefined });
@@ -194,9 +260,9 @@ async function main(): Promise<void> {
   const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
     const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
-      `load average ${loadAtStart} at the start, medians of ${mode.runs} run(s) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
-      `${minutes} min in all${profile ? ' (profile included)' : ''}.`;
-    updateDoc(out, { results: `${header}\n\n${figures.table}`, ...(profile ? { profile } : {}) });
+      `load average ${loadAtStart} at the start, medians of ${mode.replayRuns} run(s) (replay), ${mode.steadyRuns} (steady state), ${mode.runs} (end to end with the sandbox, memory) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
+      `${minutes} min in all${profile || replayProfile ? ' (profile included)' : ''}.`;
+    updateDoc(out, { results: `${header}\n\n${figures.table}`, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
     log(`wrote ${out}`);
   }
 }

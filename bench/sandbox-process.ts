@@ -5,7 +5,7 @@ import { closeOnSignal, flags, report, required } from './child.ts';
  * The sandbox in its own process, for the sync benchmarks: one customer, a fixed seed, every observation visible
  * at once (lateArrivalMaxMs 0), data starting far enough back that any benchmark range is in the past.
  *
- *   node --import tsx bench/sandbox-process.ts --data-start 2026-01-05T00:00:00Z --buildings 25 --spaces 50
+ *   node --import tsx bench/sandbox-process.ts --data-start 2026-01-05T00:00:00Z --buildings 25 --spaces 50 [--expires-in S]
  *
  * Prints one JSON line: SandboxInfo. Stops on SIGTERM.
  */
@@ -29,6 +29,8 @@ const args = flags();
 const buildings = Number(args.get('buildings') ?? 25);
 const spaces = Number(args.get('spaces') ?? 50);
 const dataStart = required(args, 'data-start');
+// The replay benchmark records one token and serves it for the whole run: it must outlive the run.
+const expiresIn = Number(args.get('expires-in') ?? 900);
 
 const sandbox = await startSandbox({
   seed: SANDBOX_SEED,
@@ -38,7 +40,7 @@ const sandbox = await startSandbox({
   dataStart,
   intervalMs: INTERVAL_MS,
   lateArrivalMaxMs: 0,
-  expiresIn: 900,
+  expiresIn,
 });
 const customer = sandbox.customers[0]!;
 closeOnSignal(() => sandbox.close());

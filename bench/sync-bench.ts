@@ -19,7 +19,7 @@ export const STEP_MS = 3_600_000;
 export const BENCH_PG_URL = process.env.BENCH_DATABASE_URL ?? PG_BASE_URL;
 
 /** A fixed, long-past data start keeps the data identical between runs; a younger clock falls back to 60 days ago. */
-function dataStart(): string {
+export function dataStart(): string {
   const fixed = Date.parse('2026-01-05T00:00:00.000Z');
   const latest = Date.now() - 60 * 86_400_000;
   return new Date(fixed < latest ? fixed : Math.floor(latest / 86_400_000) * 86_400_000).toISOString();

@@ -23,7 +23,3 @@ export interface SyncResult {
   /** process.resourceUsage().maxRSS at the end, in bytes. */
   maxRssBytes: number;
 }
-
-export const OCCUPANCY_UPSERT_CONFLICT =
-  'ON CONFLICT (customer_id, floor_space_id, observed_at) DO UPDATE SET ' +
-  'occupancy_status = excluded.occupancy_status, headcount = excluded.headcount';

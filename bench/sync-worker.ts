@@ -1,9 +1,7 @@
-import Database from 'better-sqlite3';
-import postgres from 'postgres';
-import { rawPostgres } from './baseline-postgres.ts';
-import { rawSqlite } from './baseline-sqlite.ts';
+import { fetchAllPages } from './baseline-fetch.ts';
 import { flags, report, required } from './child.ts';
 import { oursBackfill } from './ours.ts';
+import { countReadings, openWriter } from './raw-writers.ts';
 import type { SyncJob, SyncResult } from './sync-job.ts';
 
 /**
@@ -15,37 +13,24 @@ import type { SyncJob, SyncResult } from './sync-job.ts';
 const args = flags();
 const impl = required(args, 'impl');
 const job = JSON.parse(required(args, 'job')) as SyncJob;
-const sqlitePath = job.databaseUrl.startsWith('file:') ? job.databaseUrl.slice('file:'.length) : undefined;
 
 const started = performance.now();
 if (impl === 'ours') await oursBackfill(job);
-else if (impl === 'raw' && sqlitePath) await rawSqlite(job, sqlitePath);
-else if (impl === 'raw') await rawPostgres(job);
+else if (impl === 'raw') await raw();
 else throw new Error(`--impl must be ours or raw, got ${impl}`);
 const ms = performance.now() - started;
 const maxRssBytes = process.resourceUsage().maxRSS * 1024;
 
-const rows = await countRows();
+const rows = await countReadings(job.databaseUrl);
 if (rows !== job.expectedRows) throw new Error(`${impl}: the table holds ${rows} rows, expected ${job.expectedRows}`);
 report({ rows, ms, rowsPerSecond: (rows / ms) * 1000, maxRssBytes } satisfies SyncResult);
 
-async function countRows(): Promise<number> {
-  if (sqlitePath) {
-    const db = new Database(sqlitePath, { readonly: true });
-    try {
-      return (db.prepare('SELECT count(*) AS n FROM occupancy').get() as { n: number }).n;
-    } finally {
-      db.close();
-    }
-  }
-  const url = new URL(job.databaseUrl);
-  const schema = url.searchParams.get('schema')!;
-  url.searchParams.delete('schema');
-  const sql = postgres(url.toString(), { max: 1, onnotice: () => {} });
+/** The raw baseline: bench/baseline-fetch.ts's pages, bench/raw-writers.ts's writes (SQLite upsert per row, Postgres unnest per page). */
+async function raw(): Promise<void> {
+  const writer = openWriter(job.databaseUrl, job.sandbox.customerId, 'unnest');
   try {
-    const [row] = await sql.unsafe<{ n: string }[]>(`SELECT count(*) AS n FROM "${schema}".occupancy`);
-    return Number(row!.n);
+    await fetchAllPages(job, (nodes) => writer.write(nodes));
   } finally {
-    await sql.end({ timeout: 5 });
+    await writer.close();
   }
 }

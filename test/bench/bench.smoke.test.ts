@@ -6,6 +6,12 @@ import { tempDir } from '../support/tmp.ts';
 import { spawnTs } from '../support/process.ts';
 
 const dirs: Array<{ remove(): void }> = [];
+
+/** Present, finite and positive: the figure was produced. Never how large it is. */
+function expectPositive(value: number | undefined, what: string): void {
+  expect(Number.isFinite(value), `${what}: ${value}`).toBe(true);
+  expect(value!, what).toBeGreaterThan(0);
+}
 afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
 
 // Keeps the harness working in CI. It asserts that every figure is produced, never how fast anything is: timings
@@ -21,12 +27,56 @@ describe('benchmark harness (--smoke)', () => {
     const stdout = bench.stdout();
 
     expect(stdout).toMatch(/^\| Benchmark +\| Ours +\| Baseline \(same run\) +\| Ratio +\| Goal +\| Met +\|$/m);
-    for (const name of ['Sync into SQLite', 'Sync into Postgres', 'Memory: peak RSS', 'Receiver: signed deliveries', 'Auth calls per hour']) {
+    for (const name of [
+      'Replay into SQLite, large pages',
+      'Replay into SQLite, small pages',
+      'Replay into Postgres, large pages',
+      'Replay into Postgres, small pages',
+      'Bytes per reading, SQLite',
+      'Bytes per reading, Postgres',
+      'Steady state, SQLite',
+      'Steady state, Postgres',
+      'Replay server: its own CPU per million rows',
+      'Sync into SQLite, 2,500 rows, end-to-end with the sandbox (not a limit)',
+      'Sync into Postgres',
+      'Memory: peak RSS',
+      'Receiver: signed deliveries',
+      'Auth calls per hour',
+    ]) {
       expect(stdout).toContain(name);
     }
 
     const figures = JSON.parse(readFileSync(json, 'utf8')) as BenchFigures;
     expect(figures.skipped).toEqual([]);
+    const replay = figures.replay!;
+    expectPositive(replay.server.perMillion, 'replay server CPU per million rows');
+    for (const dialect of ['sqlite', 'postgres'] as const) {
+      const d = replay.dialects[dialect]!;
+      for (const shape of ['large', 'small'] as const) {
+        const f = d.shapes[shape]!;
+        const where = `${dialect} ${shape}`;
+        expect(f.rows, where).toBe(replay.rows);
+        for (const impl of ['ours', 'minimal', 'overlap', 'ceiling'] as const) {
+          expectPositive(f.rowsPerSecond[impl], `${where} ${impl} rows/s`);
+          expectPositive(f.cpuPerMillion[impl], `${where} ${impl} CPU per million rows`);
+          expectPositive(f.maxRssBytes[impl], `${where} ${impl} peak RSS`);
+        }
+        expectPositive(f.ratioToBestMinimal, `${where} ours / best minimal`);
+        expectPositive(f.ratioToCeiling, `${where} ours / ceiling`);
+        expectPositive(f.cpuRatio, `${where} CPU ratio`);
+      }
+      expectPositive(d.bytes!.perReading, `${dialect} bytes per reading`);
+      expect(d.bytes!.readings, dialect).toBe(replay.rows);
+      if (d.bytes!.breakdown !== 'none') expect(d.bytes!.relations.length, `${dialect} bytes breakdown`).toBeGreaterThan(0);
+      const steady = d.steady!;
+      expect(steady.readings, `${dialect} steady readings`).toBe(150);
+      for (const kind of ['ours', 'minimal', 'node'] as const) {
+        expectPositive(steady.wallMs[kind], `${dialect} steady ${kind} wall`);
+        expectPositive(steady.cpuMs[kind], `${dialect} steady ${kind} CPU`);
+      }
+      expectPositive(steady.wallRatio, `${dialect} steady wall ratio`);
+      expectPositive(steady.cpuRatio, `${dialect} steady CPU ratio`);
+    }
     for (const dialect of ['sqlite', 'postgres'] as const) {
       const sync = figures.sync[dialect]!;
       expect(sync.rows).toBeGreaterThan(0);
