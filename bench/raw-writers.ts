@@ -4,14 +4,12 @@ import postgres from 'postgres';
 /**
  * EVERY statement the replay benchmark's baselines run against the database lives in this module, and nowhere else.
  *
- * The storage layout is about to change: the `occupancy` table is becoming a view over compact tables. Whoever
- * changes the layout updates only this module (the upserts, the row count, the steady-state reset, the receiver's
- * storage floor), so the minimal clients, the storage ceiling, the end-to-end raw baselines (bench/sync-worker.ts)
- * and the receiver floor (bench/receiver-floor.ts) keep writing exactly what the store writes, in the same layout. The size
- * measurement (bench/storage-size.ts) is generic over whatever tables exist and needs no change.
- *
- * Both dialects write what the store writes for a polled reading: the reading's five fields plus customer_id,
- * source 'poll', ingested_at and polled_at (the page's time), one transaction per page.
+ * They write the compact layout the store writes (db/schema/pg.ts: floor spaces and statuses as dictionary keys, one
+ * arrival row per page, one narrow row per reading; SQLite keeps the time as integer milliseconds and UUID event ids
+ * as 16 bytes), the cheapest correct way: dictionary keys in a Map (a miss inserts and reads the key back), one
+ * prepared upsert per row (SQLite) or one unnest statement per page (Postgres), one transaction per page. Whoever
+ * changes the layout updates only this module; the size measurement (bench/storage-size.ts) is generic over
+ * whatever tables exist.
  *
  * This file runs under tsx and under Node's own type stripping (the steady-state minimal client is a plain `node`
  * process): erasable TypeScript only.
@@ -46,23 +44,23 @@ export function target(databaseUrl: string): Target {
   return { dialect: 'postgres', url: url.toString(), schema };
 }
 
-const CONFLICT =
-  'ON CONFLICT (customer_id, floor_space_id, observed_at) DO UPDATE SET ' +
-  'occupancy_status = excluded.occupancy_status, headcount = excluded.headcount';
+const LOWER_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const SQLITE_UPSERT =
-  'INSERT INTO occupancy (customer_id, source, ingested_at, polled_at, floor_space_id, observed_at, occupancy_status, headcount, event_id) ' +
-  `VALUES (?, 'poll', ?, ?, ?, ?, ?, ?, ?) ${CONFLICT}`;
+  'INSERT INTO occupancy_readings (floor_space_key, observed_ms, status_code, headcount, polled_arrival, event_id) VALUES (?, ?, ?, ?, ?, ?) ' +
+  'ON CONFLICT (floor_space_key, observed_ms) DO UPDATE SET status_code = excluded.status_code, headcount = excluded.headcount';
+
+const PG_CONFLICT = 'ON CONFLICT (floor_space_key, observed_at) DO UPDATE SET status_code = excluded.status_code, headcount = excluded.headcount';
 
 const PG_UNNEST =
-  'INSERT INTO occupancy (customer_id, source, ingested_at, polled_at, floor_space_id, observed_at, occupancy_status, headcount, event_id) ' +
-  "SELECT $1::text, 'poll', $2::timestamptz, $2::timestamptz, u.f, u.o, u.s, u.h, u.e " +
-  'FROM unnest($3::text[], $4::timestamptz[], $5::text[], $6::int4[], $7::text[]) AS u(f, o, s, h, e) ' +
-  CONFLICT;
+  'INSERT INTO occupancy_readings (polled_arrival, floor_space_key, observed_at, status_code, headcount, event_uuid, event_text) ' +
+  'SELECT $1::int4, u.f, u.o, u.s, u.h, u.eu, u.et ' +
+  'FROM unnest($2::int4[], $3::timestamptz[], $4::int4[], $5::int4[], $6::uuid[], $7::text[]) AS u(f, o, s, h, eu, et) ' +
+  PG_CONFLICT;
 
 const PG_ROW =
-  'INSERT INTO occupancy (customer_id, source, ingested_at, polled_at, floor_space_id, observed_at, occupancy_status, headcount, event_id) ' +
-  `VALUES ($1, 'poll', $2, $2, $3, $4, $5, $6, $7) ${CONFLICT}`;
+  'INSERT INTO occupancy_readings (polled_arrival, floor_space_key, observed_at, status_code, headcount, event_uuid, event_text) ' +
+  `VALUES ($1, $2, $3, $4, $5, $6, $7) ${PG_CONFLICT}`;
 
 /** A raw better-sqlite3 connection with the store's pragmas (src/store/sqlite.ts), so no side wins by configuration. */
 export function openRawSqlite(path: string): Database.Database {
@@ -76,12 +74,35 @@ export function openRawSqlite(path: string): Database.Database {
   return db;
 }
 
-/** Synchronous SQLite page writer: one prepared upsert, one transaction per page. */
+/** Synchronous SQLite page writer: dictionary keys from Maps, one prepared upsert, one transaction per page. */
 export function sqliteWriter(path: string, customerId: string): PageWriter & { write(nodes: Reading[]): void } {
   const db = openRawSqlite(path);
   const upsert = db.prepare(SQLITE_UPSERT);
+  const insertSpace = db.prepare('INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  const readSpace = db.prepare('SELECT floor_space_key AS k FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ?').pluck();
+  const insertStatus = db.prepare('INSERT INTO occupancy_statuses (occupancy_status) VALUES (?) ON CONFLICT DO NOTHING');
+  const readStatus = db.prepare('SELECT status_code FROM occupancy_statuses WHERE occupancy_status = ?').pluck();
+  const insertArrival = db.prepare("INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('poll', ?) RETURNING arrival_key").pluck();
+  const spaces = new Map<string, number>();
+  const statuses = new Map<string, number>();
   const page = db.transaction((nodes: Reading[], at: string) => {
-    for (const n of nodes) upsert.run(customerId, at, at, n.floorSpaceId, n.created, n.occupancyStatus, n.headcount, n.id);
+    const arrival = insertArrival.get(at) as number;
+    for (const n of nodes) {
+      let space = spaces.get(n.floorSpaceId);
+      if (space === undefined) {
+        insertSpace.run(customerId, n.floorSpaceId);
+        space = readSpace.get(customerId, n.floorSpaceId) as number;
+        spaces.set(n.floorSpaceId, space);
+      }
+      let status = statuses.get(n.occupancyStatus);
+      if (status === undefined) {
+        insertStatus.run(n.occupancyStatus);
+        status = readStatus.get(n.occupancyStatus) as number;
+        statuses.set(n.occupancyStatus, status);
+      }
+      const event = LOWER_UUID.test(n.id) ? Buffer.from(n.id.replaceAll('-', ''), 'hex') : n.id;
+      upsert.run(space, Date.parse(n.created), status, n.headcount, arrival, event);
+    }
   });
   return {
     write: (nodes) => page(nodes, new Date().toISOString()),
@@ -100,25 +121,48 @@ function pgClient(t: Extract<Target, { dialect: 'postgres' }>) {
 /** Postgres page writer (postgres.js, prepared statements, one transaction per page). */
 export function postgresWriter(t: Extract<Target, { dialect: 'postgres' }>, customerId: string, style: PgStyle): PageWriter {
   const sql = pgClient(t);
+  const spaces = new Map<string, number>();
+  const statuses = new Map<string, number>();
+  type Tx = postgres.TransactionSql;
+  /** Keys of values not in `map` yet: inserted if missing, read back, remembered. */
+  const learn = async (tx: Tx, map: Map<string, number>, values: Iterable<string>, insert: string, read: string, scoped: boolean) => {
+    const missing = [...new Set([...values].filter((v) => !map.has(v)))];
+    if (missing.length === 0) return;
+    const params = scoped ? [customerId, missing] : [missing];
+    await tx.unsafe(insert, params as never[]);
+    for (const row of await tx.unsafe<{ k: number; v: string }[]>(read, params as never[])) map.set(row.v, row.k);
+  };
   const write = async (nodes: Reading[]): Promise<void> => {
     const at = new Date().toISOString();
-    if (style === 'unnest') {
-      const params = [
-        customerId,
-        at,
-        nodes.map((n) => n.floorSpaceId),
-        nodes.map((n) => n.created),
-        nodes.map((n) => n.occupancyStatus),
-        nodes.map((n) => n.headcount),
-        nodes.map((n) => n.id),
-      ];
-      await sql.begin((tx) => tx.unsafe(PG_UNNEST, params as never[], { prepare: true }));
-    } else {
-      // postgres.js pipelines the statements of a transaction that are issued without waiting for each other.
-      await sql.begin((tx) =>
-        nodes.map((n) => tx.unsafe(PG_ROW, [customerId, at, n.floorSpaceId, n.created, n.occupancyStatus, n.headcount, n.id] as never[], { prepare: true })),
-      );
-    }
+    await sql.begin(async (tx) => {
+      await learn(tx, spaces, nodes.map((n) => n.floorSpaceId),
+        'INSERT INTO floor_spaces (customer_id, floor_space_id) SELECT $1, unnest($2::text[]) ON CONFLICT DO NOTHING',
+        'SELECT floor_space_key AS k, floor_space_id AS v FROM floor_spaces WHERE customer_id = $1 AND floor_space_id = ANY($2::text[])', true);
+      await learn(tx, statuses, nodes.map((n) => n.occupancyStatus),
+        'INSERT INTO occupancy_statuses (occupancy_status) SELECT unnest($1::text[]) ON CONFLICT DO NOTHING',
+        'SELECT status_code AS k, occupancy_status AS v FROM occupancy_statuses WHERE occupancy_status = ANY($1::text[])', false);
+      const [arrival] = await tx.unsafe<{ k: number }[]>("INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('poll', $1) RETURNING arrival_key AS k", [at]);
+      const uuid = (n: Reading) => LOWER_UUID.test(n.id);
+      if (style === 'unnest') {
+        const params = [
+          arrival!.k,
+          nodes.map((n) => spaces.get(n.floorSpaceId)!),
+          nodes.map((n) => n.created),
+          nodes.map((n) => statuses.get(n.occupancyStatus)!),
+          nodes.map((n) => n.headcount),
+          nodes.map((n) => (uuid(n) ? n.id : null)),
+          nodes.map((n) => (uuid(n) ? null : n.id)),
+        ];
+        await tx.unsafe(PG_UNNEST, params as never[], { prepare: true });
+      } else {
+        // postgres.js pipelines the statements of a transaction that are issued without waiting for each other.
+        await Promise.all(
+          nodes.map((n) =>
+            tx.unsafe(PG_ROW, [arrival!.k, spaces.get(n.floorSpaceId)!, n.created, statuses.get(n.occupancyStatus)!, n.headcount, uuid(n) ? n.id : null, uuid(n) ? null : n.id] as never[], { prepare: true }),
+          ),
+        );
+      }
+    });
   };
   return { write, close: () => sql.end({ timeout: 5 }) };
 }
@@ -154,14 +198,19 @@ export async function deleteReadingsFrom(databaseUrl: string, customerId: string
   if (t.dialect === 'sqlite') {
     const db = openRawSqlite(t.path);
     try {
-      return db.prepare('DELETE FROM occupancy WHERE customer_id = ? AND observed_at >= ?').run(customerId, fromIso).changes;
+      return db
+        .prepare('DELETE FROM occupancy_readings WHERE observed_ms >= ? AND floor_space_key IN (SELECT floor_space_key FROM floor_spaces WHERE customer_id = ?)')
+        .run(Date.parse(fromIso), customerId).changes;
     } finally {
       db.close();
     }
   }
   const sql = pgClient(t);
   try {
-    const result = await sql.unsafe('DELETE FROM occupancy WHERE customer_id = $1 AND observed_at >= $2', [customerId, fromIso]);
+    const result = await sql.unsafe(
+      'DELETE FROM occupancy_readings WHERE observed_at >= $2 AND floor_space_key IN (SELECT floor_space_key FROM floor_spaces WHERE customer_id = $1)',
+      [customerId, fromIso],
+    );
     return result.count;
   } finally {
     await sql.end({ timeout: 5 });
@@ -169,20 +218,45 @@ export async function deleteReadingsFrom(databaseUrl: string, customerId: string
 }
 
 /**
- * The receiver's storage floor (bench/receiver-floor.ts): the delivery row with its body, and one occupancy upsert
- * per item, positional: upsert.run(customerId, source, receivedAt, floorSpaceId, observedAt, status, headcount,
- * eventId).
+ * The receiver's storage floor (bench/receiver-floor.ts): the delivery row with its body, and its items as one page
+ * of webhook arrivals in the compact layout. `items(customerId, receivedAt, deliveryId, items)`.
  */
 export function receiverFloorStatements(db: Database.Database) {
+  const insertSpace = db.prepare('INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  const readSpace = db.prepare('SELECT floor_space_key FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ?').pluck();
+  const insertStatus = db.prepare('INSERT INTO occupancy_statuses (occupancy_status) VALUES (?) ON CONFLICT DO NOTHING');
+  const readStatus = db.prepare('SELECT status_code FROM occupancy_statuses WHERE occupancy_status = ?').pluck();
+  const insertArrival = db.prepare("INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('webhook', ?) RETURNING arrival_key").pluck();
+  const upsert = db.prepare(
+    'INSERT INTO occupancy_readings (floor_space_key, observed_ms, status_code, headcount, delivered_arrival, event_id) VALUES (?, ?, ?, ?, ?, ?) ' +
+      'ON CONFLICT (floor_space_key, observed_ms) DO UPDATE SET status_code = excluded.status_code, headcount = excluded.headcount',
+  );
+  const spaces = new Map<string, number>();
+  const statuses = new Map<string, number>();
   return {
     insertDelivery: db.prepare(
       'INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?) ' +
         'ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1 RETURNING attempts',
     ),
-    upsert: db.prepare(
-      'INSERT INTO occupancy (customer_id, source, ingested_at, floor_space_id, observed_at, occupancy_status, headcount, event_id) ' +
-        `VALUES (?, ?, ?, ?, ?, ?, ?, ?) ${CONFLICT}`,
-    ),
+    items(customerId: string, receivedAt: string, observedAt: string, deliveryId: string, items: ReadonlyArray<{ FloorSpaceId: string; OccupancyStatus: string; Headcount: number }>) {
+      const arrival = insertArrival.get(receivedAt) as number;
+      const event = LOWER_UUID.test(deliveryId) ? Buffer.from(deliveryId.replaceAll('-', ''), 'hex') : deliveryId;
+      for (const item of items) {
+        let space = spaces.get(item.FloorSpaceId);
+        if (space === undefined) {
+          insertSpace.run(customerId, item.FloorSpaceId);
+          space = readSpace.get(customerId, item.FloorSpaceId) as number;
+          spaces.set(item.FloorSpaceId, space);
+        }
+        let status = statuses.get(item.OccupancyStatus);
+        if (status === undefined) {
+          insertStatus.run(item.OccupancyStatus);
+          status = readStatus.get(item.OccupancyStatus) as number;
+          statuses.set(item.OccupancyStatus, status);
+        }
+        upsert.run(space, Date.parse(observedAt), status, item.Headcount, arrival, event);
+      }
+    },
     savepoint: db.prepare('SAVEPOINT delivery'),
     release: db.prepare('RELEASE SAVEPOINT delivery'),
   };

@@ -30,7 +30,7 @@ const savepoints = args.has('savepoints');
 const fresh = await freshDatabase('sqlite', 'floor', { migrate: true });
 try {
   const db = openRawSqlite(fresh.database.sqlitePath!);
-  const { insertDelivery, upsert, savepoint, release } = receiverFloorStatements(db);
+  const { insertDelivery, items, savepoint, release } = receiverFloorStatements(db);
   const customerId = randomUUID();
   const next = deliveryStream(customerId);
   // Generated up front: the floor times SQLite only.
@@ -40,9 +40,7 @@ try {
       const d = deliveries[i]!;
       if (savepoints) savepoint.run();
       insertDelivery.get(customerId, d.id, 'Occupancy', d.created, d.created, receivedAt, d.body);
-      for (const item of d.items) {
-        upsert.run(customerId, 'webhook', receivedAt, item.FloorSpaceId, d.created, item.OccupancyStatus, item.Headcount, d.id);
-      }
+      items(customerId, receivedAt, d.created, d.id, d.items);
       if (savepoints) release.run();
     }
   });

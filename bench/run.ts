@@ -82,7 +82,10 @@ const rate = (v: number) => `${formatNumber(v)} rows/s`;
 
 async function main(): Promise<void> {
   const args = flags();
-  const mode = MODES[args.has('smoke') ? 'smoke' : args.has('quick') ? 'quick' : 'full'];
+  const base = MODES[args.has('smoke') ? 'smoke' : args.has('quick') ? 'quick' : 'full'];
+  // --rows N: the replay's readings per shape (experiments); such a run writes docs/performance.md only when asked.
+  const mode: Mode = args.has('rows') ? { ...base, replayRows: Number(args.get('rows')) } : base;
+  if (!Number.isInteger(mode.replayRows) || mode.replayRows < 1) throw new Error(`--rows ${args.get('rows')}: use a whole number of readings`);
   const only = args.get('only')?.split(',') ?? [...PARTS];
   const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
   if (unknown.length) throw new Error(`--only: unknown part ${unknown.join(', ')}; use ${PARTS.join(', ')}`);
@@ -256,7 +259,7 @@ async function main(): Promise<void> {
 
   if (args.has('json')) writeFileSync(args.get('json')!, JSON.stringify(figures, null, 2));
   const out = args.get('out') ?? fileURLToPath(new URL('../docs/performance.md', import.meta.url));
-  const standard = mode.name === 'full' && pageSize === PAGE_SIZE;
+  const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !args.has('rows');
   const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
     const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +

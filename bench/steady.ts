@@ -1,4 +1,5 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { openStore } from '../src/store/index.ts';
 import { freshDatabase, type Dialect } from '../test/support/databases.ts';
@@ -17,9 +18,8 @@ import { median } from './stats.ts';
  * a 15-minute window (SYNC_LOOKBACK's default; the watermark set so exactly that window is read: 3 ticks x 50
  * spaces = 150 readings) as a real process, start-up included, against the replay server:
  *
- * - ours: `node --import tsx bin/occupancy-sync.ts sync --stream occupancy`, the repository's way (an installed
- *   package runs the compiled dist/ without tsx, which starts faster), with bench/frozen-clock.ts so the planned
- *   window is the recorded one;
+ * - ours: `node dist/bin/occupancy-sync.js sync --stream occupancy`, what an installed package runs (the compiled
+ *   dist/, built first by the harness), with bench/frozen-clock.ts so the planned window is the recorded one;
  * - minimal: `node bench/steady-minimal.ts` (plain node, type stripping): authenticate, read, write;
  * - node: `node -e 0`.
  *
@@ -68,7 +68,15 @@ function timed(argv: string[], env: Record<string, string>): Promise<SteadySampl
   });
 }
 
+let built: Promise<unknown> | undefined;
+/** dist/ from the current sources, once per bench run: the steady state times what an installed package runs. */
+function buildDist(log: (line: string) => void): Promise<unknown> {
+  built ??= (log('  building dist/ (npm run build) for the steady state'), promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: ROOT }));
+  return built;
+}
+
 export async function measureSteady(bench: ReplayBench, dialect: Dialect, runs: number, log: (line: string) => void): Promise<SteadyFigures> {
+  await buildDist(log);
   const replay = bench.replay('small');
   const { steady } = bench;
   const db = await freshDatabase(dialect, `steady_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
@@ -108,7 +116,7 @@ export async function measureSteady(bench: ReplayBench, dialect: Dialect, runs: 
       databaseUrl: db.url,
     };
     const commands: Record<SteadyKind, string[]> = {
-      ours: [process.execPath, '--import', 'tsx', '--import', FROZEN_CLOCK, 'bin/occupancy-sync.ts', 'sync', '--stream', 'occupancy'],
+      ours: [process.execPath, '--import', FROZEN_CLOCK, 'dist/bin/occupancy-sync.js', 'sync', '--stream', 'occupancy'],
       minimal: [process.execPath, 'bench/steady-minimal.ts', JSON.stringify(minimalJob)],
       node: [process.execPath, '-e', '0'],
     };

@@ -24,8 +24,12 @@ export interface Adapter extends Executor {
   readonly readonly: boolean;
   /** Names of the committed migrations this database has not applied yet (read-only). */
   pending(): Promise<string[]>;
-  /** Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. `bulk`: a page of many
+   * rows, which SQLite writes on its writer thread while the main thread prepares the next page (sqlite-writer.ts);
+   * small transactions (webhook deliveries, state) stay on the main connection, where a statement costs no message.
+   */
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: { bulk?: boolean }): Promise<T>;
   /** Applies pending migrations under a cross-process lock; resolves to the names of those it applied. */
   migrate(): Promise<string[]>;
   tryLock(customerId: string, stream: string): Promise<Lock | undefined>;

@@ -146,9 +146,14 @@ const conflict = (observed: string, eventMissing: (t: string) => string, eventSe
   'OR (occupancy_readings.polled_arrival IS NULL AND excluded.polled_arrival IS NOT NULL) ' +
   'OR (occupancy_readings.delivered_arrival IS NULL AND excluded.delivered_arrival IS NOT NULL)';
 
-/** SQLite: observed_ms as integer epoch ms, the event id as 16 bytes or text in one column. */
+/**
+ * SQLite: observed_ms as integer epoch ms, the event id as 16 bytes or text in one column. The statement's values
+ * are named as the adapter names them (columns in order), and `insert` turns the two event values into that column.
+ */
 function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
   return {
+    insertValues: (placeholders) => [...placeholders.slice(0, -2), `COALESCE(unhex(${placeholders.at(-2)}, '-'), ${placeholders.at(-1)})`],
+    insertColumns: (columns) => [...columns.slice(0, -2), 'event_id'],
     table: 'occupancy',
     writeTable: 'occupancy_readings',
     readColumns: READ_COLUMNS,
@@ -160,7 +165,8 @@ function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
       { name: 'observed_ms', type: 'int4' },
       { name: 'status_code', type: 'int4' },
       { name: 'headcount', type: 'int4' },
-      { name: 'event_id', type: 'blob' },
+      { name: 'event_uuid', type: 'text' },
+      { name: 'event_text', type: 'text' },
     ],
     rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'],
     key: ['floorSpaceId', 'observedAt'],
@@ -168,7 +174,10 @@ function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
     fill(record, out, offset, index, prepared) {
       const eventId = fillCommon(record, out, offset, index, prepared);
       out[offset + 1] = Date.parse(out[offset + 1] as string);
-      out[offset + 4] = eventId !== null && LOWER_UUID.test(eventId) ? Buffer.from(eventId.replaceAll('-', ''), 'hex') : eventId;
+      // The 16 bytes are made by SQLite (unhex, on the writer thread): a string crosses threads for less than a Buffer.
+      const uuid = eventId !== null && LOWER_UUID.test(eventId);
+      out[offset + 4] = uuid ? eventId : null;
+      out[offset + 5] = uuid ? null : eventId;
     },
     onConflict: conflict('observed_ms', (t) => `${t}.event_id IS NULL`, 'event_id = COALESCE(occupancy_readings.event_id, excluded.event_id)'),
     softDelete: false,

@@ -65,6 +65,12 @@ export interface SinkDef<R, P = unknown> {
   rowKey: readonly number[];
   /** Validates one record and writes its row values into `out` from `offset` (no allocation on the hot path). */
   fill(record: R, out: unknown[], offset: number, index: number, prepared: P): void;
+  /**
+   * SQLite only: how the statement turns the bound values into the written columns, when not one to one (the
+   * occupancy event id is bound as text and stored as 16 bytes).
+   */
+  insertColumns?(columns: string[]): string[];
+  insertValues?(placeholders: string[]): string[];
   /** The portable ON CONFLICT clause (SQLite and Postgres share the syntax, including `excluded`). */
   onConflict: string;
   /** Rows missing from a complete listing can be marked deleted (the table has last_seen_at and deleted_at). */

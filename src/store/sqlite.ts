@@ -15,7 +15,7 @@ import { CONVERSION_DONE_MIGRATION, convertLegacyOccupancy, type ConversionOptio
 import { loadMigrations, MIGRATIONS_TABLE, pending } from './migrations.ts';
 import { dollarToQuestion } from './placeholders.ts';
 import { KeyCache, type KeyScope } from './key-cache.ts';
-import { sinkDef, type PageContext } from './sinks.ts';
+import { sinkDef, type PageContext, type SinkDef } from './sinks.ts';
 import type { Lock, SinkName, SinkRecords } from './types.ts';
 
 /**
@@ -145,11 +145,7 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
   const upsertStatement = (sink: SinkName): Database.Statement => {
     let stmt = upsertStatements.get(sink);
     if (!stmt) {
-      const def = sinkDef(sink, 'sqlite');
-      const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
-      stmt = db.prepare(
-        `INSERT INTO ${def.writeTable} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${def.onConflict}`,
-      );
+      stmt = db.prepare(insertText(sinkDef(sink, 'sqlite')));
       upsertStatements.set(sink, stmt);
     }
     return stmt;
@@ -194,8 +190,7 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
       const def = sinkDef(sink, 'sqlite');
       let text = insertTexts.get(sink);
       if (!text) {
-        const columns = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
-        text = `INSERT INTO ${def.writeTable} (${columns.join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${def.onConflict}`;
+        text = insertText(def);
         insertTexts.set(sink, text);
       }
       const prepared = def.prepare ? await def.prepare({ tx: this, keys: scope, page }, records) : undefined;
@@ -238,8 +233,8 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
         tx.commit();
       }),
 
-    transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-      if (writer) {
+    transaction<T>(fn: (tx: Executor) => Promise<T>, options: { bulk?: boolean } = {}): Promise<T> {
+      if (writer && options.bulk) {
         return exclusive(async () => {
           const scope = keys.scope();
           await writer.run('BEGIN IMMEDIATE', []);
@@ -353,6 +348,15 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
       });
     },
   };
+}
+
+/** A sink's upsert: one `?` per page and row value, in order. */
+function insertText<R>(def: SinkDef<R>): string {
+  const bound = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
+  const columns = def.insertColumns ? def.insertColumns(bound) : bound;
+  const placeholders = bound.map(() => '?');
+  const values = def.insertValues ? def.insertValues(placeholders) : placeholders;
+  return `INSERT INTO ${def.writeTable} (${columns.join(', ')}) VALUES (${values.join(', ')}) ${def.onConflict}`;
 }
 
 function toSqliteValue(value: unknown): unknown {
