@@ -15,14 +15,26 @@ export type StreamKind =
   /** Time windows from the watermark (minus a lookback) to now (minus a settle delay); see src/sync/windows.ts. */
   | 'incremental-window';
 
+/**
+ * Nested lists between the answer's list and the records (declarative definitions: `buildings[].floorSpaces[].readings`):
+ * each entry leads from an element of the previous list to the next list. The records are the elements of the last
+ * list, each carrying the element it was found in under `$parent` (src/sync/contract.ts `flattenNested`).
+ */
+export type NestedLists = ReadonlyArray<readonly string[]>;
+
 export type Paging =
   /** One request returns everything; `path` leads from `data` to the list of nodes. */
-  | { style: 'single'; path: readonly string[] }
+  | { style: 'single'; path: readonly string[]; each?: NestedLists }
   /**
    * Relay-style connection: `connection` leads from `data` to an object with `nodes` and
    * `pageInfo { hasNextPage endCursor }`; the engine sets `pageSizeVar` and `cursorVar`.
    */
-  | { style: 'relay'; connection: readonly string[]; pageSizeVar: string; cursorVar: string };
+  | { style: 'relay'; connection: readonly string[]; pageSizeVar: string; cursorVar: string; each?: NestedLists }
+  /**
+   * Offset paging: `path` leads from `data` to the list; the engine sets `limitVar` (the page size) and `offsetVar`
+   * (records read so far in the window), and stops at a page holding fewer records than the limit.
+   */
+  | { style: 'offset'; path: readonly string[]; offsetVar: string; limitVar: string; each?: NestedLists };
 
 /** The part of the configuration a variables builder may use. */
 export type StreamSettings = Config['sync'];
