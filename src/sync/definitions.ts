@@ -20,8 +20,6 @@ import { defineStream, type AnyStream, type NestedLists, type Paging, type Strea
 
 /** The format versions this release reads. A file of another version is refused by name, never half-read. */
 export const DEFINITION_VERSIONS: readonly number[] = [1];
-/** Looked for in the working directory when DEFINITIONS_FILE is not set; a directory setting names this file in it. */
-export const DEFAULT_DEFINITIONS_FILE = 'occupancy-sync.streams.yaml';
 
 export const WEBHOOK_OPERATIONS = ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent'] as const;
 export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
