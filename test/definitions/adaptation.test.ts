@@ -1,0 +1,104 @@
+import { cpSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createApiClient } from '../../src/api/client.ts';
+import { loadStreams } from '../../src/app/streams.ts';
+import { resolveConfig } from '../../src/config.ts';
+import { ExitCode, GraphQLResponseError } from '../../src/errors.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { systemClock } from '../../src/clock.ts';
+import { createWebhookAdmin } from '../../src/webhooks/admin.ts';
+import { runMain } from '../support/cli.ts';
+import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
+import { ROOT } from '../support/process.ts';
+import { tempDir } from '../support/tmp.ts';
+import { DAY, FAST_HTTP, childEnv, dbRows, truthRows } from '../sync/helpers.ts';
+
+/**
+ * The worked adaptation of docs/api-assumptions.md ("Adapting to the real API"), from the repository's sources (the
+ * package test runs it from the installed tarball): the sandbox serves its second API variant; `check` names what the
+ * built-in definitions assume wrongly; the example definitions file (docs/examples/api-v2/) fixes it with no change to
+ * the code; `sync` then stores exactly the sandbox's truth.
+ */
+const EXAMPLE = join(ROOT, 'docs/examples/api-v2');
+
+describe.each(DIALECTS)('adapting to the sandbox API variant v2 with a definitions file alone (%s)', (dialect) => {
+  let sandbox: Sandbox;
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  let dir: { dir: string; remove(): void };
+
+  beforeEach(async () => {
+    sandbox = await startSandbox({ apiVariant: 'v2', seed: 7, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
+    db = await freshDatabase(dialect, 'adapt');
+    env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '97', SYNC_STEP: '6h' });
+    dir = tempDir('definitions-');
+    cpSync(EXAMPLE, dir.dir, { recursive: true });
+  });
+  afterEach(async () => {
+    await sandbox.close();
+    await db.drop();
+    dir.remove();
+  });
+
+  it('check names each assumption the API breaks; with the definitions check passes and sync stores exactly the truth', async () => {
+    const before = await runMain(['check'], env);
+    expect(before.code).toBe(ExitCode.FAILURE);
+    const mismatches = before.stdout.split('\n').filter((line) => /^\S+\.graphql:\d+:\d+: /.test(line));
+    expect(mismatches).toEqual([
+      'jobs/occupancy.graphql:3:3: Cannot query field "occupancy" on type "Query".',
+      'src/webhooks/graphql/registerWebhook.graphql:3:3: Cannot query field "registerWebhook" on type "Mutation". Did you mean "createWebhook" or "updateWebhook"?',
+    ]);
+    const refused = await runMain(['sync'], env);
+    expect(refused.code).not.toBe(ExitCode.OK);
+
+    const adapted = { ...env, DEFINITIONS_FILE: dir.dir };
+    const check = await runMain(['check'], adapted);
+    expect(check.stdout).toContain(`definitions: ${join(dir.dir, 'occupancy-sync.streams.yaml')} (streams buildings, occupancy; 1 webhook document(s) replaced)`);
+    expect(check.stdout).toContain('schema (introspection): 6 job document(s) valid');
+    expect(check.code).toBe(ExitCode.OK);
+
+    const sync = await runMain(['sync'], adapted);
+    expect(sync.stderr).toBe('');
+    expect(sync.code).toBe(ExitCode.OK);
+    const store = await openTestStore(db);
+    try {
+      const customer = sandbox.customers[0]!.id;
+      const to = Date.parse((await store.getState(customer, 'occupancy'))!.watermark!);
+      const truth = truthRows(sandbox, customer, { to });
+      expect(truth.length).toBeGreaterThan(1000);
+      expect(await dbRows(store, customer)).toEqual(truth);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+describe('webhook documents in a definitions file', () => {
+  let sandbox: Sandbox;
+  let dir: { dir: string; remove(): void };
+  beforeEach(async () => {
+    sandbox = await startSandbox({ apiVariant: 'v2', seed: 7, customers: 1 });
+    dir = tempDir('definitions-');
+    cpSync(EXAMPLE, dir.dir, { recursive: true });
+  });
+  afterEach(async () => {
+    await sandbox.close();
+    dir.remove();
+  });
+
+  it('the webhook registration document is replaced by operation: createWebhook answers as registerWebhook', async () => {
+    const customer = sandbox.customers[0]!;
+    const config = resolveConfig({ DEFINITIONS_FILE: join(dir.dir, 'occupancy-sync.streams.yaml') });
+    const client = createApiClient({ baseUrl: sandbox.url, apiKey: customer.writeKey.key, apiSecret: customer.writeKey.secret, clock: systemClock, http: FAST_HTTP });
+    try {
+      const input = { url: 'https://hooks.example.test/occupancy', eventTypes: ['Occupancy'] };
+      await expect(createWebhookAdmin(client).register(input)).rejects.toThrow(GraphQLResponseError);
+      const view = await createWebhookAdmin(client, { documents: loadStreams(config).webhooks }).register(input);
+      expect(view).toMatchObject({ url: input.url, eventTypes: ['Occupancy'], signed: false });
+      expect(await createWebhookAdmin(client).list()).toEqual([view]);
+    } finally {
+      await client.close();
+    }
+  });
+});
