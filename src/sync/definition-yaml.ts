@@ -20,8 +20,8 @@ export class YamlSource {
   ) {
     this.#doc = parseDocument(text, { lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
     for (const error of this.#doc.errors) {
-      const at = error.linePos?.[0];
-      const where = at ? `${file}:${at.line}:${at.col}` : file;
+      const at = this.#lines.linePos(error.pos[0]);
+      const where = `${file}:${at.line}:${at.col}`;
       this.errors.push(`${where}: not valid YAML (${error.message.split('\n')[0]}). Fix: correct the syntax`);
     }
     this.value = this.errors.length === 0 ? this.#doc.toJS() : undefined;

@@ -254,7 +254,9 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   if (s.cursorField !== undefined) {
     const field = typeof s.cursorField === 'string' && isSink(sink) ? columnField(sink, s.cursorField) : undefined;
     if (!windowed) src.error([...path, 'cursorField'], 'only an incremental-window stream has a cursorField', 'remove it');
-    else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
+    else if (!record) {
+      // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
+    } else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
       src.error([...path, 'cursorField'], `cursorField ${JSON.stringify(s.cursorField)} is not a mapped column of the record`, 'name the timestamp column the windows are cut on, e.g. observedAt');
     } else if (record[field].type !== 'timestamp') {
       src.error([...path, 'cursorField'], `cursorField ${field} is mapped as ${record[field].type}, not a timestamp`, 'map it with type: timestamp');
@@ -402,7 +404,7 @@ function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: SinkName,
     if (out[field]) ordered[field] = out[field];
     else if (seen.has(field)) continue;
     else if (column.nullable) ordered[field] = { path: UNMAPPED, type: 'id', nullable: true };
-    else src.error(at, `column ${field} (${column.column}) of sink ${sink} is not mapped`, `add \`${field}: { path: <field in the answer>, type: ... }\``);
+    else src.error(at, `column ${field} (${column.column}) of sink ${sink} is not mapped`, `add \`${field}: { path: <field in the answer>, type: ... }\``, { key: true });
   }
   return src.errors.length > before ? undefined : ordered;
 }

@@ -1,4 +1,4 @@
-import { cpSync } from 'node:fs';
+import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.ts';
@@ -99,6 +99,36 @@ describe('webhook documents in a definitions file', () => {
       expect(await createWebhookAdmin(client).list()).toEqual([view]);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('a definitions file that cannot be used stops every command at start, before any request (exit 78)', () => {
+  it('names the file, line and column of each problem, or the setting that points nowhere', async () => {
+    const dir = tempDir('definitions-');
+    try {
+      const env = { DATABASE_URL: `file:${join(dir.dir, 'never.db')}`, API_BASE_URL: 'http://127.0.0.1:9', API_KEY: 'k', API_SECRET: 's', CUSTOMER_ID: '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab', LOG_LEVEL: 'silent' };
+      const missing = await runMain(['sync'], { ...env, DEFINITIONS_FILE: join(dir.dir, 'nope.yaml') });
+      expect(missing.code).toBe(ExitCode.CONFIG);
+      expect(missing.stderr).toBe(
+        `occupancy-sync: DEFINITIONS_FILE=${JSON.stringify(join(dir.dir, 'nope.yaml'))}: no such file or directory. Fix: point it at a definitions file or a directory holding occupancy-sync.streams.yaml, or unset it\n`,
+      );
+      const file = join(dir.dir, 'occupancy-sync.streams.yaml');
+      writeFileSync(file, 'version: 1\nstreams:\n  - name: occupancy\n    document: nowhere.graphql\n');
+      for (const command of [['sync'], ['check'], ['backfill', '--from', '2d', '--to', '1d'], ['status']]) {
+        const broken = await runMain(command, { ...env, DEFINITIONS_FILE: dir.dir });
+        expect(broken.code, command.join(' ')).toBe(ExitCode.CONFIG);
+        expect(broken.stderr.split('\n').filter(Boolean), command.join(' ')).toEqual([
+          `occupancy-sync: ${file}:3:5: a stream has no sink. Fix: add sink`,
+          `${file}:3:5: a stream has no kind. Fix: add kind`,
+          `${file}:3:5: a stream has no paging. Fix: add paging`,
+          `${file}:3:5: a stream has no record. Fix: add record`,
+          `${file}:4:15: cannot read the document ${join(dir.dir, 'nowhere.graphql')} (ENOENT). Fix: give its path relative to the definitions file`,
+        ]);
+      }
+      expect(existsSync(join(dir.dir, 'never.db'))).toBe(false);
+    } finally {
+      dir.remove();
     }
   });
 });
