@@ -3,9 +3,9 @@ import type { IsoUtc, SinkName, SinkRecords } from '../store/types.ts';
 import type { RecordSpec } from './records.ts';
 
 /**
- * A stream is declared in `jobs/` and run by the generic engine (src/sync/engine.ts). Adding a stream for a new
- * query means a `.graphql` document, a definition like `jobs/occupancy.ts` and a line in `jobs/index.ts`; the engine
- * is not touched.
+ * A stream is declared in `jobs/streams.yaml` (or a user's definitions file; src/sync/definitions.ts turns either into
+ * a StreamDefinition) and run by the generic engine (src/sync/engine.ts). Adding a stream for a new query means a
+ * `.graphql` document and an entry in the definitions; the engine is not touched.
  */
 
 /** How the stream's rows are selected on each run. */
