@@ -13,6 +13,12 @@ const DOCUMENTS: Record<string, string> = {
     '  readings(since: $since, until: $until, limit: $limit, offset: $offset) { id at space { id } people status }',
     '}',
   ].join('\n'),
+  '/defs/nested.graphql': [
+    'query Nested($since: DateTime!, $until: DateTime!, $limit: Int!, $offset: Int) {',
+    '  buildings: sites(since: $since, until: $until, limit: $limit, offset: $offset) { id spaces { id readings { ...R } } }',
+    '}',
+    'fragment R on Reading { id at people ... on Reading { status } }',
+  ].join('\n'),
   '/defs/broken.graphql': 'query Broken {\n  readings(\n}\n',
   '/defs/hook.graphql': 'mutation R($input: RegisterWebhookInput!) { registerWebhook: createWebhook(input: $input) { id } }',
   '/defs/unaliased.graphql': 'mutation R($input: RegisterWebhookInput!) { createWebhook(input: $input) { id } }',
@@ -158,12 +164,26 @@ describe('definitions files', () => {
   });
 
   it('nested records: $parent reaches the enclosing lists marked with [], and no further', () => {
-    const nested = VALID.replace('records: readings', "records: 'buildings[].spaces[].readings'").replace('path: space.id', 'path: $parent.$parent.$parent.id');
+    const nested = VALID.replace('document: readings.graphql', 'document: nested.graphql')
+      .replace('records: readings', "records: 'buildings[].spaces[].readings'")
+      .replace('path: space.id', 'path: $parent.$parent.$parent.id');
     expect(errors(nested)).toEqual([
       '/defs/streams.yaml:12:31: $parent.$parent.$parent.id goes 3 list(s) up, the records path nests 2. Fix: mark the enclosing lists with [] in paging.records, or drop $parent.',
     ]);
     const ok = parse(nested.replace('$parent.$parent.$parent.id', '$parent.id')).streams[0]!;
     expect(ok.paging).toEqual({ style: 'offset', path: ['buildings'], each: [['spaces'], ['readings']], offsetVar: 'offset', limitVar: 'limit' });
+  });
+
+  it('the records path and every mapped field must be selected by the document (aliases and fragments count)', () => {
+    const nested = VALID.replace('document: readings.graphql', 'document: nested.graphql').replace('records: readings', "records: 'buildings[].spaces[].readings'");
+    expect(parse(nested.replace('path: space.id', 'path: $parent.$parent.id')).streams).toHaveLength(1);
+    expect(errors(nested.replace('path: space.id', 'path: $parent.name').replace('path: at,', 'path: observedAt,'))).toEqual([
+      '/defs/streams.yaml:12:31: /defs/nested.graphql: the document does not select $parent.name for floorSpaceId. Fix: add the field to the document, or map the column to a field it selects',
+      '/defs/streams.yaml:13:27: /defs/nested.graphql: the document does not select observedAt for observedAt. Fix: add the field to the document, or map the column to a field it selects',
+    ]);
+    expect(errors(nested.replace("'buildings[].spaces[].readings'", "'buildings[].floors[].readings'"))).toEqual([
+      '/defs/streams.yaml:7:39: /defs/nested.graphql: the document does not select data.buildings[].floors, where the records are. Fix: select it in the document, or correct the paging',
+    ]);
   });
 
   it('webhook documents replace the built-in ones by operation and must answer under the operation\'s name', () => {
