@@ -11,17 +11,26 @@ import type { NestedLists, Paging, VariablesInput } from './stream.ts';
  * and their placeholders, the record mapping, and the check that the document selects what the mapping reads.
  */
 
-/** Our tables' columns, by record field, as a definition may name them (field or column name). */
-export const COLUMNS: { [S in SinkName]: { [K in keyof SinkRecords[S]]-?: { column: string; nullable?: true } } } = {
+/**
+ * Our tables' columns, by record field, as a definition may name them (field or column name); `key`: part of the
+ * sink's key (the store's sinkKey, which test/definitions/format.test.ts compares; not imported here, so loading the
+ * definitions does not load the store and its SQL builder).
+ */
+export const COLUMNS: { [S in SinkName]: { [K in keyof SinkRecords[S]]-?: { column: string; nullable?: true; key?: true } } } = {
   occupancy: {
-    floorSpaceId: { column: 'floor_space_id' },
-    observedAt: { column: 'observed_at' },
+    floorSpaceId: { column: 'floor_space_id', key: true },
+    observedAt: { column: 'observed_at', key: true },
     occupancyStatus: { column: 'occupancy_status' },
     headcount: { column: 'headcount' },
     eventId: { column: 'event_id', nullable: true },
   },
-  buildings: { id: { column: 'id' }, name: { column: 'name' } },
+  buildings: { id: { column: 'id', key: true }, name: { column: 'name' } },
 };
+/** The record fields of a sink's key, in the sink's order. */
+export function keyOf(sink: SinkName): string[] {
+  return Object.entries(COLUMNS[sink] as Record<string, { key?: true }>).filter(([, c]) => c.key).map(([field]) => field);
+}
+
 /** Sinks whose rows a complete listing may soft-delete. */
 export const SOFT_DELETE_SINKS: readonly SinkName[] = ['buildings'];
 export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'timestamp'];

@@ -3,13 +3,13 @@ import { dirname, resolve } from 'node:path';
 import { Kind, type OperationDefinitionNode } from 'graphql';
 import { parseDocumentSource, type LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
-import { sinkKey } from '../store/sinks.ts';
 import type { SinkName } from '../store/types.ts';
 import {
   checkSelected,
   columnField,
   COLUMNS,
   isSink,
+  keyOf,
   pagingAt,
   recordAt,
   SOFT_DELETE_SINKS,
@@ -217,7 +217,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   }
   const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.each.length ?? 0) : undefined;
   if (s.key !== undefined && isSink(sink)) {
-    const expected = sinkKey(sink) as readonly string[];
+    const expected = keyOf(sink);
     const given = Array.isArray(s.key) ? s.key.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
     if (given.length !== expected.length || !expected.every((k) => given.includes(k))) {
       src.error([...path, 'key'], `the key of sink ${sink} is [${expected.join(', ')}], not ${JSON.stringify(s.key)}`, `write key: [${expected.join(', ')}] or leave key out`);

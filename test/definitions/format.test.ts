@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { compileRecord } from '../../src/sync/records.ts';
+import { keyOf } from '../../src/sync/definition-parts.ts';
+import { sinkKey } from '../../src/store/sinks.ts';
 import { buildings, occupancy, streams } from '../../jobs/index.ts';
 import { syncSettings } from '../sync/helpers.ts';
 
@@ -109,6 +111,11 @@ describe('definitions files', () => {
     expect(buildings.softDelete!.isComplete({})).toBe(true);
     expect(buildings.softDelete!.isComplete({ nameLike: null })).toBe(true);
     expect(buildings.softDelete!.isComplete({ nameLike: 'HQ%' })).toBe(false);
+  });
+
+  it('the sinks\' keys the definitions check against are the store\'s', () => {
+    expect(keyOf('occupancy')).toEqual([...sinkKey('occupancy')]);
+    expect(keyOf('buildings')).toEqual([...sinkKey('buildings')]);
   });
 
   it('a file without a version, or of a version this release does not read, is refused naming the version', () => {
