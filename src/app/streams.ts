@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_DEFINITIONS_FILE, type Config } from '../config.ts';
 import { ConfigError, UsageError } from '../errors.ts';
 import type { RunRequest } from '../sync/engine.ts';
-import { loadDefinitionsFile, type WebhookOperation } from '../sync/definitions.ts';
+import { loadDefinitionsFile, type DefinitionsIo, type WebhookOperation } from '../sync/definitions.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
@@ -36,15 +36,25 @@ export function definitionsPath(config: Config, cwd: string = process.cwd()): st
   throw new ConfigError(`DEFINITIONS_FILE=${JSON.stringify(path)}: the directory holds no ${DEFAULT_DEFINITIONS_FILE}. Fix: create it there, or name the file itself`);
 }
 
+export interface LoadStreamsOptions {
+  /** Where a relative DEFINITIONS_FILE (or the default file) is looked for; default the working directory. */
+  cwd?: string;
+  /**
+   * `parseDocumentSource` (src/api/documents.ts): also check the documents' syntax, variables and selections. Every
+   * command that sends requests passes it; `status` and `state` need no document and skip loading graphql.
+   */
+  parseDocument?: DefinitionsIo['parseDocument'];
+}
+
 /**
  * The built-in streams with the user's definitions file (DEFINITIONS_FILE, or ./occupancy-sync.streams.yaml) over
  * them: a user stream replaces the built-in of the same name in its place, a new name runs after the built-ins.
  * Read and validated on every call, at a command's start: a broken file is a ConfigError listing each problem.
  */
-export function loadStreams(config: Config, cwd?: string): StreamSetup {
-  const file = definitionsPath(config, cwd);
+export function loadStreams(config: Config, options: LoadStreamsOptions = {}): StreamSetup {
+  const file = definitionsPath(config, options.cwd);
   if (!file) return { streams: registry, webhooks: {}, file: undefined };
-  const user = loadDefinitionsFile(file);
+  const user = loadDefinitionsFile(file, options.parseDocument ? { parseDocument: options.parseDocument } : {});
   const streams = registry.map((s) => user.streams.find((u) => u.name === s.name) ?? s);
   for (const s of user.streams) if (!registry.some((b) => b.name === s.name)) streams.push(s);
   return { streams, webhooks: user.webhooks, file };

@@ -1,3 +1,4 @@
+import { parseDocumentSource } from '../api/documents.ts';
 import { requireApi, selectCustomers } from '../config.ts';
 import { globalSecrets } from '../logger.ts';
 import type { Store } from '../store/types.ts';
@@ -74,7 +75,7 @@ export async function runCommand(
   const config = ctx.config();
   requireApi(config);
   const customers = selectCustomers(config, flags.customer);
-  const streams = selectStreams(flags.stream, flags.request, loadStreams(config).streams);
+  const streams = selectStreams(flags.stream, flags.request, loadStreams(config, { parseDocument: parseDocumentSource }).streams);
   const logger = ctx.logger();
   const store = await openForWriting(config.database);
   try {

@@ -6,6 +6,7 @@ import { openForWriting } from '../app/database.ts';
 import { runOnce as runOnceImpl } from '../app/run-once.ts';
 import { allStreams, loadStreams as loadStreamsImpl, selectStreams as selectStreamsImpl } from '../app/streams.ts';
 import { parseDefinitions as parseDefinitionsImpl } from '../sync/definitions.ts';
+import { parseDocumentSource } from '../api/documents.ts';
 import { runSync as runSyncImpl } from '../sync/engine.ts';
 
 export type { RunOnceOptions } from '../app/run-once.ts';
@@ -36,11 +37,12 @@ export const streams: typeof allStreams = allStreams;
  * const { streams } = loadStreams(config);
  * const report = await runOnce({ config, store, logger, customers: config.customers, streams });
  */
-export const loadStreams: typeof loadStreamsImpl = loadStreamsImpl;
+export const loadStreams: typeof loadStreamsImpl = (config, options = {}) => loadStreamsImpl(config, { parseDocument: parseDocumentSource, ...options });
 
 /**
  * Validates a definitions file's text (version 1) without running anything: the streams and webhook documents it
- * defines, or a `ConfigError` with one `file:line:column: problem. Fix: ...` line per problem.
+ * defines (their GraphQL checked too), or a `ConfigError` with one `file:line:column: problem. Fix: ...` line per
+ * problem.
  *
  * @example
  * import { readFileSync } from 'node:fs';
@@ -48,7 +50,7 @@ export const loadStreams: typeof loadStreamsImpl = loadStreamsImpl;
  * const file = './occupancy-sync.streams.yaml';
  * parseDefinitions(readFileSync(file, 'utf8'), file, { readText: (path) => readFileSync(path, 'utf8') });
  */
-export const parseDefinitions: typeof parseDefinitionsImpl = parseDefinitionsImpl;
+export const parseDefinitions: typeof parseDefinitionsImpl = (text, file, io) => parseDefinitionsImpl(text, file, { parseDocument: parseDocumentSource, ...io });
 
 /**
  * The streams named like `--stream` does (all when `name` is undefined); a `ConfigError` lists the valid names.

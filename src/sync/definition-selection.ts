@@ -1,4 +1,4 @@
-import { Kind, type DocumentNode, type FragmentDefinitionNode, type OperationDefinitionNode, type SelectionSetNode } from 'graphql';
+import type { DocumentNode, FragmentDefinitionNode, OperationDefinitionNode, SelectionSetNode } from 'graphql';
 
 /**
  * What a query document selects, by response key (aliases included, through inline fragments and fragment spreads):
@@ -10,7 +10,7 @@ type Sets = SelectionSetNode[];
 
 function fragmentsOf(document: DocumentNode): Map<string, FragmentDefinitionNode> {
   return new Map(
-    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === Kind.FRAGMENT_DEFINITION).map((d) => [d.name.value, d]),
+    document.definitions.filter((d): d is FragmentDefinitionNode => d.kind === 'FragmentDefinition').map((d) => [d.name.value, d]),
   );
 }
 
@@ -20,10 +20,10 @@ function child(sets: Sets, key: string, fragments: Map<string, FragmentDefinitio
   for (const set of sets) {
     for (const selection of set.selections) {
       let inner: Sets | undefined;
-      if (selection.kind === Kind.FIELD) {
+      if (selection.kind === 'Field') {
         if ((selection.alias ?? selection.name).value !== key) continue;
         inner = selection.selectionSet ? [selection.selectionSet] : [];
-      } else if (selection.kind === Kind.INLINE_FRAGMENT) {
+      } else if (selection.kind === 'InlineFragment') {
         inner = child([selection.selectionSet], key, fragments, seen);
       } else {
         const name = selection.name.value;

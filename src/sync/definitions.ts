@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { Kind, type OperationDefinitionNode } from 'graphql';
-import { parseDocumentSource, type LoadedDocument } from '../api/documents.ts';
+import type { OperationDefinitionNode } from 'graphql';
+import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
 import type { SinkName } from '../store/types.ts';
 import {
@@ -52,6 +52,12 @@ export interface Definitions {
 export interface DefinitionsIo {
   /** The text of a file the definitions name (a GraphQL document); throws with an errno code when it cannot. */
   readText(path: string): string;
+  /**
+   * Parses a GraphQL document (src/api/documents.ts `parseDocumentSource`, which throws a located ConfigError). Given
+   * by the commands that send requests (they load graphql anyway); without it the documents are only read, and their
+   * syntax, variables and selections are not checked (`status` and `state` need no document, and start faster).
+   */
+  parseDocument?(source: string, file: string): LoadedDocument;
   /** How a document's path is shown in messages (the package's own as `jobs/x.graphql`). */
   label?(path: string): string;
 }
@@ -103,7 +109,7 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
       if (!(WEBHOOK_OPERATIONS as readonly string[]).includes(operation)) continue;
       const path = ['webhooks', operation];
       const loaded = documents.read(path, value);
-      if (loaded && checkWebhookDocument(src, path, operation as WebhookOperation, loaded)) {
+      if (loaded && (!loaded.parsed || checkWebhookDocument(src, path, operation as WebhookOperation, loaded.parsed))) {
         webhooks[operation as WebhookOperation] = loaded.path;
       }
     }
@@ -113,7 +119,7 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
 }
 
 /** Reads and validates a definitions file (see parseDefinitions); a file that cannot be read is a ConfigError. */
-export function loadDefinitionsFile(path: string, options: { label?(path: string): string } = {}): Definitions {
+export function loadDefinitionsFile(path: string, options: Partial<Pick<DefinitionsIo, 'label' | 'parseDocument'>> = {}): Definitions {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -121,8 +127,14 @@ export function loadDefinitionsFile(path: string, options: { label?(path: string
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
     throw new ConfigError(`${path}: cannot read the definitions file (${code}). Fix: check the path and its permissions`, { cause: error });
   }
-  return parseDefinitions(text, path, { readText: (p) => readFileSync(p, 'utf8'), ...(options.label && { label: options.label }) });
+  return parseDefinitions(text, path, {
+    readText: (p) => readFileSync(p, 'utf8'),
+    ...(options.label && { label: options.label }),
+    ...(options.parseDocument && { parseDocument: options.parseDocument }),
+  });
 }
+
+type Parsed = { doc: LoadedDocument; operation: OperationDefinitionNode };
 
 class DocumentReader {
   constructor(
@@ -131,7 +143,8 @@ class DocumentReader {
     readonly io: DefinitionsIo,
   ) {}
 
-  read(path: YamlPath, value: unknown): { path: string; doc: LoadedDocument; operation: OperationDefinitionNode } | undefined {
+  /** The document's absolute path, and the parsed document when a parser was given (DefinitionsIo.parseDocument). */
+  read(path: YamlPath, value: unknown): { path: string; parsed: Parsed | undefined } | undefined {
     const name = stringAt(this.src, path, value, 'document');
     if (!name) return undefined;
     const abs = resolve(this.base, name);
@@ -143,10 +156,11 @@ class DocumentReader {
       this.src.error(path, `cannot read the document ${abs} (${code})`, 'give its path relative to the definitions file');
       return undefined;
     }
+    if (!this.io.parseDocument) return { path: abs, parsed: undefined };
     try {
-      const doc = parseDocumentSource(text, this.io.label?.(abs) ?? abs);
-      const operation = doc.document.definitions.find((d): d is OperationDefinitionNode => d.kind === Kind.OPERATION_DEFINITION)!;
-      return { path: abs, doc, operation };
+      const doc = this.io.parseDocument(text, this.io.label?.(abs) ?? abs);
+      const operation = doc.document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')!;
+      return { path: abs, parsed: { doc, operation } };
     } catch (error) {
       // The document's own file:line:column (parseDocumentSource), as one more line.
       if (error instanceof ConfigError) this.src.errors.push(error.message);
@@ -158,18 +172,18 @@ class DocumentReader {
 
 function declared(operation: OperationDefinitionNode): Map<string, { required: boolean }> {
   return new Map(
-    (operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, { required: v.type.kind === Kind.NON_NULL_TYPE && !v.defaultValue }]),
+    (operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, { required: v.type.kind === 'NonNullType' && !v.defaultValue }]),
   );
 }
 
-function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: { doc: LoadedDocument; operation: OperationDefinitionNode }): boolean {
+function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: Parsed): boolean {
   const shape = WEBHOOK_SHAPES[operation];
   const before = src.errors.length;
   const where = loaded.doc.file;
   if (loaded.doc.operationType !== shape.type) {
     src.error(path, `${where}: ${operation} must be a ${shape.type}, the document holds a ${loaded.doc.operationType}`, `write a ${shape.type}`);
   }
-  const fields = loaded.operation.selectionSet.selections.map((s) => (s.kind === Kind.FIELD ? (s.alias ?? s.name).value : ''));
+  const fields = loaded.operation.selectionSet.selections.map((s) => (s.kind === 'Field' ? (s.alias ?? s.name).value : ''));
   if (!fields.includes(operation)) {
     src.error(path, `${where}: the answer has no field ${operation}, which occupancy-sync reads`, `alias the platform's field, e.g. \`${operation}: createWebhook(...)\``);
   }
@@ -194,15 +208,16 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   if (s.kind !== undefined && !KINDS.includes(kind)) src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}`, `use one of ${KINDS.join(', ')}`);
   const windowed = kind === 'incremental-window';
   const loaded = s.document !== undefined ? documents.read([...path, 'document'], s.document) : undefined;
-  if (loaded && loaded.doc.operationType !== 'query') {
-    src.error([...path, 'document'], `${loaded.doc.file}: a stream reads with a query, the document holds a ${loaded.doc.operationType}`, 'write a query');
+  const parsed = loaded?.parsed;
+  if (parsed && parsed.doc.operationType !== 'query') {
+    src.error([...path, 'document'], `${parsed.doc.file}: a stream reads with a query, the document holds a ${parsed.doc.operationType}`, 'write a query');
   }
-  const vars = loaded ? declared(loaded.operation) : undefined;
+  const vars = parsed ? declared(parsed.operation) : undefined;
   const sent = new Set<string>();
   const needVariable = (at: YamlPath, variable: string, role: string) => {
     sent.add(variable);
     if (vars && !vars.has(variable)) {
-      src.error(at, `${role} $${variable} is not declared by the document's operation ${loaded!.doc.operationName ?? ''} (${loaded!.doc.file})`, `declare it in the document, or name the variable the operation has`);
+      src.error(at, `${role} $${variable} is not declared by the document's operation ${parsed!.doc.operationName ?? ''} (${parsed!.doc.file})`, `declare it in the document, or name the variable the operation has`);
     }
   };
 
@@ -249,7 +264,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
       softDelete = { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
     }
   }
-  if (loaded && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, loaded, paging.paging, record);
+  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging.paging, record);
   if (src.errors.length > before || !name || !loaded || !paging || !record) return undefined;
   return defineStream({
     name,

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { parseDefinitions } from '../../src/sync/definitions.ts';
+import { loadDefinitionsFile, parseDefinitions } from '../../src/sync/definitions.ts';
+import { parseDocumentSource } from '../../src/api/documents.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import { keyOf } from '../../src/sync/definition-parts.ts';
 import { sinkKey } from '../../src/store/sinks.ts';
-import { buildings, occupancy, streams } from '../../jobs/index.ts';
+import { BUILTIN_DEFINITIONS_FILE, buildings, occupancy, streams } from '../../jobs/index.ts';
 import { syncSettings } from '../sync/helpers.ts';
 
 /** Validation of definitions files (src/sync/definitions.ts): pure, over texts held here. */
@@ -28,6 +29,7 @@ const DOCUMENTS: Record<string, string> = {
 
 function parse(text: string) {
   return parseDefinitions(text, '/defs/streams.yaml', {
+    parseDocument: parseDocumentSource,
     readText: (path) => {
       const text = DOCUMENTS[path];
       if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
@@ -111,6 +113,16 @@ describe('definitions files', () => {
     expect(buildings.softDelete!.isComplete({})).toBe(true);
     expect(buildings.softDelete!.isComplete({ nameLike: null })).toBe(true);
     expect(buildings.softDelete!.isComplete({ nameLike: 'HQ%' })).toBe(false);
+  });
+
+  it('the built-in definitions pass the document checks too (commands that send requests run them on a user\'s file)', () => {
+    const checked = loadDefinitionsFile(BUILTIN_DEFINITIONS_FILE, { parseDocument: parseDocumentSource });
+    expect(checked.streams.map((s) => [s.name, s.document])).toEqual(streams.map((s) => [s.name, s.document]));
+  });
+
+  it('without a document parser (status, state) the documents are only read: no graphql needed to start', () => {
+    const read = parseDefinitions(VALID.replace('document: readings.graphql', 'document: broken.graphql'), '/defs/streams.yaml', { readText: (path) => DOCUMENTS[path]! });
+    expect(read.streams.map((s) => s.document)).toEqual(['/defs/broken.graphql']);
   });
 
   it('the sinks\' keys the definitions check against are the store\'s', () => {
@@ -199,6 +211,12 @@ describe('definitions files', () => {
       '/defs/streams.yaml:4:3: unknown key "deleteWebhook" in webhooks. Fix: use only registerWebhook, updateWebhook, webhooks, sendTestEvent',
       '/defs/streams.yaml:3:20: /defs/unaliased.graphql: the answer has no field registerWebhook, which occupancy-sync reads. Fix: alias the platform\'s field, e.g. `registerWebhook: createWebhook(...)`',
     ]);
+  });
+
+  it('a JSON file reads the same (JSON is YAML), errors located alike', () => {
+    const json = JSON.stringify({ version: 1, webhooks: { registerWebhook: 'hook.graphql' } }, null, 2);
+    expect(parse(json).webhooks).toEqual({ registerWebhook: '/defs/hook.graphql' });
+    expect(errors(json.replace('"version": 1', '"version": 3'))[0]).toMatch(/^\/defs\/streams\.yaml:2:14: the definitions file is version 3, /);
   });
 
   it('text that is not YAML is refused at its line', () => {

@@ -68,7 +68,7 @@ Examples:
   $ occupancy-sync check --json | jq '.customers[] | {customer, ok}'`,
     )
     .action(async (options: CheckOptions) => {
-      const [{ createClient }, { checkCustomer }, { formatMismatch, loadDocument, loadJobDocuments }, { loadStreams }] = await Promise.all([
+      const [{ createClient }, { checkCustomer }, { formatMismatch, loadDocument, loadJobDocuments, parseDocumentSource }, { loadStreams }] = await Promise.all([
         import('../../app/clients.ts'),
         import('../../api/diagnose.ts'),
         import('../../api/documents.ts'),
@@ -90,7 +90,7 @@ Examples:
         const dir = resolve(options.documents);
         documents = loadJobDocuments(dir, labelFor(dir));
       } else {
-        const setup = loadStreams(config);
+        const setup = loadStreams(config, { parseDocument: parseDocumentSource });
         if (setup.file && !options.json) {
           const replaced = Object.keys(setup.webhooks).length;
           ctx.stdout.write(`definitions: ${setup.file} (streams ${setup.streams.map((s) => s.name).join(', ')}; ${replaced} webhook document(s) replaced)\n`);
