@@ -1,30 +1,64 @@
-import { isMap, isPair, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 
 /**
  * The YAML side of the definitions format (src/sync/definitions.ts): the text parsed once with positions, and every
  * error located in it as `file:line:column: what is wrong. Fix: ...`, one line each. Pure: text in, errors out.
+ *
+ * JSON is YAML: a text that is JSON (the built-in definitions as the build ships them, dist/jobs/streams.json) is read
+ * with JSON.parse, and the YAML parser (70 modules) is loaded only to locate an error in it, so commands that only
+ * read the built-in definitions (`status`) start as fast as before they were data.
  */
 
 export type YamlPath = ReadonlyArray<string | number>;
 
+let yamlModule: typeof Yaml | undefined;
+/** The `yaml` package, loaded on first use (synchronously: it is CommonJS). */
+function yaml(): typeof Yaml {
+  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
+  return yamlModule;
+}
+
+function jsonValue(text: string): { value: unknown } | undefined {
+  if (!/^\s*\{/.test(text)) return undefined;
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    return undefined;
+  }
+}
+
 export class YamlSource {
   readonly errors: string[] = [];
-  readonly #doc: Document;
-  readonly #lines = new LineCounter();
+  #parsed: { doc: Yaml.Document; lines: Yaml.LineCounter } | undefined;
   /** The parsed value (plain objects, arrays and scalars); undefined when the text is not YAML. */
   readonly value: unknown;
 
   constructor(
     readonly file: string,
-    text: string,
+    readonly text: string,
   ) {
-    this.#doc = parseDocument(text, { lineCounter: this.#lines, prettyErrors: false, uniqueKeys: true });
-    for (const error of this.#doc.errors) {
-      const at = this.#lines.linePos(error.pos[0]);
+    const json = jsonValue(text);
+    if (json) {
+      this.value = json.value;
+      return;
+    }
+    const { doc, lines } = this.#parse();
+    for (const error of doc.errors) {
+      const at = lines.linePos(error.pos[0]);
       const where = `${file}:${at.line}:${at.col}`;
       this.errors.push(`${where}: not valid YAML (${error.message.split('\n')[0]}). Fix: correct the syntax`);
     }
-    this.value = this.errors.length === 0 ? this.#doc.toJS() : undefined;
+    this.value = this.errors.length === 0 ? doc.toJS() : undefined;
+  }
+
+  #parse(): { doc: Yaml.Document; lines: Yaml.LineCounter } {
+    if (!this.#parsed) {
+      const { LineCounter, parseDocument } = yaml();
+      const lines = new LineCounter();
+      this.#parsed = { doc: parseDocument(this.text, { lineCounter: lines, prettyErrors: false, uniqueKeys: true }), lines };
+    }
+    return this.#parsed;
   }
 
   /** `file:line:column` of the value at `path` (of its key with `key`), or of the nearest enclosing node that exists. */
@@ -32,7 +66,7 @@ export class YamlSource {
     for (let n = path.length; n >= 0; n--) {
       const offset = this.#offsetOf(path.slice(0, n), key && n === path.length);
       if (offset !== undefined) {
-        const { line, col } = this.#lines.linePos(offset);
+        const { line, col } = this.#parse().lines.linePos(offset);
         return `${this.file}:${line}:${col}`;
       }
     }
@@ -40,8 +74,10 @@ export class YamlSource {
   }
 
   #offsetOf(path: YamlPath, key: boolean): number | undefined {
+    const { doc } = this.#parse();
+    const { isMap, isPair, isScalar } = yaml();
     if (key && path.length > 0) {
-      const parent = path.length === 1 ? this.#doc.contents : this.#doc.getIn(path.slice(0, -1), true);
+      const parent = path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true);
       if (isMap(parent)) {
         const pair = parent.items.find((p) => isPair(p) && isScalar(p.key) && p.key.value === path.at(-1));
         const node = pair?.key as { range?: [number, number, number] } | undefined;
@@ -49,7 +85,7 @@ export class YamlSource {
       }
       return undefined;
     }
-    const node = (path.length === 0 ? this.#doc.contents : this.#doc.getIn(path, true)) as { range?: [number, number, number] } | null;
+    const node = (path.length === 0 ? doc.contents : doc.getIn(path, true)) as { range?: [number, number, number] } | null;
     return node?.range?.[0];
   }
 

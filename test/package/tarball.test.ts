@@ -11,7 +11,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASSET_DIRS, assetFiles } from '../../scripts/build.ts';
+import { ASSET_DIRS, BUILT_DEFINITIONS, assetFiles } from '../../scripts/build.ts';
 import { ROOT } from '../support/process.ts';
 import { DIALECTS, freshDatabase, openTestStore } from '../support/databases.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
@@ -55,6 +55,7 @@ describe('the packed tarball', () => {
     expect(files).toContain('dist/bin/occupancy-sync.js');
     expect(files).toContain('dist/src/index.d.ts');
     for (const dir of ASSET_DIRS) for (const asset of assetFiles(dir)) expect(files).toContain(`dist/${asset}`);
+    expect(files).toContain(`dist/${BUILT_DEFINITIONS}`);
     const stray = files.filter((f) => /^(src|test|bench|scripts|\.ci|bin|jobs|db)\//.test(f) || /\.test\.|tsconfig|vitest|drizzle\.config/.test(f));
     expect(stray).toEqual([]);
   });
