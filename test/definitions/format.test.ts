@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { ConfigError } from '../../src/errors.ts';
 import { loadDefinitionsFile, parseDefinitions } from '../../src/sync/definitions.ts';
 import { parseDocumentSource } from '../../src/api/documents.ts';
@@ -118,6 +120,16 @@ describe('definitions files', () => {
   it('the built-in definitions pass the document checks too (commands that send requests run them on a user\'s file)', () => {
     const checked = loadDefinitionsFile(BUILTIN_DEFINITIONS_FILE, { parseDocument: parseDocumentSource });
     expect(checked.streams.map((s) => [s.name, s.document])).toEqual(streams.map((s) => [s.name, s.document]));
+  });
+
+  it('the JSON the build ships of the built-in definitions (read without the YAML parser) is the same definitions', () => {
+    const text = readFileSync(BUILTIN_DEFINITIONS_FILE, 'utf8');
+    const json = JSON.stringify(parseYaml(text));
+    const io = { readText: (path: string) => readFileSync(path, 'utf8'), parseDocument: parseDocumentSource };
+    const fromJson = parseDefinitions(json, BUILTIN_DEFINITIONS_FILE.replace(/\.yaml$/, '.json'), io);
+    const fromYaml = parseDefinitions(text, BUILTIN_DEFINITIONS_FILE, io);
+    const shape = (d: typeof fromJson) => d.streams.map(({ variables: _v, softDelete, ...s }) => ({ ...s, softDelete: softDelete?.isComplete({}) }));
+    expect(shape(fromJson)).toEqual(shape(fromYaml));
   });
 
   it('without a document parser (status, state) the documents are only read: no graphql needed to start', () => {
