@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.ts';
 import { loadStreams } from '../../src/app/streams.ts';
+import { parseDocumentSource } from '../../src/api/documents.ts';
+import { loadDefinitionsFile } from '../../src/sync/definitions.ts';
+import { buildings } from '../../jobs/index.ts';
 import { resolveConfig } from '../../src/config.ts';
 import { ExitCode, GraphQLResponseError } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
@@ -12,7 +15,7 @@ import { runMain } from '../support/cli.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
 import { ROOT } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
-import { DAY, FAST_HTTP, childEnv, dbRows, truthRows } from '../sync/helpers.ts';
+import { DAY, FAST_HTTP, HOUR, childEnv, dbRows, syncOnce, syncSettings, truthRows } from '../sync/helpers.ts';
 
 /**
  * The worked adaptation of docs/api-assumptions.md ("Adapting to the real API"), from the repository's sources (the
@@ -27,9 +30,11 @@ describe.each(DIALECTS)('adapting to the sandbox API variant v2 with a definitio
   let db: TestDatabase;
   let env: Record<string, string>;
   let dir: { dir: string; remove(): void };
+  let dataStart: number;
 
   beforeEach(async () => {
-    sandbox = await startSandbox({ apiVariant: 'v2', seed: 7, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
+    dataStart = Math.floor((Date.now() - DAY) / 300_000) * 300_000;
+    sandbox = await startSandbox({ apiVariant: 'v2', seed: 7, customers: 1, dataStart, lateArrivalMaxMs: 0 });
     db = await freshDatabase(dialect, 'adapt');
     env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '97', SYNC_STEP: '6h' });
     dir = tempDir('definitions-');
@@ -58,6 +63,19 @@ describe.each(DIALECTS)('adapting to the sandbox API variant v2 with a definitio
     expect(check.stdout).toContain('schema (introspection): 6 job document(s) valid');
     expect(check.code).toBe(ExitCode.OK);
 
+    // A backfill through the user's offset-paged stream lands exactly its range.
+    const range = { from: dataStart + 6 * HOUR, to: dataStart + 12 * HOUR };
+    const backfill = await runMain(['backfill', '--from', new Date(range.from).toISOString(), '--to', new Date(range.to).toISOString()], adapted);
+    expect(backfill.stderr).toBe('');
+    expect(backfill.code).toBe(ExitCode.OK);
+    const loaded = await openTestStore(db);
+    try {
+      const customer = sandbox.customers[0]!.id;
+      expect(await dbRows(loaded, customer)).toEqual(truthRows(sandbox, customer, range));
+    } finally {
+      await loaded.close();
+    }
+
     const sync = await runMain(['sync'], adapted);
     expect(sync.stderr).toBe('');
     expect(sync.code).toBe(ExitCode.OK);
@@ -70,6 +88,49 @@ describe.each(DIALECTS)('adapting to the sandbox API variant v2 with a definitio
       expect(await dbRows(store, customer)).toEqual(truth);
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('an offset-paged user stream stopped mid-window', () => {
+  it('keeps the offset as its checkpoint and resumes there: the rerun ends equal to the truth (sqlite)', async () => {
+    const sandbox = await startSandbox({ apiVariant: 'v2', seed: 3, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
+    const db = await freshDatabase('sqlite', 'adapt-resume', { migrate: true });
+    const store = await openTestStore(db);
+    try {
+      const user = loadDefinitionsFile(join(EXAMPLE, 'occupancy-sync.streams.yaml'), { parseDocument: parseDocumentSource });
+      const streams = [buildings, user.streams.find((s) => s.name === 'occupancy')!];
+      const settings = syncSettings({ pageSize: 50 });
+      const controller = new AbortController();
+      const report = await syncOnce({
+        store,
+        sandbox,
+        clock: systemClock,
+        settings,
+        streams,
+        signal: controller.signal,
+        onProgress: (e) => {
+          if (e.stream === 'occupancy' && e.records >= 150) controller.abort(new Error('SIGTERM'));
+        },
+      });
+      const customer = sandbox.customers[0]!.id;
+      expect(report.outcomes.find((o) => o.stream === 'occupancy')?.status).toBe('interrupted');
+      const state = await store.getState(customer, 'occupancy');
+      expect(state?.pageCursor).toMatch(/^[1-9]\d*$/);
+      expect(Number(state!.pageCursor) % 50).toBe(0);
+      expect(state?.windowStart).toBeTruthy();
+
+      const rerun = await syncOnce({ store, sandbox, clock: systemClock, settings, streams });
+      const to = Date.parse((await store.getState(customer, 'occupancy'))!.watermark!);
+      const truth = truthRows(sandbox, customer, { to });
+      expect(await dbRows(store, customer)).toEqual(truth);
+      // Resumed at the stored offset, not at the window's start: no record was read twice.
+      const read = (r: typeof report) => r.outcomes.find((o) => o.stream === 'occupancy')!.records;
+      expect(read(report) + read(rerun)).toBe(truth.length);
+    } finally {
+      await store.close();
+      await sandbox.close();
+      await db.drop();
     }
   });
 });
