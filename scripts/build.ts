@@ -3,18 +3,22 @@
  * the code reads at run time next to the compiled modules, at the same relative paths (every module finds them with
  * `new URL('../x', import.meta.url)`, so the layout under dist/ must mirror the sources).
  *
- * Runtime assets: every file that is not TypeScript under src/ and jobs/ (GraphQL documents and the schema), and
- * db/migrations/ (drizzle's SQL and journal) and db/views/ (the readable copy of the reporting views).
+ * Runtime assets: every file that is not TypeScript under src/ and jobs/ (GraphQL documents, the schema and the
+ * built-in stream definitions), and db/migrations/ (drizzle's SQL and journal) and db/views/ (the readable copy of
+ * the reporting views); and the built-in definitions as JSON (BUILT_DEFINITIONS).
  */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, cpSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse } from 'yaml';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
 export const ASSET_DIRS = ['src', 'jobs', 'db/migrations', 'db/views'];
+/** Written by the build from jobs/streams.yaml (see jobs/index.ts), relative to dist/. */
+export const BUILT_DEFINITIONS = 'jobs/streams.json';
 
 /** Files under `dir` (relative to the root) that the compiler does not emit. */
 export function assetFiles(dir: string): string[] {
@@ -42,6 +46,10 @@ function build(): void {
       copied++;
     }
   }
+  // The built-in definitions also as JSON (which is YAML): the CLI reads them without loading the YAML parser.
+  const definitions = parse(readFileSync(join(ROOT, 'jobs/streams.yaml'), 'utf8')) as unknown;
+  writeFileSync(join(DIST, BUILT_DEFINITIONS), `${JSON.stringify(definitions, null, 2)}\n`);
+  copied++;
   chmodSync(join(DIST, 'bin/occupancy-sync.js'), 0o755);
   console.log(`build: dist/ compiled, ${copied} runtime files copied from ${ASSET_DIRS.join(', ')}`);
 }

@@ -83,6 +83,12 @@ export interface Config {
     maxPendingBytes: number;
   };
   serve: { host: string; port: number };
+  /**
+   * Stream and webhook definitions a user keeps beside the installed tool (DEFINITIONS_FILE; docs/api-assumptions.md):
+   * a file, or a directory holding DEFAULT_DEFINITIONS_FILE. `explicit`: named by the setting, so it must exist;
+   * otherwise DEFAULT_DEFINITIONS_FILE in the working directory is read when present.
+   */
+  definitions: { path: string; explicit: boolean };
   metrics: {
     /** A customer label on the per-stream families of /metrics (METRICS_PER_CUSTOMER). */
     perCustomer: boolean;
@@ -92,6 +98,9 @@ export interface Config {
 }
 
 export type Env = Record<string, string | undefined>;
+
+/** The definitions file looked for in the working directory, and in a directory DEFINITIONS_FILE names. */
+export const DEFAULT_DEFINITIONS_FILE = 'occupancy-sync.streams.yaml';
 
 const SECRET_VARS = new Set(['API_SECRET', 'WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET']);
 
@@ -474,6 +483,9 @@ export function resolveConfig(env: Env): Config {
       requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000),
       maxPendingBytes: integer(env, 'WEBHOOK_MAX_PENDING_BYTES', 32 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
     },
+    definitions: env.DEFINITIONS_FILE?.trim()
+      ? { path: env.DEFINITIONS_FILE.trim(), explicit: true }
+      : { path: DEFAULT_DEFINITIONS_FILE, explicit: false },
     metrics: { perCustomer: flag(env, 'METRICS_PER_CUSTOMER'), textfile: textfilePath(env) },
     serve: {
       host: env.SERVE_HOST?.trim() || '0.0.0.0',

@@ -43,7 +43,7 @@ export function parseDocumentSource(source: string, file: string): LoadedDocumen
     if (error instanceof GraphQLError) {
       const at = error.locations?.[0];
       const where = at ? `${file}:${at.line}:${at.column}` : file;
-      throw new ConfigError(`${where}: ${error.message}. Fix: correct the GraphQL syntax in ${file}`, { cause: error });
+      throw new ConfigError(`${where}: ${error.message.replace(/\.$/, "")}. Fix: correct the GraphQL syntax in ${file}`, { cause: error });
     }
     throw error;
   }

@@ -1,19 +1,77 @@
-import { UsageError } from '../errors.ts';
+import { existsSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DEFAULT_DEFINITIONS_FILE, type Config } from '../config.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import type { RunRequest } from '../sync/engine.ts';
+import { loadDefinitionsFile, type DefinitionsIo, type WebhookOperation } from '../sync/definitions.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
-/** Every stream the application runs: the plug-ins in jobs/. */
+/** The built-in streams: the plug-ins in jobs/ (jobs/streams.yaml). */
 export const allStreams: ReadonlyArray<AnyStream> = registry;
 
+/** The streams and webhook documents in force: the built-ins, with a user's definitions file over them. */
+export interface StreamSetup {
+  streams: ReadonlyArray<AnyStream>;
+  /** Documents replacing the built-in webhook documents (src/webhooks/graphql/), by operation. */
+  webhooks: Partial<Record<WebhookOperation, string>>;
+  /** The user's definitions file read, if any. */
+  file: string | undefined;
+}
+
+/** Where the user's definitions file is, or undefined when there is none (and none was asked for). */
+export function definitionsPath(config: Config, cwd: string = process.cwd()): string | undefined {
+  const { path, explicit } = config.definitions;
+  const target = resolve(cwd, path);
+  if (!existsSync(target)) {
+    if (!explicit) return undefined;
+    throw new ConfigError(
+      `DEFINITIONS_FILE=${JSON.stringify(path)}: no such file or directory. Fix: point it at a definitions file or a directory holding ${DEFAULT_DEFINITIONS_FILE}, or unset it`,
+    );
+  }
+  if (!statSync(target).isDirectory()) return target;
+  const inside = join(target, DEFAULT_DEFINITIONS_FILE);
+  if (existsSync(inside)) return inside;
+  if (!explicit) return undefined;
+  throw new ConfigError(`DEFINITIONS_FILE=${JSON.stringify(path)}: the directory holds no ${DEFAULT_DEFINITIONS_FILE}. Fix: create it there, or name the file itself`);
+}
+
+export interface LoadStreamsOptions {
+  /** Where a relative DEFINITIONS_FILE (or the default file) is looked for; default the working directory. */
+  cwd?: string;
+  /**
+   * `parseDocumentSource` (src/api/documents.ts): also check the documents' syntax, variables and selections. Every
+   * command that sends requests passes it; `status` and `state` need no document and skip loading graphql.
+   */
+  parseDocument?: DefinitionsIo['parseDocument'];
+}
+
+/**
+ * The built-in streams with the user's definitions file (DEFINITIONS_FILE, or ./occupancy-sync.streams.yaml) over
+ * them: a user stream replaces the built-in of the same name in its place, a new name runs after the built-ins.
+ * Read and validated on every call, at a command's start: a broken file is a ConfigError listing each problem.
+ */
+export function loadStreams(config: Config, options: LoadStreamsOptions = {}): StreamSetup {
+  const file = definitionsPath(config, options.cwd);
+  if (!file) return { streams: registry, webhooks: {}, file: undefined };
+  const user = loadDefinitionsFile(file, options.parseDocument ? { parseDocument: options.parseDocument } : {});
+  const streams = registry.map((s) => user.streams.find((u) => u.name === s.name) ?? s);
+  for (const s of user.streams) if (!registry.some((b) => b.name === s.name)) streams.push(s);
+  return { streams, webhooks: user.webhooks, file };
+}
+
 /** Streams named by `--stream` (all when undefined), with an error listing the valid names. */
-export function selectStreams(name: string | undefined, request: RunRequest = { mode: 'incremental' }): AnyStream[] {
+export function selectStreams(
+  name: string | undefined,
+  request: RunRequest = { mode: 'incremental' },
+  available: ReadonlyArray<AnyStream> = registry,
+): AnyStream[] {
   // A backfill of everything loads the windowed streams' range and refreshes the full-refresh ones (engine.ts).
-  if (!name) return [...registry];
-  const eligible = request.mode === 'backfill' ? registry.filter((s) => s.kind === 'incremental-window') : [...registry];
+  if (!name) return [...available];
+  const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental-window') : [...available];
   const match = eligible.filter((s) => s.name === name);
   if (match.length === 0) {
-    const full = request.mode === 'backfill' && registry.some((s) => s.name === name && s.kind === 'full-refresh');
+    const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full-refresh');
     const problem = full
       ? `a full-refresh stream: every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
       : `no such ${request.mode === 'backfill' ? 'stream that can be backfilled' : 'stream'}`;

@@ -1,10 +1,11 @@
+import { parseDocumentSource } from '../api/documents.ts';
 import { requireApi, selectCustomers } from '../config.ts';
 import { globalSecrets } from '../logger.ts';
 import type { Store } from '../store/types.ts';
 import type { ProgressEvent, RunRequest, StreamOutcome, SyncReport } from '../sync/engine.ts';
 import { openForWriting } from '../app/database.ts';
 import { runOnce } from '../app/run-once.ts';
-import { selectStreams } from '../app/streams.ts';
+import { loadStreams, selectStreams } from '../app/streams.ts';
 import { writeMetricsTextfile } from '../app/textfile.ts';
 import { noteLines, problemLines, summaryFigures, summaryLine } from '../app/summary.ts';
 import { exitCodeOf } from './exit-code.ts';
@@ -74,7 +75,7 @@ export async function runCommand(
   const config = ctx.config();
   requireApi(config);
   const customers = selectCustomers(config, flags.customer);
-  const streams = selectStreams(flags.stream, flags.request);
+  const streams = selectStreams(flags.stream, flags.request, loadStreams(config, { parseDocument: parseDocumentSource }).streams);
   const logger = ctx.logger();
   const store = await openForWriting(config.database);
   try {

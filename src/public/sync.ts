@@ -4,12 +4,16 @@
  */
 import { openForWriting } from '../app/database.ts';
 import { runOnce as runOnceImpl } from '../app/run-once.ts';
-import { allStreams, selectStreams as selectStreamsImpl } from '../app/streams.ts';
+import { allStreams, loadStreams as loadStreamsImpl, selectStreams as selectStreamsImpl } from '../app/streams.ts';
+import { parseDefinitions as parseDefinitionsImpl } from '../sync/definitions.ts';
+import { parseDocumentSource } from '../api/documents.ts';
 import { runSync as runSyncImpl } from '../sync/engine.ts';
 
 export type { RunOnceOptions } from '../app/run-once.ts';
 export type { SyncOptions, SyncReport, SyncTarget, RunRequest, StreamOutcome, ProgressEvent } from '../sync/engine.ts';
 export type { AnyStream, StreamDefinition, StreamSettings } from '../sync/stream.ts';
+export type { StreamSetup } from '../app/streams.ts';
+export type { Definitions, DefinitionsIo, WebhookOperation } from '../sync/definitions.ts';
 
 /**
  * The streams occupancy-sync ships (`buildings`, `occupancy`), in the order a sync runs them.
@@ -19,6 +23,34 @@ export type { AnyStream, StreamDefinition, StreamSettings } from '../sync/stream
  * console.log(streams.map((s) => `${s.name} (${s.kind})`));
  */
 export const streams: typeof allStreams = allStreams;
+
+/**
+ * The streams in force for `config`, as every command reads them: the built-in ones with the user's definitions file
+ * (`DEFINITIONS_FILE`, or `./occupancy-sync.streams.yaml`) over them, and the webhook documents it replaces. A file
+ * that breaks the format throws one `ConfigError` naming file, line and column of each problem
+ * (docs/api-assumptions.md, "Adapting to the real API").
+ *
+ * @example
+ * import { resolveConfig } from 'occupancy-sync';
+ * import { loadStreams, runOnce } from 'occupancy-sync/sync';
+ * const config = resolveConfig(process.env);
+ * const { streams } = loadStreams(config);
+ * const report = await runOnce({ config, store, logger, customers: config.customers, streams });
+ */
+export const loadStreams: typeof loadStreamsImpl = (config, options = {}) => loadStreamsImpl(config, { parseDocument: parseDocumentSource, ...options });
+
+/**
+ * Validates a definitions file's text (version 1) without running anything: the streams and webhook documents it
+ * defines (their GraphQL checked too), or a `ConfigError` with one `file:line:column: problem. Fix: ...` line per
+ * problem.
+ *
+ * @example
+ * import { readFileSync } from 'node:fs';
+ * import { parseDefinitions } from 'occupancy-sync/sync';
+ * const file = './occupancy-sync.streams.yaml';
+ * parseDefinitions(readFileSync(file, 'utf8'), file, { readText: (path) => readFileSync(path, 'utf8') });
+ */
+export const parseDefinitions: typeof parseDefinitionsImpl = (text, file, io) => parseDefinitionsImpl(text, file, { parseDocument: parseDocumentSource, ...io });
 
 /**
  * The streams named like `--stream` does (all when `name` is undefined); a `ConfigError` lists the valid names.

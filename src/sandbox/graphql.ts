@@ -12,6 +12,15 @@ export function defaultSchemaSdl(): string {
   return readFileSync(new URL('../../jobs/schema.graphql', import.meta.url), 'utf8');
 }
 
+/** The API variants the sandbox can serve: `v1` the assumed one, `v2` differently shaped (src/sandbox/schema-v2.graphql). */
+export const API_VARIANTS = ['v1', 'v2'] as const;
+export type ApiVariant = (typeof API_VARIANTS)[number];
+
+/** The SDL of an API variant. */
+export function variantSchemaSdl(variant: ApiVariant): string {
+  return variant === 'v2' ? readFileSync(new URL('./schema-v2.graphql', import.meta.url), 'utf8') : defaultSchemaSdl();
+}
+
 // Offsets are required: a timestamp without one is ambiguous, and the API document speaks only of UTC.
 const ISO_DATETIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i;
 
@@ -124,6 +133,39 @@ export const rootValue = {
       nodes,
       pageInfo: { hasNextPage, endCursor: last ? encodeCursor(last.createdMs, last.id) : null },
     };
+  },
+
+  /** The v2 variant's readings: offset-paged over (created, id), grouped by building and floor space. */
+  floorSpaceReadings(args: { since: number; until: number; limit: number; offset?: number | null }, ctx: ResolverContext) {
+    const offset = args.offset ?? 0;
+    for (const [name, value] of [['limit', args.limit], ['offset', offset]] as const) {
+      if (!Number.isInteger(value) || value < 0 || (name === 'limit' && value > MAX_PAGE_SIZE)) {
+        throw new GraphQLError(`${name} must be between 0 and ${name === 'limit' ? MAX_PAGE_SIZE : 'the number of readings'}, got ${value}`, {
+          extensions: { code: 'BAD_USER_INPUT', field: name },
+        });
+      }
+    }
+    const rows = ctx.model.observations(ctx.customer, { fromMs: args.since, toMs: args.until, visibleAtMs: ctx.clock.now() });
+    const buildings = new Map<string, Map<string, Array<Record<string, unknown>>>>();
+    let index = 0;
+    for (const o of rows) {
+      if (index++ < offset) continue;
+      if (index > offset + args.limit) break;
+      let spaces = buildings.get(o.buildingId);
+      if (!spaces) buildings.set(o.buildingId, (spaces = new Map()));
+      let readings = spaces.get(o.floorSpaceId);
+      if (!readings) spaces.set(o.floorSpaceId, (readings = []));
+      readings.push({ id: o.id, status: o.occupancyStatus, people: o.headcount, observedAt: new Date(o.createdMs).toISOString() });
+    }
+    return [...buildings].map(([buildingId, spaces]) => ({
+      buildingId,
+      floorSpaces: [...spaces].map(([floorSpaceId, readings]) => ({ floorSpaceId, readings })),
+    }));
+  },
+
+  /** The v2 variant's name for registerWebhook. */
+  createWebhook(args: { input: RegisterInput }, ctx: ResolverContext) {
+    return webhookView(ctx.registry.register(ctx.customer.id, args.input, ctx.clock.now()));
   },
 
   webhooks(_args: unknown, ctx: ResolverContext) {

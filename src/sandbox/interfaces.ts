@@ -74,6 +74,11 @@ export interface SandboxOptions {
   lateArrivalMaxMs?: number;
   /** Serve this SDL instead of jobs/schema.graphql (tests: a schema lacking a field). */
   schemaSdl?: string;
+  /**
+   * `v2`: serve the differently shaped variant of the API (src/sandbox/schema-v2.graphql: offset-paged, nested
+   * readings named otherwise) over the same data, to adapt to with a definitions file. Default `v1`, the assumed API.
+   */
+  apiVariant?: 'v1' | 'v2';
   faults?: FaultOptions;
   /** A deliberate contract violation to serve (src/sandbox/misbehave.ts); none by default. */
   misbehave?: MisbehaviourKind;

@@ -6,7 +6,7 @@ import { DataModel } from './data.ts';
 import { DeliveryEngine } from './deliveries.ts';
 import { FaultPlan } from './faults.ts';
 import { Misbehaviour, type MisbehaviourKind } from './misbehave.ts';
-import { buildSandboxSchema, defaultSchemaSdl } from './graphql.ts';
+import { buildSandboxSchema, variantSchemaSdl } from './graphql.ts';
 import { createHandler } from './handler.ts';
 import type { GroundTruthObservation, ObservationRange, Sandbox, SandboxOptions, SandboxStats } from './interfaces.ts';
 import { TokenService } from './tokens.ts';
@@ -85,7 +85,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const misbehaviourOf = (kind: MisbehaviourKind | undefined) => (kind ? new Misbehaviour(kind, strayFloorSpaceIds) : undefined);
   let misbehave = misbehaviourOf(options.misbehave);
   const closing = new AbortController();
-  const schema = buildSandboxSchema(options.schemaSdl ?? defaultSchemaSdl());
+  const schema = buildSandboxSchema(options.schemaSdl ?? variantSchemaSdl(options.apiVariant ?? 'v1'));
 
   const handler = createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, misbehave: () => misbehave, closing: closing.signal });
   // The Date header tells clients the platform's time (occupancy-sync caps its watermark with it): it must come from

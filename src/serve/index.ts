@@ -6,7 +6,8 @@ import { createMetrics, type Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import { openForWriting } from '../app/database.ts';
 import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
-import { allStreams } from '../app/streams.ts';
+import { loadStreams } from '../app/streams.ts';
+import { parseDocumentSource } from '../api/documents.ts';
 import { startQueue, type Queue } from '../app/queue.ts';
 import { dataCheckLines, watchData, type DataCheckWatch } from '../app/data-checks.ts';
 import { startRetention, type Retention } from '../app/retention.ts';
@@ -77,7 +78,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     validateCron(config.sync.cron);
     if (!options.baseUrl) requireApi(config);
   }
-  const streams = options.streams ?? allStreams;
+  const streams = options.streams ?? loadStreams(config, { parseDocument: parseDocumentSource }).streams;
 
   const store = options.store ?? (await openForWriting(config.database, logger));
   let stopping = false;

@@ -258,3 +258,62 @@ export class WindowPaging<R> {
     return { records, rejected, nodes: raw.nodes.length, hasNextPage: raw.hasNextPage, endCursor: raw.endCursor, number: this.#pages };
   }
 }
+
+/** Where a flattened record keeps the element of the enclosing list it was found in (declarative definitions). */
+export const PARENT_KEY = '$parent';
+
+/**
+ * Records nested in lists (`buildings[].floorSpaces[].readings`): walks each element of `list` along `each`, one
+ * step per level, and returns the innermost elements, each a copy carrying its enclosing element (without the list it
+ * was taken from) under `$parent`, so a record can map its floor space id from the parent. Returns the violation's
+ * detail when a level is not a list of objects.
+ */
+export function flattenNested(list: unknown[], each: ReadonlyArray<readonly string[]>, where: string): unknown[] | string {
+  let level: unknown[] = list;
+  let at = where;
+  for (const step of each) {
+    const next: unknown[] = [];
+    for (const parent of level) {
+      if (!isObject(parent)) return `an element of ${at} is ${describe(parent)}, expected an object`;
+      const found = follow(parent, step);
+      if (typeof found === 'string') return `${at}[].${step.join('.')}: ${found.replace(/^data/, 'element')}`;
+      if (!Array.isArray(found.value)) return `${at}[].${step.join('.')} is ${describe(found.value)}, expected a list`;
+      const context: Record<string, unknown> = { ...parent };
+      delete context[step[0]!];
+      for (const child of found.value) next.push(isObject(child) ? { ...child, [PARENT_KEY]: context } : child);
+    }
+    level = next;
+    at += `[].${step.join('.')}`;
+  }
+  return level;
+}
+
+/**
+ * A page of an offset-paged list (`offset` paging): `offset` records were read before it, `limit` were asked for.
+ * The cursor is the next offset, as text (it is checkpointed like a Relay cursor); a page shorter than the limit is
+ * the last. With `each`, records are counted after flattening.
+ */
+export function readOffsetPage(
+  data: unknown,
+  path: readonly string[],
+  each: ReadonlyArray<readonly string[]> | undefined,
+  offset: number,
+  limit: number,
+): RawPage | string {
+  const list = readListPage(data, path);
+  if (typeof list === 'string') return list;
+  const nodes = each?.length ? flattenNested(list.nodes, each, `data.${path.join('.')}`) : list.nodes;
+  if (typeof nodes === 'string') return nodes;
+  if (nodes.length > limit) return `a page of ${nodes.length} records, more than the limit of ${limit} asked for (does the limit count another level?)`;
+  const hasNextPage = nodes.length === limit && limit > 0;
+  return { nodes, hasNextPage, endCursor: hasNextPage ? String(offset + nodes.length) : null };
+}
+
+/** The offset a checkpointed `offset` cursor stands for; a cursor of another paging style is refused, not guessed. */
+export function offsetOf(cursor: string | null): number {
+  if (cursor === null) return 0;
+  if (!/^\d{1,15}$/.test(cursor)) {
+    throw new ContractViolation('shape', `the stored page cursor ${JSON.stringify(cursor.slice(0, 40))} is not an offset (was the stream's paging changed mid-window?)`, 'resuming a window');
+  }
+  return Number(cursor);
+}

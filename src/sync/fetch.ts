@@ -1,6 +1,15 @@
 import type { SinkName, SinkRecords } from '../store/types.ts';
-import { readConnectionPage, readListPage, type ProcessedPage, type WindowPaging } from './contract.ts';
-import type { AnyStream } from './stream.ts';
+import {
+  flattenNested,
+  offsetOf,
+  readConnectionPage,
+  readListPage,
+  readOffsetPage,
+  type ProcessedPage,
+  type RawPage,
+  type WindowPaging,
+} from './contract.ts';
+import type { AnyStream, Paging } from './stream.ts';
 
 /** What the engine needs from the API client (src/api): one GraphQL request, abortable. */
 export interface GraphQLRequester {
@@ -37,14 +46,28 @@ export async function fetchPage(input: {
   now: () => number;
 }): Promise<FetchedPage> {
   const { paging } = input.stream;
+  const offset = paging.style === 'offset' ? offsetOf(input.cursor) : 0;
   const variables =
     paging.style === 'relay'
       ? { ...input.variables, [paging.pageSizeVar]: input.pageSize, [paging.cursorVar]: input.cursor ?? null }
-      : input.variables;
+      : paging.style === 'offset'
+        ? { ...input.variables, [paging.limitVar]: input.pageSize, [paging.offsetVar]: offset }
+        : input.variables;
   const data = await input.client.request<unknown>(input.document, variables, { signal: input.signal });
   const serverTime = input.client.serverTime?.();
   const localTime = input.now();
-  const raw = paging.style === 'single' ? readListPage(data, paging.path) : readConnectionPage(data, paging.connection);
+  const raw =
+    paging.style === 'offset'
+      ? readOffsetPage(data, paging.path, paging.each, offset, input.pageSize)
+      : nested(paging.style === 'single' ? readListPage(data, paging.path) : readConnectionPage(data, paging.connection), paging);
   const page = input.paging.accept(raw);
   return { ...page, localTime, ...(serverTime !== undefined && { serverTime }) } as FetchedPage;
+}
+
+/** Records nested in lists of the page (declarative definitions), flattened; a page without `each` is unchanged. */
+function nested(raw: RawPage | string, paging: Paging): RawPage | string {
+  if (typeof raw === 'string' || !paging.each?.length) return raw;
+  const where = `data.${(paging.style === 'relay' ? [...paging.connection, 'nodes'] : paging.path).join('.')}`;
+  const nodes = flattenNested(raw.nodes, paging.each, where);
+  return typeof nodes === 'string' ? nodes : { ...raw, nodes };
 }

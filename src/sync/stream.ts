@@ -3,9 +3,9 @@ import type { IsoUtc, SinkName, SinkRecords } from '../store/types.ts';
 import type { RecordSpec } from './records.ts';
 
 /**
- * A stream is declared in `jobs/` and run by the generic engine (src/sync/engine.ts). Adding a stream for a new
- * query means a `.graphql` document, a definition like `jobs/occupancy.ts` and a line in `jobs/index.ts`; the engine
- * is not touched.
+ * A stream is declared in `jobs/streams.yaml` (or a user's definitions file; src/sync/definitions.ts turns either into
+ * a StreamDefinition) and run by the generic engine (src/sync/engine.ts). Adding a stream for a new query means a
+ * `.graphql` document and an entry in the definitions; the engine is not touched.
  */
 
 /** How the stream's rows are selected on each run. */
@@ -15,14 +15,26 @@ export type StreamKind =
   /** Time windows from the watermark (minus a lookback) to now (minus a settle delay); see src/sync/windows.ts. */
   | 'incremental-window';
 
+/**
+ * Nested lists between the answer's list and the records (declarative definitions: `buildings[].floorSpaces[].readings`):
+ * each entry leads from an element of the previous list to the next list. The records are the elements of the last
+ * list, each carrying the element it was found in under `$parent` (src/sync/contract.ts `flattenNested`).
+ */
+export type NestedLists = ReadonlyArray<readonly string[]>;
+
 export type Paging =
   /** One request returns everything; `path` leads from `data` to the list of nodes. */
-  | { style: 'single'; path: readonly string[] }
+  | { style: 'single'; path: readonly string[]; each?: NestedLists }
   /**
    * Relay-style connection: `connection` leads from `data` to an object with `nodes` and
    * `pageInfo { hasNextPage endCursor }`; the engine sets `pageSizeVar` and `cursorVar`.
    */
-  | { style: 'relay'; connection: readonly string[]; pageSizeVar: string; cursorVar: string };
+  | { style: 'relay'; connection: readonly string[]; pageSizeVar: string; cursorVar: string; each?: NestedLists }
+  /**
+   * Offset paging: `path` leads from `data` to the list; the engine sets `limitVar` (the page size) and `offsetVar`
+   * (records read so far in the window), and stops at a page holding fewer records than the limit.
+   */
+  | { style: 'offset'; path: readonly string[]; offsetVar: string; limitVar: string; each?: NestedLists };
 
 /** The part of the configuration a variables builder may use. */
 export type StreamSettings = Config['sync'];

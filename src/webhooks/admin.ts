@@ -160,15 +160,28 @@ export function writeSecretFile(path: string, secret: string, options: { force?:
 
 const documentPath = (name: string) => fileURLToPath(new URL(`./graphql/${name}.graphql`, import.meta.url));
 let documents: Record<'register' | 'update' | 'list' | 'test', LoadedDocument> | undefined;
+
+/**
+ * Documents replacing the built-in ones, by operation (a user's definitions file, docs/api-assumptions.md): absolute
+ * paths of documents whose answer holds the operation's field (aliased when the platform names it otherwise).
+ */
+export type WebhookDocumentPaths = Partial<Record<'registerWebhook' | 'updateWebhook' | 'webhooks' | 'sendTestEvent', string>>;
+
 /** The documents are read on first use, so importing this module costs no file I/O. */
-export function webhookDocuments(): Record<'register' | 'update' | 'list' | 'test', LoadedDocument> {
+export function webhookDocuments(overrides: WebhookDocumentPaths = {}): Record<'register' | 'update' | 'list' | 'test', LoadedDocument> {
   documents ??= {
     register: loadDocument(documentPath('registerWebhook')),
     update: loadDocument(documentPath('updateWebhook')),
     list: loadDocument(documentPath('webhooks')),
     test: loadDocument(documentPath('sendTestEvent')),
   };
-  return documents;
+  const own = (name: keyof WebhookDocumentPaths) => (overrides[name] ? loadDocument(overrides[name]) : undefined);
+  return {
+    register: own('registerWebhook') ?? documents.register,
+    update: own('updateWebhook') ?? documents.update,
+    list: own('webhooks') ?? documents.list,
+    test: own('sendTestEvent') ?? documents.test,
+  };
 }
 
 export interface WebhookAdmin {
@@ -182,8 +195,8 @@ export interface WebhookAdmin {
  * Webhook management for the customer of `client`'s API key. Inputs are validated locally before the call.
  * Mutations are never repeated after an ambiguous failure (the client's policy), so a register cannot create two.
  */
-export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortSignal } = {}): WebhookAdmin {
-  const docs = webhookDocuments();
+export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortSignal; documents?: WebhookDocumentPaths } = {}): WebhookAdmin {
+  const docs = webhookDocuments(options.documents);
   const signal = options.signal;
   return {
     async register(input) {

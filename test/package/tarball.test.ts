@@ -7,12 +7,15 @@
  * npm there), run with this Node.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ASSET_DIRS, assetFiles } from '../../scripts/build.ts';
+import { ASSET_DIRS, BUILT_DEFINITIONS, assetFiles } from '../../scripts/build.ts';
 import { ROOT } from '../support/process.ts';
+import { DIALECTS, freshDatabase, openTestStore } from '../support/databases.ts';
+import { startSandbox } from '../../src/sandbox/index.ts';
+import { DAY, childEnv, dbRows, truthRows } from '../sync/helpers.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const run = promisify(execFile);
@@ -52,6 +55,7 @@ describe('the packed tarball', () => {
     expect(files).toContain('dist/bin/occupancy-sync.js');
     expect(files).toContain('dist/src/index.d.ts');
     for (const dir of ASSET_DIRS) for (const asset of assetFiles(dir)) expect(files).toContain(`dist/${asset}`);
+    expect(files).toContain(`dist/${BUILT_DEFINITIONS}`);
     const stray = files.filter((f) => /^(src|test|bench|scripts|\.ci|bin|jobs|db)\//.test(f) || /\.test\.|tsconfig|vitest|drizzle\.config/.test(f));
     expect(stray).toEqual([]);
   });
@@ -85,6 +89,54 @@ describe.each(npms)('installed with --omit=dev by $name', (npm) => {
     expect(stdout).toMatch(/customer [0-9a-f-]{36}: \d+ buildings, [\d,]+ observations/);
     expect(existsSync(join(dir, 'node_modules/better-sqlite3/build'))).toBe(false);
   }, 120_000);
+
+  it.each(DIALECTS)(
+    'adapts to the sandbox API variant v2 with the shipped example definitions beside the installed tool, no change to the package (%s)',
+    async (dialect) => {
+      // The oracle is the repository's sandbox; everything that syncs is the installed package's bin.
+      const sandbox = await startSandbox({ apiVariant: 'v2', seed: 11, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, lateArrivalMaxMs: 0 });
+      const db = await freshDatabase(dialect, 'package-adapt');
+      const bin = join(dir, 'node_modules/.bin/occupancy-sync');
+      const plain = join(dir, `plain-${dialect}`);
+      const adapted = join(dir, `adapted-${dialect}`);
+      mkdirSync(plain);
+      // The worked example as the package ships it (docs/examples/api-v2), copied into the working directory under
+      // the default name: no setting needed.
+      cpSync(join(dir, 'node_modules/occupancy-sync/docs/examples/api-v2'), adapted, { recursive: true });
+      const env = { ...ENV, ...childEnv(sandbox, db.url, { LOG_LEVEL: 'warn', SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '250' }) };
+      const cli = (args: string[], cwd: string) =>
+        run(bin, args, { cwd, env }).then(
+          (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+          (e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }),
+        );
+      try {
+        const before = await cli(['check'], plain);
+        expect(before.code).toBe(1);
+        expect(before.stdout).toContain('jobs/occupancy.graphql:3:3: Cannot query field "occupancy" on type "Query".');
+        expect(before.stdout).toContain('src/webhooks/graphql/registerWebhook.graphql:3:3: Cannot query field "registerWebhook" on type "Mutation".');
+        const check = await cli(['check'], adapted);
+        expect(check.stdout).toContain(`definitions: ${join(adapted, 'occupancy-sync.streams.yaml')}`);
+        expect(check.code).toBe(0);
+        const sync = await cli(['sync'], adapted);
+        expect(sync.stderr).toBe('');
+        expect(sync.code).toBe(0);
+        const store = await openTestStore(db);
+        try {
+          const customer = sandbox.customers[0]!.id;
+          const to = Date.parse((await store.getState(customer, 'occupancy'))!.watermark!);
+          const truth = truthRows(sandbox, customer, { to });
+          expect(truth.length).toBeGreaterThan(1000);
+          expect(await dbRows(store, customer)).toEqual(truth);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await sandbox.close();
+        await db.drop();
+      }
+    },
+    120_000,
+  );
 
   it('imports every entry from plain Node, and the signature verifier loads none of the heavy modules', async () => {
     const probe = join(dir, 'probe.mjs');

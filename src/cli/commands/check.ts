@@ -8,9 +8,10 @@ import type { CustomerCheck } from '../../api/diagnose.ts';
 import type { formatMismatch } from '../../api/documents.ts';
 
 const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const JOBS_DIR = resolve(PACKAGE_ROOT, 'jobs');
 /** The webhook management documents encode assumed mutation names too, so they are checked with the job documents. */
 const WEBHOOK_DOCUMENTS_DIR = resolve(PACKAGE_ROOT, 'src/webhooks/graphql');
+/** In the order of their files' names, as they were always listed. */
+const WEBHOOK_OPERATIONS = ['registerWebhook', 'sendTestEvent', 'updateWebhook', 'webhooks'] as const;
 
 interface CheckOptions {
   customer?: string;
@@ -46,7 +47,7 @@ export const checkCommand: CommandModule = (program, ctx) => {
     .command('check')
     .description(
       'Check the API setup for each configured customer: authenticate, show the token lifetime and (from the JWT) ' +
-        'customer and scopes, run one cheap query, and validate every job and webhook document (jobs/*.graphql, src/webhooks/graphql/*.graphql) against the ' +
+        'customer and scopes, run one cheap query, and validate every job and webhook document in force (jobs/*.graphql, src/webhooks/graphql/*.graphql, and those of a definitions file, DEFINITIONS_FILE) against the ' +
         'live schema via introspection, reporting each mismatch as file:line:column: message.',
     )
     .option('--customer <id>', 'check only this configured customer')
@@ -67,22 +68,41 @@ Examples:
   $ occupancy-sync check --json | jq '.customers[] | {customer, ok}'`,
     )
     .action(async (options: CheckOptions) => {
-      const [{ createClient }, { checkCustomer }, { formatMismatch, loadJobDocuments }] = await Promise.all([
+      const [{ createClient }, { checkCustomer }, { formatMismatch, loadDocument, loadJobDocuments, parseDocumentSource }, { loadStreams }] = await Promise.all([
         import('../../app/clients.ts'),
         import('../../api/diagnose.ts'),
         import('../../api/documents.ts'),
+        import('../../app/streams.ts'),
       ]);
       const config = ctx.config();
       requireApi(config);
       const customers = selectCustomers(config, options.customer);
-      const dirs = options.documents ? [resolve(options.documents)] : [JOBS_DIR, WEBHOOK_DOCUMENTS_DIR];
       // Paths relative to the package (jobs/occupancy.graphql) read best; an outside directory keeps its own path.
       const labelFor = (dir: string) => {
         const rel = relative(PACKAGE_ROOT, dir);
         return (name: string) => (rel.startsWith('..') ? resolve(dir, name) : `${rel ? `${rel}/` : ''}${name}`);
       };
-      // Syntax errors in a document fail here, before any request (ConfigError names file:line:column).
-      const documents = dirs.flatMap((dir) => loadJobDocuments(dir, labelFor(dir)));
+      // Syntax errors in a document or the definitions fail here, before any request (ConfigError names
+      // file:line:column). Without --documents, the documents in force: the streams' (the user's definitions over
+      // the built-ins) and the webhook documents (the user's replacing the built-in ones).
+      let documents;
+      if (options.documents) {
+        const dir = resolve(options.documents);
+        documents = loadJobDocuments(dir, labelFor(dir));
+      } else {
+        const setup = loadStreams(config, { parseDocument: parseDocumentSource });
+        if (setup.file && !options.json) {
+          const replaced = Object.keys(setup.webhooks).length;
+          ctx.stdout.write(`definitions: ${setup.file} (streams ${setup.streams.map((s) => s.name).join(', ')}; ${replaced} webhook document(s) replaced)\n`);
+        }
+        const webhookPaths = WEBHOOK_OPERATIONS.map((op) => setup.webhooks[op] ?? resolve(WEBHOOK_DOCUMENTS_DIR, `${op}.graphql`));
+        const paths = [...new Set([...setup.streams.map((s) => s.document), ...webhookPaths])];
+        documents = paths.map((path) => {
+          const doc = loadDocument(path);
+          const rel = relative(PACKAGE_ROOT, path);
+          return rel.startsWith('..') ? doc : { ...doc, file: rel.split('\\').join('/') };
+        });
+      }
       const logger = ctx.logger().child({ command: 'check' });
 
       const results: CustomerCheck[] = [];

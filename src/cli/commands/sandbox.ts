@@ -26,6 +26,7 @@ interface SandboxCliOptions {
   buildings: number;
   floorSpaces: number;
   insecureWebhookTls?: boolean;
+  apiVariant: 'v1' | 'v2';
 }
 
 /** What a user needs to point occupancy-sync (or their own client) at this sandbox. */
@@ -68,6 +69,15 @@ export const sandboxCommand: CommandModule = (program, ctx) => {
     .option('--buildings <n>', 'buildings per customer', integer('--buildings', 0, 10000), 3)
     .option('--floor-spaces <n>', 'floor spaces per building', integer('--floor-spaces', 0, 10000), 4)
     .option('--insecure-webhook-tls', 'accept self-signed certificates of https webhook receivers')
+    .option(
+      '--api-variant <variant>',
+      'v1: the API occupancy-sync assumes; v2: a differently shaped one over the same data (offset-paged, nested, other names), to adapt to with a definitions file (docs/api-assumptions.md)',
+      (value: string) => {
+        if (value !== 'v1' && value !== 'v2') throw new InvalidArgumentError('use v1 or v2');
+        return value;
+      },
+      'v1',
+    )
     .addHelpText(
       'after',
       `
@@ -77,7 +87,8 @@ through the API get one Occupancy delivery per new tick (signed when a signature
 Examples:
   $ occupancy-sync sandbox --port 4000
   $ occupancy-sync sandbox --port 4000 --seed 42 --customers 3 --days 30
-  $ occupancy-sync sandbox --port 0 --expires-in 60      # short-lived tokens, to watch re-authentication`,
+  $ occupancy-sync sandbox --port 0 --expires-in 60      # short-lived tokens, to watch re-authentication
+  $ occupancy-sync sandbox --api-variant v2              # an API shaped otherwise, to practise adapting to it`,
     )
     .action(async (opts: SandboxCliOptions) => {
       const { startSandbox } = await import('../../sandbox/index.ts');
@@ -94,6 +105,7 @@ Examples:
           floorSpacesPerBuilding: opts.floorSpaces,
           dataStart: Math.floor((now - opts.days * DAY) / 300_000) * 300_000,
           webhooks: { autoDeliver: true, rejectUnauthorized: !opts.insecureWebhookTls },
+          apiVariant: opts.apiVariant,
           logger: ctx.logger(),
         });
       } catch (error) {

@@ -29,7 +29,7 @@ Examples:
 `,
     )
     .action(async (flags: { now?: boolean; customer?: string; stream?: string }) => {
-      const [{ startScheduler, validateCron }, { openForWriting }, { selectStreams }, { createSyncPass }, { summaryLine }, { exitCodeOf }] =
+      const [{ startScheduler, validateCron }, { openForWriting }, { loadStreams, selectStreams }, { createSyncPass }, { summaryLine }, { exitCodeOf }] =
         await Promise.all([
           import('../../app/scheduler.ts'),
           import('../../app/database.ts'),
@@ -38,12 +38,12 @@ Examples:
           import('../../app/summary.ts'),
           import('../exit-code.ts'),
         ]);
-      const { startRetention } = await import('../../app/retention.ts');
+      const [{ startRetention }, { parseDocumentSource }] = await Promise.all([import('../../app/retention.ts'), import('../../api/documents.ts')]);
       const config = ctx.config();
       validateCron(config.sync.cron);
       requireApi(config);
       const customers = selectCustomers(config, flags.customer);
-      const streams = selectStreams(flags.stream);
+      const streams = selectStreams(flags.stream, undefined, loadStreams(config, { parseDocument: parseDocumentSource }).streams);
       const logger = ctx.logger();
       const store = await openForWriting(config.database);
       const pass = createSyncPass({ config, store, logger, customers, streams });

@@ -183,7 +183,8 @@ Examples:
 `,
     )
     .action(async (flags: ChangeFlags & { to: string }) => {
-      const [{ parseInstant }, { allStreams: streams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
+      const [{ parseInstant }, { loadStreams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
+      const { streams } = loadStreams(ctx.config());
       const stream = streams.find((s) => s.name === flags.stream);
       if (!stream || stream.kind !== 'incremental-window') {
         const names = streams.filter((s) => s.kind === 'incremental-window').map((s) => s.name);

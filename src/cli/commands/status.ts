@@ -23,17 +23,19 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness }, { runDataChecks }, { allStreams }] = await Promise.all([
+      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness }, { runDataChecks }, { loadStreams }] = await Promise.all([
         import('../../app/database.ts'),
         import('../status.ts'),
         import('../../app/data-checks.ts'),
         import('../../app/streams.ts'),
       ]);
+      // The definitions in force name the streams the data checks look at; a broken file stops here, first.
+      const { streams } = loadStreams(config);
       const store = await openForReading(config.database, ctx.logger());
       try {
         const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
         const customers = config.customers.filter((c) => flags.customer === undefined || c.id === flags.customer);
-        const checks = await runDataChecks({ store, streams: allStreams, customers, settings: config.sync, now: systemClock.now() });
+        const checks = await runDataChecks({ store, streams, customers, settings: config.sync, now: systemClock.now() });
         const entries = withCompleteness(buildStatus(states, runs, systemClock.now()), checks.completeness).filter(
           (e) => flags.customer === undefined || e.customerId === flags.customer,
         );

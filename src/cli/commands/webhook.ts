@@ -18,9 +18,16 @@ function intOption(flag: string, min: number, max: number) {
 
 /** One customer's client and admin; the caller closes the client. */
 async function adminFor(ctx: CliContext, customer: CustomerConfig): Promise<{ client: ApiClient; admin: WebhookAdmin }> {
-  const [{ createClient }, { createWebhookAdmin }] = await Promise.all([import('../../app/clients.ts'), import('../../webhooks/admin.ts')]);
+  const [{ createClient }, { createWebhookAdmin }, { loadStreams }, { parseDocumentSource }] = await Promise.all([
+    import('../../app/clients.ts'),
+    import('../../webhooks/admin.ts'),
+    import('../../app/streams.ts'),
+    import('../../api/documents.ts'),
+  ]);
+  // The user's definitions file may replace webhook documents (docs/api-assumptions.md); read before any request.
+  const { webhooks } = loadStreams(ctx.config(), { parseDocument: parseDocumentSource });
   const client = createClient(ctx.config(), customer, 'admin', { logger: ctx.logger() });
-  return { client, admin: createWebhookAdmin(client, { signal: ctx.signal }) };
+  return { client, admin: createWebhookAdmin(client, { signal: ctx.signal, documents: webhooks }) };
 }
 
 /** Mutations concern one customer: with several configured, --customer must say which. */

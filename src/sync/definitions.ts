@@ -1,0 +1,287 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { OperationDefinitionNode } from 'graphql';
+import type { LoadedDocument } from '../api/documents.ts';
+import { ConfigError } from '../errors.ts';
+import type { SinkName } from '../store/types.ts';
+import {
+  checkSelected,
+  columnField,
+  COLUMNS,
+  isSink,
+  keyOf,
+  pagingAt,
+  recordAt,
+  SOFT_DELETE_SINKS,
+  UNMAPPED,
+  variablesAt,
+} from './definition-parts.ts';
+import { describeYaml, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
+import { defineStream, type AnyStream, type StreamKind, type VariablesInput } from './stream.ts';
+
+/**
+ * Stream and webhook definitions in a declarative, versioned YAML format (docs/api-assumptions.md, "Adapting to the
+ * real API"). The built-in streams are written in it (jobs/streams.yaml); a user's file beside the installed tool
+ * replaces streams by name and webhook documents by operation, with no fork. Everything is checked here before use,
+ * each problem one `file:line:column: what is wrong. Fix: ...` line: unknown keys, sinks, columns and types, a cursor
+ * field that is not a mapped timestamp, a key that is not the sink's, a document that does not parse or does not
+ * declare the variables the stream sends, a format version this release does not read.
+ */
+
+/** The format versions this release reads. A file of another version is refused by name, never half-read. */
+export const DEFINITION_VERSIONS: readonly number[] = [1];
+
+export const WEBHOOK_OPERATIONS = ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent'] as const;
+export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
+/** What src/webhooks/admin.ts sends to, and reads from the answer under the operation's own name. */
+const WEBHOOK_SHAPES: Record<WebhookOperation, { type: 'query' | 'mutation'; variables: string[] }> = {
+  registerWebhook: { type: 'mutation', variables: ['input'] },
+  updateWebhook: { type: 'mutation', variables: ['id', 'input'] },
+  webhooks: { type: 'query', variables: [] },
+  sendTestEvent: { type: 'mutation', variables: ['webhookId', 'type'] },
+};
+
+export interface Definitions {
+  file: string;
+  version: number;
+  streams: AnyStream[];
+  /** Absolute paths of documents replacing the built-in webhook documents, by operation. */
+  webhooks: Partial<Record<WebhookOperation, string>>;
+}
+
+export interface DefinitionsIo {
+  /** The text of a file the definitions name (a GraphQL document); throws with an errno code when it cannot. */
+  readText(path: string): string;
+  /**
+   * Parses a GraphQL document (src/api/documents.ts `parseDocumentSource`, which throws a located ConfigError). Given
+   * by the commands that send requests (they load graphql anyway); without it the documents are only read, and their
+   * syntax, variables and selections are not checked (`status` and `state` need no document, and start faster).
+   */
+  parseDocument?(source: string, file: string): LoadedDocument;
+  /** How a document's path is shown in messages (the package's own as `jobs/x.graphql`). */
+  label?(path: string): string;
+}
+
+const KINDS: readonly StreamKind[] = ['full-refresh', 'incremental-window'];
+const STREAM_NAME = { re: /^[a-z][a-z0-9-]{0,62}$/, rule: 'must be lower case letters, digits and dashes', example: 'floor-space-readings' };
+
+/**
+ * Parses and validates a definitions file's text; documents it names are read through `io`, relative to the file.
+ * Throws one ConfigError listing every problem, one line each.
+ */
+export function parseDefinitions(text: string, file: string, io: DefinitionsIo): Definitions {
+  const src = new YamlSource(io.label?.(file) ?? file, text);
+  const fail = () => new ConfigError(src.errors.join('\n'));
+  if (src.errors.length) throw fail();
+  const top = mapAt(src, [], src.value ?? null, 'the definitions file', ['version', 'streams', 'webhooks'], []);
+  if (!top) throw fail();
+  const version = top.version;
+  if (version === undefined || !DEFINITION_VERSIONS.includes(version as number)) {
+    const found = version === undefined ? 'has no version' : `is version ${JSON.stringify(version)}`;
+    src.error(
+      version === undefined ? [] : ['version'],
+      `the definitions file ${found}, and this release of occupancy-sync reads version ${DEFINITION_VERSIONS.join(', ')}`,
+      version === undefined
+        ? `add \`version: ${DEFINITION_VERSIONS.at(-1)}\` at the top`
+        : 'rewrite it for this release (docs/api-assumptions.md lists each version\'s changes), or install the release that reads it',
+    );
+    throw fail();
+  }
+  const base = dirname(file);
+  const documents = new DocumentReader(src, base, io);
+  const streams: AnyStream[] = [];
+  if (top.streams !== undefined) {
+    if (!Array.isArray(top.streams)) src.error(['streams'], `streams must be a list, got ${describeYaml(top.streams)}`, 'write each stream as a list item (- name: ...)');
+    else {
+      top.streams.forEach((entry, i) => {
+        const stream = streamAt(src, ['streams', i], entry, documents);
+        if (!stream) return;
+        if (streams.some((s) => s.name === stream.name)) {
+          src.error(['streams', i, 'name'], `stream ${stream.name} is defined twice`, 'keep one definition per name');
+        } else streams.push(stream);
+      });
+    }
+  }
+  const webhooks: Definitions['webhooks'] = {};
+  if (top.webhooks !== undefined) {
+    const map = mapAt(src, ['webhooks'], top.webhooks, 'webhooks', WEBHOOK_OPERATIONS);
+    for (const [operation, value] of Object.entries(map ?? {})) {
+      if (!(WEBHOOK_OPERATIONS as readonly string[]).includes(operation)) continue;
+      const path = ['webhooks', operation];
+      const loaded = documents.read(path, value);
+      if (loaded && (!loaded.parsed || checkWebhookDocument(src, path, operation as WebhookOperation, loaded.parsed))) {
+        webhooks[operation as WebhookOperation] = loaded.path;
+      }
+    }
+  }
+  if (src.errors.length) throw fail();
+  return { file, version: version as number, streams, webhooks };
+}
+
+/** Reads and validates a definitions file (see parseDefinitions); a file that cannot be read is a ConfigError. */
+export function loadDefinitionsFile(path: string, options: Partial<Pick<DefinitionsIo, 'label' | 'parseDocument'>> = {}): Definitions {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new ConfigError(`${path}: cannot read the definitions file (${code}). Fix: check the path and its permissions`, { cause: error });
+  }
+  return parseDefinitions(text, path, {
+    readText: (p) => readFileSync(p, 'utf8'),
+    ...(options.label && { label: options.label }),
+    ...(options.parseDocument && { parseDocument: options.parseDocument }),
+  });
+}
+
+type Parsed = { doc: LoadedDocument; operation: OperationDefinitionNode };
+
+class DocumentReader {
+  constructor(
+    readonly src: YamlSource,
+    readonly base: string,
+    readonly io: DefinitionsIo,
+  ) {}
+
+  /** The document's absolute path, and the parsed document when a parser was given (DefinitionsIo.parseDocument). */
+  read(path: YamlPath, value: unknown): { path: string; parsed: Parsed | undefined } | undefined {
+    const name = stringAt(this.src, path, value, 'document');
+    if (!name) return undefined;
+    const abs = resolve(this.base, name);
+    let text: string;
+    try {
+      text = this.io.readText(abs);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+      this.src.error(path, `cannot read the document ${abs} (${code})`, 'give its path relative to the definitions file');
+      return undefined;
+    }
+    if (!this.io.parseDocument) return { path: abs, parsed: undefined };
+    try {
+      const doc = this.io.parseDocument(text, this.io.label?.(abs) ?? abs);
+      const operation = doc.document.definitions.find((d): d is OperationDefinitionNode => d.kind === 'OperationDefinition')!;
+      return { path: abs, parsed: { doc, operation } };
+    } catch (error) {
+      // The document's own file:line:column (parseDocumentSource), as one more line.
+      if (error instanceof ConfigError) this.src.errors.push(error.message);
+      else throw error;
+      return undefined;
+    }
+  }
+}
+
+function declared(operation: OperationDefinitionNode): Map<string, { required: boolean }> {
+  return new Map(
+    (operation.variableDefinitions ?? []).map((v) => [v.variable.name.value, { required: v.type.kind === 'NonNullType' && !v.defaultValue }]),
+  );
+}
+
+function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: Parsed): boolean {
+  const shape = WEBHOOK_SHAPES[operation];
+  const before = src.errors.length;
+  const where = loaded.doc.file;
+  if (loaded.doc.operationType !== shape.type) {
+    src.error(path, `${where}: ${operation} must be a ${shape.type}, the document holds a ${loaded.doc.operationType}`, `write a ${shape.type}`);
+  }
+  const fields = loaded.operation.selectionSet.selections.map((s) => (s.kind === 'Field' ? (s.alias ?? s.name).value : ''));
+  if (!fields.includes(operation)) {
+    src.error(path, `${where}: the answer has no field ${operation}, which occupancy-sync reads`, `alias the platform's field, e.g. \`${operation}: createWebhook(...)\``);
+  }
+  const vars = declared(loaded.operation);
+  for (const v of shape.variables.filter((v) => !vars.has(v))) {
+    src.error(path, `${where}: the operation declares no $${v}, which occupancy-sync sends`, `declare $${v} and pass it to the platform's argument`);
+  }
+  return src.errors.length === before;
+}
+
+function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader): AnyStream | undefined {
+  const before = src.errors.length;
+  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'softDelete'];
+  const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
+  if (!s) return undefined;
+  const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
+  const sink = s.sink as SinkName;
+  if (s.sink !== undefined && !isSink(s.sink)) {
+    src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${Object.keys(COLUMNS).join(', ')}`);
+  }
+  const kind = s.kind as StreamKind;
+  if (s.kind !== undefined && !KINDS.includes(kind)) src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}`, `use one of ${KINDS.join(', ')}`);
+  const windowed = kind === 'incremental-window';
+  const loaded = s.document !== undefined ? documents.read([...path, 'document'], s.document) : undefined;
+  const parsed = loaded?.parsed;
+  if (parsed && parsed.doc.operationType !== 'query') {
+    src.error([...path, 'document'], `${parsed.doc.file}: a stream reads with a query, the document holds a ${parsed.doc.operationType}`, 'write a query');
+  }
+  const vars = parsed ? declared(parsed.operation) : undefined;
+  const sent = new Set<string>();
+  const needVariable = (at: YamlPath, variable: string, role: string) => {
+    sent.add(variable);
+    if (vars && !vars.has(variable)) {
+      src.error(at, `${role} $${variable} is not declared by the document's operation ${parsed!.doc.operationName ?? ''} (${parsed!.doc.file})`, `declare it in the document, or name the variable the operation has`);
+    }
+  };
+
+  const paging = s.paging === undefined ? undefined : pagingAt(src, [...path, 'paging'], s.paging, needVariable);
+  const variables = s.variables === undefined ? new Map<string, (input: VariablesInput) => unknown>() : variablesAt(src, [...path, 'variables'], s.variables, windowed, needVariable);
+  if (vars) {
+    for (const [variable, { required }] of vars) {
+      if (required && !sent.has(variable)) {
+        src.error([...path, 'variables'], `the document's operation requires $${variable} and the stream does not send it`, `add \`${variable}:\` under variables (or paging)`, { key: true });
+      }
+    }
+  }
+  const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.each.length ?? 0) : undefined;
+  if (s.key !== undefined && isSink(sink)) {
+    const expected = keyOf(sink);
+    const given = Array.isArray(s.key) ? s.key.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
+    if (given.length !== expected.length || !expected.every((k) => given.includes(k))) {
+      src.error([...path, 'key'], `the key of sink ${sink} is [${expected.join(', ')}], not ${JSON.stringify(s.key)}`, `write key: [${expected.join(', ')}] or leave key out`);
+    }
+  }
+  let cursorField: string | undefined;
+  if (s.cursorField !== undefined) {
+    const field = typeof s.cursorField === 'string' && isSink(sink) ? columnField(sink, s.cursorField) : undefined;
+    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental-window stream has a cursorField', 'remove it');
+    else if (!record) {
+      // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
+    } else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
+      src.error([...path, 'cursorField'], `cursorField ${JSON.stringify(s.cursorField)} is not a mapped column of the record`, 'name the timestamp column the windows are cut on, e.g. observedAt');
+    } else if (record[field].type !== 'timestamp') {
+      src.error([...path, 'cursorField'], `cursorField ${field} is mapped as ${record[field].type}, not a timestamp`, 'map it with type: timestamp');
+    } else cursorField = field;
+  } else if (windowed) src.error(path, 'an incremental-window stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  let softDelete: { isComplete(variables: Record<string, unknown>): boolean } | undefined;
+  if (s.softDelete !== undefined) {
+    const at = [...path, 'softDelete'];
+    const rule = mapAt(src, at, s.softDelete, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
+    const unset = rule?.completeWhenUnset;
+    if (kind !== 'full-refresh') src.error(at, 'only a full-refresh stream can soft-delete', 'remove softDelete');
+    else if (!SOFT_DELETE_SINKS.includes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
+    if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables.has(v)))) {
+      src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
+    } else if (Array.isArray(unset)) {
+      const names = unset as string[];
+      softDelete = { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
+    }
+  }
+  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging.paging, record);
+  if (src.errors.length > before || !name || !loaded || !paging || !record) return undefined;
+  return defineStream({
+    name,
+    document: loaded.path,
+    sink,
+    kind,
+    paging: paging.paging,
+    variables: (input: VariablesInput) => {
+      const out: Record<string, unknown> = {};
+      for (const [key, make] of variables) {
+        const value = make(input);
+        if (value !== undefined) out[key] = value;
+      }
+      return out;
+    },
+    record: record as never,
+    ...(cursorField !== undefined && { cursorField: cursorField as never }),
+    ...(softDelete && { softDelete }),
+  } as never) as AnyStream;
+}
