@@ -74,35 +74,48 @@ export function openRawSqlite(path: string): Database.Database {
   return db;
 }
 
+/** Dictionary keys of one customer's floor spaces and of statuses, from Maps; a miss inserts and reads the key back. */
+function sqliteKeys(db: Database.Database, customerId: string) {
+  const insertSpace = db.prepare('INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
+  const readSpace = db.prepare('SELECT floor_space_key FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ?').pluck();
+  const insertStatus = db.prepare('INSERT INTO occupancy_statuses (occupancy_status) VALUES (?) ON CONFLICT DO NOTHING');
+  const readStatus = db.prepare('SELECT status_code FROM occupancy_statuses WHERE occupancy_status = ?').pluck();
+  const spaces = new Map<string, number>();
+  const statuses = new Map<string, number>();
+  return {
+    space(id: string): number {
+      let key = spaces.get(id);
+      if (key === undefined) {
+        insertSpace.run(customerId, id);
+        key = readSpace.get(customerId, id) as number;
+        spaces.set(id, key);
+      }
+      return key;
+    },
+    status(status: string): number {
+      let key = statuses.get(status);
+      if (key === undefined) {
+        insertStatus.run(status);
+        key = readStatus.get(status) as number;
+        statuses.set(status, key);
+      }
+      return key;
+    },
+  };
+}
+
+/** A UUID event id as its 16 bytes, any other as text (the compact layout's event_id). */
+const sqliteEvent = (id: string): Buffer | string => (LOWER_UUID.test(id) ? Buffer.from(id.replaceAll('-', ''), 'hex') : id);
+
 /** Synchronous SQLite page writer: dictionary keys from Maps, one prepared upsert, one transaction per page. */
 export function sqliteWriter(path: string, customerId: string): PageWriter & { write(nodes: Reading[]): void } {
   const db = openRawSqlite(path);
   const upsert = db.prepare(SQLITE_UPSERT);
-  const insertSpace = db.prepare('INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
-  const readSpace = db.prepare('SELECT floor_space_key AS k FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ?').pluck();
-  const insertStatus = db.prepare('INSERT INTO occupancy_statuses (occupancy_status) VALUES (?) ON CONFLICT DO NOTHING');
-  const readStatus = db.prepare('SELECT status_code FROM occupancy_statuses WHERE occupancy_status = ?').pluck();
+  const keys = sqliteKeys(db, customerId);
   const insertArrival = db.prepare("INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('poll', ?) RETURNING arrival_key").pluck();
-  const spaces = new Map<string, number>();
-  const statuses = new Map<string, number>();
   const page = db.transaction((nodes: Reading[], at: string) => {
     const arrival = insertArrival.get(at) as number;
-    for (const n of nodes) {
-      let space = spaces.get(n.floorSpaceId);
-      if (space === undefined) {
-        insertSpace.run(customerId, n.floorSpaceId);
-        space = readSpace.get(customerId, n.floorSpaceId) as number;
-        spaces.set(n.floorSpaceId, space);
-      }
-      let status = statuses.get(n.occupancyStatus);
-      if (status === undefined) {
-        insertStatus.run(n.occupancyStatus);
-        status = readStatus.get(n.occupancyStatus) as number;
-        statuses.set(n.occupancyStatus, status);
-      }
-      const event = LOWER_UUID.test(n.id) ? Buffer.from(n.id.replaceAll('-', ''), 'hex') : n.id;
-      upsert.run(space, Date.parse(n.created), status, n.headcount, arrival, event);
-    }
+    for (const n of nodes) upsert.run(keys.space(n.floorSpaceId), Date.parse(n.created), keys.status(n.occupancyStatus), n.headcount, arrival, sqliteEvent(n.id));
   });
   return {
     write: (nodes) => page(nodes, new Date().toISOString()),
@@ -219,43 +232,27 @@ export async function deleteReadingsFrom(databaseUrl: string, customerId: string
 
 /**
  * The receiver's storage floor (bench/receiver-floor.ts): the delivery row with its body, and its items as one page
- * of webhook arrivals in the compact layout. `items(customerId, receivedAt, deliveryId, items)`.
+ * of webhook arrivals in the compact layout: `items(customerId, receivedAt, observedAt, deliveryId, items)`.
  */
 export function receiverFloorStatements(db: Database.Database) {
-  const insertSpace = db.prepare('INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES (?, ?) ON CONFLICT DO NOTHING');
-  const readSpace = db.prepare('SELECT floor_space_key FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ?').pluck();
-  const insertStatus = db.prepare('INSERT INTO occupancy_statuses (occupancy_status) VALUES (?) ON CONFLICT DO NOTHING');
-  const readStatus = db.prepare('SELECT status_code FROM occupancy_statuses WHERE occupancy_status = ?').pluck();
   const insertArrival = db.prepare("INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('webhook', ?) RETURNING arrival_key").pluck();
   const upsert = db.prepare(
     'INSERT INTO occupancy_readings (floor_space_key, observed_ms, status_code, headcount, delivered_arrival, event_id) VALUES (?, ?, ?, ?, ?, ?) ' +
       'ON CONFLICT (floor_space_key, observed_ms) DO UPDATE SET status_code = excluded.status_code, headcount = excluded.headcount',
   );
-  const spaces = new Map<string, number>();
-  const statuses = new Map<string, number>();
+  const keysOf = new Map<string, ReturnType<typeof sqliteKeys>>();
   return {
     insertDelivery: db.prepare(
       'INSERT INTO webhook_deliveries (customer_id, id, type, created_at, sent_at, received_at, attempts, body) VALUES (?, ?, ?, ?, ?, ?, 1, ?) ' +
         'ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1 RETURNING attempts',
     ),
     items(customerId: string, receivedAt: string, observedAt: string, deliveryId: string, items: ReadonlyArray<{ FloorSpaceId: string; OccupancyStatus: string; Headcount: number }>) {
+      let keys = keysOf.get(customerId);
+      if (!keys) keysOf.set(customerId, (keys = sqliteKeys(db, customerId)));
       const arrival = insertArrival.get(receivedAt) as number;
-      const event = LOWER_UUID.test(deliveryId) ? Buffer.from(deliveryId.replaceAll('-', ''), 'hex') : deliveryId;
-      for (const item of items) {
-        let space = spaces.get(item.FloorSpaceId);
-        if (space === undefined) {
-          insertSpace.run(customerId, item.FloorSpaceId);
-          space = readSpace.get(customerId, item.FloorSpaceId) as number;
-          spaces.set(item.FloorSpaceId, space);
-        }
-        let status = statuses.get(item.OccupancyStatus);
-        if (status === undefined) {
-          insertStatus.run(item.OccupancyStatus);
-          status = readStatus.get(item.OccupancyStatus) as number;
-          statuses.set(item.OccupancyStatus, status);
-        }
-        upsert.run(space, Date.parse(observedAt), status, item.Headcount, arrival, event);
-      }
+      const event = sqliteEvent(deliveryId);
+      const observed = Date.parse(observedAt);
+      for (const item of items) upsert.run(keys.space(item.FloorSpaceId), observed, keys.status(item.OccupancyStatus), item.Headcount, arrival, event);
     },
     savepoint: db.prepare('SAVEPOINT delivery'),
     release: db.prepare('RELEASE SAVEPOINT delivery'),

@@ -87,7 +87,7 @@ export function replayRows(r: ReplayFigures): Row[] {
       const head = `Steady state, ${NAME[dialect]}: sync of ${s.readings} readings with ${formatNumber(s.storedBefore)} stored, process included`;
       rows.push({
         benchmark: `${head}: wall`,
-        ours: `${formatNumber(s.wallMs.ours)} ms (CLI via tsx)`,
+        ours: `${formatNumber(s.wallMs.ours)} ms (CLI from dist/)`,
         baseline: `${formatNumber(s.wallMs.minimal)} ms (minimal, plain node); node -e 0 ${formatNumber(s.wallMs.node)} ms`,
         ratio: s.wallRatio,
         goal: `<= ${GOALS.steady.toFixed(2)}`,

@@ -146,14 +146,9 @@ const conflict = (observed: string, eventMissing: (t: string) => string, eventSe
   'OR (occupancy_readings.polled_arrival IS NULL AND excluded.polled_arrival IS NOT NULL) ' +
   'OR (occupancy_readings.delivered_arrival IS NULL AND excluded.delivered_arrival IS NOT NULL)';
 
-/**
- * SQLite: observed_ms as integer epoch ms, the event id as 16 bytes or text in one column. The statement's values
- * are named as the adapter names them (columns in order), and `insert` turns the two event values into that column.
- */
-function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
+/** What both dialects share: the readable view, the page values, the key, and five fields as six bound values. */
+function common(observed: { name: string; type: 'int4' | 'timestamptz' }, event: 'text' | 'uuid') {
   return {
-    insertValues: (placeholders) => [...placeholders.slice(0, -2), `COALESCE(unhex(${placeholders.at(-2)}, '-'), ${placeholders.at(-1)})`],
-    insertColumns: (columns) => [...columns.slice(0, -2), 'event_id'],
     table: 'occupancy',
     writeTable: 'occupancy_readings',
     readColumns: READ_COLUMNS,
@@ -162,25 +157,41 @@ function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
     pageValues,
     rowColumns: [
       { name: 'floor_space_key', type: 'int4' },
-      { name: 'observed_ms', type: 'int4' },
+      observed,
       { name: 'status_code', type: 'int4' },
       { name: 'headcount', type: 'int4' },
-      { name: 'event_uuid', type: 'text' },
+      { name: 'event_uuid', type: event },
       { name: 'event_text', type: 'text' },
-    ],
-    rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'],
-    key: ['floorSpaceId', 'observedAt'],
+    ] satisfies Column[],
+    rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'] as Array<keyof OccupancyRecord>,
+    key: ['floorSpaceId', 'observedAt'] as Array<keyof OccupancyRecord>,
     rowKey: [0, 1],
+    softDelete: false,
+  };
+}
+
+/** Writes the event id as two values: a lowercase UUID (stored compactly) or any other id (stored as text). */
+function fillEvent(eventId: string | null, out: unknown[], offset: number): void {
+  const uuid = eventId !== null && LOWER_UUID.test(eventId);
+  out[offset + 4] = uuid ? eventId : null;
+  out[offset + 5] = uuid ? null : eventId;
+}
+
+/**
+ * SQLite: observed_ms as integer epoch ms, the event id as 16 bytes or text in one column. The two event values are
+ * bound as text and become that column in the statement: SQLite makes the 16 bytes (unhex, on the writer thread),
+ * as a string crosses threads for less than a Buffer.
+ */
+function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
+  return {
+    ...common({ name: 'observed_ms', type: 'int4' }, 'text'),
+    insertValues: (placeholders) => [...placeholders.slice(0, -2), `COALESCE(unhex(${placeholders.at(-2)}, '-'), ${placeholders.at(-1)})`],
+    insertColumns: (columns) => [...columns.slice(0, -2), 'event_id'],
     fill(record, out, offset, index, prepared) {
-      const eventId = fillCommon(record, out, offset, index, prepared);
+      fillEvent(fillCommon(record, out, offset, index, prepared), out, offset);
       out[offset + 1] = Date.parse(out[offset + 1] as string);
-      // The 16 bytes are made by SQLite (unhex, on the writer thread): a string crosses threads for less than a Buffer.
-      const uuid = eventId !== null && LOWER_UUID.test(eventId);
-      out[offset + 4] = uuid ? eventId : null;
-      out[offset + 5] = uuid ? null : eventId;
     },
     onConflict: conflict('observed_ms', (t) => `${t}.event_id IS NULL`, 'event_id = COALESCE(occupancy_readings.event_id, excluded.event_id)'),
-    softDelete: false,
   };
 }
 
@@ -188,28 +199,9 @@ function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
 function postgresSink(): SinkDef<OccupancyRecord, Prepared> {
   const missing = (t: string) => `(${t}.event_uuid IS NULL AND ${t}.event_text IS NULL)`;
   return {
-    table: 'occupancy',
-    writeTable: 'occupancy_readings',
-    readColumns: READ_COLUMNS,
-    prepare,
-    pageColumns: PAGE_COLUMNS,
-    pageValues,
-    rowColumns: [
-      { name: 'floor_space_key', type: 'int4' },
-      { name: 'observed_at', type: 'timestamptz' },
-      { name: 'status_code', type: 'int4' },
-      { name: 'headcount', type: 'int4' },
-      { name: 'event_uuid', type: 'uuid' },
-      { name: 'event_text', type: 'text' },
-    ],
-    rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'],
-    key: ['floorSpaceId', 'observedAt'],
-    rowKey: [0, 1],
+    ...common({ name: 'observed_at', type: 'timestamptz' }, 'uuid'),
     fill(record, out, offset, index, prepared) {
-      const eventId = fillCommon(record, out, offset, index, prepared);
-      const uuid = eventId !== null && LOWER_UUID.test(eventId);
-      out[offset + 4] = uuid ? eventId : null;
-      out[offset + 5] = uuid ? null : eventId;
+      fillEvent(fillCommon(record, out, offset, index, prepared), out, offset);
     },
     onConflict: conflict(
       'observed_at',
@@ -217,7 +209,6 @@ function postgresSink(): SinkDef<OccupancyRecord, Prepared> {
       `event_uuid = CASE WHEN ${missing('occupancy_readings')} THEN excluded.event_uuid ELSE occupancy_readings.event_uuid END, ` +
         `event_text = CASE WHEN ${missing('occupancy_readings')} THEN excluded.event_text ELSE occupancy_readings.event_text END`,
     ),
-    softDelete: false,
   };
 }
 

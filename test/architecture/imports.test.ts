@@ -94,3 +94,12 @@ describe('import rules (docs/architecture.md)', () => {
     expect(() => layerOf('src/nowhere')).toThrow(/has no layer/);
   });
 });
+
+describe('drizzle-orm (docs/architecture.md, "drizzle-orm")', () => {
+  it('its values are imported only through db/schema/drizzle.ts (its CommonJS build; one copy in the process)', () => {
+    const offenders = FILES.filter((file) => !file.endsWith(join('db', 'schema', 'drizzle.ts'))).filter((file) =>
+      /(?:^|\n)\s*import\s+(?!type\b)[^'"]*?\bfrom\s+'drizzle-orm[^']*'|\bimport\(\s*'drizzle-orm/.test(readFileSync(file, 'utf8')),
+    );
+    expect(offenders.map((f) => relative(ROOT, f))).toEqual([]);
+  });
+});
