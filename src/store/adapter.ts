@@ -25,11 +25,12 @@ export interface Adapter extends Executor {
   /** Names of the committed migrations this database has not applied yet (read-only). */
   pending(): Promise<string[]>;
   /**
-   * Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. `bulk`: a page of many
-   * rows, which SQLite writes on its writer thread while the main thread prepares the next page (sqlite-writer.ts);
-   * small transactions (webhook deliveries, state) stay on the main connection, where a statement costs no message.
+   * Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. `bulkRows`: the rows of
+   * a page of a sync, which SQLite writes on its writer thread, while the main thread prepares the next page, once
+   * the process has written enough of them to repay the thread's start (sqlite-writer.ts); small transactions
+   * (webhook deliveries, state) stay on the main connection, where a statement costs no message.
    */
-  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: { bulk?: boolean }): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: { bulkRows?: number }): Promise<T>;
   /** Applies pending migrations under a cross-process lock; resolves to the names of those it applied. */
   migrate(): Promise<string[]>;
   tryLock(customerId: string, stream: string): Promise<Lock | undefined>;

@@ -45,6 +45,11 @@ export interface SqliteOptions {
  */
 const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
 const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+/**
+ * Bulk rows a process writes on the main connection before its pages move to the writer thread. Starting the thread
+ * (an isolate and a connection) costs more than it saves on a run of a few pages, such as a cron sync's lookback.
+ */
+const WRITER_AFTER_ROWS = 2_000;
 
 export function openSqlite(options: SqliteOptions): Adapter {
   const { path, logger, now } = options;
@@ -152,6 +157,8 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
   };
 
   const keys = new KeyCache();
+  /** Rows written by bulk transactions so far: the writer thread starts once they pass WRITER_AFTER_ROWS. */
+  let bulkRows = 0;
   const executor = (scope: KeyScope): Executor => ({
     async all<T>(query: SQL): Promise<T[]> {
       const q = dialect.sqlToQuery(query);
@@ -233,8 +240,9 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
         tx.commit();
       }),
 
-    transaction<T>(fn: (tx: Executor) => Promise<T>, options: { bulk?: boolean } = {}): Promise<T> {
-      if (writer && options.bulk) {
+    transaction<T>(fn: (tx: Executor) => Promise<T>, options: { bulkRows?: number } = {}): Promise<T> {
+      bulkRows += options.bulkRows ?? 0;
+      if (writer && options.bulkRows !== undefined && bulkRows > WRITER_AFTER_ROWS) {
         return exclusive(async () => {
           const scope = keys.scope();
           await writer.run('BEGIN IMMEDIATE', []);

@@ -110,7 +110,7 @@ export class SqlStore implements Store {
           );
           if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
         }
-      }, { bulk: true });
+      }, { bulkRows: page.records.length });
     });
   }
 
