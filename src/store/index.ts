@@ -2,7 +2,6 @@ import { systemClock, type Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import { ConfigError } from '../errors.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import type { ConversionOptions } from './compact-occupancy.ts';
 import { SqlStore } from './store.ts';
 import type { Store } from './types.ts';
 
@@ -18,7 +17,8 @@ export interface OpenStoreOptions {
    */
   readonly?: boolean;
   /** The occupancy conversion's batch size and a hook after each batch (tests stop a conversion half-way with it). */
-  conversion?: Pick<ConversionOptions, 'batch' | 'onBatch'>;
+  // Written out (not ConversionOptions): the package's public types must not reach the adapter's drizzle types.
+  conversion?: { batch?: number; onBatch?(moved: number, total: number): void };
 }
 
 /**
