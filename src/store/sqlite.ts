@@ -146,15 +146,17 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
 
   // The hot path: one prepared INSERT ... ON CONFLICT per sink, run once per row inside the caller's transaction.
   // better-sqlite3 binds and steps synchronously with no per-row parsing or allocation; the argument array is reused.
-  const upsertStatements = new Map<SinkName, Database.Statement>();
-  const upsertStatement = (sink: SinkName): Database.Statement => {
-    let stmt = upsertStatements.get(sink);
-    if (!stmt) {
-      stmt = db.prepare(insertText(sinkDef(sink, 'sqlite')));
-      upsertStatements.set(sink, stmt);
+  // Each sink's statement text, built once, for this connection and the writer thread's.
+  const insertTexts = new Map<SinkName, string>();
+  const upsertText = (sink: SinkName): string => {
+    let text = insertTexts.get(sink);
+    if (!text) {
+      text = insertText(sinkDef(sink, 'sqlite'));
+      insertTexts.set(sink, text);
     }
-    return stmt;
+    return text;
   };
+  const upsertStatement = (sink: SinkName): Database.Statement => prepare(upsertText(sink));
 
   const keys = new KeyCache();
   /** Rows written by bulk transactions so far: the writer thread starts once they pass WRITER_AFTER_ROWS. */
@@ -182,7 +184,6 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
     },
   });
   /** Statements of a transaction on the writer thread; an upsert's rows travel as one flat array. */
-  const insertTexts = new Map<SinkName, string>();
   const writerExecutor = (thread: SqliteWriter, scope: KeyScope): Executor => ({
     async all<T>(query: SQL): Promise<T[]> {
       const q = dialect.sqlToQuery(query);
@@ -195,11 +196,7 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
     async upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>) {
       if (records.length === 0) return;
       const def = sinkDef(sink, 'sqlite');
-      let text = insertTexts.get(sink);
-      if (!text) {
-        text = insertText(def);
-        insertTexts.set(sink, text);
-      }
+      const text = upsertText(sink);
       const prepared = def.prepare ? await def.prepare({ tx: this, keys: scope, page }, records) : undefined;
       const pageValues = def.pageValues(page, prepared);
       const width = pageValues.length + def.rowColumns.length;
@@ -211,6 +208,26 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
       await thread.rows(text, width, values);
     },
   });
+
+  /**
+   * One write transaction on this connection; the caller holds the mutex. IMMEDIATE takes the write lock up front
+   * (waiting up to busy_timeout for another process), so the transaction can never fail half-way with SQLITE_BUSY
+   * when it first writes.
+   */
+  const mainTransaction = async <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => {
+    prepare('BEGIN IMMEDIATE').run();
+    const scope = keys.scope();
+    try {
+      const result = await fn(executor(scope));
+      prepare('COMMIT').run();
+      scope.commit();
+      checkpointer?.nudge();
+      return result;
+    } catch (error) {
+      if (db.inTransaction) prepare('ROLLBACK').run();
+      throw error;
+    }
+  };
 
   /** Outside a transaction every statement commits by itself, so keys learnt are committed at once. */
   const autocommit = (): Executor & { commit(): void } => {
@@ -258,22 +275,7 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
           }
         });
       }
-      return exclusive(async () => {
-        // IMMEDIATE takes the write lock up front (waiting up to busy_timeout for another process), so the
-        // transaction can never fail half-way with SQLITE_BUSY when it first writes.
-        prepare('BEGIN IMMEDIATE').run();
-        const scope = keys.scope();
-        try {
-          const result = await fn(executor(scope));
-          prepare('COMMIT').run();
-          scope.commit();
-          checkpointer?.nudge();
-          return result;
-        } catch (error) {
-          if (db.inTransaction) prepare('ROLLBACK').run();
-          throw error;
-        }
-      });
+      return exclusive(() => mainTransaction(fn));
     },
 
     migrate() {
@@ -290,23 +292,12 @@ function sqliteAdapter(db: Database.Database, options: SqliteOptions, checkpoint
             | undefined;
           return pending(migrations, last === undefined ? undefined : Number(last.created_at))[0];
         }).immediate();
-      const immediate = async <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => {
-        prepare('BEGIN IMMEDIATE').run();
-        try {
-          const result = await fn(executor(keys.scope()));
-          prepare('COMMIT').run();
-          return result;
-        } catch (error) {
-          if (db.inTransaction) prepare('ROLLBACK').run();
-          throw error;
-        }
-      };
       return exclusive(async () => {
         const applied: string[] = [];
         for (let next = nextPending(); next; next = nextPending()) {
           const migration = next;
           if (migration.name === CONVERSION_DONE_MIGRATION) {
-            await convertLegacyOccupancy(immediate, 'sqlite', { logger, ...conversion });
+            await convertLegacyOccupancy(mainTransaction, 'sqlite', { logger, ...conversion });
           }
           const done = db.transaction(() => {
             // Another process may have applied it meanwhile.
