@@ -4,8 +4,9 @@ import { Kind, type OperationDefinitionNode } from 'graphql';
 /**
  * Deliberate contract violations, one at a time: what a buggy release of the platform, a CDN or a proxy in between
  * might answer. Unlike the random faults (faults.ts), which a client must survive, these are answers a client must
- * refuse to store. They apply to the occupancy query unless said otherwise; "later pages" are requests with an
- * `after` cursor, so the first page of each window is served correctly and the violation shows up mid-window.
+ * refuse to store. They apply to v1's occupancy query unless said otherwise (so only with the v1 API variant; the
+ * transport and auth ones with every variant); "later pages" are requests with an `after` cursor, so the first page
+ * of each window is served correctly and the violation shows up mid-window.
  */
 export type MisbehaviourKind =
   // The shape of a page (later pages).
@@ -20,6 +21,9 @@ export type MisbehaviourKind =
   | 'emptyPagesForever'
   // Records outside the requested [from, to): the server ignores `to` and reads an hour further.
   | 'outOfWindow'
+  // The server reads the bounds as local time UTC+02:00 (their zone dropped): every window answers the readings of
+  // the window two hours earlier, all of them outside the one asked for.
+  | 'localTimeWindows'
   // Record types, on every node.
   | 'nullHeadcount'
   | 'nullFloorSpaceId'
@@ -41,14 +45,21 @@ export type MisbehaviourKind =
 export const MISBEHAVIOUR_KINDS: readonly MisbehaviourKind[] = [
   'pageInfoNull', 'nodesNull', 'hasNextPageString', 'endCursorMissing',
   'ignoreAfter', 'sameRecordsFreshCursor', 'cyclingCursor', 'emptyPagesForever',
-  'outOfWindow',
+  'outOfWindow', 'localTimeWindows',
   'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount',
   'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
   'authEchoesSecret', 'authEchoesSecretEscaped',
 ];
 
+/** The misbehaviours that do not rewrite v1's occupancy query, and so apply whatever the API variant. */
+export const ANY_VARIANT_KINDS: ReadonlySet<MisbehaviourKind> = new Set<MisbehaviourKind>([
+  'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage', 'authEchoesSecret', 'authEchoesSecretEscaped',
+]);
+
 const FAKE = 'mb~';
 const YEAR_MS = 365 * 86_400_000;
+/** localTimeWindows: the server's zone, UTC+02:00. */
+const LOCAL_OFFSET_MS = 2 * 3_600_000;
 /** Inflates past the client's 64 MiB limit; a few dozen KiB on the wire. */
 const HUGE_BYTES = 65 * 1024 * 1024;
 
@@ -100,6 +111,13 @@ export class Misbehaviour {
     if (this.kind === 'ignoreAfter' || this.kind === 'sameRecordsFreshCursor') variables.after = null;
     if (this.kind === 'outOfWindow' && typeof variables.to === 'string') {
       variables.to = new Date(Date.parse(variables.to) + 3_600_000).toISOString();
+    }
+    if (this.kind === 'localTimeWindows') {
+      // "10:00Z" read as 10:00 at UTC+02:00 is 08:00Z. A bound that is no time is left for validation to refuse.
+      for (const bound of ['from', 'to'] as const) {
+        const ms = typeof variables[bound] === 'string' ? Date.parse(variables[bound] as string) : Number.NaN;
+        if (Number.isFinite(ms)) variables[bound] = new Date(ms - LOCAL_OFFSET_MS).toISOString();
+      }
     }
     return variables;
   }
