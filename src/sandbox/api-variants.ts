@@ -39,14 +39,14 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     maxPageSize: 5000,
   },
   v2: {
-    summary: 'offset-paged, readings nested under buildings and floor spaces, other field names, createWebhook',
+    summary: 'offset-paged, readings nested under buildings and floor spaces, other field names',
     schemaFile: 'src/sandbox/schema-v2.graphql',
     query: 'floorSpaceReadings(since, until, limit, offset)',
     statuses: CANONICAL,
     maxPageSize: 5000,
   },
   edges: {
-    summary: 'GitHub/Shopify-like Relay edges { cursor node }, the window in an input object, an enum status, +00:00 times, webhookSubscriptionCreate',
+    summary: 'Relay edges { cursor node } as GitHub and Shopify, the window in an input, an enum status, +00:00 times',
     schemaFile: 'src/sandbox/schema-edges.graphql',
     query: 'occupancyEvents(filter: { observedFrom, observedBefore }, first, after)',
     statuses: { CurrentlyOccupied: 'CURRENTLY_OCCUPIED', Unoccupied: 'NOT_OCCUPIED' },

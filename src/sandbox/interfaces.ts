@@ -154,6 +154,8 @@ export interface Sandbox {
   /** Base URL, e.g. http://127.0.0.1:43121 (no trailing slash). */
   url: string;
   port: number;
+  /** The API variant served (SandboxOptions.apiVariant). */
+  apiVariant: ApiVariant;
   customers: SandboxCustomer[];
   /** Exact data held, for comparison with the database. */
   truth: {

@@ -161,6 +161,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   return {
     url,
     port: address.port,
+    apiVariant,
     customers: model.customers.map((c) => ({
       id: c.id,
       name: c.name,
