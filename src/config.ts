@@ -101,6 +101,11 @@ export type Env = Record<string, string | undefined>;
 
 /** The definitions file looked for in the working directory, and in a directory DEFINITIONS_FILE names. */
 export const DEFAULT_DEFINITIONS_FILE = 'occupancy-sync.streams.yaml';
+/**
+ * The configuration values a definitions file may send as `{{settings.NAME}}` (each a field of `Config['sync']`), e.g.
+ * BUILDINGS_NAME_LIKE as `{{settings.buildingsNameLike}}`.
+ */
+export const STREAM_SETTINGS = ['buildingsNameLike'] as const;
 
 const SECRET_VARS = new Set(['API_SECRET', 'WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET']);
 

@@ -68,10 +68,10 @@ export function selectStreams(
 ): AnyStream[] {
   // A backfill of everything loads the windowed streams' range and refreshes the full-refresh ones (engine.ts).
   if (!name) return [...available];
-  const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental-window') : [...available];
+  const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental') : [...available];
   const match = eligible.filter((s) => s.name === name);
   if (match.length === 0) {
-    const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full-refresh');
+    const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full');
     const problem = full
       ? `a full-refresh stream: every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
       : `no such ${request.mode === 'backfill' ? 'stream that can be backfilled' : 'stream'}`;

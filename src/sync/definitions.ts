@@ -4,20 +4,13 @@ import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
 import type { SinkName } from '../store/types.ts';
-import {
-  checkSelected,
-  columnField,
-  COLUMNS,
-  isSink,
-  keyOf,
-  pagingAt,
-  recordAt,
-  SOFT_DELETE_SINKS,
-  UNMAPPED,
-  variablesAt,
-} from './definition-parts.ts';
-import { describeYaml, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
-import { defineStream, type AnyStream, type StreamKind, type VariablesInput } from './stream.ts';
+import { parseDuration, STREAM_SETTINGS } from '../config.ts';
+import { checkSelected, columnField, COLUMNS, isSink, keyOf, recordAt, SOFT_DELETE_SINKS, UNMAPPED } from './definition-parts.ts';
+import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
+import { pagingAt } from './paging/index.ts';
+import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamKind, type WindowSpec } from './stream.ts';
+import { FORMAT_UNIT_MS } from './time-formats.ts';
+import { boundsGrid, compileVariables, type CompiledVariables } from './variables.ts';
 
 /**
  * Stream and webhook definitions in a declarative, versioned YAML format (docs/api-assumptions.md, "Adapting to the
@@ -29,7 +22,7 @@ import { defineStream, type AnyStream, type StreamKind, type VariablesInput } fr
  */
 
 /** The format versions this release reads. A file of another version is refused by name, never half-read. */
-export const DEFINITION_VERSIONS: readonly number[] = [1];
+export const DEFINITION_VERSIONS: readonly number[] = [1, 2];
 
 export const WEBHOOK_OPERATIONS = ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent'] as const;
 export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
@@ -62,7 +55,11 @@ export interface DefinitionsIo {
   label?(path: string): string;
 }
 
-const KINDS: readonly StreamKind[] = ['full-refresh', 'incremental-window'];
+/** Stream kinds by their name in each version of the format (version 1 said full-refresh and incremental-window). */
+const KINDS: Record<number, Record<string, StreamKind>> = {
+  1: { 'full-refresh': 'full', 'incremental-window': 'incremental' },
+  2: { full: 'full', incremental: 'incremental' },
+};
 const STREAM_NAME = { re: /^[a-z][a-z0-9-]{0,62}$/, rule: 'must be lower case letters, digits and dashes', example: 'floor-space-readings' };
 
 /**
@@ -94,7 +91,7 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
     if (!Array.isArray(top.streams)) src.error(['streams'], `streams must be a list, got ${describeYaml(top.streams)}`, 'write each stream as a list item (- name: ...)');
     else {
       top.streams.forEach((entry, i) => {
-        const stream = streamAt(src, ['streams', i], entry, documents);
+        const stream = streamAt(src, ['streams', i], entry, documents, version as number);
         if (!stream) return;
         if (streams.some((s) => s.name === stream.name)) {
           src.error(['streams', i, 'name'], `stream ${stream.name} is defined twice`, 'keep one definition per name');
@@ -194,9 +191,9 @@ function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: Webhoo
   return src.errors.length === before;
 }
 
-function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader): AnyStream | undefined {
+function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): AnyStream | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'softDelete'];
+  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
@@ -204,9 +201,13 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   if (s.sink !== undefined && !isSink(s.sink)) {
     src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${Object.keys(COLUMNS).join(', ')}`);
   }
-  const kind = s.kind as StreamKind;
-  if (s.kind !== undefined && !KINDS.includes(kind)) src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}`, `use one of ${KINDS.join(', ')}`);
-  const windowed = kind === 'incremental-window';
+  const kinds = KINDS[version]!;
+  const kind = typeof s.kind === 'string' && Object.hasOwn(kinds, s.kind) ? kinds[s.kind] : undefined;
+  if (s.kind !== undefined && !kind) {
+    const other = Object.entries(KINDS).find(([v, k]) => Number(v) !== version && typeof s.kind === 'string' && Object.hasOwn(k, s.kind));
+    src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}${other ? ` (a version ${other[0]} word)` : ''}`, `use one of ${Object.keys(kinds).join(', ')}`);
+  }
+  const windowed = kind === 'incremental';
   const loaded = s.document !== undefined ? documents.read([...path, 'document'], s.document) : undefined;
   const parsed = loaded?.parsed;
   if (parsed && parsed.doc.operationType !== 'query') {
@@ -221,8 +222,12 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     }
   };
 
-  const paging = s.paging === undefined ? undefined : pagingAt(src, [...path, 'paging'], s.paging, needVariable);
-  const variables = s.variables === undefined ? new Map<string, (input: VariablesInput) => unknown>() : variablesAt(src, [...path, 'variables'], s.variables, windowed, needVariable);
+  const paging = s.paging === undefined ? undefined : pagingAt(src, [...path, 'paging'], s.paging, needVariable, version);
+  let variables: CompiledVariables | undefined = { names: [], bounds: {}, settingsRead: new Map(), build: () => ({}) };
+  if (s.variables !== undefined) {
+    variables = compileVariables(src, [...path, 'variables'], s.variables, { windowed, settings: STREAM_SETTINGS });
+    if (isPlainObject(s.variables)) for (const v of Object.keys(s.variables)) needVariable([...path, 'variables', v], v, 'the variable');
+  }
   if (vars) {
     for (const [variable, { required }] of vars) {
       if (required && !sent.has(variable)) {
@@ -230,7 +235,14 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
       }
     }
   }
-  const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.each.length ?? 0) : undefined;
+  if (paging && windowed && !paging.canAskForMore && paging.maxPageSize === undefined) {
+    src.error(
+      [...path, 'paging'],
+      `an incremental stream read in single pages must declare maxPageSize, the most records one answer holds: an answer cut at an unknown cap would be committed as a complete window`,
+      "add maxPageSize (the API's documented limit) to paging, or use the API's paging style",
+    );
+  }
+  const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.records.each.length ?? 0) : undefined;
   if (s.key !== undefined && isSink(sink)) {
     const expected = keyOf(sink);
     const given = Array.isArray(s.key) ? s.key.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
@@ -241,7 +253,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   let cursorField: string | undefined;
   if (s.cursorField !== undefined) {
     const field = typeof s.cursorField === 'string' && isSink(sink) ? columnField(sink, s.cursorField) : undefined;
-    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental-window stream has a cursorField', 'remove it');
+    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental stream has a cursorField', 'remove it');
     else if (!record) {
       // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
     } else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
@@ -249,39 +261,61 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     } else if (record[field].type !== 'timestamp') {
       src.error([...path, 'cursorField'], `cursorField ${field} is mapped as ${record[field].type}, not a timestamp`, 'map it with type: timestamp');
     } else cursorField = field;
-  } else if (windowed) src.error(path, 'an incremental-window stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  } else if (windowed) src.error(path, 'an incremental stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  const window = windowed && variables ? windowAt(src, [...path, 'window'], s.window, variables) : undefined;
+  if (!windowed && s.window !== undefined) src.error([...path, 'window'], 'only an incremental stream has windows', 'remove window');
   let softDelete: { isComplete(variables: Record<string, unknown>): boolean } | undefined;
   if (s.softDelete !== undefined) {
     const at = [...path, 'softDelete'];
     const rule = mapAt(src, at, s.softDelete, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
     const unset = rule?.completeWhenUnset;
-    if (kind !== 'full-refresh') src.error(at, 'only a full-refresh stream can soft-delete', 'remove softDelete');
+    if (kind !== 'full') src.error(at, 'only a full stream can soft-delete', 'remove softDelete');
     else if (!SOFT_DELETE_SINKS.includes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
-    if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables.has(v)))) {
+    if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables?.names.includes(v)))) {
       src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
     } else if (Array.isArray(unset)) {
       const names = unset as string[];
       softDelete = { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
     }
   }
-  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging.paging, record);
-  if (src.errors.length > before || !name || !loaded || !paging || !record) return undefined;
+  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
+  if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables) return undefined;
+  const build = variables.build;
   return defineStream({
     name,
     document: loaded.path,
     sink,
     kind,
-    paging: paging.paging,
-    variables: (input: VariablesInput) => {
-      const out: Record<string, unknown> = {};
-      for (const [key, make] of variables) {
-        const value = make(input);
-        if (value !== undefined) out[key] = value;
-      }
-      return out;
-    },
+    paging,
+    variables: build,
     record: record as never,
     ...(cursorField !== undefined && { cursorField: cursorField as never }),
+    ...(window && { window }),
     ...(softDelete && { softDelete }),
   } as never) as AnyStream;
+}
+
+/** An incremental stream's `window`: whether the end bound is inclusive, its own step; aligned to the bounds' formats. */
+function windowAt(src: YamlSource, at: YamlPath, value: unknown, variables: CompiledVariables): WindowSpec | undefined {
+  const gridMs = boundsGrid(variables.bounds);
+  const endSlackMs = FORMAT_UNIT_MS[variables.bounds.to ?? 'iso'];
+  if (value === undefined) return { ...DEFAULT_WINDOW, gridMs };
+  const w = mapAt(src, at, value, 'window', ['end', 'step']);
+  if (!w) return undefined;
+  let endInclusive = false;
+  if (w.end !== undefined) {
+    if (w.end !== 'inclusive' && w.end !== 'exclusive') src.error([...at, 'end'], `end must be exclusive or inclusive, got ${describeYaml(w.end)}`, 'write end: inclusive when the API reads records at the end bound too (from <= t <= to)');
+    endInclusive = w.end === 'inclusive';
+  }
+  let stepMs: number | undefined;
+  if (w.step !== undefined) {
+    stepMs = typeof w.step === 'string' ? parseDuration(w.step) : undefined;
+    if (!stepMs || stepMs < 1) {
+      src.error([...at, 'step'], `step ${describeYaml(w.step)} is not a duration`, "write e.g. step: 15m, step: 1h or step: 1d");
+      stepMs = undefined;
+    } else if (stepMs % gridMs !== 0) {
+      src.error([...at, 'step'], `step ${String(w.step)} is not a whole number of the bounds' unit (${gridMs} ms: a bound sent as a date needs whole days)`, 'choose a step that is a multiple of it');
+    }
+  }
+  return { endInclusive, stepMs, gridMs, endSlackMs: endInclusive ? endSlackMs : 0 };
 }

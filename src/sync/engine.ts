@@ -82,7 +82,7 @@ interface PlannedStream {
  */
 export function planStreams(streams: ReadonlyArray<AnyStream>, request: RunRequest): PlannedStream[] {
   return streams.map((stream) => {
-    if (stream.kind === 'full-refresh') {
+    if (stream.kind === 'full') {
       return { stream, request: { mode: 'incremental' }, key: stream.name, mode: 'full', optional: request.mode === 'backfill' };
     }
     return { stream, request, key: stateKey(stream.name, request), mode: request.mode === 'backfill' ? 'backfill' : 'incremental', optional: false };

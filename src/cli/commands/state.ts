@@ -186,8 +186,8 @@ Examples:
       const [{ parseInstant }, { loadStreams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
       const { streams } = loadStreams(ctx.config());
       const stream = streams.find((s) => s.name === flags.stream);
-      if (!stream || stream.kind !== 'incremental-window') {
-        const names = streams.filter((s) => s.kind === 'incremental-window').map((s) => s.name);
+      if (!stream || stream.kind !== 'incremental') {
+        const names = streams.filter((s) => s.kind === 'incremental').map((s) => s.name);
         throw new UsageError(
           `--stream ${JSON.stringify(flags.stream)}: only the watermark of an incremental stream can be rewound. Fix: use one of ${names.join(', ')}` +
             ' (a backfill or buildings: state reset)',
