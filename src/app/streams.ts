@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_DEFINITIONS_FILE, type Config } from '../config.ts';
 import { ConfigError, UsageError } from '../errors.ts';
 import type { RunRequest } from '../sync/engine.ts';
-import { loadDefinitionsFile, type DefinitionsIo, type WebhookOperation } from '../sync/definitions.ts';
+import { loadDefinitionsFile, type DefinitionsIo } from '../sync/definitions.ts';
+import type { WebhookOperationSpecs } from '../webhook-operations.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
@@ -13,8 +14,8 @@ export const allStreams: ReadonlyArray<AnyStream> = registry;
 /** The streams and webhook documents in force: the built-ins, with a user's definitions file over them. */
 export interface StreamSetup {
   streams: ReadonlyArray<AnyStream>;
-  /** Documents replacing the built-in webhook documents (src/webhooks/graphql/), by operation. */
-  webhooks: Partial<Record<WebhookOperation, string>>;
+  /** How the webhook operations differ from the built-in ones (src/webhooks/graphql/), by operation. */
+  webhooks: WebhookOperationSpecs;
   /** The user's definitions file read, if any. */
   file: string | undefined;
 }

@@ -8,6 +8,8 @@ import { parseDuration, STREAM_SETTINGS } from '../config.ts';
 import { checkSelected, columnField, COLUMNS, isSink, keyOf, recordAt, SOFT_DELETE_SINKS, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt } from './paging/index.ts';
+import { selects } from './definition-selection.ts';
+import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
 import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamKind, type WindowSpec } from './stream.ts';
 import { FORMAT_UNIT_MS } from './time-formats.ts';
 import { boundsGrid, compileVariables, type CompiledVariables } from './variables.ts';
@@ -24,22 +26,21 @@ import { boundsGrid, compileVariables, type CompiledVariables } from './variable
 /** The format versions this release reads. A file of another version is refused by name, never half-read. */
 export const DEFINITION_VERSIONS: readonly number[] = [1, 2];
 
-export const WEBHOOK_OPERATIONS = ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent'] as const;
-export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
-/** What src/webhooks/admin.ts sends to, and reads from the answer under the operation's own name. */
-const WEBHOOK_SHAPES: Record<WebhookOperation, { type: 'query' | 'mutation'; variables: string[] }> = {
-  registerWebhook: { type: 'mutation', variables: ['input'] },
-  updateWebhook: { type: 'mutation', variables: ['id', 'input'] },
-  webhooks: { type: 'query', variables: [] },
-  sendTestEvent: { type: 'mutation', variables: ['webhookId', 'type'] },
+export { WEBHOOK_OPERATIONS, type WebhookOperation } from '../webhook-operations.ts';
+const WEBHOOK_TYPES: Record<WebhookOperation, 'query' | 'mutation'> = {
+  registerWebhook: 'mutation',
+  updateWebhook: 'mutation',
+  webhooks: 'query',
+  sendTestEvent: 'mutation',
 };
+const RESULT_PATH = { re: /^[_A-Za-z][_0-9A-Za-z]*(\[\])?(\.[_A-Za-z][_0-9A-Za-z]*(\[\])?)*$/, rule: 'is not a path of fields', example: 'webhookSubscriptionCreate.webhookSubscription' };
 
 export interface Definitions {
   file: string;
   version: number;
   streams: AnyStream[];
-  /** Absolute paths of documents replacing the built-in webhook documents, by operation. */
-  webhooks: Partial<Record<WebhookOperation, string>>;
+  /** How the webhook operations differ from the built-in ones, by operation (or that the platform lacks one). */
+  webhooks: WebhookOperationSpecs;
 }
 
 export interface DefinitionsIo {
@@ -104,11 +105,8 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
     const map = mapAt(src, ['webhooks'], top.webhooks, 'webhooks', WEBHOOK_OPERATIONS);
     for (const [operation, value] of Object.entries(map ?? {})) {
       if (!(WEBHOOK_OPERATIONS as readonly string[]).includes(operation)) continue;
-      const path = ['webhooks', operation];
-      const loaded = documents.read(path, value);
-      if (loaded && (!loaded.parsed || checkWebhookDocument(src, path, operation as WebhookOperation, loaded.parsed))) {
-        webhooks[operation as WebhookOperation] = loaded.path;
-      }
+      const spec = webhookAt(src, ['webhooks', operation], operation as WebhookOperation, value, documents);
+      if (spec) webhooks[operation as WebhookOperation] = spec;
     }
   }
   if (src.errors.length) throw fail();
@@ -173,22 +171,56 @@ function declared(operation: OperationDefinitionNode): Map<string, { required: b
   );
 }
 
-function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: Parsed): boolean {
-  const shape = WEBHOOK_SHAPES[operation];
+/**
+ * One webhook operation: a document (whose answer holds the operation's field, as version 1 has it), a map with the
+ * document, where the webhook is in the answer and where refusals are listed, or `absent` (the platform has none).
+ */
+function webhookAt(src: YamlSource, path: YamlPath, operation: WebhookOperation, value: unknown, documents: DocumentReader): WebhookOperationSpec | undefined {
+  if (value === 'absent') return { absent: true };
   const before = src.errors.length;
-  const where = loaded.doc.file;
-  if (loaded.doc.operationType !== shape.type) {
-    src.error(path, `${where}: ${operation} must be a ${shape.type}, the document holds a ${loaded.doc.operationType}`, `write a ${shape.type}`);
+  let spec: Record<string, unknown> | undefined;
+  let at = path;
+  if (typeof value === 'string') spec = { document: value };
+  else {
+    spec = mapAt(src, path, value, operation, ['document', 'result', 'errors'], ['document']);
+    at = [...path, 'document'];
   }
-  const fields = loaded.operation.selectionSet.selections.map((s) => (s.kind === 'Field' ? (s.alias ?? s.name).value : ''));
-  if (!fields.includes(operation)) {
-    src.error(path, `${where}: the answer has no field ${operation}, which occupancy-sync reads`, `alias the platform's field, e.g. \`${operation}: createWebhook(...)\``);
+  if (!spec) return undefined;
+  const result = spec.result === undefined ? operation : stringAt(src, [...path, 'result'], spec.result, 'result', RESULT_PATH);
+  const errors = spec.errors === undefined ? undefined : stringAt(src, [...path, 'errors'], spec.errors, 'errors', RESULT_PATH);
+  const loaded = documents.read(at, spec.document);
+  if (!loaded || !result || src.errors.length > before) return undefined;
+  if (loaded.parsed) checkWebhookDocument(src, at, operation, loaded.parsed, [result, ...(errors ? [errors] : [])]);
+  return src.errors.length > before ? undefined : { document: loaded.path, result, ...(errors && { errors }) };
+}
+
+function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: Parsed, reads: string[]): void {
+  const type = WEBHOOK_TYPES[operation];
+  const where = loaded.doc.file;
+  if (loaded.doc.operationType !== type) {
+    src.error(path, `${where}: ${operation} must be a ${type}, the document holds a ${loaded.doc.operationType}`, `write a ${type}`);
+  }
+  for (const read of reads) {
+    const steps = read.split('.').map((s) => s.replace(/\[\]$/, ''));
+    if (!selects(loaded.doc.document, [loaded.operation.selectionSet], steps)) {
+      const first = steps[0]!;
+      const fix = read === operation ? `alias the platform's field, e.g. \`${operation}: createWebhook(...)\`, or give \`result:\` the path to the webhook in the answer` : `select it, or correct the path`;
+      src.error(path, `${where}: the answer has no ${read === first ? `field ${first}` : read}, which occupancy-sync reads`, fix);
+    }
   }
   const vars = declared(loaded.operation);
-  for (const v of shape.variables.filter((v) => !vars.has(v))) {
-    src.error(path, `${where}: the operation declares no $${v}, which occupancy-sync sends`, `declare $${v} and pass it to the platform's argument`);
+  const { any } = WEBHOOK_VARIABLES[operation];
+  for (const group of any) {
+    if (!group.some((v) => vars.has(v))) {
+      src.error(path, `${where}: the operation declares none of ${group.map((v) => `$${v}`).join(', ')}, which occupancy-sync sends`, `declare $${group[0]} (or another of them) and pass it to the platform's argument`);
+    }
   }
-  return src.errors.length === before;
+  const known = new Set([...any.flat(), ...WEBHOOK_VARIABLES[operation].optional]);
+  for (const [name, { required }] of vars) {
+    if (required && !known.has(name)) {
+      src.error(path, `${where}: the operation requires $${name}, which occupancy-sync does not send`, `send only ${[...known].map((v) => `$${v}`).join(', ') || 'no variables'}`);
+    }
+  }
 }
 
 function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): AnyStream | undefined {

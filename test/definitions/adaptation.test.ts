@@ -155,7 +155,7 @@ describe('webhook documents in a definitions file', () => {
     try {
       const input = { url: 'https://hooks.example.test/occupancy', eventTypes: ['Occupancy'] };
       await expect(createWebhookAdmin(client).register(input)).rejects.toThrow(GraphQLResponseError);
-      const view = await createWebhookAdmin(client, { documents: loadStreams(config).webhooks }).register(input);
+      const view = await createWebhookAdmin(client, { operations: loadStreams(config).webhooks }).register(input);
       expect(view).toMatchObject({ url: input.url, eventTypes: ['Occupancy'], signed: false });
       expect(await createWebhookAdmin(client).list()).toEqual([view]);
     } finally {

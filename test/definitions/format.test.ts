@@ -27,6 +27,9 @@ const DOCUMENTS: Record<string, string> = {
   '/defs/broken.graphql': 'query Broken {\n  readings(\n}\n',
   '/defs/hook.graphql': 'mutation R($input: RegisterWebhookInput!) { registerWebhook: createWebhook(input: $input) { id } }',
   '/defs/unaliased.graphql': 'mutation R($input: RegisterWebhookInput!) { createWebhook(input: $input) { id } }',
+  '/defs/subscription.graphql':
+    'mutation C($url: String!, $signatureSecret: String) { create: subscriptionCreate(input: { callbackUrl: $url, secret: $signatureSecret }) { sub: subscription { id url: callbackUrl } userErrors { field message } } }',
+  '/defs/subscription-no-url.graphql': 'mutation C($callback: String!) { create: subscriptionCreate(input: { callbackUrl: $callback }) { sub: subscription { id } userErrors { message } } }',
 };
 
 function parse(text: string) {
@@ -220,16 +223,31 @@ describe('definitions files', () => {
   });
 
   it('webhook documents replace the built-in ones by operation and must answer under the operation\'s name', () => {
-    expect(parse('version: 1\nwebhooks:\n  registerWebhook: hook.graphql\n').webhooks).toEqual({ registerWebhook: '/defs/hook.graphql' });
+    expect(parse('version: 1\nwebhooks:\n  registerWebhook: hook.graphql\n').webhooks).toEqual({ registerWebhook: { document: '/defs/hook.graphql', result: 'registerWebhook' } });
     expect(errors('version: 1\nwebhooks:\n  registerWebhook: unaliased.graphql\n  deleteWebhook: hook.graphql\n')).toEqual([
       '/defs/streams.yaml:4:3: unknown key "deleteWebhook" in webhooks. Fix: use only registerWebhook, updateWebhook, webhooks, sendTestEvent',
-      '/defs/streams.yaml:3:20: /defs/unaliased.graphql: the answer has no field registerWebhook, which occupancy-sync reads. Fix: alias the platform\'s field, e.g. `registerWebhook: createWebhook(...)`',
+      '/defs/streams.yaml:3:20: /defs/unaliased.graphql: the answer has no field registerWebhook, which occupancy-sync reads. Fix: alias the platform\'s field, e.g. `registerWebhook: createWebhook(...)`, or give `result:` the path to the webhook in the answer',
+    ]);
+  });
+
+  it('a webhook operation may name where the webhook and the refusals are in its answer, or be declared absent', () => {
+    const text = 'version: 2\nwebhooks:\n  registerWebhook: { document: subscription.graphql, result: create.sub, errors: create.userErrors }\n  sendTestEvent: absent\n';
+    expect(parse(text).webhooks).toEqual({
+      registerWebhook: { document: '/defs/subscription.graphql', result: 'create.sub', errors: 'create.userErrors' },
+      sendTestEvent: { absent: true },
+    });
+    expect(errors(text.replace('errors: create.userErrors', 'errors: create.problems'))).toEqual([
+      '/defs/streams.yaml:3:32: /defs/subscription.graphql: the answer has no create.problems, which occupancy-sync reads. Fix: select it, or correct the path',
+    ]);
+    expect(errors(text.replace('subscription.graphql', 'subscription-no-url.graphql'))).toEqual([
+      '/defs/streams.yaml:3:32: /defs/subscription-no-url.graphql: the operation declares none of $input, $url, which occupancy-sync sends. Fix: declare $input (or another of them) and pass it to the platform\'s argument',
+      '/defs/streams.yaml:3:32: /defs/subscription-no-url.graphql: the operation requires $callback, which occupancy-sync does not send. Fix: send only $input, $url, $eventTypes, $additionalHeaders, $signatureSecret, $compress',
     ]);
   });
 
   it('a JSON file reads the same (JSON is YAML), errors located alike', () => {
     const json = JSON.stringify({ version: 1, webhooks: { registerWebhook: 'hook.graphql' } }, null, 2);
-    expect(parse(json).webhooks).toEqual({ registerWebhook: '/defs/hook.graphql' });
+    expect(parse(json).webhooks).toEqual({ registerWebhook: { document: '/defs/hook.graphql', result: 'registerWebhook' } });
     expect(errors(json.replace('"version": 1', '"version": 3'))[0]).toMatch(/^\/defs\/streams\.yaml:2:14: the definitions file is version 3, /);
   });
 

@@ -95,7 +95,11 @@ Examples:
           const replaced = Object.keys(setup.webhooks).length;
           ctx.stdout.write(`definitions: ${setup.file} (streams ${setup.streams.map((s) => s.name).join(', ')}; ${replaced} webhook document(s) replaced)\n`);
         }
-        const webhookPaths = WEBHOOK_OPERATIONS.map((op) => setup.webhooks[op] ?? resolve(WEBHOOK_DOCUMENTS_DIR, `${op}.graphql`));
+        const webhookPaths = WEBHOOK_OPERATIONS.flatMap((op) => {
+          const spec = setup.webhooks[op];
+          if (spec && 'absent' in spec) return [];
+          return [spec?.document ?? resolve(WEBHOOK_DOCUMENTS_DIR, `${op}.graphql`)];
+        });
         const paths = [...new Set([...setup.streams.map((s) => s.document), ...webhookPaths])];
         documents = paths.map((path) => {
           const doc = loadDocument(path);
