@@ -17,6 +17,8 @@ export type MisbehaviourKind =
   // Paging that does not progress.
   | 'ignoreAfter'
   | 'sameRecordsFreshCursor'
+  /** Every page of a window repeats its first page's records, while hasNextPage and endCursor advance as usual. */
+  | 'firstPageAgain'
   | 'cyclingCursor'
   | 'emptyPagesForever'
   // Records outside the requested [from, to): the server ignores `to` and reads an hour further.
@@ -44,7 +46,7 @@ export type MisbehaviourKind =
 
 export const MISBEHAVIOUR_KINDS: readonly MisbehaviourKind[] = [
   'pageInfoNull', 'nodesNull', 'hasNextPageString', 'endCursorMissing',
-  'ignoreAfter', 'sameRecordsFreshCursor', 'cyclingCursor', 'emptyPagesForever',
+  'ignoreAfter', 'sameRecordsFreshCursor', 'firstPageAgain', 'cyclingCursor', 'emptyPagesForever',
   'outOfWindow', 'localTimeWindows',
   'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount',
   'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
@@ -88,6 +90,8 @@ export class Misbehaviour {
   /** Floor spaces whose records `strayNullHeadcount` spoils (one per customer). */
   readonly #stray: ReadonlySet<string>;
   #fresh = 0;
+  /** The records of the latest first page served (firstPageAgain). */
+  #firstPage: Json[] = [];
   /** endCursor -> the `after` of the request that produced it (cyclingCursor). */
   readonly #previous = new Map<string, string | null>();
 
@@ -144,6 +148,10 @@ export class Misbehaviour {
         break;
       case 'sameRecordsFreshCursor':
         if (pageInfo.hasNextPage) pageInfo.endCursor = `${FAKE}${++this.#fresh}~${pageInfo.endCursor}`;
+        break;
+      case 'firstPageAgain':
+        if (later) connection.nodes = this.#firstPage;
+        else this.#firstPage = connection.nodes;
         break;
       case 'emptyPagesForever':
         if (later || pageInfo.hasNextPage) {

@@ -39,9 +39,17 @@ const CASES: Case[] = [
   { kind: 'endCursorMissing', tried: '`hasNextPage: true` with `endCursor: null` on later pages', exit: 1, line: CONTRACT('shape'), held: FAILS('shape') },
   { kind: 'ignoreAfter', tried: 'the server ignores `after` and sends the first page again', exit: 1, line: CONTRACT('cursor-repeated'), held: FAILS('cursor-repeated') },
   { kind: 'sameRecordsFreshCursor', tried: 'the first page again and again, each time under a new cursor', exit: 1, line: CONTRACT('no-progress'), held: FAILS('no-progress') },
+  { kind: 'firstPageAgain', tried: 'every page repeats the first page of its window while `hasNextPage`/`endCursor` advance', exit: 1, line: CONTRACT('no-progress'), held: FAILS('no-progress') },
   { kind: 'cyclingCursor', tried: 'cursors that cycle A, B, A, ...', exit: 1, line: CONTRACT('cursor-repeated'), held: FAILS('cursor-repeated') },
   { kind: 'emptyPagesForever', tried: '`hasNextPage: true` with empty pages forever', exit: 1, line: CONTRACT('no-progress'), held: FAILS('no-progress') },
   { kind: 'outOfWindow', tried: 'records whose `created` lies after the requested `to`', exit: 1, line: CONTRACT('window'), held: FAILS('window') },
+  {
+    kind: 'localTimeWindows',
+    tried: 'the server reads `from`/`to` as local time (UTC+02:00): every window answers the readings two hours earlier',
+    exit: 1,
+    line: CONTRACT('window'),
+    held: 'exit 1 naming the rule (window); the windows committed before the evidence are read again: the watermark goes back (sync_state_changes); DB = truth below the watermark; the next run = truth',
+  },
   { kind: 'nullHeadcount', tried: '`headcount: null` on every record', exit: 1, line: CONTRACT('records-rejected'), held: FAILS('records-rejected') },
   { kind: 'nullFloorSpaceId', tried: '`floorSpaceId: null` on every record', exit: 1, line: CONTRACT('records-rejected'), held: FAILS('records-rejected') },
   { kind: 'nullStatus', tried: '`occupancyStatus: null` on every record', exit: 1, line: CONTRACT('records-rejected'), held: FAILS('records-rejected') },
@@ -154,6 +162,13 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
         expect(leaks(output, secret)).toEqual([]);
         expect(leaks(run?.error ?? '', secret)).toEqual([]);
         expect(run?.error).toMatch(/unexpected HTTP 400/);
+      }
+      if (c.kind === 'localTimeWindows') {
+        // The first windows came back empty and were committed before the stray records proved them wrong.
+        expect(first.stderr).toMatch(/the answer proves windows already committed may be incomplete: the watermark went back/);
+        const [change] = await store.stateChanges({ customerId: customer.id, stream: 'occupancy' });
+        expect(change).toMatchObject({ action: 'rewind', actor: 'occupancy-sync (page contract: window)' });
+        expect(Date.parse(change!.newWatermark!)).toBeLessThanOrEqual(dataStart);
       }
       if (c.kind === 'dateYearBehind') {
         expect(first.stderr.match(/Date header is \d+ s away/g)).toHaveLength(1);
