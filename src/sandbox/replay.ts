@@ -61,22 +61,29 @@ const MAX_MISSED_KEPT = 20;
 const queryKey = (key: string, operation: string, variables: unknown) => `${key}\n${operation}\n${canonicalJson(redactSecretFields(variables))}`;
 const otherKey = (method: string, path: string, body: unknown) => `${method} ${path}\n${canonicalJson(body ?? null)}`;
 
-/** Queues of recorded exchanges by what a request must match, each in recorded order. */
+/**
+ * Recorded exchanges by what a request must match, each sequence in recorded order. A sequence used up starts over,
+ * so the command can be replayed again and again against one replay, and each run sees what the recorded run saw
+ * (a 500, then the retry's answer).
+ */
 class Answers {
-  readonly #queues = new Map<string, RecordedExchange[]>();
+  readonly #sequences = new Map<string, { items: RecordedExchange[]; next: number }>();
   readonly #all: RecordedExchange[] = [];
   readonly #served = new Set<RecordedExchange>();
 
   add(lookup: string, exchange: RecordedExchange): void {
-    const queue = this.#queues.get(lookup);
-    if (queue) queue.push(exchange);
-    else this.#queues.set(lookup, [exchange]);
+    const sequence = this.#sequences.get(lookup);
+    if (sequence) sequence.items.push(exchange);
+    else this.#sequences.set(lookup, { items: [exchange], next: 0 });
     this.#all.push(exchange);
   }
 
   next(lookup: string): RecordedExchange | undefined {
-    const exchange = this.#queues.get(lookup)?.shift();
-    if (exchange) this.#served.add(exchange);
+    const sequence = this.#sequences.get(lookup);
+    if (!sequence) return undefined;
+    const exchange = sequence.items[sequence.next % sequence.items.length]!;
+    sequence.next += 1;
+    this.#served.add(exchange);
     return exchange;
   }
 
@@ -98,7 +105,6 @@ export async function startReplay(options: ReplayOptions): Promise<Replay> {
   const logger = options.logger ?? silentLogger;
   const tokens = new ReplayTokens();
   const answers = new Answers();
-  const authsDone = new Map<string, number>();
   const keys = recording.meta.keys.map((k) => ({ key: k.key, customerId: k.customerId ?? null }));
   const knownKeys = new Set(keys.map((k) => k.key));
   for (const x of recording.exchanges) {
@@ -157,12 +163,10 @@ export async function startReplay(options: ReplayOptions): Promise<Replay> {
       ));
       return;
     }
-    const n = (authsDone.get(key) ?? 0) + 1;
-    authsDone.set(key, n);
     const x = answers.next(`auth\n${key}`);
     if (!x) {
-      miss(`authentication #${n} of ${key}`);
-      sendJson(req, res, 400, errorBody('NOT_IN_RECORDING', `not in the recording: authentication #${n} of ${key} (the recorded run authenticated ${n - 1} time(s) with it)`));
+      miss(`authentication with ${key}`);
+      sendJson(req, res, 400, errorBody('NOT_IN_RECORDING', `not in the recording: the recorded run never authenticated with ${key}`));
       return;
     }
     serve(req, res, x);

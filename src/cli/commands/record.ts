@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CliContext, CommandModule } from '../context.ts';
-import { ConfigError } from '../../errors.ts';
+import { ConfigError, UsageError } from '../../errors.ts';
 import type { Replay } from '../../sandbox/replay.ts';
 
 /**
@@ -26,8 +26,9 @@ export const recordCommand: CommandModule = (program, ctx) => {
         'bodies decompressed, with status, headers and timing) in a directory, with API keys, secrets, tokens and\n' +
         'signatures removed in every form. Hand the directory over; `sandbox --replay DIR` answers from it.',
     )
-    .requiredOption('--out <dir>', 'directory to write the recording to (new, or empty)')
-    .argument('<command>', 'the command to run and record: check, sync or backfill')
+    .option('--out <dir>', 'directory to write the recording to (new, or empty)')
+    .option('--load-state <dir>', 'instead: load the sync state a recording started from into DATABASE_URL, to replay it there')
+    .argument('[command]', 'the command to run and record: check, sync or backfill')
     .argument('[args...]', "that command's own options, e.g. --stream occupancy")
     .allowUnknownOption()
     .addHelpText(
@@ -47,6 +48,9 @@ tokens (their readable claims kept), Authorization and X-Service-Signature heade
 custom header values, any JWT, and every secret of the configuration wherever it appears, as is, JSON-escaped,
 URL-encoded, base64 or hex. The data itself (buildings, occupancy) is kept: it is what a replay answers with.
 
+Before replaying a recording of a sync that started from saved sync state (any run but the first), load that state
+into the replay's new database: DATABASE_URL=file:./replay.db occupancy-sync record --load-state ./recording
+
 Exit code: the command's own (also when it failed: what was exchanged is kept). 64 when record itself is misused
 (no command, a directory that is not empty), 78 for a configuration error.
 
@@ -56,7 +60,23 @@ Examples:
   $ occupancy-sync record --out ./recording-jan backfill --from 2026-01-01 --to 2026-01-02 --stream occupancy
   $ tar czf recording.tgz recording      # hand it over; then: occupancy-sync sandbox --replay ./recording`,
     )
-    .action(async (command: string, args: string[], flags: { out: string }) => {
+    .action(async (command: string | undefined, args: string[], flags: { out?: string; loadState?: string }) => {
+      if (flags.loadState !== undefined) {
+        if (flags.out !== undefined || command !== undefined) {
+          throw new UsageError('record --load-state runs nothing and records nothing. Fix: give either --load-state DIR alone, or --out DIR and a command');
+        }
+        const { loadRecordedState } = await import('../../app/record-state.ts');
+        const { loaded, database } = await loadRecordedState(ctx.config(), resolve(flags.loadState), ctx.logger());
+        ctx.stdout.write(
+          loaded === 0
+            ? 'the recorded run started from an empty sync state: nothing to load; replay into an empty database\n'
+            : `loaded the sync state of ${loaded} stream(s) into ${database}; now run the recorded command against the replay\n`,
+        );
+        return;
+      }
+      if (flags.out === undefined || command === undefined) {
+        throw new UsageError(`record: ${flags.out === undefined ? '--out DIR is missing' : 'no command given'}. Fix: e.g. occupancy-sync record --out ./recording sync`);
+      }
       const { record } = await import('../../app/record.ts');
       const config = ctx.config();
       const result = await record({
