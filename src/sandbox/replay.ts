@@ -136,10 +136,10 @@ export async function startReplay(options: ReplayOptions): Promise<Replay> {
     }
     res.sendDate = false;
     if (x.failure?.stage === 'body') {
-      // Announce a body and drop the connection inside it, as the platform did.
-      res.writeHead(response.status, { ...headers, 'content-length': String(Math.max(1, response.wireBytes)) });
-      res.flushHeaders();
-      res.socket?.destroy();
+      // Announce a body and drop the connection inside it, as the platform did: the first bytes of a gzip stream.
+      const gzip = /gzip/i.test(response.contentEncoding);
+      res.writeHead(response.status, { ...headers, 'content-length': String(Math.max(3, response.wireBytes)), ...(gzip && { 'content-encoding': 'gzip' }) });
+      res.write(Buffer.from([0x1f, 0x8b]), () => res.socket?.destroy());
       return;
     }
     let body = response.body;
