@@ -1,6 +1,15 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseDocumentSource } from '../../src/api/documents.ts';
+import { openForWriting } from '../../src/app/database.ts';
+import { runOnce } from '../../src/app/run-once.ts';
+import { loadStreams, selectStreams } from '../../src/app/streams.ts';
+import { FakeClock } from '../../src/clock.ts';
+import { resolveConfig } from '../../src/config.ts';
+import { silentLogger } from '../../src/logger.ts';
+import { readRecording } from '../../src/sandbox/replay-load.ts';
+import { startReplay } from '../../src/sandbox/replay.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { runCli, spawnCli, type Child } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -111,6 +120,33 @@ describe('record and sandbox --replay', () => {
 
     expect(await child.kill('SIGTERM')).toEqual({ code: 0, signal: null });
     expect(child.stdout()).toContain(`replay stopped: ${exchanges.length} recorded answer(s) served, 0 not asked for, 0 request(s) not in the recording`);
+
+    // The suite's way: the engine in this process, its clock the recorded instant, against the replay.
+    const recording = readRecording(out);
+    const server = await startReplay({ recording });
+    const config = resolveConfig({
+      ...recording.meta.settings,
+      API_BASE_URL: server.url,
+      API_KEY: recording.meta.keys[0]!.key,
+      API_SECRET: 'replay',
+      CUSTOMER_ID: recording.meta.keys[0]!.customerId!,
+      DATABASE_URL: `file:${join(work.dir, 'in-process.db')}`,
+    });
+    const clock = new FakeClock(recording.meta.clock.epochMs);
+    const store = await openForWriting(config.database);
+    try {
+      const streams = selectStreams(undefined, undefined, loadStreams(config, { parseDocument: parseDocumentSource }).streams);
+      const report = await runOnce({ config, store, logger: silentLogger, customers: config.customers, streams, clock });
+      expect(report.outcomes.map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
+    } finally {
+      await store.close();
+      await server.close();
+    }
+    expect(server.stats.notInRecording).toBe(0);
+    const engine = dump(join(work.dir, 'in-process.db'));
+    expect(engine.occupancy).toEqual(before.occupancy);
+    const watermarks = (rows: Array<Record<string, unknown>>) => rows.map((r) => [r.stream, r.watermark]);
+    expect(watermarks(engine.sync_state)).toEqual(watermarks(before.sync_state));
   }, 180_000);
 
   it('replays a sync that started from saved state once record --load-state put that state in the new database', async () => {
