@@ -63,7 +63,7 @@ export function frozenClockImport(epochMs: number): string {
 }
 
 /** The sync state the command will start from (its windows depend on it), or why it could not be read. */
-async function stateAtStart(config: Config, logger: Logger): Promise<{ states?: RecordedState[]; note?: string }> {
+export async function stateAtStart(config: Config, logger: Logger): Promise<{ states?: RecordedState[]; note?: string }> {
   if (config.database.dialect === 'sqlite' && config.database.sqlitePath && !existsSync(config.database.sqlitePath)) return { states: [] };
   try {
     const store = await openForReading(config.database, logger);
@@ -85,7 +85,10 @@ async function stateAtStart(config: Config, logger: Logger): Promise<{ states?: 
       await store.close();
     }
   } catch (error) {
-    return { note: `the database could not be read before the run: ${(error as Error).message.split('\n')[0]}` };
+    const message = (error as Error).message.split('\n')[0]!;
+    // A database the command has not created its tables in yet holds no state: the run starts from nothing.
+    if (message.includes('holds no occupancy-sync tables yet')) return { states: [] };
+    return { note: `the database could not be read before the run: ${message}` };
   }
 }
 
