@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDocumentSource } from '../../src/api/documents.ts';
@@ -13,6 +13,7 @@ import { startReplay } from '../../src/sandbox/replay.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { runCli, spawnCli, type Child } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
+import { waitFor } from '../support/wait.ts';
 import { dump, filesOf, leaks, printedEnv, printedNodeOptions } from './helpers.ts';
 
 /**
@@ -188,6 +189,22 @@ describe('record and sandbox --replay', () => {
     expect(copy.occupancy.length).toBeGreaterThan(0);
     expect(copy.occupancy.map(reading).filter((r) => !all.has(r))).toEqual([]);
   }, 240_000);
+
+  it('passes one SIGTERM on to the command, which finishes its page and exits 0, and completes the recording', async () => {
+    // Every query held a second and a half, so the run is still reading when the signal comes.
+    sandbox.setFaults({ slow: 1, slowMs: 1500 });
+    const out = join(work.dir, 'recording');
+    const child = spawnCli(['record', '--out', out, 'sync'], { env });
+    children.push(child);
+    const exchangesDir = join(out, 'exchanges');
+    const started = await waitFor(() => existsSync(exchangesDir) && readdirSync(exchangesDir).some((f) => f.includes('query')), 'the first answered query to be kept', 60_000, { unless: child.exited });
+    expect(started, child.stderr()).toBe(true);
+    expect(await child.kill('SIGTERM', 60_000)).toEqual({ code: 0, signal: null });
+    expect(child.stdout()).toMatch(/\(interrupted: the next run resumes from the last committed page\)\n$/);
+    const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
+    expect(meta).toMatchObject({ exitCode: 0, exchanges: readdirSync(exchangesDir).length, finishedAt: expect.any(String) });
+    expect(readFileSync(join(out, 'stdout.txt'), 'utf8')).toBe(child.stdout());
+  }, 120_000);
 
   it('keeps what a failing command exchanged and exits with its code', async () => {
     const out = join(work.dir, 'recording');
