@@ -22,8 +22,8 @@ export const recordCommand: CommandModule = (program, ctx) => {
   program
     .command('record')
     .description(
-      'Run check, sync or backfill and keep every request and answer it exchanged with the platform (auth and GraphQL,\n' +
-        'bodies decompressed, with status, headers and timing) in a directory, with API keys, secrets, tokens and\n' +
+      'Run check, sync or backfill and keep every request and answer it exchanged with the platform (auth and GraphQL, ' +
+        'bodies decompressed, with status, headers and timing) in a directory, with API keys, secrets, tokens and ' +
         'signatures removed in every form. Hand the directory over; `sandbox --replay DIR` answers from it.',
     )
     .option('--out <dir>', 'directory to write the recording to (new, or empty)')
