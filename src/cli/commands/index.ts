@@ -11,6 +11,7 @@ import { webhookCommand } from './webhook.ts';
 import { reportCommand } from './report.ts';
 import { serveCommand } from './serve.ts';
 import { stateCommand } from './state.ts';
+import { recordCommand } from './record.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
 export const commands: CommandModule[] = [
@@ -25,5 +26,6 @@ export const commands: CommandModule[] = [
   checkCommand,
   webhookCommand,
   sandboxCommand,
+  recordCommand,
   demoCommand,
 ];

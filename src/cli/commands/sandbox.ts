@@ -29,6 +29,7 @@ interface SandboxCliOptions {
   floorSpaces: number;
   insecureWebhookTls?: boolean;
   apiVariant: ApiVariant;
+  replay?: string;
 }
 
 /** What a user needs to point occupancy-sync (or their own client) at this sandbox. */
@@ -86,6 +87,8 @@ export const sandboxCommand: CommandModule = (program, ctx) => {
       },
       'v1',
     )
+    // --replay (issue 26, the record helper's): a recording's answers instead of synthetic data; record.ts serves it.
+    .option('--replay <dir>', 'answer from a recording made by `occupancy-sync record` instead (only --port and --host apply); prints how to run the recorded command against it')
     .addHelpText(
       'after',
       `
@@ -101,9 +104,15 @@ Examples:
   $ occupancy-sync sandbox --port 4000 --seed 42 --customers 3 --days 30
   $ occupancy-sync sandbox --port 0 --expires-in 60      # short-lived tokens, to watch re-authentication
   $ occupancy-sync sandbox --api-variant v2              # an API shaped otherwise, to practise adapting to it
-  $ occupancy-sync sandbox --api-variant token           # AppSync-like: items + nextToken, inclusive epoch-second end`,
+  $ occupancy-sync sandbox --api-variant token           # AppSync-like: items + nextToken, inclusive epoch-second end
+  $ occupancy-sync sandbox --replay ./recording          # answers as the platform did in a recorded run`,
     )
     .action(async (opts: SandboxCliOptions) => {
+      if (opts.replay !== undefined) {
+        const { replaySandbox } = await import('./record.ts');
+        await replaySandbox(ctx, { dir: opts.replay, host: opts.host, port: opts.port });
+        return;
+      }
       const { startSandbox } = await import('../../sandbox/index.ts');
       const now = systemClock.now();
       let sandbox: Sandbox;
