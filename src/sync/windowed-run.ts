@@ -170,8 +170,19 @@ export async function runWindowed(
 
   type Job = { window: WindowProgress; cursor: string | null };
   const queue = [...frontier.windows];
-  const take = (): Job | undefined => {
-    const window = queue.shift();
+  const concurrency = Math.max(1, Math.min(ctx.settings.windowConcurrency ?? 1, queue.length));
+  // Windows read ahead of the first incomplete one are kept in the checkpoint until it completes: a slow window must
+  // not let the others run unboundedly far ahead of it.
+  const maxAhead = 4 * concurrency;
+  const waiting: Array<() => void> = [];
+  const headMoved = () => {
+    for (const wake of waiting.splice(0)) wake();
+  };
+  const take = async (): Promise<Job | undefined> => {
+    while (queue.length && !signal.aborted && queue[0]!.index - (frontier.head?.index ?? 0) > maxAhead) {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    const window = signal.aborted ? undefined : queue.shift();
     return window && { window, cursor: window.cursor };
   };
   // Commits are taken one at a time, in the order pages arrive: each checkpoint is computed from the frontier as
@@ -180,6 +191,7 @@ export async function runWindowed(
   const commit = (page: FetchedPage, job: Job) => {
     const run = commits.then(async () => {
       const completed = frontier.page(job.window.index, page.next);
+      if (completed.length) headMoved();
       if (page.newest !== undefined && (newest === undefined || page.newest > newest)) newest = page.newest;
       const after = plan.checkpoint(frontier, completed, page);
       const checkpoint: SyncStateUpdate = {
@@ -211,8 +223,10 @@ export async function runWindowed(
 
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  signal.addEventListener('abort', () => headMoved(), { once: true });
   let failure: { error: unknown } | undefined;
-  const worker = async (first: Job | undefined): Promise<void> => {
+  const worker = async (): Promise<void> => {
+    const first = await take();
     if (!first) return;
     try {
       await runPipeline<Job, FetchedPage>(
@@ -240,11 +254,11 @@ export async function runWindowed(
     } catch (error) {
       if (!failure) failure = { error };
       stop.abort();
+      headMoved();
     }
   };
   emit(ctx, outcome, plan.windowsTotal, plan.windowsDone);
-  const concurrency = Math.max(1, Math.min(ctx.settings.windowConcurrency ?? 1, queue.length));
-  await Promise.all(Array.from({ length: concurrency }, () => worker(take())));
+  await Promise.all(Array.from({ length: concurrency }, () => worker()));
   await commits;
   if (failure) {
     if (failure.error instanceof ContractViolation && failure.error.outside) {
