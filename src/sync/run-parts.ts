@@ -4,6 +4,7 @@ import { compileRecord, type RecordValidator } from './records.ts';
 import type { EngineSettings } from './settings.ts';
 import type { AnyStream } from './stream.ts';
 import type { StreamOutcome, StreamRunContext } from './stream-run.ts';
+import { inSpan } from '../tracing.ts';
 
 /** Small pieces shared by the full-refresh and the windowed runners. */
 
@@ -44,4 +45,19 @@ export function counted(outcome: StreamOutcome, page: FetchedPage): void {
   outcome.pages += 1;
   outcome.records += page.records.length;
   outcome.rejected += page.rejected.length;
+}
+
+/** A page's commit as a span (rows, quarantined records and checkpoint in one transaction). */
+export function commitSpan(page: FetchedPage, window: { from: number; to: number } | null, commit: () => Promise<void>): Promise<void> {
+  return inSpan(
+    'store.commit',
+    {
+      'page.number': page.number,
+      'page.records': page.records.length,
+      'page.rejected': page.rejected.length,
+      'page.last': page.next === null,
+      ...(window && { 'window.from': new Date(window.from).toISOString(), 'window.to': new Date(window.to).toISOString() }),
+    },
+    () => commit(),
+  );
 }

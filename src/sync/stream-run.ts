@@ -9,7 +9,8 @@ import { WindowPaging } from './contract.ts';
 import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
 import { runPipeline } from './pipeline.ts';
-import { counted, emit, limitsOf, validatorOf } from './run-parts.ts';
+import { commitSpan, counted, emit, limitsOf, validatorOf } from './run-parts.ts';
+import { tracer } from '../tracing.ts';
 import { streamSettingsOf, type EngineSettings } from './settings.ts';
 import type { AnyStream } from './stream.ts';
 import { runWindowed } from './windowed-run.ts';
@@ -105,11 +106,11 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
     }
   }
   const runId = await ctx.store.startRun({ customerId: ctx.customerId, stream: key, mode, startedAt });
+  const span = tracer().start('sync.stream', { 'customer.id': ctx.customerId, 'stream.name': stream.name, 'stream.key': key, 'sync.mode': mode, 'sync.run_id': runId });
   try {
-    const result =
-      stream.kind === 'full'
-        ? await fullRefresh(ctx, stream, state, startedAt, runId, outcome)
-        : await runWindowed(ctx, stream, request, key, state, runId, outcome, log);
+    const result = await span.run(() =>
+      stream.kind === 'full' ? fullRefresh(ctx, stream, state, startedAt, runId, outcome) : runWindowed(ctx, stream, request, key, state, runId, outcome, log),
+    );
     outcome.status = result === 'interrupted' ? 'interrupted' : 'succeeded';
     await ctx.store.finishRun(runId, { status: outcome.status, finishedAt: toIsoUtc(ctx.clock.now()) });
     if (outcome.rejected > 0) {
@@ -123,12 +124,16 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
     outcome.status = 'failed';
     outcome.error = error;
     const message = globalSecrets.scrub(error instanceof Error ? error.message : String(error));
+    span.fail(new Error(message));
     log.error({ err: error, pages: outcome.pages }, `stream run failed: ${message}`);
     try {
       await ctx.store.finishRun(runId, { status: 'failed', finishedAt: toIsoUtc(ctx.clock.now()), error: message });
     } catch (finishError) {
       log.error({ err: finishError }, 'could not record the failed run');
     }
+  } finally {
+    span.setAttributes({ 'sync.status': outcome.status, 'sync.pages': outcome.pages, 'sync.records': outcome.records, 'sync.rejected': outcome.rejected });
+    span.end();
   }
   return outcome;
 }
@@ -160,7 +165,7 @@ async function fullRefresh(
     next: (page) => page.next ?? undefined,
     commit: async (page) => {
       const last = page.next === null;
-      await ctx.store.commitPage({
+      await commitSpan(page, null, () => ctx.store.commitPage({
         customerId: ctx.customerId,
         sink: stream.sink,
         records: page.records,
@@ -169,7 +174,7 @@ async function fullRefresh(
         checkpoint: checkpointOf(ctx.customerId, stream.name, state, { watermark: last ? finalWatermark : (state?.watermark ?? null) }),
         runId,
         quarantine: { stream: stream.name, window: null, records: page.rejected },
-      });
+      }));
       rejected += page.rejected.length;
       counted(outcome, page);
       if (last) outcome.watermark = finalWatermark;

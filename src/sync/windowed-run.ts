@@ -11,8 +11,9 @@ import { apiPathOf } from './records.ts';
 import { streamSettingsOf } from './settings.ts';
 import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
 import type { RunRequest, StreamOutcome, StreamRunContext } from './stream-run.ts';
-import { counted, emit, limitsOf, validatorOf } from './run-parts.ts';
+import { commitSpan, counted, emit, limitsOf, validatorOf } from './run-parts.ts';
 import { sinkKey } from '../store/sinks.ts';
+import { tracer, type SpanHandle } from '../tracing.ts';
 import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, trustedServerTime, watermarkLimit, type Plan } from './windows.ts';
 
 /** The stored state in the engine's terms: instants as epoch ms (converted once, here, at the store boundary). */
@@ -168,6 +169,25 @@ export async function runWindowed(
     return paging;
   };
 
+  // One span per window, from its first request to its last commit; the requests and commits are its children.
+  const spans = new Map<number, SpanHandle>();
+  const windowSpan = (w: WindowProgress): SpanHandle => {
+    let span = spans.get(w.index);
+    if (!span) {
+      span = tracer().start('sync.window', { 'window.from': toIsoUtc(w.from), 'window.to': toIsoUtc(w.to), 'window.resumed': w.cursor !== null });
+      spans.set(w.index, span);
+    }
+    return span;
+  };
+  const endWindowSpan = (w: WindowProgress, how: string, error?: unknown) => {
+    const span = spans.get(w.index);
+    if (!span) return;
+    spans.delete(w.index);
+    span.setAttributes({ 'window.outcome': how });
+    if (error) span.fail(error);
+    span.end();
+  };
+
   type Job = { window: WindowProgress; cursor: string | null };
   const queue = [...frontier.windows];
   const concurrency = Math.max(1, Math.min(ctx.settings.windowConcurrency ?? 1, queue.length));
@@ -203,7 +223,8 @@ export async function runWindowed(
         pageCursor: after.head?.cursor ?? null,
       };
       // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
-      await ctx.store.commitPage({
+      const span = windowSpan(job.window);
+      await span.run(() => commitSpan(page, job.window, () => ctx.store.commitPage({
         customerId: ctx.customerId,
         sink: stream.sink,
         records: page.records,
@@ -211,7 +232,8 @@ export async function runWindowed(
         checkpoint,
         runId,
         quarantine: { stream: stream.name, window: { from: toIsoUtc(job.window.from), to: toIsoUtc(job.window.to) }, records: page.rejected },
-      });
+      })));
+      if (page.next === null) endWindowSpan(job.window, 'complete');
       outcome.watermark = checkpoint.watermark;
       counted(outcome, page);
       if (page.next === null) outcome.windows += 1;
@@ -233,7 +255,7 @@ export async function runWindowed(
         first,
         {
           fetch: (job, fetchSignal) =>
-            fetchPage({
+            windowSpan(job.window).run(() => fetchPage({
               stream,
               client: ctx.client,
               document: ctx.document,
@@ -243,7 +265,7 @@ export async function runWindowed(
               signal: fetchSignal,
               paging: pagingOf(job.window),
               now: () => ctx.clock.now(),
-            }),
+            })),
           // The next page of this window, or the first page of the next window nobody reads yet: fetched while this
           // page commits.
           next: (page, job) => (page.next !== null ? { window: job.window, cursor: page.next } : take()),
@@ -260,6 +282,7 @@ export async function runWindowed(
   emit(ctx, outcome, plan.windowsTotal, plan.windowsDone);
   await Promise.all(Array.from({ length: concurrency }, () => worker()));
   await commits;
+  for (const [index] of spans) endWindowSpan(frontier.windows[index]!, failure ? 'failed' : 'interrupted', failure?.error);
   if (failure) {
     if (failure.error instanceof ContractViolation && failure.error.outside) {
       await rewindOnEvidence(ctx, stream, request, key, state, plan, failure.error, log, stepMs, spec.gridMs);
