@@ -7,6 +7,7 @@ import { toIsoUtc } from '../time.ts';
 import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
 import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
+import { checkFraming } from './framing.ts';
 import { parseDelivery } from './delivery.ts';
 import { Refusal } from './refusal.ts';
 import { RefusalLog } from './refusal-log.ts';
@@ -67,12 +68,22 @@ export interface WebhookHandler {
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/**
+ * Connections answered with `Connection: close`. node:http still parses what was pipelined behind such a request and
+ * hands it to the handler, though it never sends its answer: a request hidden behind a refused one would be stored
+ * unanswered. RFC 9112 9.6: after sending `close`, the server MUST NOT process further requests on that connection.
+ */
+const closing = new WeakSet<object>();
+
 function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
   // When the body was not read to its end (refused early, or too large), close the connection instead of letting
   // node:http drain whatever the sender still wants to upload.
-  if (!req.complete) res.setHeader('Connection', 'close');
+  if (!req.complete) {
+    res.setHeader('Connection', 'close');
+    closing.add(req.socket);
+  }
   if (status === 405) res.setHeader('Allow', 'POST');
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
@@ -111,6 +122,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<WebhookOutcome> {
     const ids: { customerId?: string; deliveryId?: string } = {};
     try {
+      checkFraming(req, auth.headerNames);
       const pathname = (req.url ?? '/').split('?')[0];
       if (pathname !== path) throw new Refusal(404, 'not_found');
       if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
@@ -178,6 +190,8 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   }
 
   const handler = (async (req: IncomingMessage, res: ServerResponse) => {
+    // Pipelined behind a request answered with `close`: never processed, never answered (the connection is closing).
+    if (closing.has(req.socket)) return;
     inFlight += 1;
     try {
       report(await handle(req, res));

@@ -99,13 +99,36 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
     throw new ConfigError('WEBHOOK_TLS_CERT and WEBHOOK_TLS_KEY go together. Fix: set both, or neither');
   }
   const listener = (req: Parameters<WebhookHandler>[0], res: Parameters<WebhookHandler>[1]) => void handler(req, res);
-  const server: Server = tls
-    ? createHttpsServer({ cert: readPem('WEBHOOK_TLS_CERT', options.tlsCert!), key: readPem('WEBHOOK_TLS_KEY', options.tlsKey!) }, listener)
-    : createHttpServer(listener);
-  // A slow sender cannot hold a connection (and its buffered body) for long, nor can many of them.
+  // A slow sender cannot hold a connection (and its buffered body) for long, nor can many of them: the whole request,
+  // a body trickled a byte at a time included, must arrive within requestTimeout. node checks that deadline every
+  // connectionsCheckingInterval (30 s unless set), so it is checked every second here.
   const requestTimeout = options.requestTimeoutMs ?? 15_000;
-  server.requestTimeout = requestTimeout;
-  server.headersTimeout = Math.min(requestTimeout, 10_000);
+  const headersTimeout = Math.min(requestTimeout, 10_000);
+  const httpOptions = {
+    requestTimeout,
+    headersTimeout,
+    connectionsCheckingInterval: Math.min(1000, requestTimeout),
+    // The strict parser, whatever a process-wide --insecure-http-parser (NODE_OPTIONS) says: the lenient one takes a
+    // bare LF as a line end, obs-fold, and Content-Length beside Transfer-Encoding, the ambiguities request smuggling
+    // is made of (framing.ts checks what the strict parser lets through). Every value here is node's default,
+    // pinned so that neither a flag nor a future default can loosen the receiver.
+    insecureHTTPParser: false,
+    requireHostHeader: true,
+    joinDuplicateHeaders: false,
+    maxHeaderSize: 16 * 1024,
+  };
+  const server: Server = tls
+    ? createHttpsServer(
+        {
+          ...httpOptions,
+          cert: readPem('WEBHOOK_TLS_CERT', options.tlsCert!),
+          key: readPem('WEBHOOK_TLS_KEY', options.tlsKey!),
+          // A TLS handshake is bounded like the headers it comes before (node's default is 120 s).
+          handshakeTimeout: headersTimeout,
+        },
+        listener,
+      )
+    : createHttpServer(httpOptions, listener);
   server.maxConnections = options.maxConnections ?? 1024;
 
   const host = options.host ?? '127.0.0.1';
