@@ -62,6 +62,14 @@ export interface WebhookHandler {
   readonly inFlight: number;
   /** Bytes held by requests not yet authenticated. */
   readonly pendingBytes: number;
+  /** What the requests in flight are waiting for: their body, or the database. */
+  readonly waiting: { body: number; database: number };
+  /**
+   * Answers every request still waiting (for its body or the database) with 503 `stopping` at once, and any later
+   * one too, so a receiver can stop whatever the database does: the platform sends the deliveries again, and one
+   * whose write completed anyway is then acknowledged as a duplicate. Nothing is acknowledged that is not stored.
+   */
+  stop(): void;
   /** Logs what the refusal log still counts; call when the server stops. */
   close(): void;
 }
@@ -110,6 +118,26 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const refusals = new RefusalLog(logger, options.refusalLogIntervalMs);
   let inFlight = 0;
   let waiters: Array<() => void> = [];
+  let stopped = false;
+  const waiting = { body: 0, database: 0 };
+  const onStop = new Set<() => void>();
+
+  /** `promise`, unless the handler stops first: then a 503 `stopping` naming what the request was waiting for. */
+  const untilStopped = <T>(promise: Promise<T>, what: keyof typeof waiting): Promise<T> => {
+    // What is abandoned still settles (the body when its connection closes, the write when the database answers).
+    promise.catch(() => {});
+    const refusal = () => new Refusal(503, 'stopping', { waitingFor: what });
+    if (stopped) return Promise.reject(refusal());
+    waiting[what] += 1;
+    return new Promise<T>((resolve, reject) => {
+      const stop = () => reject(refusal());
+      onStop.add(stop);
+      promise.then(resolve, reject).finally(() => {
+        onStop.delete(stop);
+        waiting[what] -= 1;
+      });
+    });
+  };
 
   const report = (outcome: WebhookOutcome) => {
     try {
@@ -123,6 +151,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     const ids: { customerId?: string; deliveryId?: string } = {};
     try {
       checkFraming(req, auth.headerNames);
+      if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
       const pathname = (req.url ?? '/').split('?')[0];
       if (pathname !== path) throw new Refusal(404, 'not_found');
       if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
@@ -134,7 +163,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       }
       // Headers and signature header first: a request no customer could accept is refused before its body is read.
       const prepared = auth.prepare(req.headers, clock.now(), toleranceMs);
-      const wire = await readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk));
+      const wire = await untilStopped(readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk)), 'body');
       const authenticated = auth.finish(prepared, clock.now());
       const body = decompressed(wire, encoding, limits);
       const parsed = parseDelivery(body);
@@ -142,13 +171,14 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       const customerId = auth.customerOf(authenticated, parsed.delivery.customerId);
       ids.customerId = customerId;
       let result: 'stored' | 'duplicate';
+      if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
       try {
-        result = await options.store.storeDelivery(
-          { ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) },
-          parsed.occupancy,
+        result = await untilStopped(
+          options.store.storeDelivery({ ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) }, parsed.occupancy),
+          'database',
         );
       } catch (error) {
-        throw storageRefusal(error);
+        throw error instanceof Refusal ? error : storageRefusal(error);
       }
       send(req, res, 200, { status: result });
       logger.info(
@@ -173,6 +203,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         return { status: 500, reason: 'internal_error', ...ids };
       }
       if (error.status === 503) res.setHeader('Retry-After', '5');
+      if (error.reason === 'stopping') {
+        res.setHeader('Connection', 'close');
+        closing.add(req.socket);
+      }
       send(req, res, error.status, { error: error.reason });
       const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
       if (error.reason === 'storage_failed' || error.reason === 'unstorable') {
@@ -206,6 +240,12 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   }) as WebhookHandler;
   handler.idle = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)));
   handler.close = () => refusals.close();
+  handler.stop = () => {
+    if (stopped) return;
+    stopped = true;
+    for (const stop of [...onStop]) stop();
+  };
+  Object.defineProperty(handler, 'waiting', { get: () => ({ ...waiting }) });
   Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
   Object.defineProperty(handler, 'pendingBytes', { get: () => budget.used });
 
