@@ -50,6 +50,8 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
   try {
     store = options.store ?? (await untilAborted(openForWriting(config.database, logger), signal));
   } catch (error) {
+    // better-sqlite3 waits for a lock synchronously: a SIGTERM that came meanwhile is handled in the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
     if (!signal.aborted) throw error;
     // What failed or was abandoned was the start: nothing has been received, so nothing is lost.
     stoppedWhile('opening and migrating the database at');
