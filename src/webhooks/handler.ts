@@ -99,10 +99,12 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: R
 
 /**
  * The webhook request handler, usable in any node:http or node:https server (`webhook serve` and the daemon mount
- * the same one). Checks, in order: path (404) and method (405); Content-Encoding (415) and the declared length
- * (413); the body, counted while it streams, on the wire and after gzip decompression (413; corrupt gzip 400);
- * Content-Type (415); custom headers and signature (401); JSON and the delivery shape (400); the body's CustomerId
- * against the customer that authenticated (401); storage (503 when it failed, so the platform retries); 200.
+ * the same one). Checks, in order: one reading of the request (framing.ts, 400); path (404) and method (405);
+ * Content-Encoding (415) and the declared length (413); Content-Type (415); custom headers and signature header
+ * (401); the body, counted while it streams, on the wire and inflated as it arrives (413; corrupt gzip 400); the
+ * signature (401); JSON and the delivery shape (400); the body's CustomerId against the customer that
+ * authenticated (401); storage (503 when it failed, so the platform retries); 200. `stop()` answers what is still
+ * waiting with 503 (docs/webhooks.md, Stopping).
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
   const path = options.path ?? DEFAULT_WEBHOOK_PATH;
