@@ -18,6 +18,10 @@ export interface CustomerConfig {
   id: string;
   /** A name for people (reports); the platform's API does not give one. */
   name?: string;
+  /**
+   * The API key and its secret; both empty for a customer configured only to receive its webhooks (CUSTOMER_ID and a
+   * webhook secret or header, no API key): `requireApi` refuses such a customer for every command that calls the API.
+   */
   apiKey: string;
   apiSecret: string;
   /** Accepted webhook signature secrets, newest first. Several during a rotation. Empty: deliveries are not signed. */
@@ -282,7 +286,8 @@ const customerFileSchema = z.array(
       id: z.string().min(1),
       /** A name for reports. */
       name: z.string().regex(CUSTOMER_NAME, 'must be 1 to 200 characters without control characters').optional(),
-      apiKey: z.string().min(1),
+      /** Absent for a customer whose webhooks are only received here (no sync). */
+      apiKey: z.string().min(1).optional(),
       /** Name of an environment variable holding the secret. */
       apiSecretEnv: z.string().min(1).optional(),
       /** Path of a file (mode 0600) holding the secret. */
@@ -298,7 +303,8 @@ const customerFileSchema = z.array(
     .strict(),
 );
 
-function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
+/** The customers of CUSTOMERS_FILE, and the environment variables its entries take secrets from. */
+function loadCustomersFile(env: Env, path: string): { customers: CustomerConfig[]; variables: Set<string> } {
   let raw: string;
   try {
     raw = readFileSync(path, 'utf8');
@@ -317,10 +323,11 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
   const parsed = customerFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    fail('CUSTOMERS_FILE', path, `entry ${issue.path.join('.')}: ${issue.message}`, 'each entry needs id, apiKey and apiSecretEnv or apiSecretFile');
+    fail('CUSTOMERS_FILE', path, `entry ${issue.path.join('.')}: ${issue.message}`, 'each entry needs id, and apiKey with apiSecretEnv or apiSecretFile to sync');
   }
   const seen = new Set<string>();
-  return parsed.data.map((entry, index) => {
+  const variables = new Set(parsed.data.flatMap((e) => [e.apiSecretEnv, e.webhookSecretEnv, e.webhookPreviousSecretEnv].filter((v): v is string => !!v)));
+  const customers = parsed.data.map((entry, index) => {
     const where = `CUSTOMERS_FILE entry ${index} (${entry.id})`;
     const id = customerId(`${where} id`, entry.id);
     if (seen.has(id)) fail('CUSTOMERS_FILE', path, `customer ${entry.id} is listed twice`, 'list each customer once');
@@ -335,7 +342,8 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
       return undefined;
     };
     const apiSecret = fromEnvOrFile(entry.apiSecretEnv, entry.apiSecretFile, 'apiSecret');
-    if (!apiSecret) fail('CUSTOMERS_FILE', path, `${where} has no apiSecretEnv or apiSecretFile`, 'add one of them');
+    if (entry.apiKey !== undefined && !apiSecret) fail('CUSTOMERS_FILE', path, `${where} has an apiKey but no apiSecretEnv or apiSecretFile`, 'add one of them');
+    if (entry.apiKey === undefined && apiSecret) fail('CUSTOMERS_FILE', path, `${where} has an API secret but no apiKey`, 'add the key name as apiKey');
     const secrets = [
       fromEnvOrFile(entry.webhookSecretEnv, entry.webhookSecretFile, 'webhookSecret'),
       fromEnvOrFile(entry.webhookPreviousSecretEnv, entry.webhookPreviousSecretFile, 'webhookPreviousSecret'),
@@ -345,13 +353,14 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
     return {
       id,
       ...(entry.name !== undefined && { name: entry.name }),
-      apiKey: entry.apiKey,
-      apiSecret,
+      apiKey: entry.apiKey ?? '',
+      apiSecret: apiSecret ?? '',
       webhookSecrets: secrets,
       ...(until !== undefined && { webhookPreviousSecretUntil: until }),
       webhookHeaders: entry.webhookHeaders ?? {},
     };
   });
+  return { customers, variables };
 }
 
 function resolveDatabase(env: Env): Config['database'] {
@@ -393,18 +402,33 @@ export function resolveConfig(env: Env): Config {
     if (env.API_KEY || env.API_SECRET) {
       fail('CUSTOMERS_FILE', customersFile, 'set together with API_KEY/API_SECRET', 'use either CUSTOMERS_FILE (several customers) or API_KEY, API_SECRET and CUSTOMER_ID (one)');
     }
-    customers = loadCustomersFile(env, customersFile);
+    const file = loadCustomersFile(env, customersFile);
+    // With a customers file each entry names its own webhook secrets and headers: the single-customer variables would
+    // be silently ignored, and the receiver would refuse every delivery signed with them.
+    for (const variable of ['WEBHOOK_SECRET', 'WEBHOOK_SECRET_FILE', 'WEBHOOK_PREVIOUS_SECRET', 'WEBHOOK_PREVIOUS_SECRET_FILE', 'WEBHOOK_REQUIRED_HEADERS']) {
+      if (env[variable]?.trim() && !file.variables.has(variable)) {
+        fail(variable, env[variable], 'set together with CUSTOMERS_FILE, which names each customer\'s own webhook secrets and headers', 'move it into the customers file (webhookSecretEnv or webhookSecretFile, webhookPreviousSecretEnv or webhookPreviousSecretFile, webhookHeaders) and unset it', { secret: !variable.endsWith('_FILE') });
+      }
+    }
+    customers = file.customers;
   } else {
     const apiKey = env.API_KEY?.trim();
     const apiSecret = secretFrom(env, 'API_SECRET');
     const webhookSecrets = [secretFrom(env, 'WEBHOOK_SECRET'), secretFrom(env, 'WEBHOOK_PREVIOUS_SECRET')]
       .filter((s): s is string => !!s)
       .map((s, i) => checkWebhookSecret(i === 0 ? 'WEBHOOK_SECRET' : 'WEBHOOK_PREVIOUS_SECRET', s));
+    const rawId = env.CUSTOMER_ID?.trim();
+    const webhookHeaders = parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS);
     if (apiKey || apiSecret) {
       if (!apiKey) fail('API_KEY', undefined, 'API_SECRET is set but API_KEY is not', 'set API_KEY to the key name from the Admin Console');
       if (!apiSecret) fail('API_SECRET', undefined, 'API_KEY is set but API_SECRET is not', 'set API_SECRET (or API_SECRET_FILE) to the secret shown when the key was created');
-      const rawId = env.CUSTOMER_ID?.trim();
       if (!rawId) fail('CUSTOMER_ID', undefined, 'required with API_KEY', 'set CUSTOMER_ID to the customer the key belongs to');
+    } else if (!rawId && (webhookSecrets.length > 0 || Object.keys(webhookHeaders).length > 0)) {
+      // A receiver alone needs no API key, but it files every delivery under a customer.
+      const what = webhookSecrets.length > 0 ? 'WEBHOOK_SECRET' : 'WEBHOOK_REQUIRED_HEADERS';
+      fail('CUSTOMER_ID', undefined, `required with ${what}: the receiver files each delivery under the customer its webhook belongs to`, 'set CUSTOMER_ID to that customer\'s id (no API key is needed only to receive webhooks)');
+    }
+    if (rawId) {
       const id = customerId('CUSTOMER_ID', rawId);
       const name = customerName('CUSTOMER_NAME', env.CUSTOMER_NAME);
       const untilText = env.WEBHOOK_PREVIOUS_SECRET_UNTIL?.trim();
@@ -413,11 +437,12 @@ export function resolveConfig(env: Env): Config {
         {
           id,
           ...(name !== undefined && { name }),
-          apiKey,
-          apiSecret,
+          // Empty without API_KEY: a customer whose webhooks are only received (requireApi says what is missing).
+          apiKey: apiKey ?? '',
+          apiSecret: apiSecret ?? '',
           webhookSecrets,
           ...(until !== undefined && { webhookPreviousSecretUntil: until }),
-          webhookHeaders: parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS),
+          webhookHeaders,
         },
       ];
     } else {
@@ -506,6 +531,15 @@ export function requireApi(config: Config): { apiBaseUrl: string; customers: Cus
   }
   if (config.customers.length === 0) {
     fail('API_KEY', undefined, 'no customer configured', 'set API_KEY, API_SECRET and CUSTOMER_ID, or CUSTOMERS_FILE for several customers');
+  }
+  const keyless = config.customers.find((c) => !c.apiKey);
+  if (keyless) {
+    fail(
+      'API_KEY',
+      undefined,
+      `customer ${keyless.id} has no API key, and this command calls the API (receiving its webhooks with \`webhook serve\` needs none)`,
+      'set API_KEY and API_SECRET (or API_SECRET_FILE) to a key of that customer (with CUSTOMERS_FILE: apiKey and apiSecretEnv or apiSecretFile in its entry)',
+    );
   }
   return { apiBaseUrl: config.apiBaseUrl, customers: config.customers };
 }
