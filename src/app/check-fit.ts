@@ -251,7 +251,14 @@ function fitWindow(
     const custom = isScalarType(named) && !isSpecifiedScalarType(named);
     if (custom) continue;
     const where = `$${top}${inner.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`;
-    const sent = typeof leaf.value === 'number' ? `the number ${leaf.value}` : `the text ${JSON.stringify(leaf.value)}`;
+    // The value shown is the bound of a sample window starting 2026-01-01T00:00:00Z, named as such.
+    const sample = new Date(WINDOWS[0]!.from).toISOString();
+    const sent =
+      typeof leaf.value === 'number'
+        ? `a number (${leaf.value} for ${sample})`
+        : /^\d{4}-\d\d-\d\d/.test(String(leaf.value))
+          ? `ISO text (e.g. ${JSON.stringify(leaf.value)})`
+          : `text (${JSON.stringify(leaf.value)} for ${sample})`;
     const at = inDefinitions(['variables', ...leaf.path]);
     const problem = (message: string, fix: string) => fit.problems.push({ kind: 'window', stream: stream.name, ...at, message, fix });
     if (typeof leaf.value === 'number') {

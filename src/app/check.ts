@@ -149,8 +149,11 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
   for (const { stream, document, place } of plan.streams) {
     const check: StreamCheck = { name: stream.name, kind: stream.kind, document: document.file };
     result.streams.push(check);
-    const where = place ? `stream ${stream.name} in ${place.file}` : `stream ${stream.name}`;
-    const ok = validate(document, { kind: 'document', stream: stream.name }, `adapt ${document.file} to the live schema (\`occupancy-sync schema\` prints it), or replace ${where} in a definitions file (docs/api-assumptions.md)`);
+    const builtin = !plan.file || place?.file !== plan.file;
+    const fix = builtin
+      ? `give stream ${stream.name} a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`occupancy-sync schema Query\` lists the queries)`
+      : `adapt ${document.file} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`;
+    const ok = validate(document, { kind: 'document', stream: stream.name }, fix);
     if (schema) {
       check.valid = ok;
       const fit = fitStream(schema, stream, document, place, settings);
@@ -175,9 +178,10 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     const entry: WebhookCheck = { operation: op.operation, status: 'unchecked', document: doc.file };
     result.webhooks.push(entry);
     if (!schema) continue;
+    const root = op.operation === 'webhooks' ? 'Query' : 'Mutation';
     const fix = op.replaced
-      ? `adapt ${doc.file} to the platform's operation (\`occupancy-sync schema Mutation\` lists them), or declare \`${op.operation}: absent\` under webhooks: if the platform has none`
-      : `give the platform's operation in the definitions file (webhooks: { ${op.operation}: { document, result, errors } }, docs/api-assumptions.md), or declare \`webhooks: { ${op.operation}: absent }\` if the platform has none`;
+      ? `adapt ${doc.file} to the platform's operation (\`occupancy-sync schema ${root}\` lists them), or declare \`${op.operation}: absent\` under webhooks: if the platform has none`
+      : `give the platform's operation in a definitions file (webhooks: { ${op.operation}: { document, result, errors } }, docs/api-assumptions.md; \`occupancy-sync schema ${root}\` lists them), or declare \`webhooks: { ${op.operation}: absent }\` if the platform has none`;
     entry.status = validate(doc, { kind: 'webhook', operation: op.operation }, fix) ? 'valid' : 'invalid';
   }
   if (schema) result.schema = { source: 'introspection', documents: validated, valid };
@@ -190,19 +194,21 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
 function judgeProbe(stream: AnyStream, probe: ProbeResult, place: StreamPlace | undefined, result: CustomerCheck): void {
   const read = probe.window ? `the probe of window [${probe.window.from}, ${probe.window.to}${probe.window.endInclusive ? ']' : ')'}` : "the probe of the listing's first page";
   if (probe.failure) {
-    const key = probe.failure.rule === 'truncated' ? ['paging'] : probe.failure.kind === 'refused' || probe.failure.rule === 'window' ? ['variables'] : ['name'];
+    const key =
+      probe.failure.rule === 'truncated'
+        ? stream.kind === 'incremental' ? ['window', 'step'] : ['paging', 'maxPageSize']
+        : probe.failure.kind === 'refused' || probe.failure.rule === 'window' ? ['variables'] : ['name'];
     const message = probe.failure.message.replace(/^stream [^:]+: /, '');
     result.problems.push({ kind: 'probe', stream: stream.name, ...at(place?.at(key)), message: `${read}: ${message}`, ...(probe.failure.fix && { fix: probe.failure.fix }) });
     return;
   }
   if (probe.rejected > 0) {
-    const first = probe.reasons[0] ?? '';
-    const field = Object.entries(stream.record as Record<string, { path: string }>).find(([, spec]) => first.startsWith(`${spec.path}: `))?.[0];
+    const field = probe.fields[0];
     result.problems.push({
       kind: 'probe',
       stream: stream.name,
       ...at(place?.at(field ? ['record', place.recordKey(field), 'type'] : ['record'])),
-      message: `${read}: ${probe.rejected} of ${probe.nodes} record(s) break their declaration (${probe.reasons.join('; ')})`,
+      message: `${read}: ${probe.rejected} of ${probe.nodes} record(s) break their declaration${probe.fields.length ? ` (field ${probe.fields.join(', ')})` : ''}: ${probe.reasons.join('; ')}`,
       fix: 'correct the record mapping (path, type, format, map) so it reads what the API answers',
     });
     return;

@@ -3,7 +3,7 @@ import { toIsoUtc, type IsoUtc } from '../time.ts';
 import { WindowPaging, type ContractWindow } from './contract.ts';
 import { fetchPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
-import { apiPathOf } from './records.ts';
+import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
 import { limitsOf, validatorOf } from './run-parts.ts';
 import { streamSettingsOf, type EngineSettings } from './settings.ts';
 import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
@@ -42,6 +42,8 @@ export interface ProbeResult {
   records: number;
   rejected: number;
   reasons: string[];
+  /** The record fields (columns) the rejected records break, in the declaration's order. */
+  fields: string[];
   /** The style found a next page. */
   more: boolean;
   /** The request was refused (GraphQL errors), failed, or its answer broke the page contract. */
@@ -53,7 +55,7 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
   const { stream, settings } = options;
   const style = stream.paging;
   const pageSize = Math.min(effectivePageSize(style, settings.pageSize), PROBE_PAGE_SIZE);
-  const result: ProbeResult = { stream: stream.name, pageSize: style.style === 'single' ? undefined : pageSize, nodes: 0, records: 0, rejected: 0, reasons: [], more: false };
+  const result: ProbeResult = { stream: stream.name, pageSize: style.style === 'single' ? undefined : pageSize, nodes: 0, records: 0, rejected: 0, reasons: [], fields: [], more: false };
   let window: ContractWindow | undefined;
   let bounds: { from: number; to: number } | undefined;
   if (stream.kind === 'incremental') {
@@ -99,12 +101,32 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
     result.records = page.records.length;
     result.rejected = page.rejected.length;
     result.reasons = [...new Set(page.rejected.map((r) => r.reason))].slice(0, REASONS_KEPT);
+    result.fields = brokenFields(stream, page.rejected.slice(0, REASONS_KEPT).map((r) => r.raw));
     result.more = page.next !== null;
   } catch (error) {
     options.signal.throwIfAborted();
     result.failure = failureOf(error);
   }
   return result;
+}
+
+/**
+ * Which declared fields the rejected records break, field by field: a reason names the API path only, and two columns
+ * may read the same path (a count mapped to the status field).
+ */
+function brokenFields(stream: AnyStream, raws: string[]): string[] {
+  const nodes = raws.flatMap((raw) => {
+    try {
+      return [JSON.parse(raw) as unknown];
+    } catch {
+      return []; // cut at the quarantine's size limit: its reason still says what broke
+    }
+  });
+  const broken = Object.entries(stream.record as Record<string, FieldSpec>).filter(([field, spec]) => {
+    const validate = compileRecord<Record<string, unknown>>({ [field]: spec });
+    return nodes.some((node) => !validate(node).ok);
+  });
+  return broken.map(([field]) => field);
 }
 
 function failureOf(error: unknown): NonNullable<ProbeResult['failure']> {
