@@ -153,7 +153,7 @@ export function closeNames(name: string, candidates: readonly string[], max = 6)
       return { c, distance };
     })
     .filter(({ c, distance }) => distance <= Math.max(2, Math.floor(Math.min(name.length, c.length) / 3)))
-    .sort((a, b) => a.distance - b.distance || a.c.localeCompare(b.c));
+    .sort((a, b) => a.distance - b.distance || Math.abs(a.c.length - name.length) - Math.abs(b.c.length - name.length) || a.c.localeCompare(b.c));
   return scored.slice(0, max).map((s) => s.c);
 }
 
