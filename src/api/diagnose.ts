@@ -47,7 +47,10 @@ export interface Finding {
 /** `file:line:column: message. Fix: fix` (without a place: the message alone). */
 export function formatFinding(f: Finding): string {
   const where = f.file ? `${f.file}${f.line !== undefined ? `:${f.line}:${f.column ?? 1}` : ''}: ` : '';
-  const who = f.stream ? `stream ${f.stream}: ` : f.operation ? `webhook ${f.operation}: ` : '';
+  // A document's mismatch reads as a compiler's (the document's place names what it belongs to); anything else says
+  // which stream or operation it is about.
+  const document = f.kind === 'document' || (f.kind === 'webhook' && f.file !== undefined);
+  const who = document ? '' : f.stream ? `stream ${f.stream}: ` : f.operation ? `webhook ${f.operation}: ` : '';
   const fix = f.fix ? `${/[.?!]$/.test(f.message) ? '' : '.'} Fix: ${f.fix}` : '';
   return `${where}${who}${f.message}${fix}`;
 }
