@@ -124,7 +124,10 @@ Examples:
       const customers = selectCustomers(config, options.customer);
       if (plan.file && !options.json) {
         const replaced = plan.webhooks.filter((w) => w.replaced && !w.absent).length;
-        ctx.stdout.write(`definitions: ${plan.file} (streams ${plan.streams.map((s) => s.stream.name).join(', ')}; ${replaced} webhook document(s) replaced)\n`);
+        const absent = plan.webhooks.filter((w) => w.absent).map((w) => w.operation);
+        ctx.stdout.write(
+          `definitions: ${plan.file} (streams ${plan.streams.map((s) => s.stream.name).join(', ')}; ${replaced} webhook document(s) replaced${absent.length ? `; absent: ${absent.join(', ')}` : ''})\n`,
+        );
       }
       const logger = ctx.logger().child({ command: 'check' });
       const results: CustomerCheck[] = [];
