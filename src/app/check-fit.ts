@@ -166,7 +166,17 @@ export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedD
     const key = place?.recordKey(field) ?? field;
     const entry = answer.get([...level, ...rest].join('.'));
     if (entry) {
-      add(fitField(field, spec, entry), inDefinitions(['record', key, 'type']));
+      // A step through a list reads nothing: records.ts follows objects only.
+      const through = rest.slice(0, -1).map((_, i) => answer.get([...level, ...rest.slice(0, i + 1)].join('.'))!).find((a) => isListType(unwrap(a.type)));
+      if (through) {
+        fit.problems.push({
+          kind: 'record',
+          stream: stream.name,
+          ...inDefinitions(['record', key, 'path']),
+          message: `${field} is read from ${spec.path}, through ${through.parent}.${through.name}, which is a list (${String(through.type)}): a column holds one value`,
+          fix: 'map a field outside the list, or walk the list with [] in the paging records path',
+        });
+      } else add(fitField(field, spec, entry), inDefinitions(['record', key, 'type']));
       continue;
     }
     for (let i = 0; i < rest.length; i++) {
