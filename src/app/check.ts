@@ -194,12 +194,14 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
 function judgeProbe(stream: AnyStream, probe: ProbeResult, place: StreamPlace | undefined, result: CustomerCheck): void {
   const read = probe.window ? `the probe of window [${probe.window.from}, ${probe.window.to}${probe.window.endInclusive ? ']' : ')'}` : "the probe of the listing's first page";
   if (probe.failure) {
+    // A failure after the first page was read is the run's page size refused (probe.ts).
     const key =
-      probe.failure.rule === 'truncated'
+      probe.runPageSize !== undefined
+        ? ['paging']
+        : probe.failure.rule === 'truncated'
         ? stream.kind === 'incremental' ? ['window', 'step'] : ['paging', 'maxPageSize']
         : probe.failure.kind === 'refused' || probe.failure.rule === 'window' ? ['variables'] : ['name'];
-    const message = probe.failure.message.replace(/^stream [^:]+: /, '');
-    result.problems.push({ kind: 'probe', stream: stream.name, ...at(place?.at(key)), message: `${read}: ${message}`, ...(probe.failure.fix && { fix: probe.failure.fix }) });
+    result.problems.push({ kind: 'probe', stream: stream.name, ...at(place?.at(key)), message: `${read}: ${probe.failure.message}`, ...(probe.failure.fix && { fix: probe.failure.fix }) });
     return;
   }
   if (probe.rejected > 0) {

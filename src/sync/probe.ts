@@ -10,10 +10,11 @@ import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
 import { sinkKey } from '../store/sinks.ts';
 
 /**
- * One real request of a stream, read and checked exactly as a run reads it (the stream's paging style, the page
+ * One real page of a stream, read and checked exactly as a run reads it (the stream's paging style, the page
  * contract, the record declaration), and nothing stored: what `occupancy-sync check` asks of every stream in force.
  * An incremental stream reads its most recent settled window (one step before now - settle delay), a full stream the
- * first page of its listing, both with a small page so the probe costs little.
+ * first page of its listing, both with a small page so the probe costs little; when a run asks for more a page, the
+ * same first page is asked for once more at that size, which the API may refuse (a documented limit of 100, say).
  */
 
 /** Records a probe page asks for at most (the stream's own page size when smaller, never above its maxPageSize). */
@@ -46,6 +47,11 @@ export interface ProbeResult {
   fields: string[];
   /** The style found a next page. */
   more: boolean;
+  /**
+   * The page size a run asks for, when larger than the probe's: the first page was asked for once more at that size,
+   * to see the API accepts it (a refusal is the `failure`).
+   */
+  runPageSize?: number;
   /** The request was refused (GraphQL errors), failed, or its answer broke the page contract. */
   failure?: { kind: 'contract' | 'refused' | 'request'; rule?: ContractRule; message: string; fix?: string };
 }
@@ -75,28 +81,29 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
     window = { from: toIsoUtc(bounds.from), to: toIsoUtc(to), endSlackMs: spec.endSlackMs, cursorField, apiPath: apiPathOf(stream.record as never, cursorField as never) };
     result.window = { from: window.from, to: window.to, endInclusive: spec.endInclusive };
   }
-  const paging = new WindowPaging<unknown>({
-    where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
-    style,
-    validate: validatorOf(stream),
-    keyFields: sinkKey(stream.sink),
-    ...(window && { window }),
-    startCursor: null,
-    // Rejected records are counted and reported here, never a reason to stop reading the page.
-    limits: { ...limitsOf(settings), onRejected: 'quarantine', maxRejectedShare: 1, minRejectedForShare: Number.POSITIVE_INFINITY },
-  });
-  try {
-    const page = await fetchPage({
+  const read = (size: number) =>
+    fetchPage({
       stream,
       client: options.client,
       document: options.document,
       variables: stream.variables({ settings: streamSettingsOf(settings), ...(bounds && { window: bounds }) }),
-      pageSize,
+      pageSize: size,
       cursor: null,
       signal: options.signal,
-      paging,
+      paging: new WindowPaging<unknown>({
+        where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
+        style,
+        validate: validatorOf(stream),
+        keyFields: sinkKey(stream.sink),
+        ...(window && { window }),
+        startCursor: null,
+        // Rejected records are counted and reported here, never a reason to stop reading the page.
+        limits: { ...limitsOf(settings), onRejected: 'quarantine', maxRejectedShare: 1, minRejectedForShare: Number.POSITIVE_INFINITY },
+      }),
       now: options.now,
     });
+  try {
+    const page = await read(pageSize);
     result.nodes = page.nodes;
     result.records = page.records.length;
     result.rejected = page.rejected.length;
@@ -106,6 +113,20 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
   } catch (error) {
     options.signal.throwIfAborted();
     result.failure = failureOf(error);
+    return result;
+  }
+  // A run asks for more records a page than the probe did: an API that refuses that many ("first must be between 1
+  // and 100") would fail every run while the small probe passed. The same first page again, at the run's size.
+  const runSize = effectivePageSize(style, settings.pageSize);
+  if (runSize > pageSize && style.variableNames.pageSize !== undefined) {
+    result.runPageSize = runSize;
+    try {
+      await read(runSize);
+    } catch (error) {
+      options.signal.throwIfAborted();
+      const failure = failureOf(error);
+      result.failure = { ...failure, message: `with the page size a run asks for (${runSize}): ${failure.message}` };
+    }
   }
   return result;
 }
@@ -135,7 +156,8 @@ function failureOf(error: unknown): NonNullable<ProbeResult['failure']> {
     const fix = /\. Fix: (.*)$/s.exec(error.message)?.[1];
     return { kind: 'contract', rule: error.rule, message: `the answer broke the page contract (${error.rule}): ${error.detail}`, ...(fix && { fix }) };
   }
-  const message = error instanceof Error ? error.message : String(error);
+  // fetchPage names the stream; the probe's reader already knows it.
+  const message = (error instanceof Error ? error.message : String(error)).replace(/^stream [^:]+: /, '');
   const [what, fix] = splitFix(message);
   return { kind: error instanceof GraphQLResponseError ? 'refused' : 'request', message: what, ...(fix && { fix }) };
 }

@@ -56,7 +56,7 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     expect(stdout).toMatch(new RegExp(`authenticated: token valid for (899|900) s \\(until [^)]+\\); token customer ${customer.id}; scopes ReadPublicApi`));
     expect(stdout).toContain('  ok    schema (introspection): 6 job document(s) valid\n');
     expect(stdout).toContain(`  ok    stream buildings: probe read ${sandbox.truth.buildings(customer.id).length} record(s) from the listing's first page (no more pages)\n`);
-    expect(stdout).toMatch(/ {2}ok {4}stream occupancy: probe read 10 record\(s\) from window \[\S+, \S+\) \(page size 10; more pages follow\)\n/);
+    expect(stdout).toMatch(/ {2}ok {4}stream occupancy: probe read 10 record\(s\) from window \[\S+, \S+\) \(page size 10; more pages follow; a run's page size 1000 accepted\)\n/);
     for (const op of ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent']) expect(stdout).toContain(`  ok    webhook ${op}: src/webhooks/graphql/${op}.graphql\n`);
     expect(stdout).not.toContain('CheckBuildings');
     expect(stdout).toContain('=> all good');
@@ -138,8 +138,8 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     const queries = sandbox!.stats.queries;
     expect(first.stdout).toContain(`  ok    stream buildings: probe read ${sandbox!.truth.buildings(first.customer.id).length} record(s) from the listing's first page`);
     expect(first.code).toBe(ExitCode.OK);
-    // Introspection, the user's buildings query, the occupancy page.
-    expect(queries).toBe(3);
+    // Introspection, the user's buildings query, the occupancy page (and again at a run's page size).
+    expect(queries).toBe(4);
 
     const copy = fixtureCopy('v1');
     tmp = copy;

@@ -50,6 +50,19 @@ describe('check names what is wrong in the definitions in force', () => {
     expect(code).toBe(ExitCode.FAILURE);
   });
 
+  it("a page size the API refuses for a run (no maxPageSize, SYNC_PAGE_SIZE 1000 against first <= 100): the API's limit as the fix", async () => {
+    const { code, stdout } = await broken('edges', (c) => c.edit('occupancy-sync.streams.yaml', /\n {6}maxPageSize: 100/, ''));
+    const at = positionOf(copy!.file, 'style: relay-edges');
+    expect(failures(stdout)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${copy!.file}:${at.line}:${at.column}: stream occupancy: the probe of window \\[[^\\]]+\\): with the page size a run asks for \\(1000\\): the API refused the request \\(\\$first = 1000\\): first must be between 1 and 100, got 1000\\. Fix: set \`paging\\.maxPageSize: 100\` for stream occupancy in the definitions file$`,
+        ),
+      ),
+    ]);
+    expect(code).toBe(ExitCode.FAILURE);
+  });
+
   it('a connection whose document selects no pageInfo: the definitions line, before any request (exit 78), in --json too', async () => {
     const edit = (c: NonNullable<typeof copy>) => c.edit('occupancy-events.graphql', /\n {4}pageInfo \{\n {6}hasNextPage\n {6}endCursor\n {4}\}/, '');
     const { code, stdout, stderr } = await broken('edges', edit);

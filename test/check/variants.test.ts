@@ -33,8 +33,10 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('  => all good');
     expect(code).toBe(ExitCode.OK);
-    // Introspection, then one page of each of the two streams: no query of check's own.
-    expect(target.sandbox.stats.queries - before).toBe(3);
+    // Introspection, then one page of each of the two streams, and the occupancy page once more at the page size a
+    // run asks for (the single-page variant has none): no query of check's own.
+    expect(target.sandbox.stats.queries - before).toBe(variant === 'capped' ? 3 : 4);
+    if (variant !== 'capped') expect(stdout).toMatch(/ok {4}stream occupancy: probe read 10 record\(s\) from window \[[^\n]*; a run's page size \d+ accepted\)\n/);
 
     const json = await target.run(['check', '--json'], definitions);
     const report = JSON.parse(json.stdout) as { ok: boolean; exitCode: number; customers: Array<Record<string, any>> };

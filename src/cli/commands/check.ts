@@ -41,7 +41,8 @@ export function formatCheck(result: CustomerCheck, line: (f: Finding) => string)
     else if (p && !p.failure && p.rejected === 0) {
       const from = p.window ? `window [${p.window.from}, ${p.window.to}${p.window.endInclusive ? ']' : ')'}` : "the listing's first page";
       const size = p.pageSize !== undefined ? `page size ${p.pageSize}; ` : '';
-      lines.push(`${OK}stream ${stream.name}: probe read ${p.records} record(s) from ${from} (${size}${p.more ? 'more pages follow' : 'no more pages'})`);
+      const run = p.runPageSize !== undefined ? `; a run's page size ${p.runPageSize} accepted` : '';
+      lines.push(`${OK}stream ${stream.name}: probe read ${p.records} record(s) from ${from} (${size}${p.more ? 'more pages follow' : 'no more pages'}${run})`);
     }
   }
   for (const op of result.webhooks) {
@@ -86,11 +87,11 @@ export const checkCommand: CommandModule = (program, ctx) => {
       'after',
       `
 Run it before deploying, and after changing a definitions file. Tokens are always obtained fresh (the token cache is
-not used); nothing is written to the database. Each stream in force is probed with one request: an incremental
-stream reads the last window (window.step or SYNC_STEP) before now - SYNC_SETTLE_DELAY, a full stream the first page
-of its listing, with at most 10 records a page. Webhook operations declared \`absent\` in the definitions file are
-listed as absent, never a failure. Warnings (an enum stored without a map, a probe window with no records) do not
-change the exit code.
+not used); nothing is written to the database. Each stream in force is probed: an incremental stream reads the
+last window (window.step or SYNC_STEP) before now - SYNC_SETTLE_DELAY, a full stream the first page of its listing,
+at most 10 records a page, then once more at the page size a run asks for (an API limit such as "first must be
+between 1 and 100" shows here, not in every run). Webhook operations declared \`absent\` are listed as absent, never
+a failure. Warnings (an enum stored without a map, a probe window with no records) do not change the exit code.
 
 Exit codes: 0 the definitions in force work; 1 a problem was found (a document, a type, a probe, a webhook
 operation); 77 authentication failed (wrong key or secret); 78 configuration error (DEFINITIONS_FILE or a document
