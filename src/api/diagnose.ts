@@ -12,8 +12,10 @@ import { jwtCustomer, jwtScopes } from './jwt.ts';
 export type FindingKind =
   /** The key, the secret, the token's customer or scopes. */
   | 'credentials'
-  /** The definitions file could not be read or is invalid (each of its lines). */
+  /** The definitions file or a document it names is invalid (each of its lines, at its place). */
   | 'definitions'
+  /** The configuration or the command line cannot be used (a variable, a flag). */
+  | 'configuration'
   /** The live schema could not be read. */
   | 'schema'
   /** A document in force does not validate against the live schema. */

@@ -130,6 +130,16 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     const { code, stderr, customer } = await run(['--customer', 'nope']);
     expect(stderr).toContain(`--customer "nope": no such customer is configured. Fix: use one of ${customer.id}`);
     expect(code).toBe(64);
+    // --json: still one JSON object, whose ok is false as the exit code is not 0.
+    const json = await run(['--customer', 'nope', '--json']);
+    expect(JSON.parse(json.stdout)).toEqual({
+      ok: false,
+      exitCode: 64,
+      problems: [{ kind: 'configuration', message: '--customer "nope": no such customer is configured', fix: `use one of ${customer.id}` }],
+      customers: [],
+    });
+    expect(json.stderr).toBe('');
+    expect(json.code).toBe(64);
   });
 
   it('a redefined buildings stream is what is validated and probed: no query of check\'s own', async () => {

@@ -1,6 +1,6 @@
 import type { CommandModule } from '../context.ts';
-import { requireApi, selectCustomers, type Config } from '../../config.ts';
-import { ConfigError, ExitCode } from '../../errors.ts';
+import { requireApi, selectCustomers, type Config, type CustomerConfig } from '../../config.ts';
+import { ConfigError, ExitCode, exitCodeFor, UsageError } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
 import type { Finding } from '../../api/diagnose.ts';
 import type { CheckPlan, CustomerCheck } from '../../app/check.ts';
@@ -56,12 +56,12 @@ export function formatCheck(result: CustomerCheck, line: (f: Finding) => string)
   return `${lines.join('\n')}\n`;
 }
 
-/** A ConfigError's lines (`file:line:column: what. Fix: how`) as findings, for --json. */
-function configFindings(error: ConfigError): Finding[] {
+/** A configuration error's lines (`file:line:column: what. Fix: how`) as findings, for --json. */
+function configFindings(error: ConfigError | UsageError): Finding[] {
   return error.message.split('\n').filter(Boolean).map((text) => {
     const m = /^(.+?):(\d+):(\d+): (.*)$/s.exec(text);
     const [message, fix] = splitFix(m ? m[4]! : text);
-    return { kind: 'definitions', ...(m && { file: m[1]!, line: Number(m[2]), column: Number(m[3]) }), message, ...(fix && { fix }) };
+    return m ? { kind: 'definitions', file: m[1]!, line: Number(m[2]), column: Number(m[3]), message, ...(fix && { fix }) } : { kind: 'configuration', message, ...(fix && { fix }) };
   });
 }
 
@@ -111,18 +111,21 @@ Examples:
       ]);
       let plan: CheckPlan;
       let config: Config;
+      let customers: CustomerConfig[];
       try {
         config = ctx.config();
         requireApi(config);
+        customers = selectCustomers(config, options.customer);
         // The definitions and their documents are read and checked before any request (exit 78 when broken).
         plan = prepareCheck(config);
       } catch (error) {
-        if (!(options.json && error instanceof ConfigError)) throw error;
-        ctx.stdout.write(`${JSON.stringify({ ok: false, exitCode: ExitCode.CONFIG, problems: configFindings(error), customers: [] }, null, 2)}\n`);
-        ctx.exitCode = ExitCode.CONFIG;
+        if (!(options.json && (error instanceof ConfigError || error instanceof UsageError))) throw error;
+        // CI reads one JSON object whatever happened: the configuration's problems, each line structured.
+        const exitCode = exitCodeFor(error);
+        ctx.stdout.write(`${JSON.stringify({ ok: false, exitCode, problems: configFindings(error), customers: [] }, null, 2)}\n`);
+        ctx.exitCode = exitCode;
         return;
       }
-      const customers = selectCustomers(config, options.customer);
       if (plan.file && !options.json) {
         const replaced = plan.webhooks.filter((w) => w.replaced && !w.absent).length;
         const absent = plan.webhooks.filter((w) => w.absent).map((w) => w.operation);
