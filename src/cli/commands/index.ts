@@ -1,6 +1,7 @@
 import type { CommandModule } from '../context.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { checkCommand } from './check.ts';
+import { schemaCommand } from './schema.ts';
 import { migrateCommand } from './migrate.ts';
 import { syncCommand } from './sync.ts';
 import { backfillCommand } from './backfill.ts';
@@ -24,6 +25,7 @@ export const commands: CommandModule[] = [
   serveCommand,
   migrateCommand,
   checkCommand,
+  schemaCommand,
   webhookCommand,
   sandboxCommand,
   recordCommand,
