@@ -38,9 +38,9 @@ function sayWhichNode() {
   var project = projectNodeVersion();
   if (project && !nodeVersion.tooOld(project)) {
     console.log(
-      'occupancy-sync: npm runs on the system Node.js v' + system + ', too old for occupancy-sync (' + nodeVersion.SUPPORTED +
-        '); in this clone, npm scripts and `npx occupancy-sync` run on its own Node.js v' + project +
-        ' (node_modules/node), and so does `npx node`; to run anything else, install one of those.',
+      'occupancy-sync: npm runs on the system Node.js v' + system + ', too old for occupancy-sync, which needs ' + nodeVersion.SUPPORTED +
+        '; in this clone, npm scripts and `npx occupancy-sync` run on its own Node.js v' + project +
+        ' (node_modules/node), as does `npx node`; for anything else, install one of those.',
     );
   } else {
     console.log(
