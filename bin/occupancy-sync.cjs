@@ -51,7 +51,11 @@ function start() {
     return;
   }
   if (!fs.existsSync(path.join(ROOT, 'node_modules', 'tsx', 'package.json'))) {
-    fail('occupancy-sync: this clone\'s dependencies are not installed (no node_modules/tsx in ' + ROOT + '). Fix: run `npm install` there first', 78);
+    fail(
+      'occupancy-sync: this clone\'s dependencies are not installed (no node_modules/tsx in ' + ROOT + '). ' +
+        'Fix: run `npm install` there, without --omit=dev (a clone runs its sources through tsx)',
+      78,
+    );
   }
   // Bare specifier: resolved from this file, so from the clone's node_modules whatever the working directory.
   import('tsx/esm/api').then(function (tsx) {
@@ -75,7 +79,8 @@ function relaunch() {
   if (process.env[RELAUNCHED] || !fs.existsSync(projectNode)) {
     var fix = process.env[RELAUNCHED]
       ? 'the clone\'s node_modules/node is not one of them either: run `npm install` in ' + ROOT + ' again'
-      : 'run `npm install` in ' + ROOT + ' (it brings Node.js 24 as the `node` devDependency, which `npx occupancy-sync` and npm scripts then use), or install one of them';
+      : 'run `npm install` in ' + ROOT + ', without --omit=dev or --ignore-scripts (it brings Node.js 24, the `node` ' +
+        'devDependency, which `npx occupancy-sync` and npm scripts then use), or install one of them';
     fail(nodeVersion.refusal(found, fix), nodeVersion.EXIT_CODE);
   }
   var env = Object.assign({}, process.env);
