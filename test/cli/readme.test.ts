@@ -164,7 +164,14 @@ describe('README, run as printed from a fresh clone with the system PATH', () =>
     // Had the relaunched CLI been in that group too, it would get the signal twice and stop at once ("now").
     const child = spawnProcess('setsid', [system!.path, 'bin/occupancy-sync.cjs', 'sandbox', '--port', '0'], { cwd: clone.dir, env, name: 'sandbox on the system Node' });
     const [, url] = await child.waitForLine(/listening on (http:\/\/\S+)/, 'the sandbox to listen', { timeoutMs: 60_000 });
-    process.kill(-child.process.pid!, 'SIGINT');
+    // Two signals that arrive together often merge into one, so the exit alone would not tell: the relaunched CLI
+    // (the launcher's child) must be outside the launcher's process group.
+    const launcher = child.process.pid!;
+    const [relaunched] = readFileSync(`/proc/${launcher}/task/${launcher}/children`, 'utf8').trim().split(/\s+/).map(Number);
+    const group = (pid: number) => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[2]);
+    expect(group(launcher)).toBe(launcher);
+    expect(group(relaunched!)).not.toBe(launcher);
+    process.kill(-launcher, 'SIGINT');
     const exit = await child.exit(30_000);
     expect(exit, child.stdout() + child.stderr()).toEqual({ code: 0, signal: null });
     expect(child.stdout()).toContain('sandbox stopped');
