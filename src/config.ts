@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { resolveTelemetry, type TelemetryConfig } from './telemetry-config.ts';
 import { ConfigError, UsageError } from './errors.ts';
 import { maskSecret } from './logger.ts';
 import { HTTP_HEADER_NAME, isLoopback, redactUrl } from './net.ts';
@@ -33,6 +34,8 @@ export interface CustomerConfig {
 }
 
 export interface Config {
+  /** OpenTelemetry tracing (the standard OTEL_* variables); undefined: off. */
+  telemetry: TelemetryConfig | undefined;
   /** Base URL of the platform, e.g. https://api.example.com. Undefined when not configured (sandbox, migrate). */
   apiBaseUrl: string | undefined;
   customers: CustomerConfig[];
@@ -489,6 +492,7 @@ export function resolveConfig(env: Env): Config {
   }
 
   return {
+    telemetry: resolveTelemetry(env),
     apiBaseUrl,
     customers,
     database: resolveDatabase(env),
@@ -558,5 +562,5 @@ export function selectCustomers(config: Config, customerId: string | undefined):
 
 /** All secret values in the config, to register with the log scrubber. */
 export function configSecrets(config: Config): string[] {
-  return config.customers.flatMap((c) => [c.apiSecret, ...c.webhookSecrets, ...Object.values(c.webhookHeaders)]);
+  return [...config.customers.flatMap((c) => [c.apiSecret, ...c.webhookSecrets, ...Object.values(c.webhookHeaders)]), ...Object.values(config.telemetry?.headers ?? {})];
 }

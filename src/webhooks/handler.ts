@@ -9,6 +9,7 @@ import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, re
 import { CustomerAuthenticator } from './authenticate.ts';
 import { checkFraming } from './framing.ts';
 import { parseDelivery } from './delivery.ts';
+import { tracer } from '../tracing.ts';
 import { Refusal } from './refusal.ts';
 import { RefusalLog } from './refusal-log.ts';
 import { storageRefusal } from './store-failure.ts';
@@ -229,9 +230,13 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     // Pipelined behind a request answered with `close`: never processed, never answered (the connection is closing).
     if (closing.has(req.socket)) return;
     inFlight += 1;
+    const span = tracer().start('webhook.delivery', { 'http.request.method': String(req.method).slice(0, 16) });
     try {
-      report(await handle(req, res));
+      const outcome = await span.run(() => handle(req, res));
+      span.setAttributes({ 'http.response.status_code': outcome.status, 'webhook.outcome': outcome.reason, 'customer.id': outcome.customerId, 'webhook.delivery_id': outcome.deliveryId });
+      report(outcome);
     } finally {
+      span.end();
       inFlight -= 1;
       if (inFlight === 0) {
         const done = waiters;
