@@ -245,7 +245,7 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
     variableValues: occupancy ? occupancy.variables((variables ?? {}) as Record<string, unknown>) : withRealCursor(variables as Record<string, unknown> | undefined),
     operationName,
   });
-  occupancy?.result(result as { data?: Record<string, unknown> | null }, sentAfter);
+  occupancy?.result(result as { data?: Record<string, unknown> | null }, sentAfter, variables as Record<string, unknown> | undefined);
   if (fault === 'truncatedGzip') {
     deps.stats.faults.truncatedGzip = (deps.stats.faults.truncatedGzip ?? 0) + 1;
     sendTruncatedGzip(res, result);

@@ -90,8 +90,8 @@ export class Misbehaviour {
   /** Floor spaces whose records `strayNullHeadcount` spoils (one per customer). */
   readonly #stray: ReadonlySet<string>;
   #fresh = 0;
-  /** The records of the latest first page served (firstPageAgain). */
-  #firstPage: Json[] = [];
+  /** The records of each window's first page served, by its bounds (firstPageAgain). */
+  readonly #firstPages = new Map<string, Json[]>();
   /** endCursor -> the `after` of the request that produced it (cyclingCursor). */
   readonly #previous = new Map<string, string | null>();
 
@@ -127,7 +127,7 @@ export class Misbehaviour {
   }
 
   /** Rewrites an executed occupancy answer. `after` is the cursor the client sent. */
-  result(result: { data?: Json | null }, sent: string | null): void {
+  result(result: { data?: Json | null }, sent: string | null, variables: Json = {}): void {
     const after = sent === null ? null : realCursor(sent);
     const connection = result.data?.occupancy as { nodes: Json[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } | undefined;
     if (!connection) return;
@@ -149,10 +149,12 @@ export class Misbehaviour {
       case 'sameRecordsFreshCursor':
         if (pageInfo.hasNextPage) pageInfo.endCursor = `${FAKE}${++this.#fresh}~${pageInfo.endCursor}`;
         break;
-      case 'firstPageAgain':
-        if (later) connection.nodes = this.#firstPage;
-        else this.#firstPage = connection.nodes;
+      case 'firstPageAgain': {
+        const window = `${String(variables.from)} ${String(variables.to)}`;
+        if (later) connection.nodes = this.#firstPages.get(window) ?? connection.nodes;
+        else this.#firstPages.set(window, connection.nodes);
         break;
+      }
       case 'emptyPagesForever':
         if (later || pageInfo.hasNextPage) {
           if (later) connection.nodes = [];

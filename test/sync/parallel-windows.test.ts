@@ -37,7 +37,7 @@ describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
   let sandbox: Sandbox;
   let db: TestDatabase;
   let store: Store;
-  const settings = syncSettings({ stepMs: HOUR, pageSize: 37, initialHistoryMs: 2 * DAY, windowConcurrency: 4 } as never);
+  const settings = syncSettings({ stepMs: HOUR, pageSize: 37, initialHistoryMs: 2 * DAY, windowConcurrency: 4 });
 
   beforeEach(async () => {
     clock = new FakeClock(START);
