@@ -247,7 +247,15 @@ export async function runWindowed(
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   signal.addEventListener('abort', () => headMoved(), { once: true });
   let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
+  // The other readers start once one answer came back valid: a request the platform refuses (a wrong document, a
+  // page size too large) fails once, not once per window in flight.
+  let proven!: () => void;
+  const firstAnswer = new Promise<void>((resolve) => (proven = resolve));
+  const worker = async (lead: boolean): Promise<void> => {
+    if (!lead) {
+      const stopped = signal.aborted ? Promise.resolve() : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await Promise.race([firstAnswer, stopped]);
+    }
     const first = await take();
     if (!first) return;
     try {
@@ -265,6 +273,9 @@ export async function runWindowed(
               signal: fetchSignal,
               paging: pagingOf(job.window),
               now: () => ctx.clock.now(),
+            }).then((page) => {
+              proven();
+              return page;
             })),
           // The next page of this window, or the first page of the next window nobody reads yet: fetched while this
           // page commits.
@@ -280,7 +291,7 @@ export async function runWindowed(
     }
   };
   emit(ctx, outcome, plan.windowsTotal, plan.windowsDone);
-  await Promise.all(Array.from({ length: concurrency }, () => worker()));
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i === 0)));
   await commits;
   for (const [index] of spans) endWindowSpan(frontier.windows[index]!, failure ? 'failed' : 'interrupted', failure?.error);
   if (failure) {
