@@ -6,6 +6,7 @@ import type { RunRequest } from '../sync/engine.ts';
 import { loadDefinitionsFile, type DefinitionsIo } from '../sync/definitions.ts';
 import type { WebhookOperationSpecs } from '../webhook-operations.ts';
 import type { AnyStream } from '../sync/stream.ts';
+import { deliveryRules, type DeliveryRule } from '../sync/deliveries.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
 /** The built-in streams: the plug-ins in jobs/ (jobs/streams.yaml). */
@@ -79,4 +80,12 @@ export function selectStreams(
     throw new UsageError(`--stream ${JSON.stringify(name)}: ${problem}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
   }
   return match;
+}
+
+/**
+ * How the receiver reads delivered items: the rules of the streams in force (a user's definitions over the built-in
+ * ones), compiled from their declarations (src/sync/deliveries.ts).
+ */
+export function deliveryRulesFor(streams: ReadonlyArray<AnyStream>): Map<string, DeliveryRule> {
+  return deliveryRules(streams, registry);
 }

@@ -6,6 +6,7 @@ import { receiverProblem, receiverOptions, startReceiver, type Receiver, type We
 import { redactUrl } from '../net.ts';
 import { openForWriting } from './database.ts';
 import { waitForPostgres } from './wait-for-database.ts';
+import { deliveryRulesFor, loadStreams } from './streams.ts';
 
 export interface ServeWebhooksOptions {
   config: Config;
@@ -62,6 +63,7 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
     if (signal.aborted) return;
     receiver = await startReceiver({
       ...receiverOptions(config, { host: options.host, port: options.port, path: options.path }),
+      deliveries: deliveryRulesFor(loadStreams(config).streams),
       store,
       logger,
       ...(options.clock && { clock: options.clock }),

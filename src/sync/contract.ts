@@ -68,6 +68,11 @@ const MAX_RAW_CHARS = 16_384;
 /** More than any page holds (our settings cap pages far below). */
 const MAX_PAGE_NODES = 1 << 20;
 
+/** A node that broke its declaration as the quarantine keeps it (polled pages and webhook deliveries alike). */
+export function rejectedRecord(node: unknown, reason: string): RejectedRecord {
+  return { ...rawOf(node), reason };
+}
+
 function rawOf(node: unknown): { raw: string; fingerprint: string } {
   let json: string;
   try {

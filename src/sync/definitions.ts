@@ -10,8 +10,9 @@ import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath
 import { pagingAt } from './paging/index.ts';
 import { selects } from './definition-selection.ts';
 import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
-import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamKind, type WindowSpec } from './stream.ts';
-import { FORMAT_UNIT_MS } from './time-formats.ts';
+import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamDeliveries, type StreamKind, type WindowSpec } from './stream.ts';
+import type { FieldSpec } from './records.ts';
+import { FORMAT_UNIT_MS, isTimeFormat, TIME_FORMATS } from './time-formats.ts';
 import { boundsGrid, compileVariables, type CompiledVariables } from './variables.ts';
 
 /**
@@ -225,7 +226,7 @@ function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: Webhoo
 
 function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): AnyStream | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete'];
+  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
@@ -310,6 +311,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
       softDelete = { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
     }
   }
+  const deliveries = s.deliveries === undefined || !record ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
   if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
   if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables) return undefined;
   const build = variables.build;
@@ -324,7 +326,54 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     ...(cursorField !== undefined && { cursorField: cursorField as never }),
     ...(window && { window }),
     ...(softDelete && { softDelete }),
+    ...(deliveries && { deliveries }),
   } as never) as AnyStream;
+}
+
+const DELIVERY_PATH = { re: /^(\$delivery\.)?[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a field path', example: 'FloorSpaceId or $delivery.Created' };
+
+/**
+ * Where a webhook delivery's items carry the stream's columns (`deliveries: { type: Occupancy, record: { ... } }`): per
+ * column the item's field, or `$delivery.` and a field of the envelope; the type, value map and nullability are the
+ * stream's own, so a record is validated by one declaration whichever way it arrived. A timestamp may be written in
+ * another format there (`{ path: $delivery.Created, format: iso }`).
+ */
+function deliveriesAt(src: YamlSource, at: YamlPath, value: unknown, sink: SinkName, record: Record<string, FieldSpec>): StreamDeliveries | undefined {
+  const d = mapAt(src, at, value, 'deliveries', ['type', 'record'], ['type', 'record']);
+  if (!d) return undefined;
+  const before = src.errors.length;
+  if (sink !== 'occupancy') src.error(at, `deliveries are stored into sink occupancy, this stream's sink is ${sink}`, 'remove deliveries');
+  const type = stringAt(src, [...at, 'type'], d.type, 'type', { re: /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/, rule: 'is not an event type name', example: 'Occupancy' });
+  const paths = isPlainObject(d.record) ? d.record : undefined;
+  if (!paths) src.error([...at, 'record'], `the deliveries record must map columns to the items' fields, got ${describeYaml(d.record)}`, 'write e.g. record: { floorSpaceId: FloorSpaceId, observedAt: $delivery.Created, ... }');
+  if (!paths || src.errors.length > before || !type) return undefined;
+  const out: Record<string, FieldSpec> = {};
+  for (const [key, spec] of Object.entries(paths)) {
+    const field = columnField(sink, key);
+    const base = field ? record[field] : undefined;
+    if (!field || !base) {
+      src.error([...at, 'record', key], `sink ${sink} has no column ${JSON.stringify(key)}`, `map only its columns: ${Object.keys(record).join(', ')}`, { key: true });
+      continue;
+    }
+    const m = typeof spec === 'string' ? { path: spec } : mapAt(src, [...at, 'record', key], spec, `the delivery mapping of ${field}`, ['path', 'format'], ['path']);
+    if (!m) continue;
+    const path = stringAt(src, typeof spec === 'string' ? [...at, 'record', key] : [...at, 'record', key, 'path'], m.path, 'path', DELIVERY_PATH);
+    if (m.format !== undefined && (base.type !== 'timestamp' || !isTimeFormat(m.format))) {
+      src.error([...at, 'record', key, 'format'], base.type !== 'timestamp' ? `only a timestamp has a format, ${field} is ${base.type}` : `unknown time format ${describeYaml(m.format)}`, `use one of ${TIME_FORMATS.join(', ')}`);
+      continue;
+    }
+    if (path) {
+      const { format: _, ...rest } = base;
+      const format = m.format ?? base.format;
+      out[field] = { ...rest, path, ...(format && format !== 'iso' && { format: format as FieldSpec['format'] }) };
+    }
+  }
+  for (const [field, base] of Object.entries(record)) {
+    if (out[field]) continue;
+    if (base.nullable || base.path === UNMAPPED) out[field] = { ...base, path: UNMAPPED, nullable: true };
+    else src.error([...at, 'record'], `column ${field} is not given for deliveries`, `add \`${field}: <the item's field, or $delivery.<envelope field>>\``);
+  }
+  return src.errors.length > before ? undefined : { type, record: out as never };
 }
 
 /** An incremental stream's `window`: whether the end bound is inclusive, its own step; aligned to the bounds' formats. */

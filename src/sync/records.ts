@@ -130,11 +130,15 @@ function checkOf(field: FieldSpec): Check {
   return field.map ? mappedCheck(field.map, base) : base;
 }
 
-function reader(path: string): (node: Record<string, unknown>) => unknown {
-  const parts = path.split('.');
-  if (parts.length === 1) return (node) => node[path];
-  return (node) => {
-    let value: unknown = node;
+/** Where a webhook delivery's item reads the fields of its envelope: `$delivery.Created` (src/sync/deliveries.ts). */
+export const DELIVERY_PREFIX = '$delivery.';
+
+function reader(path: string): (node: Record<string, unknown>, context: Record<string, unknown> | undefined) => unknown {
+  const inContext = path.startsWith(DELIVERY_PREFIX);
+  const parts = (inContext ? path.slice(DELIVERY_PREFIX.length) : path).split('.');
+  if (parts.length === 1 && !inContext) return (node) => node[path];
+  return (node, context) => {
+    let value: unknown = inContext ? context : node;
     for (const part of parts) {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
       value = (value as Record<string, unknown>)[part];
@@ -143,7 +147,8 @@ function reader(path: string): (node: Record<string, unknown>) => unknown {
   };
 }
 
-export type RecordValidator<R> = (node: unknown) => RecordResult<R>;
+/** Validates one node; `context` is what `$delivery.` paths read (a delivery's envelope). */
+export type RecordValidator<R> = (node: unknown, context?: Record<string, unknown>) => RecordResult<R>;
 
 /**
  * Compiles a spec into a validator (once per stream: it runs for every node). The reason names the API field, the
@@ -157,13 +162,13 @@ export function compileRecord<R>(spec: RecordSpec<R>): RecordValidator<R> {
     check: checkOf(field),
     nullable: field.nullable === true,
   }));
-  return (node) => {
+  return (node, context) => {
     if (node === null || typeof node !== 'object' || Array.isArray(node)) {
       return { ok: false, reason: `expected an object, got ${describe(node)}` };
     }
     const record: Record<string, unknown> = {};
     for (const field of fields) {
-      const raw = field.read(node as Record<string, unknown>);
+      const raw = field.read(node as Record<string, unknown>, context);
       if ((raw === null || raw === undefined) && field.nullable) {
         record[field.key] = null;
         continue;

@@ -34,6 +34,14 @@ export interface WindowSpec {
   endSlackMs: number;
 }
 
+/** Where webhook deliveries of an event type carry this stream's records (validated by the stream's own declaration). */
+export interface StreamDeliveries {
+  /** The delivery's `Type`, e.g. `Occupancy`. */
+  type: string;
+  /** The stream's record declaration with the items' paths (`$delivery.` reads the envelope). */
+  record: RecordSpec<SinkRecords['occupancy']>;
+}
+
 export interface StreamDefinition<S extends SinkName = SinkName> {
   /** Unique; also the lock and state key (`occupancy`, and `occupancy#backfill` for backfills). */
   name: string;
@@ -62,6 +70,8 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
    * variables whether the listing was complete (a filtered listing is not).
    */
   softDelete?: { isComplete(variables: Record<string, unknown>): boolean };
+  /** Webhook deliveries that carry this stream's records, when the platform sends them. */
+  deliveries?: StreamDeliveries;
 }
 
 /** Any stream, whatever its sink: what the registry and the engine hold. */

@@ -8,7 +8,7 @@ import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
 import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
 import { checkFraming } from './framing.ts';
-import { parseDelivery } from './delivery.ts';
+import { parseDelivery, type DeliveryItemRule } from './delivery.ts';
 import { tracer } from '../tracing.ts';
 import { Refusal } from './refusal.ts';
 import { RefusalLog } from './refusal-log.ts';
@@ -32,6 +32,11 @@ export interface WebhookHandlerOptions {
   store: Store;
   /** Customers whose deliveries are accepted, with their webhook secrets and custom headers. */
   customers: readonly CustomerConfig[];
+  /**
+   * How the items of each event type are read: the rules compiled from the streams' declarations
+   * (src/sync/deliveries.ts, `deliveryRules`); a type without a rule is stored as a delivery with no items read.
+   */
+  deliveries: ReadonlyMap<string, DeliveryItemRule>;
   /** Default `/webhook`. */
   path?: string;
   /** Default 1 MiB on the wire. */
@@ -169,7 +174,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       const wire = await untilStopped(readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk)), 'body');
       const authenticated = auth.finish(prepared, clock.now());
       const body = decompressed(wire, encoding, limits);
-      const parsed = parseDelivery(body);
+      const parsed = parseDelivery(body, options.deliveries);
       ids.deliveryId = parsed.delivery.id;
       const customerId = auth.customerOf(authenticated, parsed.delivery.customerId);
       ids.customerId = customerId;

@@ -40,7 +40,7 @@ export interface ReceiverOptions extends WebhookHandlerOptions {
 export function receiverOptions(
   config: { customers: readonly CustomerConfig[]; webhook: Config['webhook'] },
   overrides: { host?: string; port?: number; path?: string } = {},
-): Omit<ReceiverOptions, 'store' | 'logger' | 'clock' | 'onOutcome'> {
+): Omit<ReceiverOptions, 'store' | 'logger' | 'clock' | 'onOutcome' | 'deliveries'> {
   const w = config.webhook;
   return {
     customers: config.customers,

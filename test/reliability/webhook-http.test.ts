@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { connect as netConnect, type Socket } from 'node:net';
@@ -77,7 +78,7 @@ async function receiverOn(transport: Transport, options: Partial<ReceiverOptions
   const { store, drop } = await migratedStore('sqlite', 'webhook-http');
   cleanups.push(drop);
   const outcomes: WebhookOutcome[] = [];
-  const receiver = await startReceiver({
+  const receiver = await startReceiver({ deliveries: DELIVERIES, 
     store,
     customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })],
     logger: memoryLogger().logger,

@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { gzipSync } from 'node:zlib';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,7 +44,7 @@ function signedBytes(raw: Buffer, gzip = false) {
 describe.each(DIALECTS)('the signed bytes are the stored bytes (%s)', (dialect) => {
   it('stores exactly what was signed, and both databases refuse the same deliveries with the same 400', async () => {
     target = await migratedStore(dialect, 'hardening');
-    receiver = await startReceiver({ store: target.store, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW) });
+    receiver = await startReceiver({ deliveries: DELIVERIES,  store: target.store, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW) });
     const stored = async (id: string) =>
       (await target!.store.query<{ body: string }>('SELECT body FROM webhook_deliveries WHERE id = $1', [id]))[0]?.body;
 
@@ -131,7 +132,7 @@ describe('quiet under attack', () => {
     target = await migratedStore('sqlite', 'hardening');
     const { logger, lines } = memoryLogger();
     let refused = 0;
-    receiver = await startReceiver({
+    receiver = await startReceiver({ deliveries: DELIVERIES, 
       store: target.store,
       customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })],
       clock: new FakeClock(NOW),
@@ -212,7 +213,7 @@ describe('stopping', () => {
       get: (t, prop) => (prop === 'storeDelivery' ? () => (calls++, new Promise(() => {})) : Reflect.get(t, prop, t)),
     });
     const { logger, records } = memoryLogger();
-    receiver = await startReceiver({ store: hanging, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW), logger, closeGraceMs: 100 });
+    receiver = await startReceiver({ deliveries: DELIVERIES,  store: hanging, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW), logger, closeGraceMs: 100 });
     const raw = Buffer.from(JSON.stringify(delivery()));
     const answer = send(receiver.url, signedBytes(raw));
     await waitFor(() => calls === 1, 'the delivery to reach the database');
