@@ -10,7 +10,9 @@ import { classifyFailure, retryDelay } from './retry.ts';
 import { jwtCustomer } from './jwt.ts';
 import { FileTokenStore } from './token-cache.ts';
 import { TokenProvider } from './token.ts';
-import { createTransport, parseJsonBody } from './transport.ts';
+import { isGraphQLResponse, readJsonAnswer } from './answer.ts';
+import { permanentReason } from './graphql-errors.ts';
+import { createTransport, type HttpResponse } from './transport.ts';
 
 export interface ApiClientOptions {
   /** https:// (or http:// on a loopback host, for the sandbox). */
@@ -218,9 +220,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         );
       }
       if (response.status === 400 || (response.status >= 200 && response.status < 300)) {
-        const json = response.status === 400 ? safeJson(response) : parseJsonBody(response, QUERY_PATH);
+        const json = response.status === 400 ? safeJson(response) : readAnswer(response);
         if (isPlainObject(json) && Array.isArray(json.errors) && json.errors.length > 0) {
-          throw new GraphQLResponseError(doc.operationName, json.errors as GraphQLErrorEntry[]);
+          const errors = json.errors as GraphQLErrorEntry[];
+          const permanent = permanentReason(errors, { status: response.status, hasData: 'data' in json, document: doc.document });
+          throw new GraphQLResponseError(doc.operationName, errors, permanent ? { permanent } : undefined);
         }
         if (response.status === 200 && isPlainObject(json) && 'data' in json && json.data !== null) {
           // The latest answer wins (not the largest): if the platform's clock is stepped back, we follow it.
@@ -240,9 +244,24 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
-  function safeJson(response: Parameters<typeof parseJsonBody>[0]): unknown {
+  let mislabelWarned = false;
+  /** The answer's JSON whatever its label; a mislabel is said once per client (it is the platform's, not the page's). */
+  function readAnswer(response: HttpResponse): unknown {
+    const answer = readJsonAnswer(response, QUERY_PATH, isGraphQLResponse, secrets);
+    if (answer.mislabelled && !mislabelWarned) {
+      mislabelWarned = true;
+      logger.warn(
+        { contentType: answer.mislabelled },
+        `the platform labels its GraphQL answers Content-Type ${answer.mislabelled} instead of application/json; ` +
+          'they are read as JSON anyway (said once per client)',
+      );
+    }
+    return answer.json;
+  }
+
+  function safeJson(response: HttpResponse): unknown {
     try {
-      return parseJsonBody(response, QUERY_PATH);
+      return readAnswer(response);
     } catch {
       return undefined;
     }
