@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { validateApiBaseUrl, type Config } from '../config.ts';
-import { AuthError, GraphQLResponseError, type GraphQLErrorEntry } from '../errors.ts';
+import { AuthError, GraphQLResponseError, RateLimitError, type GraphQLErrorEntry } from '../errors.ts';
 import { globalSecrets, silentLogger, type Logger, type SecretRegistry } from '../logger.ts';
 import { abortError, defaultSleep } from './abort.ts';
 import { ADMIN_CONSOLE_KEYS, QUERY_PATH, createAuthenticator, notTheApi, statusError } from './auth.ts';
@@ -11,6 +11,9 @@ import { jwtCustomer } from './jwt.ts';
 import { FileTokenStore } from './token-cache.ts';
 import { TokenProvider } from './token.ts';
 import { isGraphQLResponse, readJsonAnswer } from './answer.ts';
+import { KeyBudget } from './budget/key-budget.ts';
+import { MemoryKeyStore } from './budget/memory-store.ts';
+import { DEFAULT_BUDGET, type ApiBudget, type BudgetSettings, type Outcome } from './budget/types.ts';
 import { permanentReason } from './graphql-errors.ts';
 import { createTransport, type HttpResponse } from './transport.ts';
 
@@ -40,6 +43,13 @@ export interface ApiClientOptions {
   secrets?: SecretRegistry;
   /** Waits between retries; tests inject one that records the delays and returns at once. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * The key's API budget: how many queries may be in flight and start per second, adapted to the platform's answers
+   * (src/api/budget/). Pass the one the key shares with other clients and processes (src/app/clients.ts); default:
+   * one held by this client alone, adaptive, with the settings of `budgetSettings`.
+   */
+  budget?: ApiBudget;
+  budgetSettings?: Partial<BudgetSettings>;
 }
 
 export interface ApiStats {
@@ -54,6 +64,16 @@ export interface ApiStats {
   /** Waits before another attempt, by any reason. */
   retries: number;
   retriesByReason: Record<string, number>;
+  /** Queries sent to the query endpoint: every attempt, a resend after a 401 included. */
+  queriesSent: number;
+  /** Answers 429 (Too Many Requests) to this client's queries. */
+  rateLimited: number;
+  /** The key's in-flight limit now (adaptive by default; every process using the key together with a shared budget). */
+  inFlightLimit: number;
+  /** The most queries of the key this process had in flight at once. */
+  maxInFlight: number;
+  /** Times an answer paused every query of the key for its Retry-After (a refusal at a load the key had sustained). */
+  keyPauses: number;
 }
 
 export interface RequestOptions {
@@ -86,6 +106,21 @@ export interface ApiClient {
 export const HTTP_DEFAULTS: Config['http'] = { timeoutMs: 30_000, maxAttempts: 6, backoffMinMs: 500, backoffMaxMs: 30_000 };
 export const DEFAULT_REFRESH_MARGIN_MS = 5 * 60_000;
 const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
+
+/** How long the latest exchange of an attempt took, from sending to the whole answer (the budget's latency). */
+interface Timing {
+  latencyMs?: number;
+}
+
+/** How an attempt's failure reads to the budget: a refusal, an overload, a timeout, or nothing it learns from. */
+function outcomeOf(error: unknown): Outcome {
+  if (error instanceof RateLimitError) return { kind: 'rate_limited', ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }) };
+  if (error instanceof ApiTransportError) {
+    if (error.status === 503) return { kind: 'overloaded', ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }) };
+    if (error.reason === 'timeout') return { kind: 'timeout' };
+  }
+  return { kind: 'neutral' };
+}
 
 /** An HTTP `Date` header in epoch ms, floored to the second; undefined when absent or unparsable. */
 export function parseDateHeader(value: string | string[] | undefined): number | undefined {
@@ -120,7 +155,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   const transport = createTransport({ baseUrl, timeoutMs: http.timeoutMs });
   let serverTime: number | undefined;
-  const counters = { requests: 0, authCalls: 0, reauthsOn401: 0, retries: 0, retriesByReason: {} as Record<string, number> };
+  const counters = { requests: 0, authCalls: 0, reauthsOn401: 0, retries: 0, retriesByReason: {} as Record<string, number>, queriesSent: 0, rateLimited: 0 };
+  const budget =
+    options.budget ??
+    (() => {
+      const settings = { ...DEFAULT_BUDGET, ...options.budgetSettings };
+      return new KeyBudget(new MemoryKeyStore(settings, clock.now()), settings, { clock, sleep, logger, label: options.apiKey, maxPauseMs: maxRetryAfterMs });
+    })();
   const tokens = new TokenProvider({
     fetchToken: createAuthenticator({
       transport,
@@ -144,25 +185,46 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     get reauthsOn401() { return counters.reauthsOn401; },
     get retries() { return counters.retries; },
     get retriesByReason() { return { ...counters.retriesByReason }; },
+    get queriesSent() { return counters.queriesSent; },
+    get rateLimited() { return counters.rateLimited; },
+    get inFlightLimit() { return budget.stats().limit; },
+    get maxInFlight() { return budget.stats().maxInFlight; },
+    get keyPauses() { return budget.stats().pauses; },
   };
 
-  /** Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. */
-  async function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>, query = false): Promise<T> {
+  /**
+   * Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. With a
+   * `budget`, each attempt first waits for the key's leave to send (a slot under its limit, its rate, no pause) and
+   * tells it how the answer went; a refusal that paused the whole key is waited out there, once for every query of
+   * the key, instead of here.
+   */
+  async function withRetries<T>(
+    what: string,
+    idempotent: boolean,
+    signal: AbortSignal | undefined,
+    attempt: (timing: Timing) => Promise<T>,
+    gate?: { budget: ApiBudget; operation: string; query: boolean },
+  ): Promise<T> {
     // GraphQL errors are retried for queries only: a mutation answered with errors may have been partly applied,
     // even one marked idempotent for transport failures.
-    const policy = { idempotent, retryGraphQLErrors: query && (options.retryGraphQLErrors ?? false) };
+    const policy = { idempotent, retryGraphQLErrors: (gate?.query ?? false) && (options.retryGraphQLErrors ?? false) };
     // The attempts are counted here; retry.ts decides, and the injected sleep waits, so Retry-After and fake clocks apply.
     for (let attemptNumber = 1; ; attemptNumber++) {
       signal?.throwIfAborted();
+      const permit = gate ? await gate.budget.acquire(signal) : undefined;
+      const timing: Timing = {};
       let error: unknown;
       try {
-        const result = await attempt();
+        const result = await attempt(timing);
+        permit?.release({ kind: 'clean', latencyMs: timing.latencyMs ?? 0, operation: gate!.operation }).catch((e: unknown) => budgetFailed(e));
         signal?.throwIfAborted();
         return result;
       } catch (caught) {
-        if (signal?.aborted) throw abortError(signal);
         error = caught;
       }
+      const released = permit ? await permit.release(outcomeOf(error)).catch((e: unknown) => budgetFailed(e)) : undefined;
+      if (signal?.aborted) throw abortError(signal);
+      if (error instanceof RateLimitError) counters.rateLimited++;
       const decision = classifyFailure(error, policy);
       const retriesLeft = http.maxAttempts - attemptNumber;
       if (!decision.retry || retriesLeft <= 0) throw error;
@@ -175,24 +237,33 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       counters.retries++;
       counters.retriesByReason[decision.reason] = (counters.retriesByReason[decision.reason] ?? 0) + 1;
+      const keyWide = released?.paused === true && decision.retryAfterMs !== undefined;
       logger.warn(
-        { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs },
-        `retrying ${what} in ${delayMs} ms (${decision.reason}): ${(error as Error).message}`,
+        { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs, keyWide },
+        `retrying ${what} in ${delayMs} ms (${decision.reason}${keyWide ? ', every query of the key waits' : ''}): ${(error as Error).message}`,
       );
-      await sleep(delayMs, signal);
+      if (!keyWide) await sleep(delayMs, signal);
     }
   }
 
-  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  function budgetFailed(error: unknown): { paused: boolean } {
+    logger.warn({ err: error }, `the API budget could not take an answer in: ${(error as Error)?.message ?? error}`);
+    return { paused: false };
+  }
+
+  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined, timing: Timing): Promise<unknown> {
     const label = doc.operationName ?? '(anonymous)';
     for (let reauthed = false; ; reauthed = true) {
       const info = await tokens.get(signal);
+      counters.queriesSent++;
+      const sentAt = performance.now();
       const response = await transport.post(
         QUERY_PATH,
         body,
         { authorization: `Bearer ${info.token}`, accept: 'application/json', 'accept-encoding': 'gzip' },
         signal,
       );
+      timing.latencyMs = performance.now() - sentAt;
       if (response.status === 401) {
         if (reauthed) {
           throw new AuthError(
@@ -279,8 +350,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const body = { query: doc.source, variables, ...(doc.operationName !== undefined && { operationName: doc.operationName }) };
       const idempotent = requestOptions.idempotent ?? doc.operationType === 'query';
       const what = `${doc.operationType} ${doc.operationName ?? '(anonymous)'}`;
-      const query = doc.operationType === 'query';
-      return (await withRetries(what, idempotent, requestOptions.signal, () => attemptQuery(doc, body, requestOptions.signal), query)) as T;
+      const gate = { budget, operation: doc.operationName ?? '(anonymous)', query: doc.operationType === 'query' };
+      return (await withRetries(what, idempotent, requestOptions.signal, (timing) => attemptQuery(doc, body, requestOptions.signal, timing), gate)) as T;
     },
     async token(tokenOptions = {}) {
       const info = await withRetries('authentication', true, tokenOptions.signal, () => tokens.get(tokenOptions.signal));

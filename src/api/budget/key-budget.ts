@@ -1,0 +1,270 @@
+import type { Clock } from '../../clock.ts';
+import { RateLimitError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { abortError } from '../abort.ts';
+import { LatencyTracker, observe, type LimitState, type Observation } from './aimd.ts';
+import { rateSpacing } from './limiter.ts';
+import type { ApiBudget, BudgetSettings, BudgetStats, KeyStore, Outcome, Permit } from './types.ts';
+
+/**
+ * The budget of one key in one process: a queue of the queries waiting to go, served in order by one loop that takes
+ * slots from the key's store (shared with other processes or not), waits out the platform's pauses and the rate,
+ * and feeds each answer to the limit (aimd.ts). Decisions are the pure functions of aimd.ts and limiter.ts; this
+ * class only waits, and every wait is on an event: a slot given back here, a change in the store, the injected sleep.
+ */
+
+export interface KeyBudgetOptions {
+  clock: Clock;
+  /** Waits out pauses and the rate; tests inject one that returns at once. */
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  logger: Logger;
+  /** Shown in log lines: the key's name (never its secret). */
+  label: string;
+  /** A pause longer than this is not waited for: acquire rejects with a RateLimitError (the next run resumes). */
+  maxPauseMs: number;
+  /** How often to look at a shared store for slots other processes gave back, when it cannot say so itself. */
+  pollMs?: number;
+  /** Latency of an answer from sending to the whole body: a monotonic clock (tests: a simulated one). */
+  elapsed?: () => number;
+}
+
+interface Waiter {
+  resolve: (permit: Permit) => void;
+  reject: (error: unknown) => void;
+  signal: AbortSignal | undefined;
+  onAbort: () => void;
+}
+
+export class KeyBudget implements ApiBudget {
+  readonly #store: KeyStore;
+  readonly #settings: BudgetSettings;
+  readonly #o: KeyBudgetOptions;
+  readonly #latency = new LatencyTracker();
+  readonly #waiters: Waiter[] = [];
+  #state: LimitState | undefined;
+  #credit = 0;
+  #pumping = false;
+  /** Resolves the loop's current wait for a slot: called when a slot is given back in this process. */
+  #wake: (() => void) | undefined;
+  /** Aborts the loop's current wait when no one is left waiting. */
+  #idle: AbortController | undefined;
+  /** The latest pause this process has waited out: a fake clock that does not move must not make it wait twice. */
+  #servedPause = 0;
+  #inFlight = 0;
+  /** Counts slots given back here, so a release between a take and the wait that follows it is not missed. */
+  #given = 0;
+  /** Counts the grants that used the limit up: a query in flight across one of them saw the limit bind. */
+  #saturations = 0;
+  readonly #figures = { maxInFlight: 0, rateLimited: 0, overloaded: 0, pauses: 0 };
+
+  constructor(store: KeyStore, settings: BudgetSettings, options: KeyBudgetOptions) {
+    this.#store = store;
+    this.#settings = settings;
+    this.#o = options;
+  }
+
+  acquire(signal?: AbortSignal): Promise<Permit> {
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    return new Promise<Permit>((resolve, reject) => {
+      const waiter: Waiter = {
+        resolve,
+        reject,
+        signal,
+        onAbort: () => {
+          const at = this.#waiters.indexOf(waiter);
+          if (at >= 0) this.#waiters.splice(at, 1);
+          if (this.#waiters.length === 0) this.#idle?.abort();
+          reject(abortError(signal!));
+        },
+      };
+      signal?.addEventListener('abort', waiter.onAbort, { once: true });
+      this.#waiters.push(waiter);
+      void this.#pump();
+    });
+  }
+
+  stats(): BudgetStats {
+    return {
+      limit: this.#state?.limit ?? (this.#settings.adaptive ? Math.min(this.#settings.startInFlight, this.#settings.maxInFlight) : this.#settings.maxInFlight),
+      inFlight: this.#inFlight,
+      ceiling: this.#state?.ceiling ?? 0,
+      ...this.#figures,
+    };
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) return;
+    this.#pumping = true;
+    try {
+      while (this.#waiters.length > 0) {
+        this.#idle = new AbortController();
+        const now = this.#o.clock.now();
+        const given = this.#given;
+        const take = await this.#store.take(Math.max(now, this.#servedPause));
+        this.#state = take.state;
+        if (take.slot !== undefined) {
+          await this.#grant(take.slot, take.level, take.state.limit, take.state.epoch, now);
+          continue;
+        }
+        if (take.why === 'paused') {
+          await this.#waitPause(take.state.pausedUntil, now);
+          continue;
+        }
+        if (this.#given === given) await this.#slotFreed();
+      }
+    } catch (error) {
+      // The store failed (its database is gone): every query waiting fails with it; the next acquire tries again.
+      for (const waiter of this.#waiters.splice(0)) this.#fail(waiter, error);
+    } finally {
+      this.#pumping = false;
+      this.#idle = undefined;
+    }
+  }
+
+  async #grant(slot: number, level: number, limit: number, epoch: number, now: number): Promise<void> {
+    if (this.#settings.ratePerSecond !== undefined) {
+      const { intervalMs, burst } = rateSpacing(this.#settings.ratePerSecond);
+      let at: number;
+      try {
+        at = await this.#store.reserve(now, intervalMs, burst);
+      } catch (error) {
+        await this.#store.give(slot).catch(() => {});
+        throw error;
+      }
+      // Cut short only when no one is left waiting; the slot then goes back below.
+      if (at > now) await this.#o.sleep(at - now, this.#idle!.signal).catch(() => {});
+    }
+    const waiter = this.#waiters.shift();
+    if (!waiter) {
+      await this.#store.give(slot);
+      return;
+    }
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    this.#inFlight++;
+    this.#figures.maxInFlight = Math.max(this.#figures.maxInFlight, this.#inFlight);
+    const saturations = this.#saturations;
+    if (level >= limit) this.#saturations++;
+    waiter.resolve(this.#permit(slot, level, epoch, saturations));
+  }
+
+  async #waitPause(until: number, now: number): Promise<void> {
+    const ms = until - now;
+    if (ms > this.#o.maxPauseMs) {
+      const error = new RateLimitError(
+        `the platform asked API key ${JSON.stringify(this.#o.label)} to wait ${Math.ceil(ms / 1000)} s (Retry-After), longer than a request waits ` +
+          `(${Math.round(this.#o.maxPauseMs / 1000)} s): nothing more is sent with it until then. The next run resumes where this one stopped`,
+        { retryAfterMs: ms },
+      );
+      for (const waiter of this.#waiters.splice(0)) this.#fail(waiter, error);
+      return;
+    }
+    try {
+      await this.#o.sleep(ms, this.#idle!.signal);
+    } catch {
+      return; // everyone waiting gave up: the loop ends, the pause stays in the store for the next query
+    }
+    this.#servedPause = until;
+  }
+
+  #slotFreed(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        this.#wake = undefined;
+        this.#idle?.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.#wake = done;
+      this.#idle?.signal.addEventListener('abort', done, { once: true });
+      this.#store.changed(this.#o.pollMs ?? 50).then(done, done);
+    });
+  }
+
+  #fail(waiter: Waiter, error: unknown): void {
+    waiter.signal?.removeEventListener('abort', waiter.onAbort);
+    waiter.reject(error);
+  }
+
+  #permit(slot: number, level: number, epoch: number, saturations: number): Permit {
+    const sentAt = this.#o.elapsed?.() ?? performance.now();
+    let released = false;
+    return {
+      level,
+      release: async (outcome) => {
+        if (released) return { paused: false };
+        released = true;
+        this.#inFlight--;
+        const latencyMs = outcome.kind === 'clean' ? outcome.latencyMs : (this.#o.elapsed?.() ?? performance.now()) - sentAt;
+        const seen = this.#observation(outcome, level, epoch, latencyMs, this.#saturations > saturations);
+        // The answer is learnt before the slot goes back, so a pause it brings is in force before the next query.
+        try {
+          return await this.#learn(seen);
+        } finally {
+          await this.#store.give(slot).finally(() => {
+            this.#given++;
+            this.#wake?.();
+          });
+        }
+      },
+    };
+  }
+
+  #observation(outcome: Outcome, level: number, epoch: number, latencyMs: number, saturated: boolean): Observation {
+    switch (outcome.kind) {
+      case 'clean':
+        if (this.#latency.add(outcome.operation ?? '', latencyMs, this.#state?.limit ?? 0) === 'slow') return { kind: 'congested', cause: 'slow', level, epoch };
+        return { kind: 'clean', level, epoch, saturated, queueing: this.#latency.queueing() };
+      case 'rate_limited':
+      case 'overloaded':
+        this.#figures[outcome.kind === 'rate_limited' ? 'rateLimited' : 'overloaded']++;
+        return {
+          kind: 'congested',
+          cause: outcome.kind,
+          level,
+          epoch,
+          ...(outcome.retryAfterMs !== undefined && { retryAfterMs: outcome.retryAfterMs }),
+        };
+      case 'timeout':
+        return { kind: 'congested', cause: 'timeout', level, epoch };
+      default:
+        return { kind: 'neutral' };
+    }
+  }
+
+  /** Feeds one answer to the key's limit; the store is written only when the limit's state changes. */
+  async #learn(seen: Observation): Promise<{ paused: boolean }> {
+    const known = this.#state;
+    if (!known || seen.kind === 'neutral') return { paused: false };
+    const now = this.#o.clock.now();
+    const credit = this.#credit;
+    const local = observe(known, credit, seen, now, this.#settings);
+    this.#credit = local.credit;
+    if (local.state === known) return { paused: false };
+    let paused = false;
+    // Applied again to the state as stored: another process may have moved it since this one last read it.
+    const stored = await this.#store.update((state) => {
+      const step = observe(state, credit, seen, now, this.#settings);
+      paused = step.paused;
+      return step.state;
+    });
+    this.#state = stored;
+    this.#report(known, stored, seen, paused);
+    return { paused };
+  }
+
+  #report(before: LimitState, after: LimitState, seen: Observation, paused: boolean): void {
+    const key = this.#o.label;
+    if (paused) {
+      this.#figures.pauses++;
+      this.#o.logger.warn(
+        { key, pausedUntil: new Date(after.pausedUntil).toISOString(), limit: after.limit },
+        `the platform refused a query of API key ${JSON.stringify(key)} at a load it had taken before: no query of the key goes before its Retry-After`,
+      );
+    }
+    if (after.limit === before.limit) return;
+    const why = seen.kind === 'congested' ? `${seen.cause.replace('_', ' ')} at ${seen.level} in flight` : 'answers clean and fast';
+    const fields = { key, limit: after.limit, previous: before.limit, ceiling: after.ceiling };
+    const line = `API budget of key ${JSON.stringify(key)}: ${after.limit} queries in flight at most (was ${before.limit}; ${why})`;
+    if (after.limit < before.limit) this.#o.logger.info(fields, line);
+    else this.#o.logger.debug(fields, line);
+  }
+}

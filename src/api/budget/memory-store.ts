@@ -1,0 +1,47 @@
+import { initialState, reconcile, type LimitState } from './aimd.ts';
+import { admit, lowestFree, reserveRate } from './limiter.ts';
+import type { BudgetSettings, KeyStore, Take } from './types.ts';
+
+/**
+ * A key's budget held in this process only: for clients with no database (`check`, the webhook commands, the
+ * package's createApiClient) and for tests. Other processes using the key are not counted.
+ */
+export class MemoryKeyStore implements KeyStore {
+  #state: LimitState;
+  readonly #taken = new Set<number>();
+  #tat = 0;
+  readonly #settings: BudgetSettings;
+
+  constructor(settings: BudgetSettings, now: number) {
+    this.#settings = settings;
+    this.#state = initialState(settings, now);
+  }
+
+  async take(now: number): Promise<Take> {
+    const admission = admit(this.#state, this.#taken.size, now);
+    if (!admission.go) return { state: this.#state, why: admission.why };
+    const slot = lowestFree(this.#taken);
+    this.#taken.add(slot);
+    return { slot, level: admission.level, state: this.#state };
+  }
+
+  async give(slot: number): Promise<void> {
+    this.#taken.delete(slot);
+  }
+
+  async update(change: (state: LimitState) => LimitState): Promise<LimitState> {
+    this.#state = reconcile(change(this.#state), this.#settings);
+    return this.#state;
+  }
+
+  async reserve(now: number, intervalMs: number, burst: number): Promise<number> {
+    const { at, tat } = reserveRate(this.#tat, now, intervalMs, burst);
+    this.#tat = tat;
+    return at;
+  }
+
+  /** Nothing outside this process changes it: the budget's own releases wake it. */
+  changed(): Promise<void> {
+    return new Promise(() => {});
+  }
+}
