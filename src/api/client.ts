@@ -13,7 +13,7 @@ import { TokenProvider } from './token.ts';
 import { isGraphQLResponse, readJsonAnswer } from './answer.ts';
 import { KeyBudget } from './budget/key-budget.ts';
 import { MemoryKeyStore } from './budget/memory-store.ts';
-import { DEFAULT_BUDGET, type ApiBudget, type BudgetSettings, type Outcome } from './budget/types.ts';
+import { DEFAULT_BUDGET, type ApiBudget, type BudgetSettings, type Outcome, type Permit } from './budget/types.ts';
 import { permanentReason } from './graphql-errors.ts';
 import { createTransport, type HttpResponse } from './transport.ts';
 
@@ -107,8 +107,12 @@ export const HTTP_DEFAULTS: Config['http'] = { timeoutMs: 30_000, maxAttempts: 6
 export const DEFAULT_REFRESH_MARGIN_MS = 5 * 60_000;
 const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
 
-/** How long the latest exchange of an attempt took, from sending to the whole answer (the budget's latency). */
-interface Timing {
+/**
+ * An attempt's exchange with the budget: the leave it sends under (taken right before sending, once the token is
+ * ready, so the load it was let go at is the load the platform sees) and how long the exchange took.
+ */
+interface Exchange {
+  permit?: Permit;
   latencyMs?: number;
 }
 
@@ -193,17 +197,16 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
   };
 
   /**
-   * Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. With a
-   * `budget`, each attempt first waits for the key's leave to send (a slot under its limit, its rate, no pause) and
-   * tells it how the answer went; a refusal that paused the whole key is waited out there, once for every query of
-   * the key, instead of here.
+   * Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. A query's
+   * attempt sends under a leave of the key's budget (attemptQuery takes it), given back here with how the answer went;
+   * a refusal that paused the whole key is waited out by the budget, once for every query of the key, not here.
    */
   async function withRetries<T>(
     what: string,
     idempotent: boolean,
     signal: AbortSignal | undefined,
-    attempt: (timing: Timing) => Promise<T>,
-    gate?: { budget: ApiBudget; operation: string; query: boolean },
+    attempt: (exchange: Exchange) => Promise<T>,
+    gate?: { operation: string; query: boolean },
   ): Promise<T> {
     // GraphQL errors are retried for queries only: a mutation answered with errors may have been partly applied,
     // even one marked idempotent for transport failures.
@@ -211,18 +214,17 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     // The attempts are counted here; retry.ts decides, and the injected sleep waits, so Retry-After and fake clocks apply.
     for (let attemptNumber = 1; ; attemptNumber++) {
       signal?.throwIfAborted();
-      const permit = gate ? await gate.budget.acquire(signal) : undefined;
-      const timing: Timing = {};
+      const exchange: Exchange = {};
       let error: unknown;
       try {
-        const result = await attempt(timing);
-        permit?.release({ kind: 'clean', latencyMs: timing.latencyMs ?? 0, operation: gate!.operation }).catch((e: unknown) => budgetFailed(e));
+        const result = await attempt(exchange);
+        exchange.permit?.release({ kind: 'clean', latencyMs: exchange.latencyMs ?? 0, operation: gate!.operation }).catch((e: unknown) => budgetFailed(e));
         signal?.throwIfAborted();
         return result;
       } catch (caught) {
         error = caught;
       }
-      const released = permit ? await permit.release(outcomeOf(error)).catch((e: unknown) => budgetFailed(e)) : undefined;
+      const released = exchange.permit ? await exchange.permit.release(outcomeOf(error)).catch((e: unknown) => budgetFailed(e)) : undefined;
       if (signal?.aborted) throw abortError(signal);
       if (error instanceof RateLimitError) counters.rateLimited++;
       const decision = classifyFailure(error, policy);
@@ -251,10 +253,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     return { paused: false };
   }
 
-  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined, timing: Timing): Promise<unknown> {
+  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined, exchange: Exchange): Promise<unknown> {
     const label = doc.operationName ?? '(anonymous)';
     for (let reauthed = false; ; reauthed = true) {
       const info = await tokens.get(signal);
+      // A resend after a 401 goes under a fresh leave: the refused exchange taught the budget nothing.
+      void exchange.permit?.release({ kind: 'neutral' }).catch((e: unknown) => budgetFailed(e));
+      exchange.permit = await budget.acquire(signal);
       counters.queriesSent++;
       const sentAt = performance.now();
       const response = await transport.post(
@@ -263,7 +268,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         { authorization: `Bearer ${info.token}`, accept: 'application/json', 'accept-encoding': 'gzip' },
         signal,
       );
-      timing.latencyMs = performance.now() - sentAt;
+      exchange.latencyMs = performance.now() - sentAt;
       if (response.status === 401) {
         if (reauthed) {
           throw new AuthError(
@@ -350,8 +355,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const body = { query: doc.source, variables, ...(doc.operationName !== undefined && { operationName: doc.operationName }) };
       const idempotent = requestOptions.idempotent ?? doc.operationType === 'query';
       const what = `${doc.operationType} ${doc.operationName ?? '(anonymous)'}`;
-      const gate = { budget, operation: doc.operationName ?? '(anonymous)', query: doc.operationType === 'query' };
-      return (await withRetries(what, idempotent, requestOptions.signal, (timing) => attemptQuery(doc, body, requestOptions.signal, timing), gate)) as T;
+      const gate = { operation: doc.operationName ?? '(anonymous)', query: doc.operationType === 'query' };
+      return (await withRetries(what, idempotent, requestOptions.signal, (exchange) => attemptQuery(doc, body, requestOptions.signal, exchange), gate)) as T;
     },
     async token(tokenOptions = {}) {
       const info = await withRetries('authentication', true, tokenOptions.signal, () => tokens.get(tokenOptions.signal));

@@ -55,8 +55,8 @@ export class VirtualTime {
 export interface PlatformOptions {
   /** Queries in flight the platform takes; one more is refused with 429 (or queued, with `queue`). */
   allowed: number;
-  /** The platform's limit changes to this at `atMs` (it is lowered for another tenant, say). */
-  change?: { atMs: number; allowed: number };
+  /** The platform's limit or latency changes at `atMs` (lowered for another tenant, overloaded by others, say). */
+  change?: { atMs: number; allowed?: number; latencyMs?: number };
   /** Queue the queries beyond the limit instead of refusing them: only the latency tells. */
   queue?: boolean;
   latencyMs: number;
@@ -76,6 +76,10 @@ export interface SimResult {
   /** Mean latency of the answered queries, queueing at the platform included. */
   meanLatencyMs: number;
   limit: number;
+  /** The highest limit the budget had. */
+  highest: number;
+  /** The lowest limit the budget had at or after `change.atMs` (0 without a change). */
+  lowestAfterChange: number;
   pauses: number;
 }
 
@@ -101,7 +105,9 @@ export async function simulate(
   let refused = 0;
   const latencies: number[] = [];
   const queued: Array<() => void> = [];
-  const allowed = () => (platform.change && time.now >= platform.change.atMs ? platform.change.allowed : platform.allowed);
+  const changed = () => platform.change !== undefined && time.now >= platform.change.atMs;
+  const allowed = () => (changed() ? (platform.change!.allowed ?? platform.allowed) : platform.allowed);
+  const latency = () => (changed() ? (platform.change!.latencyMs ?? platform.latencyMs) : platform.latencyMs);
   const send = async (): Promise<boolean> => {
     sent++;
     if (inFlight >= allowed()) {
@@ -114,7 +120,7 @@ export async function simulate(
     }
     inFlight++;
     mostInFlight = Math.max(mostInFlight, inFlight);
-    await time.sleep(platform.latencyMs);
+    await time.sleep(latency());
     inFlight--;
     queued.shift()?.();
     return true;
@@ -134,6 +140,8 @@ export async function simulate(
       if (!paused) await time.sleep(platform.retryAfterMs);
     }
   };
+  let highest = 0;
+  let lowestAfterChange = Infinity;
   let next = 0;
   let finished = 0;
   const worker = async () => {
@@ -144,7 +152,12 @@ export async function simulate(
     }
   };
   for (let i = 0; i < options.parallel; i++) void worker();
-  await time.run(() => finished === options.pages);
+  await time.run(() => {
+    const { limit } = budget.stats();
+    highest = Math.max(highest, limit);
+    if (changed()) lowestAfterChange = Math.min(lowestAfterChange, limit);
+    return finished === options.pages;
+  });
   const figures = budget.stats();
   return {
     elapsedMs: time.now,
@@ -154,6 +167,8 @@ export async function simulate(
     mostInFlight,
     meanLatencyMs: latencies.reduce((a, b) => a + b, 0) / latencies.length,
     limit: figures.limit,
+    highest,
+    lowestAfterChange: lowestAfterChange === Infinity ? 0 : lowestAfterChange,
     pauses: figures.pauses,
   };
 }

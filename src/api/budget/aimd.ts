@@ -97,8 +97,11 @@ export function observe(state: LimitState, credit: number, seen: Observation, no
       due = now - next.changedAt >= next.probeMs;
       if (!due) return { state: next, credit, paused: false };
     }
-    // The last growth only made the platform queue: take it back instead of growing again.
-    if (seen.queueing) return observe(next, 0, { kind: 'congested', cause: 'slow', level: next.limit, epoch: next.epoch }, now, settings);
+    // The last growth only made the platform queue: take it back, as a failed probe, instead of growing again.
+    if (seen.queueing) {
+      const back = { ...next, limit: Math.max(1, next.limit - 1), ceiling: next.limit, probeMs: Math.min(PROBE_MAX_MS, next.probeMs * 2), changedAt: now };
+      return { state: { ...back, sustained: Math.min(back.sustained, back.limit), epoch: next.epoch + 1 }, credit: 0, paused: false };
+    }
     return { state: grow(next, now), credit: 0, paused: false };
   }
 
@@ -135,8 +138,9 @@ function grow(state: LimitState, now: number): LimitState {
 /**
  * The latency a process sees from the platform, per operation (a buildings query and a page of readings take
  * different times), for two judgements:
- * - `slow`: the moving average of the latest answers is over three times the least of them (and 150 ms more). Only a
- *   clear rise counts: pages of one operation differ in size, and a false alarm would cut the limit for nothing.
+ * - `slow`: the moving average of the latest answers is over four times the least of them, and a second more. Only a
+ *   clear rise counts: pages of one operation differ in size, a busy host delays its own reading of answers, and a
+ *   false alarm would cut the limit for nothing.
  * - `queueing`: since the limit last grew, answers take longer in proportion to the growth, so the extra queries only
  *   wait in the platform's queue (its throughput did not grow). A platform that queues instead of refusing is found
  *   this way before its latency triples.
@@ -171,7 +175,7 @@ export class LatencyTracker {
     if (seen.window.length < 8) return 'fast';
     let least = Infinity;
     for (const sample of seen.window) least = Math.min(least, sample);
-    return seen.average > least * 3 && seen.average - least > 150 ? 'slow' : 'fast';
+    return seen.average > least * 4 && seen.average - least > SLOW_EXCESS_MS ? 'slow' : 'fast';
   }
 
   /** Whether the latest growth of the limit only lengthened the platform's queue (see above), for any operation. */
@@ -187,6 +191,12 @@ export class LatencyTracker {
     return false;
   }
 }
+
+/**
+ * How much longer than the least the latest answers must take, on average, to count as slow: more than a busy host's
+ * own delays (a process storing pages, a loaded machine), which would otherwise cut the limit for nothing.
+ */
+const SLOW_EXCESS_MS = 1000;
 
 /** Answers a period at one limit needs before its average latency counts. */
 const PERIOD_SAMPLES = 8;

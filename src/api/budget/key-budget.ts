@@ -55,6 +55,7 @@ export class KeyBudget implements ApiBudget {
   #given = 0;
   /** Counts the grants that used the limit up: a query in flight across one of them saw the limit bind. */
   #saturations = 0;
+
   readonly #figures = { maxInFlight: 0, rateLimited: 0, overloaded: 0, pauses: 0 };
 
   constructor(store: KeyStore, settings: BudgetSettings, options: KeyBudgetOptions) {
@@ -144,7 +145,7 @@ export class KeyBudget implements ApiBudget {
     this.#figures.maxInFlight = Math.max(this.#figures.maxInFlight, this.#inFlight);
     const saturations = this.#saturations;
     if (level >= limit) this.#saturations++;
-    waiter.resolve(this.#permit(slot, level, epoch, saturations));
+    waiter.resolve(this.#permit(slot, level, limit, epoch, saturations));
   }
 
   async #waitPause(until: number, now: number): Promise<void> {
@@ -175,7 +176,7 @@ export class KeyBudget implements ApiBudget {
       };
       this.#wake = done;
       this.#idle?.signal.addEventListener('abort', done, { once: true });
-      this.#store.changed(this.#o.pollMs ?? 50).then(done, done);
+      this.#store.changed(this.#o.pollMs ?? 50, this.#idle!.signal).then(done, done);
     });
   }
 
@@ -184,7 +185,7 @@ export class KeyBudget implements ApiBudget {
     waiter.reject(error);
   }
 
-  #permit(slot: number, level: number, epoch: number, saturations: number): Permit {
+  #permit(slot: number, level: number, limit: number, epoch: number, saturations: number): Permit {
     const sentAt = this.#o.elapsed?.() ?? performance.now();
     let released = false;
     return {
@@ -194,16 +195,27 @@ export class KeyBudget implements ApiBudget {
         released = true;
         this.#inFlight--;
         const latencyMs = outcome.kind === 'clean' ? outcome.latencyMs : (this.#o.elapsed?.() ?? performance.now()) - sentAt;
-        const seen = this.#observation(outcome, level, epoch, latencyMs, this.#saturations > saturations);
-        // The answer is learnt before the slot goes back, so a pause it brings is in force before the next query.
-        try {
-          return await this.#learn(seen);
-        } finally {
-          await this.#store.give(slot).finally(() => {
+        // The count at a grant may exceed the limit the query went under: slots taken before a cut are still out, and
+        // slots are given back a little after the platform is done with a query (its answer is read first). An answer
+        // speaks of no more than that limit.
+        const proven = Math.min(level, limit);
+        const seen = this.#observation(outcome, proven, epoch, latencyMs, this.#saturations > saturations);
+        const give = () =>
+          this.#store.give(slot).finally(() => {
             this.#given++;
             this.#wake?.();
           });
+        // A refusal is learnt before its slot goes back, so the pause it brings is in force before the next query;
+        // any other answer gives the slot back first, so slots are held no longer than the platform holds the query.
+        if (seen.kind === 'congested') {
+          try {
+            return await this.#learn(seen);
+          } finally {
+            await give();
+          }
         }
+        await give();
+        return this.#learn(seen);
       },
     };
   }
@@ -240,14 +252,16 @@ export class KeyBudget implements ApiBudget {
     this.#credit = local.credit;
     if (local.state === known) return { paused: false };
     let paused = false;
+    let before = known;
     // Applied again to the state as stored: another process may have moved it since this one last read it.
     const stored = await this.#store.update((state) => {
+      before = state;
       const step = observe(state, credit, seen, now, this.#settings);
       paused = step.paused;
       return step.state;
     });
     this.#state = stored;
-    this.#report(known, stored, seen, paused);
+    this.#report(before, stored, seen, paused);
     return { paused };
   }
 

@@ -86,10 +86,11 @@ export interface KeyStore {
   /** Reserves the next start under a rate of one per `intervalMs` with bursts of `burst`; resolves to when to send. */
   reserve(now: number, intervalMs: number, burst: number): Promise<number>;
   /**
-   * Resolves when another process may have freed a slot or changed the state, or after `ms` at the latest; in-process
-   * stores resolve only after `ms` (their own releases wake the budget directly).
+   * Resolves when another process may have freed a slot or changed the state, after `ms` at the latest, or at once
+   * when `signal` aborts (no one is waiting any more); an in-process store never does (the budget's own releases wake
+   * it). A query waiting keeps the process alive, so the timer is not unref'd.
    */
-  changed(ms: number): Promise<void>;
+  changed(ms: number, signal: AbortSignal): Promise<void>;
 }
 
 /** Opens the stores of keys; one per process and database, closed with the clients. */
