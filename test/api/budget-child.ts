@@ -35,7 +35,7 @@ const logger = createLogger({ level: 'info', pretty: false });
 const common = { settings, clock: systemClock, sleep: defaultSleep, logger, maxPauseMs: 120_000 };
 const backend: BudgetBackend =
   job.backend === 'postgres'
-    ? new PgBudgetBackend({ ...common, url: job.url!, schema: job.schema })
+    ? new PgBudgetBackend({ ...common, target: async () => ({ url: job.url!, schema: job.schema }) })
     : new SqliteBudgetBackend({ ...common, file: job.file!, leaseMs: 60_000 });
 const client = createApiClient({
   baseUrl: job.platform,

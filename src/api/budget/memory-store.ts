@@ -1,6 +1,10 @@
+import type { Clock } from '../../clock.ts';
+import type { Logger } from '../../logger.ts';
 import { initialState, reconcile, type LimitState } from './aimd.ts';
+import { KeyBudget } from './key-budget.ts';
+import { keyIds } from './keys.ts';
 import { admit, lowestFree, reserveRate } from './limiter.ts';
-import type { BudgetSettings, KeyStore, Take } from './types.ts';
+import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from './types.ts';
 
 /**
  * A key's budget held in this process only: for clients with no database (`check`, the webhook commands, the
@@ -44,4 +48,35 @@ export class MemoryKeyStore implements KeyStore {
   changed(): Promise<void> {
     return new Promise(() => {});
   }
+}
+
+export interface MemoryBudgetOptions {
+  settings: BudgetSettings;
+  clock: Clock;
+  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  logger: Logger;
+  maxPauseMs: number;
+}
+
+/** The budgets of the keys of this process alone: one per key, shared by every client of the key in the process. */
+export class MemoryBudgetBackend implements BudgetBackend {
+  readonly #o: MemoryBudgetOptions;
+  readonly #budgets = new Map<string, KeyBudget>();
+
+  constructor(options: MemoryBudgetOptions) {
+    this.#o = options;
+  }
+
+  budget(baseUrl: string, apiKey: string): ApiBudget {
+    const { keyId } = keyIds(baseUrl, apiKey);
+    let budget = this.#budgets.get(keyId);
+    if (!budget) {
+      const { settings, clock, sleep, logger, maxPauseMs } = this.#o;
+      budget = new KeyBudget(new MemoryKeyStore(settings, clock.now()), settings, { clock, sleep, logger, label: apiKey, maxPauseMs });
+      this.#budgets.set(keyId, budget);
+    }
+    return budget;
+  }
+
+  async close(): Promise<void> {}
 }

@@ -53,9 +53,11 @@ FROM (
 ) t`;
 
 export interface PgBudgetOptions {
-  /** DATABASE_URL without its `schema` parameter, and that schema (the search_path), as the store reads them. */
-  url: string;
-  schema: string | undefined;
+  /**
+   * DATABASE_URL without its `schema` parameter, and that schema (the search_path), as the store reads them; asked
+   * for when the budget first connects.
+   */
+  target: () => Promise<{ url: string; schema: string | undefined }>;
   settings: BudgetSettings;
   clock: Clock;
   sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -117,7 +119,8 @@ export class PgBudgetBackend implements BudgetBackend {
 
   async #open(): Promise<Sql> {
     const { default: postgres } = await import('postgres');
-    const sql = postgres(this.#o.url, {
+    const { url, schema } = await this.#o.target();
+    const sql = postgres(url, {
       // One connection: advisory locks belong to the session that took them, so lock and unlock must share it. A
       // `max: 1` client rather than a reserved connection: see src/store/locks.ts on postgres.js and terminated backends.
       max: 1,
@@ -129,7 +132,7 @@ export class PgBudgetBackend implements BudgetBackend {
       },
       connection: {
         application_name: 'occupancy-sync api-budget',
-        ...(this.#o.schema ? { search_path: `"${this.#o.schema}"` } : {}),
+        ...(schema ? { search_path: `"${schema}"` } : {}),
       },
     });
     try {
