@@ -47,7 +47,8 @@ describe('the AIMD limit of a key (pure)', () => {
     const held = initialState(fixed, 0);
     expect(held.limit).toBe(5);
     expect(observe(held, 0, clean(5), 0, fixed).state).toBe(held);
-    expect(observe(held, 0, refused(3), 0, fixed).state).toMatchObject({ limit: 5, pausedUntil: 1000 });
+    // A fixed limit cannot be cut: every refusal pauses the whole key.
+    expect(observe(held, 0, refused(3), 0, fixed)).toMatchObject({ paused: true, state: { limit: 5, pausedUntil: 1000 } });
   });
 
   it('a refusal above what the key sustained is a failed probe: cut below it, no pause for the whole key', () => {
@@ -72,21 +73,28 @@ describe('the AIMD limit of a key (pure)', () => {
     expect(paused.every((p) => !p)).toBe(true);
   });
 
-  it('a refusal at a level the key sustained pauses the whole key for Retry-After and cuts multiplicatively', () => {
+  it('a refusal to a query sent under a limit already cut for a refusal pauses the whole key for Retry-After', () => {
     const steady: LimitState = { ...initialState(settings, 0), limit: 10, sustained: 10, ceiling: 11 };
-    const step = observe(steady, 0, refused(10, 0, 2000), 5000, settings);
-    expect(step.paused).toBe(true);
-    expect(step.state).toMatchObject({ limit: 7, sustained: 9, pausedUntil: 7000, epoch: 1 });
+    const first = observe(steady, 0, refused(10, 0, 2000), 5000, settings);
+    expect(first.paused).toBe(false);
+    expect(first.state).toMatchObject({ limit: 7, sustained: 9, pausedUntil: 0, epoch: 1, refusedCut: true });
+    // Sent under the cut limit, refused all the same: the cut did not help.
+    const again = observe(first.state, 0, refused(7, 1, 2000), 6000, settings);
+    expect(again.paused).toBe(true);
+    expect(again.state).toMatchObject({ limit: 4, pausedUntil: 8000, epoch: 2 });
+    // Once the limit has grown again, a refusal is a new episode: a cut, no pause.
+    const grown = { ...again.state, limit: 5, refusedCut: false };
+    expect(observe(grown, 0, refused(5, 2), 20_000, settings).paused).toBe(false);
   });
 
-  it('answers to queries sent before a cut cut nothing more, but their Retry-After still counts', () => {
+  it('answers to queries sent before a cut cut nothing more and pause nothing', () => {
     const steady: LimitState = { ...initialState(settings, 0), limit: 10, sustained: 10, ceiling: 11 };
     const first = observe(steady, 0, refused(10, 0, 1000), 0, settings).state;
     const second = observe(first, 0, refused(9, 0, 3000), 10, settings);
-    expect(second.state).toMatchObject({ limit: first.limit, epoch: 1, pausedUntil: 3010 });
-    expect(second.paused).toBe(true);
+    expect(second.state).toBe(first);
+    expect(second.paused).toBe(false);
     // A clean answer from before the cut does not grow it either.
-    expect(observe(second.state, 0, clean(10, 0), 20, settings).state).toBe(second.state);
+    expect(observe(first, 0, clean(10, 0), 20, settings).state).toBe(first);
   });
 
   it('backs off gently on a slow answer or a timeout, and on queueing instead of growing', () => {

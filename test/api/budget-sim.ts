@@ -59,6 +59,8 @@ export interface PlatformOptions {
   change?: { atMs: number; allowed?: number; latencyMs?: number };
   /** Queue the queries beyond the limit instead of refusing them: only the latency tells. */
   queue?: boolean;
+  /** Also refuse (429) queries beyond this many started in the current second. */
+  perSecond?: number;
   latencyMs: number;
   /** Latency of a refusal. Default: latencyMs (the replay server delays every answer). */
   refusalMs?: number;
@@ -108,8 +110,16 @@ export async function simulate(
   const changed = () => platform.change !== undefined && time.now >= platform.change.atMs;
   const allowed = () => (changed() ? (platform.change!.allowed ?? platform.allowed) : platform.allowed);
   const latency = () => (changed() ? (platform.change!.latencyMs ?? platform.latencyMs) : platform.latencyMs);
+  const starts: number[] = [];
   const send = async (): Promise<boolean> => {
     sent++;
+    while (starts.length > 0 && starts[0]! <= time.now - 1000) starts.shift();
+    if (platform.perSecond !== undefined && starts.length >= platform.perSecond) {
+      refused++;
+      await time.sleep(platform.refusalMs ?? platform.latencyMs);
+      return false;
+    }
+    starts.push(time.now);
     if (inFlight >= allowed()) {
       if (!platform.queue) {
         refused++;

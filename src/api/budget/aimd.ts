@@ -7,13 +7,13 @@ import type { BudgetSettings } from './types.ts';
  *
  * - Start at `startInFlight` (8) and add one slot per round trip while answers come back clean (neither refused nor
  *   slow) and the limit is used up (a limit nobody reaches proves nothing).
- * - A 429 or 503 at an in-flight level the key had sustained before (the platform's limit fell, or something else
- *   uses the key): cut the limit multiplicatively (x0.7, and below that level) and pause the whole key for its
- *   Retry-After.
- * - A 429 or 503 at a level never sustained is a failed probe: the platform's limit is just below it. Cut the same way,
- *   but only the refused request waits its Retry-After: pausing the whole key for a probe of our own would cost every
- *   other request a second to learn what one refusal already said. Probe above the sustained level again only after
- *   `probeMs` (5 s, doubling after each failed probe up to 5 min), so a known limit costs a refusal every few minutes.
+ * - A 429 or 503: cut the limit multiplicatively (x0.7, and below the load it was refused at). Only the refused query
+ *   waits its Retry-After: the refusal is most often our own probe of a limit the platform does not publish, and
+ *   pausing every query of the key to learn what one refusal already said would cost each of them a second.
+ * - A 429 or 503 again, to a query sent under the cut limit: the cut did not help (the platform counts per second,
+ *   its limit fell, something else uses the key), so the whole key pauses for the Retry-After, and is cut again.
+ * - Above the highest load answered cleanly (`sustained`), probe one slot at a time, `probeMs` apart (5 s, doubling
+ *   after each failed probe up to 5 min), so a known limit costs a refusal every few minutes at most.
  * - Rising latency (the platform queues instead of refusing: LatencyTracker) or a timeout: cut by x0.9, no pause.
  * - Below the level sustained before a cut, recover quickly (one slot per clean answer).
  *
@@ -25,7 +25,7 @@ import type { BudgetSettings } from './types.ts';
 export interface LimitState {
   /** Queries of the key allowed in flight at once. */
   limit: number;
-  /** The highest in-flight level answered cleanly since the latest cut: a refusal above it is a failed probe. */
+  /** The highest in-flight level answered cleanly since the latest cut: growth up to it is quick, above it a probe. */
   sustained: number;
   /** The level the platform last refused (429/503) or answered slowly at; 0 until then. */
   ceiling: number;
@@ -35,6 +35,8 @@ export interface LimitState {
   changedAt: number;
   /** Counts the cuts; a permit remembers it, so an answer to a request sent before a cut is not counted twice. */
   epoch: number;
+  /** The latest cut was for a refusal and the limit has not grown since: another refusal means the cut did not help. */
+  refusedCut?: boolean;
   /** No request of the key is sent before this (the platform's Retry-After, for the whole key). 0: not paused. */
   pausedUntil: number;
 }
@@ -100,21 +102,22 @@ export function observe(state: LimitState, credit: number, seen: Observation, no
     // The last growth only made the platform queue: take it back, as a failed probe, instead of growing again.
     if (seen.queueing) {
       const back = { ...next, limit: Math.max(1, next.limit - 1), ceiling: next.limit, probeMs: Math.min(PROBE_MAX_MS, next.probeMs * 2), changedAt: now };
-      return { state: { ...back, sustained: Math.min(back.sustained, back.limit), epoch: next.epoch + 1 }, credit: 0, paused: false };
+      return { state: { ...back, sustained: Math.min(back.sustained, back.limit), epoch: next.epoch + 1, refusedCut: false }, credit: 0, paused: false };
     }
     return { state: grow(next, now), credit: 0, paused: false };
   }
 
-  // Congestion. A refusal at a level the key had sustained pauses the whole key; a failed probe pauses only itself.
+  // Congestion. A refusal pauses the whole key only when a cut for a refusal did not help (or the limit is fixed).
   const refusal = seen.cause === 'rate_limited' || seen.cause === 'overloaded';
-  const probe = settings.adaptive && seen.level > state.sustained;
+  const insists = !settings.adaptive || (current && state.refusedCut === true);
   let next = state;
   let paused = false;
-  if (refusal && seen.retryAfterMs !== undefined && !probe && now + seen.retryAfterMs > state.pausedUntil) {
+  if (refusal && insists && seen.retryAfterMs !== undefined && now + seen.retryAfterMs > state.pausedUntil) {
     next = { ...next, pausedUntil: now + seen.retryAfterMs };
     paused = true;
   }
   if (!settings.adaptive || !current) return { state: next, credit, paused };
+  const probe = seen.level > state.sustained;
   const factor = refusal ? DECREASE : SLOW_DECREASE;
   const below = refusal ? seen.level - 1 : next.limit - 1;
   const limit = Math.max(1, Math.min(Math.floor(next.limit * factor), below, next.limit - 1));
@@ -127,12 +130,13 @@ export function observe(state: LimitState, credit: number, seen: Observation, no
     probeMs,
     changedAt: now,
     epoch: next.epoch + 1,
+    refusedCut: refusal,
   };
   return { state: next, credit: 0, paused };
 }
 
 function grow(state: LimitState, now: number): LimitState {
-  return { ...state, limit: state.limit + 1, changedAt: now };
+  return { ...state, limit: state.limit + 1, changedAt: now, refusedCut: false };
 }
 
 /**

@@ -101,10 +101,10 @@ export class KeyBudget implements ApiBudget {
         this.#idle = new AbortController();
         const now = this.#o.clock.now();
         const given = this.#given;
-        const take = await this.#store.take(Math.max(now, this.#servedPause));
+        const take = await this.#store.take(Math.max(now, this.#servedPause), this.#waiters.length);
         this.#state = take.state;
-        if (take.slot !== undefined) {
-          await this.#grant(take.slot, take.level, take.state.limit, take.state.epoch, now);
+        if (take.grants.length > 0) {
+          for (const { slot, level } of take.grants) await this.#grant(slot, level, take.state.limit, take.state.epoch, now);
           continue;
         }
         if (take.why === 'paused') {

@@ -21,12 +21,16 @@ export class MemoryKeyStore implements KeyStore {
     this.#state = initialState(settings, now);
   }
 
-  async take(now: number): Promise<Take> {
-    const admission = admit(this.#state, this.#taken.size, now);
-    if (!admission.go) return { state: this.#state, why: admission.why };
-    const slot = lowestFree(this.#taken);
-    this.#taken.add(slot);
-    return { slot, level: admission.level, state: this.#state };
+  async take(now: number, want: number): Promise<Take> {
+    const grants: Array<{ slot: number; level: number }> = [];
+    for (;;) {
+      const admission = admit(this.#state, this.#taken.size, now);
+      if (!admission.go) return grants.length > 0 ? { grants, state: this.#state } : { grants: [], state: this.#state, why: admission.why };
+      const slot = lowestFree(this.#taken);
+      this.#taken.add(slot);
+      grants.push({ slot, level: admission.level });
+      if (grants.length >= want) return { grants, state: this.#state };
+    }
   }
 
   async give(slot: number): Promise<void> {

@@ -31,26 +31,24 @@ const CREATE = `CREATE TABLE IF NOT EXISTS api_budgets (
 )`;
 
 /**
- * Takes the lowest free slot under the limit, unless the key is paused; one statement, one round trip. Advisory locks
- * are re-entrant within a session, so the slots this process holds already ($6) are skipped, not taken twice.
+ * Takes the lowest free slots under the limit (up to $7), unless the key is paused; one statement, one round trip.
+ * Advisory locks are re-entrant within a session, so the slots this process holds already ($6) are skipped, not taken
+ * twice. LIMIT stops the scan once enough locks are taken: the rows after it are never tried.
  */
 const TAKE = `WITH b AS (
   SELECT state, CASE WHEN $5::boolean THEN least((state->>'limit')::int, $4::int) ELSE $4::int END AS lim
   FROM api_budgets WHERE key_id = $1
+), t AS (
+  SELECT s FROM b, generate_series(0, b.lim - 1) AS s
+  WHERE (b.state->>'pausedUntil')::float8 <= $3::float8 AND s <> ALL($6::int[]) AND pg_try_advisory_lock($2::int, s)
+  LIMIT $7
 )
-SELECT t.state, t.slot,
-  -- The key's slots held now, by every process: the level this query goes out at.
-  CASE WHEN t.slot IS NOT NULL THEN
-    (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND granted
-       AND classid::bigint = ($2::bigint + 4294967296) % 4294967296)
-  END AS level
-FROM (
-  SELECT b.state,
-    CASE WHEN (b.state->>'pausedUntil')::float8 <= $3::float8 THEN
-      (SELECT s FROM generate_series(0, b.lim - 1) AS s WHERE s <> ALL($6::int[]) AND pg_try_advisory_lock($2::int, s) LIMIT 1)
-    END AS slot
-  FROM b
-) t`;
+SELECT b.state,
+  (SELECT coalesce(array_agg(s ORDER BY s), '{}') FROM t) AS slots,
+  -- The key's slots held now, by every process: the load the last of these queries goes out at.
+  (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 2 AND granted
+     AND classid::bigint = ($2::bigint + 4294967296) % 4294967296) AS held
+FROM b`;
 
 export interface PgBudgetOptions {
   /**
@@ -191,19 +189,20 @@ class PgKeyStore implements KeyStore {
     this.#clock = clock;
   }
 
-  take(now: number): Promise<Take> {
-    return this.#backend.use((sql) => this.#take(sql, now));
+  take(now: number, want: number): Promise<Take> {
+    return this.#backend.use((sql) => this.#take(sql, now, want));
   }
 
-  async #take(sql: Sql, now: number): Promise<Take> {
+  async #take(sql: Sql, now: number, want: number): Promise<Take> {
     const run = () =>
-      sql.unsafe<Array<{ state: LimitState; slot: number | null; level: number | null }>>(TAKE, [
+      sql.unsafe<Array<{ state: LimitState; slots: number[]; held: string }>>(TAKE, [
         this.#keyId,
         this.#lockKey,
         now,
         this.#settings.maxInFlight,
         this.#settings.adaptive,
         this.#mine(),
+        want,
       ]);
     let [row] = await run();
     if (!row) {
@@ -214,9 +213,14 @@ class PgKeyStore implements KeyStore {
       [row] = await run();
     }
     const state = reconcile(row!.state, this.#settings);
-    if (row!.slot === null) return { state, why: state.pausedUntil > now ? 'paused' : 'full' };
-    this.#held.set(row!.slot, this.#backend.generation);
-    return { slot: row!.slot, level: Math.max(Number(row!.level), 1), state };
+    const slots = row!.slots;
+    if (slots.length === 0) return { grants: [], state, why: state.pausedUntil > now ? 'paused' : 'full' };
+    const held = Math.max(Number(row!.held), slots.length);
+    const grants = slots.map((slot, i) => {
+      this.#held.set(slot, this.#backend.generation);
+      return { slot, level: held - slots.length + i + 1 };
+    });
+    return { grants, state };
   }
 
   /** The slots this process holds on the current session. */

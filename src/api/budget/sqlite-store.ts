@@ -160,7 +160,7 @@ class SqliteKeyStore implements KeyStore {
     return state;
   }
 
-  async take(now: number): Promise<Take> {
+  async take(now: number, want: number): Promise<Take> {
     const db = await this.#backend.database();
     // Leases are on the wall clock: they guard against dead processes, whatever clock the budget runs on.
     const wall = Date.now();
@@ -182,18 +182,17 @@ class SqliteKeyStore implements KeyStore {
             taken.add(row.slot);
           }
         }
-        const admission = admit(state, taken.size, now);
-        if (!admission.go) return { state, why: admission.why };
-        const slot = lowestFree(taken);
-        db.prepare('INSERT INTO slots (key_id, slot, pid, started, token, expires_at) VALUES (?, ?, ?, ?, ?, ?)').run(
-          this.#keyId,
-          slot,
-          process.pid,
-          this.#backend.started,
-          this.#backend.token,
-          wall + this.#o.leaseMs,
-        );
-        return { slot, level: admission.level, state };
+        const insert = db.prepare('INSERT INTO slots (key_id, slot, pid, started, token, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
+        const grants: Array<{ slot: number; level: number }> = [];
+        for (;;) {
+          const admission = admit(state, taken.size, now);
+          if (!admission.go) return grants.length > 0 ? { grants, state } : { grants: [], state, why: admission.why };
+          const slot = lowestFree(taken);
+          taken.add(slot);
+          insert.run(this.#keyId, slot, process.pid, this.#backend.started, this.#backend.token, wall + this.#o.leaseMs);
+          grants.push({ slot, level: admission.level });
+          if (grants.length >= want) return { grants, state };
+        }
       })
       .immediate();
   }

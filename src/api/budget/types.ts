@@ -64,18 +64,24 @@ export interface ApiBudget {
   stats(): BudgetStats;
 }
 
-/** A take from a store: a slot under the limit, or why not. */
+/**
+ * A take from a store: slots under the limit (each with the key's queries in flight once it is out, itself
+ * included), or why none.
+ */
 export type Take =
-  | { slot: number; level: number; state: LimitState }
-  | { slot?: undefined; state: LimitState; why: 'paused' | 'full' };
+  | { grants: Array<{ slot: number; level: number }>; state: LimitState; why?: undefined }
+  | { grants: []; state: LimitState; why: 'paused' | 'full' };
 
 /**
  * Where one key's shared state and in-flight slots live: in this process (memory-store.ts), in Postgres for every
  * process using the database (postgres-store.ts), or in a coordinator file beside a SQLite database (sqlite-store.ts).
  */
 export interface KeyStore {
-  /** Takes a slot when the key is not paused at `now` and has one free under its limit. */
-  take(now: number): Promise<Take>;
+  /**
+   * Takes up to `want` slots (one round trip for a queue of queries) when the key is not paused at `now` and has
+   * slots free under its limit.
+   */
+  take(now: number, want: number): Promise<Take>;
   /** Gives a slot back. */
   give(slot: number): Promise<void>;
   /**
