@@ -226,7 +226,8 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       const released = exchange.permit ? await exchange.permit.release(outcomeOf(error)).catch((e: unknown) => budgetFailed(e)) : undefined;
       if (signal?.aborted) throw abortError(signal);
-      if (error instanceof RateLimitError) counters.rateLimited++;
+      // A 429 answer (the budget's own refusal to wait out a long pause is no answer).
+      if (error instanceof RateLimitError && exchange.permit) counters.rateLimited++;
       const decision = classifyFailure(error, policy);
       const retriesLeft = http.maxAttempts - attemptNumber;
       if (!decision.retry || retriesLeft <= 0) throw error;

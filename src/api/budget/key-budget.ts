@@ -104,7 +104,16 @@ export class KeyBudget implements ApiBudget {
         const take = await this.#store.take(Math.max(now, this.#servedPause), this.#waiters.length);
         this.#state = take.state;
         if (take.grants.length > 0) {
-          for (const { slot, level } of take.grants) await this.#grant(slot, level, take.state.limit, take.state.epoch, now);
+          for (let i = 0; i < take.grants.length; i++) {
+            const { slot, level } = take.grants[i]!;
+            try {
+              await this.#grant(slot, level, take.state.limit, take.state.epoch, now);
+            } catch (error) {
+              // The slots of this take not handed out yet go back before the failure ends the loop.
+              await Promise.allSettled(take.grants.slice(i + 1).map((g) => this.#store.give(g.slot)));
+              throw error;
+            }
+          }
           continue;
         }
         if (take.why === 'paused') {
