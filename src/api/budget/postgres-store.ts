@@ -134,21 +134,33 @@ export class PgBudgetBackend implements BudgetBackend {
       },
     });
     try {
-      // Two processes creating the table at once could both fail on the catalogue's unique index: one at a time.
-      await sql.begin(async (tx) => {
-        await tx.unsafe("SELECT pg_advisory_xact_lock(hashtext('occupancy-sync:api_budgets'))");
-        await tx.unsafe(CREATE);
-      });
+      // The table is there after the first run on a database: one look, and the creation only when it is missing. Two
+      // processes creating it at once could both fail on the catalogue's unique index: one at a time.
+      const [found] = await sql.unsafe<Array<{ table: string | null }>>("SELECT to_regclass('api_budgets')::text AS table");
+      if (!found?.table) {
+        await sql.begin(async (tx) => {
+          await tx.unsafe("SELECT pg_advisory_xact_lock(hashtext('occupancy-sync:api_budgets'))");
+          await tx.unsafe(CREATE);
+        });
+      }
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {});
       throw new Error(`the API budget cannot use its table api_budgets: ${(error as Error).message}. Fix: let the database role create tables in the schema, as migrations do`, { cause: error });
     }
-    this.#listen(sql);
     return sql;
   }
 
-  #listen(sql: Sql): void {
-    this.#listening = sql
+  /**
+   * Listens for slots given back by other processes, from the first time a query of this process has to wait for one:
+   * a cron run that never waits opens no second connection.
+   */
+  listen(): void {
+    if (this.#listening || this.#closed || !this.#session) return;
+    this.#listening = this.#session.then((sql) => this.#subscribe(sql));
+  }
+
+  #subscribe(sql: Sql): Promise<{ unlisten: () => Promise<void> } | undefined> {
+    return sql
       .listen(CHANNEL, (keyId) => this.#budgets.get(keyId)?.store.notified())
       .then(
         (listener) => listener,
@@ -274,6 +286,7 @@ class PgKeyStore implements KeyStore {
   }
 
   changed(ms: number, signal: AbortSignal): Promise<void> {
+    this.#backend.listen();
     return new Promise<void>((resolve) => {
       const timer = setTimeout(done, ms);
       signal.addEventListener('abort', done, { once: true });
