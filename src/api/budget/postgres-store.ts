@@ -145,7 +145,13 @@ export class PgBudgetBackend implements BudgetBackend {
       }
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {});
-      throw new Error(`the API budget cannot use its table api_budgets: ${(error as Error).message}. Fix: let the database role create tables in the schema, as migrations do`, { cause: error });
+      const code = String((error as { code?: unknown }).code ?? '');
+      // Privileges (42501) are about the table; anything else is about reaching the server.
+      const fix =
+        code === '42501'
+          ? `it cannot create its table api_budgets (${(error as Error).message}). Fix: let the database role create tables in the schema, as migrations do`
+          : `its connection to Postgres failed (${(error as Error).message}). Fix: allow each occupancy-sync process one more connection (the budget's slots are session advisory locks), then run again`;
+      throw new Error(`the API budget of the keys cannot be shared through the database: ${fix}`, { cause: error });
     }
     return sql;
   }
