@@ -1,5 +1,6 @@
 import type { Sql } from 'postgres';
 import type { Clock } from '../../clock.ts';
+import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { initialState, reconcile, type LimitState } from './aimd.ts';
 import { KeyBudget } from './key-budget.ts';
@@ -151,7 +152,7 @@ export class PgBudgetBackend implements BudgetBackend {
         code === '42501'
           ? `it cannot create its table api_budgets (${(error as Error).message}). Fix: let the database role create tables in the schema, as migrations do`
           : `its connection to Postgres failed (${(error as Error).message}). Fix: allow each occupancy-sync process one more connection (the budget's slots are session advisory locks), then run again`;
-      throw new Error(`the API budget of the keys cannot be shared through the database: ${fix}`, { cause: error });
+      throw new StoreError(`the API budget of the keys cannot be shared through the database: ${fix}`, { cause: error });
     }
     return sql;
   }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Clock } from '../../clock.ts';
+import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { initialState, reconcile, type LimitState } from './aimd.ts';
 import { KeyBudget } from './key-budget.ts';
@@ -110,7 +111,7 @@ export class SqliteBudgetBackend implements BudgetBackend {
     if (this.closed) return Promise.reject(new Error('the API budget was closed'));
     this.#opening ??= this.#open().catch((error: unknown) => {
       this.#opening = undefined;
-      throw new Error(`the API budget cannot open its file ${this.#o.file}: ${(error as Error).message}. Fix: let this user write beside the database`, { cause: error });
+      throw new StoreError(`the API budget cannot open its file ${this.#o.file}: ${(error as Error).message}. Fix: let this user write beside the database`, { cause: error });
     });
     return this.#opening;
   }
