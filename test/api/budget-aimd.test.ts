@@ -78,8 +78,11 @@ describe('the AIMD limit of a key (pure)', () => {
     const first = observe(steady, 0, refused(10, 0, 2000), 5000, settings);
     expect(first.paused).toBe(false);
     expect(first.state).toMatchObject({ limit: 7, sustained: 9, pausedUntil: 0, epoch: 1, refusedCut: true });
-    // Sent under the cut limit, refused all the same: the cut did not help.
-    const again = observe(first.state, 0, refused(7, 1, 2000), 6000, settings);
+    // Refused at the cut limit itself: the cut may have been one short; cut again, no pause.
+    const short = observe(first.state, 0, refused(7, 1, 2000), 6000, settings);
+    expect(short).toMatchObject({ paused: false, state: { limit: 4, epoch: 2 } });
+    // Sent under the cut limit and below it, refused all the same: the cut did not help.
+    const again = observe(first.state, 0, refused(5, 1, 2000), 6000, settings);
     expect(again.paused).toBe(true);
     expect(again.state).toMatchObject({ limit: 4, pausedUntil: 8000, epoch: 2 });
     // Once the limit has grown again, a refusal is a new episode: a cut, no pause.

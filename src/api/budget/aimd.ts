@@ -10,8 +10,9 @@ import type { BudgetSettings } from './types.ts';
  * - A 429 or 503: cut the limit multiplicatively (x0.7, and below the load it was refused at). Only the refused query
  *   waits its Retry-After: the refusal is most often our own probe of a limit the platform does not publish, and
  *   pausing every query of the key to learn what one refusal already said would cost each of them a second.
- * - A 429 or 503 again, to a query sent under the cut limit: the cut did not help (the platform counts per second,
- *   its limit fell, something else uses the key), so the whole key pauses for the Retry-After, and is cut again.
+ * - A 429 or 503 again, to a query sent under the cut limit and below it: the cut did not help (the platform counts
+ *   per second, its limit fell, something else uses the key), so the whole key pauses for the Retry-After, and is cut
+ *   again.
  * - Above the highest load answered cleanly (`sustained`), probe one slot at a time, `probeMs` apart (5 s, doubling
  *   after each failed probe up to 5 min), so a known limit costs a refusal every few minutes at most.
  * - Rising latency (the platform queues instead of refusing: LatencyTracker) or a timeout: cut by x0.9, no pause.
@@ -109,7 +110,10 @@ export function observe(state: LimitState, credit: number, seen: Observation, no
 
   // Congestion. A refusal pauses the whole key only when a cut for a refusal did not help (or the limit is fixed).
   const refusal = seen.cause === 'rate_limited' || seen.cause === 'overloaded';
-  const insists = !settings.adaptive || (current && state.refusedCut === true);
+  // At the new limit itself, the refusal may only say the cut was one short (queries reach the platform out of order,
+  // so the load a refusal is counted at can be one above the platform's): cut again, no pause. Below it, the cut did
+  // not help.
+  const insists = !settings.adaptive || (current && state.refusedCut === true && seen.level < state.limit);
   let next = state;
   let paused = false;
   if (refusal && insists && seen.retryAfterMs !== undefined && now + seen.retryAfterMs > state.pausedUntil) {

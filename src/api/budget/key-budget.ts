@@ -26,6 +26,13 @@ export interface KeyBudgetOptions {
   pollMs?: number;
   /** Latency of an answer from sending to the whole body: a monotonic clock (tests: a simulated one). */
   elapsed?: () => number;
+  /**
+   * How long a slot taken from the store may pass from query to query in this process before it goes back (default:
+   * for ever). A shared store sets a second or so: each slot then goes back through the store that often, so this
+   * process sees other processes' changes to the limit, they get their chance at the slot, and a lease never expires
+   * under a slot still in use.
+   */
+  reuseMs?: number;
 }
 
 interface Waiter {
@@ -56,6 +63,11 @@ export class KeyBudget implements ApiBudget {
   /** Counts the grants that used the limit up: a query in flight across one of them saw the limit bind. */
   #saturations = 0;
 
+  /**
+   * Slots given back while queries were waiting here, kept for them instead of going back through the store: no round
+   * trip to a shared store between one query and the next.
+   */
+  readonly #spare: Array<{ slot: number; level: number; takenAt: number }> = [];
   readonly #figures = { maxInFlight: 0, rateLimited: 0, overloaded: 0, pauses: 0 };
 
   constructor(store: KeyStore, settings: BudgetSettings, options: KeyBudgetOptions) {
@@ -99,6 +111,8 @@ export class KeyBudget implements ApiBudget {
     try {
       while (this.#waiters.length > 0) {
         this.#idle = new AbortController();
+        await this.#useSpares();
+        if (this.#waiters.length === 0) break;
         const now = this.#o.clock.now();
         const given = this.#given;
         const take = await this.#store.take(Math.max(now, this.#servedPause), this.#waiters.length);
@@ -107,7 +121,7 @@ export class KeyBudget implements ApiBudget {
           for (let i = 0; i < take.grants.length; i++) {
             const { slot, level } = take.grants[i]!;
             try {
-              await this.#grant(slot, level, take.state.limit, take.state.epoch, now);
+              await this.#grant(slot, level, take.state.limit, take.state.epoch, now, Date.now());
             } catch (error) {
               // The slots of this take not handed out yet go back before the failure ends the loop.
               await Promise.allSettled(take.grants.slice(i + 1).map((g) => this.#store.give(g.slot)));
@@ -128,10 +142,27 @@ export class KeyBudget implements ApiBudget {
     } finally {
       this.#pumping = false;
       this.#idle = undefined;
+      await Promise.allSettled(this.#spare.splice(0).map((spare) => this.#store.give(spare.slot)));
     }
   }
 
-  async #grant(slot: number, level: number, limit: number, epoch: number, now: number): Promise<void> {
+  /** Hands the spare slots to the queries waiting, while the key's state (as last read) allows them. */
+  async #useSpares(): Promise<void> {
+    while (this.#spare.length > 0 && this.#waiters.length > 0) {
+      const spare = this.#spare.shift()!;
+      const state = this.#state;
+      const now = this.#o.clock.now();
+      // Not above the limit, by slot or by count: after a cut, queries let go under the old limit are still out.
+      if (!state || spare.slot >= state.limit || this.#inFlight >= state.limit || state.pausedUntil > Math.max(now, this.#servedPause)) {
+        await this.#store.give(spare.slot);
+        continue;
+      }
+      // This process's own count is a floor of the key's: the level is at least that.
+      await this.#grant(spare.slot, Math.max(spare.level, this.#inFlight + 1), state.limit, state.epoch, now, spare.takenAt);
+    }
+  }
+
+  async #grant(slot: number, level: number, limit: number, epoch: number, now: number, takenAt: number): Promise<void> {
     if (this.#settings.ratePerSecond !== undefined) {
       const { intervalMs, burst } = rateSpacing(this.#settings.ratePerSecond);
       let at: number;
@@ -154,7 +185,7 @@ export class KeyBudget implements ApiBudget {
     this.#figures.maxInFlight = Math.max(this.#figures.maxInFlight, this.#inFlight);
     const saturations = this.#saturations;
     if (level >= limit) this.#saturations++;
-    waiter.resolve(this.#permit(slot, level, limit, epoch, saturations));
+    waiter.resolve(this.#permit(slot, level, limit, epoch, saturations, takenAt));
   }
 
   async #waitPause(until: number, now: number): Promise<void> {
@@ -194,7 +225,7 @@ export class KeyBudget implements ApiBudget {
     waiter.reject(error);
   }
 
-  #permit(slot: number, level: number, limit: number, epoch: number, saturations: number): Permit {
+  #permit(slot: number, level: number, limit: number, epoch: number, saturations: number, takenAt: number): Permit {
     const sentAt = this.#o.elapsed?.() ?? performance.now();
     let released = false;
     return {
@@ -209,10 +240,13 @@ export class KeyBudget implements ApiBudget {
         // speaks of no more than that limit.
         const proven = Math.min(level, limit);
         const seen = this.#observation(outcome, proven, epoch, latencyMs, this.#saturations > saturations);
-        // The loop is woken as soon as the slot is on its way back: a store on one connection (Postgres) sends the
-        // next take right behind the give, in the same round trip, instead of after its answer.
+        // A query waiting here gets the slot directly (see #spare); otherwise it goes back to the store, and the loop is
+        // woken as soon as it is on its way: a store on one connection (Postgres) sends the next take right behind the
+        // give, in the same round trip, instead of after its answer.
         const give = () => {
-          const giving = this.#store.give(slot);
+          const keep = this.#waiters.length > 0 && Date.now() - takenAt < (this.#o.reuseMs ?? Infinity);
+          if (keep) this.#spare.push({ slot, level: proven, takenAt });
+          const giving = keep ? Promise.resolve() : this.#store.give(slot);
           this.#given++;
           this.#wake?.();
           return giving;

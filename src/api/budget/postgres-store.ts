@@ -22,6 +22,8 @@ import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from '.
 
 const CHANNEL = 'occupancy_sync_api_budget';
 const POLL_MS = 200;
+/** A slot passes from query to query in this process for at most this long before it goes back (KeyBudget). */
+const REUSE_MS = 1000;
 
 const CREATE = `CREATE TABLE IF NOT EXISTS api_budgets (
   key_id text PRIMARY KEY,
@@ -90,6 +92,7 @@ export class PgBudgetBackend implements BudgetBackend {
         label: apiKey,
         maxPauseMs: this.#o.maxPauseMs,
         pollMs: POLL_MS,
+        reuseMs: REUSE_MS,
       });
       entry = { budget, store };
       this.#budgets.set(keyId, entry);

@@ -24,6 +24,8 @@ import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from '.
 
 /** How often a process waiting for a slot held by another process looks again. */
 const POLL_MS = 25;
+/** A slot passes from query to query in this process for at most this long before it goes back (KeyBudget). */
+const REUSE_MS = 1000;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS budgets (key_id TEXT PRIMARY KEY, state TEXT NOT NULL, rate_tat REAL NOT NULL DEFAULT 0);
@@ -98,6 +100,7 @@ export class SqliteBudgetBackend implements BudgetBackend {
         label: apiKey,
         maxPauseMs: this.#o.maxPauseMs,
         pollMs: POLL_MS,
+        reuseMs: Math.min(REUSE_MS, this.#o.leaseMs / 2),
       });
       this.#budgets.set(keyId, budget);
     }
