@@ -142,15 +142,20 @@ describe('latency as a signal (pure)', () => {
     expect(judged).toBe('slow');
   });
 
-  it('sees queueing: the latest growth stretched latency in proportion, so throughput did not grow', () => {
+  it('sees queueing: the latest growth stretched latency in proportion, out of the noise', () => {
     const grows = new LatencyTracker();
     for (let i = 0; i < 10; i++) grows.add('page', 100, 8);
     for (let i = 0; i < 10; i++) grows.add('page', 101, 9);
     expect(grows.queueing()).toBe(false);
     const queues = new LatencyTracker();
-    for (let i = 0; i < 10; i++) queues.add('page', 100, 8);
-    for (let i = 0; i < 10; i++) queues.add('page', 113, 9);
+    for (let i = 0; i < 10; i++) queues.add('page', 100 + (i % 2), 8);
+    for (let i = 0; i < 10; i++) queues.add('page', 113 + (i % 2), 9);
     expect(queues.queueing()).toBe(true);
+    // The same stretch on a host whose latencies wander by tens of milliseconds says nothing.
+    const noisy = new LatencyTracker();
+    for (let i = 0; i < 10; i++) noisy.add('page', i % 2 ? 60 : 140, 8);
+    for (let i = 0; i < 10; i++) noisy.add('page', i % 2 ? 73 : 153, 9);
+    expect(noisy.queueing()).toBe(false);
   });
 });
 

@@ -167,7 +167,7 @@ export class LatencyTracker {
     if (!(ms >= 0)) return 'fast';
     let seen = this.#operations.get(operation);
     if (!seen) {
-      seen = { window: [], average: ms, current: { limit, sum: 0, count: 0 }, previous: undefined };
+      seen = { window: [], average: ms, current: { limit, sum: 0, squares: 0, count: 0 }, previous: undefined };
       this.#operations.set(operation, seen);
     }
     seen.window.push(ms);
@@ -176,9 +176,10 @@ export class LatencyTracker {
     if (limit !== seen.current.limit) {
       // A new period: the one before it is what the next growth is judged against.
       if (seen.current.count >= PERIOD_SAMPLES) seen.previous = seen.current;
-      seen.current = { limit, sum: 0, count: 0 };
+      seen.current = { limit, sum: 0, squares: 0, count: 0 };
     }
     seen.current.sum += ms;
+    seen.current.squares += ms * ms;
     seen.current.count++;
     if (seen.window.length < 8) return 'fast';
     let least = Infinity;
@@ -194,7 +195,11 @@ export class LatencyTracker {
       const before = previous.sum / previous.count;
       const now = current.sum / current.count;
       // Pure queueing stretches latency by limit/previous; a platform with room for more does not stretch it at all.
-      if (now >= before * (1 + (0.75 * (current.limit - previous.limit)) / previous.limit)) return true;
+      // The stretch must also stand out of the noise (twice the standard error of the difference): a busy host's
+      // latencies wander by more than a slot's worth.
+      const noise = 2 * Math.sqrt(variance(previous) / previous.count + variance(current) / current.count);
+      const stretch = now - before;
+      if (stretch >= (before * 0.75 * (current.limit - previous.limit)) / previous.limit && stretch >= noise) return true;
     }
     return false;
   }
@@ -209,9 +214,21 @@ const SLOW_EXCESS_MS = 1000;
 /** Answers a period at one limit needs before its average latency counts. */
 const PERIOD_SAMPLES = 8;
 
+interface Period {
+  limit: number;
+  sum: number;
+  squares: number;
+  count: number;
+}
+
 interface Latencies {
   window: number[];
   average: number;
-  current: { limit: number; sum: number; count: number };
-  previous: { limit: number; sum: number; count: number } | undefined;
+  current: Period;
+  previous: Period | undefined;
+}
+
+function variance(period: Period): number {
+  const mean = period.sum / period.count;
+  return Math.max(0, period.squares / period.count - mean * mean);
 }

@@ -60,6 +60,8 @@ export class KeyBudget implements ApiBudget {
   #inFlight = 0;
   /** Counts slots given back here, so a release between a take and the wait that follows it is not missed. */
   #given = 0;
+  /** What ended the loop's latest wait: a slot given back here, or the store (a change, the poll). */
+  #wokenBy: 'release' | 'store' = 'store';
   /** Counts the grants that used the limit up: a query in flight across one of them saw the limit bind. */
   #saturations = 0;
 
@@ -113,6 +115,11 @@ export class KeyBudget implements ApiBudget {
         this.#idle = new AbortController();
         await this.#useSpares();
         if (this.#waiters.length === 0) break;
+        if (this.#state && this.#inFlight >= this.#state.limit && this.#wokenBy === 'release') {
+          // Every slot of the limit is out from this process: only one coming back, or a change in the store, helps.
+          await this.#slotFreed();
+          continue;
+        }
         const now = this.#o.clock.now();
         const given = this.#given;
         const take = await this.#store.take(Math.max(now, this.#servedPause), this.#waiters.length);
@@ -209,14 +216,19 @@ export class KeyBudget implements ApiBudget {
 
   #slotFreed(): Promise<void> {
     return new Promise<void>((resolve) => {
-      const done = () => {
+      let settled = false;
+      const done = (by: 'release' | 'store') => {
+        if (settled) return;
+        settled = true;
+        this.#wokenBy = by;
         this.#wake = undefined;
-        this.#idle?.signal.removeEventListener('abort', done);
+        this.#idle?.signal.removeEventListener('abort', byStore);
         resolve();
       };
-      this.#wake = done;
-      this.#idle?.signal.addEventListener('abort', done, { once: true });
-      this.#store.changed(this.#o.pollMs ?? 50, this.#idle!.signal).then(done, done);
+      const byStore = () => done('store');
+      this.#wake = () => done('release');
+      this.#idle?.signal.addEventListener('abort', byStore, { once: true });
+      this.#store.changed(this.#o.pollMs ?? 50, this.#idle!.signal).then(byStore, byStore);
     });
   }
 
