@@ -2,14 +2,15 @@ import type { Clock } from '../../clock.ts';
 import { RateLimitError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { abortError } from '../abort.ts';
-import { LatencyTracker, observe, type LimitState, type Observation } from './aimd.ts';
+import type { LimitState, Observation } from './aimd.ts';
+import { KeyLearner } from './learner.ts';
 import { rateSpacing } from './limiter.ts';
-import type { ApiBudget, BudgetSettings, BudgetStats, KeyStore, Outcome, Permit } from './types.ts';
+import type { ApiBudget, BudgetSettings, BudgetStats, KeyStore, Permit } from './types.ts';
 
 /**
  * The budget of one key in one process: a queue of the queries waiting to go, served in order by one loop that takes
  * slots from the key's store (shared with other processes or not), waits out the platform's pauses and the rate,
- * and feeds each answer to the limit (aimd.ts). Decisions are the pure functions of aimd.ts and limiter.ts; this
+ * and feeds each answer to the limit (learner.ts). Decisions are the pure functions of aimd.ts and limiter.ts; this
  * class only waits, and every wait is on an event: a slot given back here, a change in the store, the injected sleep.
  */
 
@@ -46,10 +47,9 @@ export class KeyBudget implements ApiBudget {
   readonly #store: KeyStore;
   readonly #settings: BudgetSettings;
   readonly #o: KeyBudgetOptions;
-  readonly #latency = new LatencyTracker();
+  readonly #learner: KeyLearner;
   readonly #waiters: Waiter[] = [];
   #state: LimitState | undefined;
-  #credit = 0;
   #pumping = false;
   /** Resolves the loop's current wait for a slot: called when a slot is given back in this process. */
   #wake: (() => void) | undefined;
@@ -70,12 +70,13 @@ export class KeyBudget implements ApiBudget {
    * trip to a shared store between one query and the next.
    */
   readonly #spare: Array<{ slot: number; level: number; takenAt: number }> = [];
-  readonly #figures = { maxInFlight: 0, rateLimited: 0, overloaded: 0, pauses: 0 };
+  #maxInFlight = 0;
 
   constructor(store: KeyStore, settings: BudgetSettings, options: KeyBudgetOptions) {
     this.#store = store;
     this.#settings = settings;
     this.#o = options;
+    this.#learner = new KeyLearner(store, settings, options);
   }
 
   acquire(signal?: AbortSignal): Promise<Permit> {
@@ -103,7 +104,8 @@ export class KeyBudget implements ApiBudget {
       limit: this.#state?.limit ?? (this.#settings.adaptive ? Math.min(this.#settings.startInFlight, this.#settings.maxInFlight) : this.#settings.maxInFlight),
       inFlight: this.#inFlight,
       ceiling: this.#state?.ceiling ?? 0,
-      ...this.#figures,
+      maxInFlight: this.#maxInFlight,
+      ...this.#learner.figures,
     };
   }
 
@@ -189,7 +191,7 @@ export class KeyBudget implements ApiBudget {
     }
     waiter.signal?.removeEventListener('abort', waiter.onAbort);
     this.#inFlight++;
-    this.#figures.maxInFlight = Math.max(this.#figures.maxInFlight, this.#inFlight);
+    this.#maxInFlight = Math.max(this.#maxInFlight, this.#inFlight);
     const saturations = this.#saturations;
     if (level >= limit) this.#saturations++;
     waiter.resolve(this.#permit(slot, level, limit, epoch, saturations, takenAt));
@@ -251,7 +253,7 @@ export class KeyBudget implements ApiBudget {
         // slots are given back a little after the platform is done with a query (its answer is read first). An answer
         // speaks of no more than that limit.
         const proven = Math.min(level, limit);
-        const seen = this.#observation(outcome, proven, epoch, latencyMs, this.#saturations > saturations);
+        const seen = this.#learner.observation(outcome, proven, epoch, latencyMs, this.#saturations > saturations, this.#state?.limit ?? 0);
         // A query waiting here gets the slot directly (see #spare); otherwise it goes back to the store, and the loop is
         // woken as soon as it is on its way: a store on one connection (Postgres) sends the next take right behind the
         // give, in the same round trip, instead of after its answer.
@@ -278,65 +280,11 @@ export class KeyBudget implements ApiBudget {
     };
   }
 
-  #observation(outcome: Outcome, level: number, epoch: number, latencyMs: number, saturated: boolean): Observation {
-    switch (outcome.kind) {
-      case 'clean':
-        if (this.#latency.add(outcome.operation ?? '', latencyMs, this.#state?.limit ?? 0) === 'slow') return { kind: 'congested', cause: 'slow', level, epoch };
-        return { kind: 'clean', level, epoch, saturated, queueing: this.#latency.queueing() };
-      case 'rate_limited':
-      case 'overloaded':
-        this.#figures[outcome.kind === 'rate_limited' ? 'rateLimited' : 'overloaded']++;
-        return {
-          kind: 'congested',
-          cause: outcome.kind,
-          level,
-          epoch,
-          ...(outcome.retryAfterMs !== undefined && { retryAfterMs: outcome.retryAfterMs }),
-        };
-      case 'timeout':
-        return { kind: 'congested', cause: 'timeout', level, epoch };
-      default:
-        return { kind: 'neutral' };
-    }
-  }
-
-  /** Feeds one answer to the key's limit; the store is written only when the limit's state changes. */
+  /** Feeds one answer to the key's limit (learner.ts) and keeps the state it leaves in force. */
   async #learn(seen: Observation): Promise<{ paused: boolean }> {
-    const known = this.#state;
-    if (!known || seen.kind === 'neutral') return { paused: false };
-    const now = this.#o.clock.now();
-    const credit = this.#credit;
-    const local = observe(known, credit, seen, now, this.#settings);
-    this.#credit = local.credit;
-    if (local.state === known) return { paused: false };
-    let paused = false;
-    let before = known;
-    // Applied again to the state as stored: another process may have moved it since this one last read it.
-    const stored = await this.#store.update((state) => {
-      before = state;
-      const step = observe(state, credit, seen, now, this.#settings);
-      paused = step.paused;
-      return step.state;
-    });
-    this.#state = stored;
-    this.#report(before, stored, seen, paused);
+    if (!this.#state) return { paused: false };
+    const { state, paused } = await this.#learner.learn(this.#state, seen);
+    this.#state = state;
     return { paused };
-  }
-
-  #report(before: LimitState, after: LimitState, seen: Observation, paused: boolean): void {
-    const key = this.#o.label;
-    if (paused) {
-      this.#figures.pauses++;
-      this.#o.logger.warn(
-        { key, pausedUntil: new Date(after.pausedUntil).toISOString(), limit: after.limit },
-        `the platform refused a query of API key ${JSON.stringify(key)} at a load it had taken before: no query of the key goes before its Retry-After`,
-      );
-    }
-    if (after.limit === before.limit) return;
-    const why = seen.kind === 'congested' ? `${seen.cause.replace('_', ' ')} at ${seen.level} in flight` : 'answers clean and fast';
-    const fields = { key, limit: after.limit, previous: before.limit, ceiling: after.ceiling };
-    const line = `API budget of key ${JSON.stringify(key)}: ${after.limit} queries in flight at most (was ${before.limit}; ${why})`;
-    if (after.limit < before.limit) this.#o.logger.info(fields, line);
-    else this.#o.logger.debug(fields, line);
   }
 }
