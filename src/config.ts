@@ -42,6 +42,20 @@ export interface Config {
   database: { url: string; dialect: Dialect; /** SQLite file path, for the sqlite dialect. */ sqlitePath: string | undefined };
   logLevel: string;
   http: { timeoutMs: number; maxAttempts: number; backoffMinMs: number; backoffMaxMs: number };
+  /**
+   * The API budget of each key (src/api/budget/, docs/api-client.md): how many of its queries may be in flight and
+   * start per second, every process using the key together (through the database).
+   */
+  budget: {
+    /** Adapt the in-flight limit to the platform's answers (API_IN_FLIGHT=auto), or hold it at maxInFlight. */
+    adaptive: boolean;
+    /** The most in flight (API_MAX_IN_FLIGHT), or the fixed limit (API_IN_FLIGHT=N). */
+    maxInFlight: number;
+    /** Where an adaptive limit starts for a key nothing has been learnt of. */
+    startInFlight: number;
+    /** API_MAX_RATE: queries per second per key; undefined: no such limit. */
+    ratePerSecond: number | undefined;
+  };
   token: { refreshMarginMs: number; cacheFile: string | undefined };
   sync: {
     lookbackMs: number;
@@ -202,6 +216,36 @@ function oneOf<T extends string>(env: Env, variable: string, values: readonly T[
   if (!raw) return fallback;
   if (!(values as readonly string[]).includes(raw)) fail(variable, raw, `must be one of ${values.join(', ')}`, `set ${variable}=${fallback} (the default) or another of those values`);
   return raw as T;
+}
+
+/** Where an adaptive in-flight limit starts: moderate, found up or down from there (src/api/budget/aimd.ts). */
+const START_IN_FLIGHT = 8;
+
+/** API_IN_FLIGHT (auto or a fixed N), API_MAX_IN_FLIGHT and API_MAX_RATE. */
+function resolveBudget(env: Env): Config['budget'] {
+  const maxInFlight = integer(env, 'API_MAX_IN_FLIGHT', 32, 1, 1024);
+  const mode = env.API_IN_FLIGHT?.trim().toLowerCase() || 'auto';
+  let fixed: number | undefined;
+  if (mode !== 'auto') {
+    fixed = Number(mode);
+    if (!Number.isInteger(fixed) || fixed < 1 || fixed > 1024) {
+      fail('API_IN_FLIGHT', env.API_IN_FLIGHT, 'must be auto or a whole number from 1 to 1024', 'leave it unset (auto: adapt to the platform) or set the number of queries per key the platform allows in flight');
+    }
+    if (env.API_MAX_IN_FLIGHT?.trim() && fixed > maxInFlight) {
+      fail('API_IN_FLIGHT', env.API_IN_FLIGHT, `is above API_MAX_IN_FLIGHT=${maxInFlight}`, 'lower API_IN_FLIGHT, or unset API_MAX_IN_FLIGHT (it only bounds auto)');
+    }
+  }
+  const rateText = env.API_MAX_RATE?.trim().toLowerCase();
+  let ratePerSecond: number | undefined;
+  if (rateText && rateText !== 'off') {
+    ratePerSecond = Number(rateText);
+    if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0 || ratePerSecond > 10_000) {
+      fail('API_MAX_RATE', env.API_MAX_RATE, 'must be off or a number of queries per second above 0 (up to 10000)', 'set e.g. API_MAX_RATE=10 (or 0.5 for one every two seconds), or off');
+    }
+  }
+  return fixed === undefined
+    ? { adaptive: true, maxInFlight, startInFlight: Math.min(START_IN_FLIGHT, maxInFlight), ratePerSecond }
+    : { adaptive: false, maxInFlight: fixed, startInFlight: fixed, ratePerSecond };
 }
 
 /** The platform's customer ids are UUIDs (API document, 2.6); anything else is a typo that would file data wrongly. */
@@ -504,6 +548,7 @@ export function resolveConfig(env: Env): Config {
     database: resolveDatabase(env),
     logLevel,
     http,
+    budget: resolveBudget(env),
     token: {
       refreshMarginMs: duration(env, 'TOKEN_REFRESH_MARGIN', '5m'),
       cacheFile: env.TOKEN_CACHE_FILE?.trim() || undefined,

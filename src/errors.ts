@@ -69,16 +69,22 @@ export interface GraphQLErrorEntry {
   extensions?: Record<string, unknown>;
 }
 
-/** The server answered with GraphQL `errors`. Carries every error and the operation that caused them. */
+/**
+ * The server answered with GraphQL `errors`. Carries every error and the operation that caused them. `permanent` says
+ * why the same request would get the same answer (a refused argument, a validation error), so it is never retried.
+ */
 export class GraphQLResponseError extends OccupancySyncError {
   readonly errors: GraphQLErrorEntry[];
   readonly operationName: string | undefined;
-  constructor(operationName: string | undefined, errors: GraphQLErrorEntry[], options?: { cause?: unknown }) {
+  readonly permanent: string | undefined;
+  constructor(operationName: string | undefined, errors: GraphQLErrorEntry[], options?: { cause?: unknown; permanent?: string }) {
     const first = errors[0]?.message ?? 'unknown error';
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-    super('GRAPHQL', `GraphQL operation ${operationName ?? '(anonymous)'} failed: ${first}${more}`, options);
+    const permanent = options?.permanent ? ` (not retried: ${options.permanent}, and the same request gets the same answer)` : '';
+    super('GRAPHQL', `GraphQL operation ${operationName ?? '(anonymous)'} failed: ${first}${more}${permanent}`, options);
     this.errors = errors;
     this.operationName = operationName;
+    this.permanent = options?.permanent;
   }
 }
 
