@@ -16,6 +16,7 @@ import { MemoryKeyStore } from './budget/memory-store.ts';
 import { DEFAULT_BUDGET, type ApiBudget, type BudgetSettings, type Outcome, type Permit } from './budget/types.ts';
 import { permanentReason } from './graphql-errors.ts';
 import { createTransport, type HttpResponse } from './transport.ts';
+import { inSpan, tracer } from '../tracing.ts';
 
 export interface ApiClientOptions {
   /** https:// (or http:// on a loopback host, for the sandbox). */
@@ -240,6 +241,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       counters.retries++;
       counters.retriesByReason[decision.reason] = (counters.retriesByReason[decision.reason] ?? 0) + 1;
+      tracer().event('retry', { 'retry.reason': decision.reason, 'retry.attempt': attemptNumber, 'retry.delay_ms': delayMs, 'http.response.status_code': (error as ApiTransportError).status });
       const keyWide = released?.paused === true && decision.retryAfterMs !== undefined;
       logger.warn(
         { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs, keyWide },
@@ -357,7 +359,10 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const idempotent = requestOptions.idempotent ?? doc.operationType === 'query';
       const what = `${doc.operationType} ${doc.operationName ?? '(anonymous)'}`;
       const gate = { operation: doc.operationName ?? '(anonymous)', query: doc.operationType === 'query' };
-      return (await withRetries(what, idempotent, requestOptions.signal, (exchange) => attemptQuery(doc, body, requestOptions.signal, exchange), gate)) as T;
+      // One span per request, its retries and token refreshes as events on it (src/tracing.ts; a no-op unless on).
+      return inSpan('api.request', { 'graphql.operation.name': gate.operation, 'graphql.operation.type': doc.operationType }, () =>
+        withRetries(what, idempotent, requestOptions.signal, (exchange) => attemptQuery(doc, body, requestOptions.signal, exchange), gate),
+      ) as Promise<T>;
     },
     async token(tokenOptions = {}) {
       const info = await withRetries('authentication', true, tokenOptions.signal, () => tokens.get(tokenOptions.signal));

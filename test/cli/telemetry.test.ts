@@ -64,7 +64,7 @@ describe('OpenTelemetry traces', () => {
   });
 
   it('a sync sends one trace: the run, each stream, each window, each commit, as parent and children', async () => {
-    sandbox = await startSandbox({ seed: 3, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, faults: { seed: 4, serverError: 0.2 } });
+    sandbox = await startSandbox({ seed: 3, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, faults: { seed: 4, serverError: 0.4 } });
     db = await freshDatabase('sqlite', 'otel');
     receiver = await otlpReceiver();
     const env = childEnv(sandbox, db.url, {
