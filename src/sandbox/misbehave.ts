@@ -34,6 +34,8 @@ export type MisbehaviourKind =
   | 'zonelessCreated'
   // Record types, on the nodes of one floor space only: stray bad records among good ones.
   | 'strayNullHeadcount'
+  /** The first records of a window's first page carry the values of HOSTILE_VALUES, one each. */
+  | 'hostileItems'
   // Transport and proxies (every query).
   | 'dateYearBehind'
   | 'hugeGzip'
@@ -48,7 +50,7 @@ export const MISBEHAVIOUR_KINDS: readonly MisbehaviourKind[] = [
   'pageInfoNull', 'nodesNull', 'hasNextPageString', 'endCursorMissing',
   'ignoreAfter', 'sameRecordsFreshCursor', 'firstPageAgain', 'cyclingCursor', 'emptyPagesForever',
   'outOfWindow', 'localTimeWindows',
-  'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount',
+  'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount', 'hostileItems',
   'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
   'authEchoesSecret', 'authEchoesSecretEscaped',
 ];
@@ -66,6 +68,24 @@ const LOCAL_OFFSET_MS = 2 * 3_600_000;
 const HUGE_BYTES = 65 * 1024 * 1024;
 
 type Json = Record<string, unknown>;
+
+/**
+ * Values no reading may carry, each on one field (`hostileItems`); tests send the same ones in webhook deliveries to
+ * see both ways in come out alike.
+ */
+export const HOSTILE_VALUES: ReadonlyArray<{ field: 'headcount' | 'floorSpaceId' | 'occupancyStatus'; value: unknown }> = [
+  { field: 'headcount', value: 3_000_000_000 },
+  { field: 'headcount', value: -1 },
+  { field: 'headcount', value: 2.5 },
+  { field: 'headcount', value: '4' },
+  { field: 'headcount', value: null },
+  { field: 'floorSpaceId', value: '' },
+  { field: 'floorSpaceId', value: 42 },
+  { field: 'floorSpaceId', value: 'f\u0000' },
+  { field: 'occupancyStatus', value: '' },
+  { field: 'occupancyStatus', value: '\ud800' },
+  { field: 'occupancyStatus', value: { nested: true } },
+];
 
 /** An answer that replaces the normal one. */
 export interface Replacement {
@@ -185,6 +205,9 @@ export class Misbehaviour {
         break;
       case 'zonelessCreated':
         for (const node of connection.nodes) node.created = (node.created as string).replace(/Z$/, '');
+        break;
+      case 'hostileItems':
+        if (!later) HOSTILE_VALUES.forEach((h, i) => { if (connection.nodes[i]) connection.nodes[i][h.field] = h.value; });
         break;
       case 'strayNullHeadcount':
         for (const node of connection.nodes) if (this.#stray.has(node.floorSpaceId as string)) node.headcount = null;
