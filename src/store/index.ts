@@ -33,17 +33,15 @@ export interface OpenStoreOptions {
 export async function openStore(database: Config['database'], options: OpenStoreOptions = {}): Promise<Store> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
+  const storeLogger = logger.child({ component: 'store' });
+  const migrator = { ...(options.conversion && { conversion: options.conversion }) };
   if (database.dialect === 'sqlite') {
     if (!database.sqlitePath) throw new ConfigError(`DATABASE_URL: ${database.url} names no SQLite file; use file:./data/occupancy.db`);
-    // Each dialect's driver (and its drizzle dialect) loads only when that dialect is opened.
-    const { openSqlite } = await import('./sqlite.ts');
-    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly, conversion: options.conversion });
-    return new SqlStore(adapter, clock, logger.child({ component: 'store' }));
+    // Each room's driver (and its drizzle dialect) loads only when that dialect is opened.
+    const { openSqlite } = await import('./sqlite/adapter.ts');
+    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly });
+    return new SqlStore(adapter, clock, storeLogger, migrator);
   }
-  const { openPostgres } = await import('./postgres.ts');
-  return new SqlStore(
-    openPostgres({ url: database.url, logger: logger.child({ component: 'store' }), readonly: options.readonly, conversion: options.conversion }),
-    clock,
-    logger.child({ component: 'store' }),
-  );
+  const { openPostgres } = await import('./postgres/adapter.ts');
+  return new SqlStore(openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly }), clock, storeLogger, migrator);
 }

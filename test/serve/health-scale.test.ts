@@ -6,7 +6,7 @@ import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { readSyncHealth } from '../../src/serve/health.ts';
 import { startOpsServer, type OpsServer } from '../../src/serve/ops-server.ts';
-import { parsePgUrl } from '../../src/store/postgres.ts';
+import { parsePgUrl } from '../../src/store/postgres/url.ts';
 import type { Store } from '../../src/store/types.ts';
 import { migratedStore, type TestDatabase } from '../support/databases.ts';
 import { get } from './helpers.ts';
