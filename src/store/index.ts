@@ -19,6 +19,11 @@ export interface OpenStoreOptions {
   /** The occupancy conversion's batch size and a hook after each batch (tests stop a conversion half-way with it). */
   // Written out (not ConversionOptions): the package's public types must not reach the adapter's drizzle types.
   conversion?: { batch?: number; onBatch?(moved: number, total: number): void };
+  /**
+   * How long migrate() waits for a migration another process is running before it gives up with a DatabaseBusyError
+   * (the CLI exits 75). Default 10 minutes: a large database's occupancy conversion takes minutes.
+   */
+  migrationWaitMs?: number;
 }
 
 /**
@@ -34,7 +39,7 @@ export async function openStore(database: Config['database'], options: OpenStore
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const storeLogger = logger.child({ component: 'store' });
-  const migrator = { ...(options.conversion && { conversion: options.conversion }) };
+  const migrator = { ...(options.conversion && { conversion: options.conversion }), ...(options.migrationWaitMs !== undefined && { lockWaitMs: options.migrationWaitMs }) };
   if (database.dialect === 'sqlite') {
     if (!database.sqlitePath) throw new ConfigError(`DATABASE_URL: ${database.url} names no SQLite file; use file:./data/occupancy.db`);
     // Each room's driver (and its drizzle dialect) loads only when that dialect is opened.

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { MigrationMeta } from 'drizzle-orm/migrator';
 import { migrator } from '../../db/schema/drizzle.ts';
@@ -65,11 +66,11 @@ export interface RepeatableScript {
   statements: string[];
 }
 
-/** The repeatable scripts of a dialect: today one, its views. */
-export function loadRepeatable(dialect: Dialect): RepeatableScript[] {
+/** The repeatable scripts of a dialect: today one, its views (from `folder`, by default the package's db/views). */
+export function loadRepeatable(dialect: Dialect, folder = dbFolder('views')): RepeatableScript[] {
   const flags = COMPATIBILITY_FLAGS[dialect];
   const name = `db/views/${flags.files}.sql`;
-  const path = dbFolder(`views/${flags.files}.sql`);
+  const path = join(folder, `${flags.files}.sql`);
   let text: string;
   try {
     text = readFileSync(path, 'utf8');

@@ -23,6 +23,8 @@ export interface MigratorOptions {
   conversion?: { batch?: number; onBatch?(moved: number, total: number): void };
   /** How long to wait for another process's migration before giving up with DatabaseBusyError (exit 75). */
   lockWaitMs?: number;
+  /** Where the views scripts are (tests change a view without touching the package's db/views). */
+  viewsFolder?: string;
 }
 
 /** A conversion of a large database takes minutes; a process waiting longer gives up, and cron or systemd retry it. */
@@ -39,7 +41,7 @@ const BEFORE: Record<string, (step: ConversionStep, db: Adapter, options: Migrat
  * What this version would apply: pending versioned migrations by name, then the repeatable scripts that are stale
  * (never applied, changed, or applied before the last versioned migration). Reads only.
  */
-export async function pendingMigrations(db: Adapter): Promise<string[]> {
+export async function pendingMigrations(db: Adapter, options: Pick<MigratorOptions, 'viewsFolder'> = {}): Promise<string[]> {
   const exists = async (table: string) => {
     const [row] = await db.query<{ ok: unknown }>(db.flags.tableExists, [table]);
     return Number(row?.ok) === 1;
@@ -48,7 +50,7 @@ export async function pendingMigrations(db: Adapter): Promise<string[]> {
   const last = (await exists(migrations)) ? await lastApplied(db, db) : undefined;
   const versioned = pending(loadMigrations(db.dialect), last).map((m) => m.name);
   const applied = (await exists(repeatable)) ? await db.all<RepeatableRow>(sql`SELECT script, checksum, after_migration FROM ${sql.raw(repeatable)}`) : [];
-  const stale = loadRepeatable(db.dialect).filter((script) => isStale(script, applied.find((r) => r.script === script.name), last));
+  const stale = loadRepeatable(db.dialect, options.viewsFolder).filter((script) => isStale(script, applied.find((r) => r.script === script.name), last));
   return [...versioned, ...stale.map((s) => s.name)];
 }
 
@@ -65,7 +67,7 @@ export async function migrate(db: Adapter, options: MigratorOptions): Promise<st
       await tx.exec(`CREATE TABLE IF NOT EXISTS ${repeatable} (script text PRIMARY KEY, checksum text NOT NULL, after_migration ${time}, applied_at text NOT NULL)`);
     });
     const applied = await applyVersioned(db, options);
-    for (const script of loadRepeatable(db.dialect)) await applyRepeatable(db, script, options.logger);
+    for (const script of loadRepeatable(db.dialect, options.viewsFolder)) await applyRepeatable(db, script, options.logger);
     return applied;
   } finally {
     await lock.release();

@@ -178,6 +178,30 @@ const recordTypesMatchTables: [
 ] = [true, true, true];
 void recordTypesMatchTables;
 
+/**
+ * Where every upsert starts, on either dialect: the sink as that dialect writes it, and what it made ready for the
+ * page in the page's transaction (dictionary keys, the arrival); undefined for an empty page (nothing to write).
+ */
+export async function preparePage(
+  sink: SinkName,
+  dialect: Dialect,
+  input: PrepareInput,
+  records: ReadonlyArray<unknown>,
+): Promise<{ def: SinkDef<unknown>; prepared: unknown } | undefined> {
+  if (records.length === 0) return undefined;
+  const def = sinkDef(sink, dialect) as SinkDef<unknown>;
+  return { def, prepared: def.prepare ? await def.prepare(input, records) : undefined };
+}
+
+/** One value per sink, made on first use (each room's upsert text). */
+export function perSink<T>(make: (sink: SinkName) => T): (sink: SinkName) => T {
+  const made = new Map<SinkName, T>();
+  return (sink) => {
+    if (!made.has(sink)) made.set(sink, make(sink));
+    return made.get(sink)!;
+  };
+}
+
 export function sinkDef<S extends SinkName>(sink: S, dialect: Dialect = 'postgres'): SinkDef<SinkRecords[S]> {
   const def = SINKS[dialect][sink] as SinkDef<SinkRecords[S]> | undefined;
   if (!def) throw new StoreError(`unknown sink "${String(sink)}"; known sinks: ${SINK_NAMES.join(', ')}`);

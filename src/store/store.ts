@@ -52,7 +52,7 @@ export class SqlStore implements Store {
    * cannot migrate it themselves.
    */
   async requireCurrentSchema(): Promise<void> {
-    const pending = await this.#wrap('reading the applied migrations', () => pendingMigrations(this.#db));
+    const pending = await this.#wrap('reading the applied migrations', () => pendingMigrations(this.#db, this.#migrator));
     if (pending.length === 0) return;
     if (pending[0] === '0000_tables') {
       throw new StoreError(

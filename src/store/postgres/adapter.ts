@@ -8,7 +8,7 @@ import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
 import { describeLocation } from '../errors.ts';
 import { KeyCache, type KeyScope } from '../key-cache.ts';
 import { MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
-import { sinkDef, type SinkDef } from '../sinks.ts';
+import { preparePage } from '../sinks.ts';
 import { connect } from './connect.ts';
 import { ADVISORY_HOLDER, advisoryKey, isConnectionEnded, PgLocks } from './locks.ts';
 import { columnsOf, upsertText } from './unnest.ts';
@@ -52,9 +52,9 @@ export function openPostgres(options: PostgresOptions): Adapter {
         await sql.unsafe(statement);
       },
       async upsert(sink, page, records) {
-        if (records.length === 0) return;
-        const def = sinkDef(sink, 'postgres') as SinkDef<unknown>;
-        const prepared = def.prepare ? await def.prepare({ tx, keys: keyScope, page }, records) : undefined;
+        const ready = await preparePage(sink, 'postgres', { tx, keys: keyScope, page }, records);
+        if (!ready) return;
+        const { def, prepared } = ready;
         const columns = columnsOf(def, records, prepared);
         await sql.unsafe(upsertText(sink), [...def.pageValues(page, prepared), ...columns] as never[], { prepare: true });
       },

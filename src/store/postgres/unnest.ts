@@ -1,5 +1,4 @@
-import { sinkDef, type SinkDef } from '../sinks.ts';
-import type { SinkName } from '../types.ts';
+import { perSink, sinkDef, type SinkDef } from '../sinks.ts';
 
 /**
  * The Postgres upsert of a page: one statement. Every row column travels as one typed array and unnest turns them
@@ -7,13 +6,7 @@ import type { SinkName } from '../types.ts';
  * round trip. Per-page values (customer, source, ingested_at) are scalars.
  */
 
-const UPSERTS = new Map<SinkName, string>();
-
-export function upsertText(sink: SinkName): string {
-  let text = UPSERTS.get(sink);
-  if (!text) UPSERTS.set(sink, (text = unnestText(sinkDef(sink, 'postgres') as SinkDef<unknown>)));
-  return text;
-}
+export const upsertText = perSink((sink) => unnestText(sinkDef(sink, 'postgres') as SinkDef<unknown>));
 
 function unnestText(def: SinkDef<unknown>): string {
   const page = new Map(def.pageColumns.map((c, i) => [c.name, `$${i + 1}::${c.type}`]));

@@ -1,8 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { Executor } from '../adapter.ts';
 import type { KeyScope } from '../key-cache.ts';
-import { sinkDef, type SinkDef } from '../sinks.ts';
-import type { SinkName } from '../types.ts';
+import { perSink, preparePage, sinkDef, type SinkDef } from '../sinks.ts';
 
 /**
  * Statements on SQLite, the same whichever connection runs them: the main one (synchronously, on this thread) or the
@@ -20,13 +19,7 @@ export interface Runner {
 export type Compile = (query: SQL) => { sql: string; params: unknown[] };
 
 /** Each sink's upsert text, built once per process. */
-const UPSERTS = new Map<SinkName, string>();
-
-export function upsertText(sink: SinkName): string {
-  let text = UPSERTS.get(sink);
-  if (!text) UPSERTS.set(sink, (text = insertText(sinkDef(sink, 'sqlite') as SinkDef<unknown>)));
-  return text;
-}
+export const upsertText = perSink((sink) => insertText(sinkDef(sink, 'sqlite') as SinkDef<unknown>));
 
 /**
  * A sink's upsert: one `?` per page and row value, in bound order. A computed column takes the place of the bound
@@ -59,9 +52,9 @@ export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope
       await runner.exec(statement);
     },
     async upsert(sink, page, records) {
-      if (records.length === 0) return;
-      const def = sinkDef(sink, 'sqlite') as SinkDef<unknown>;
-      const prepared = def.prepare ? await def.prepare({ tx: executor, keys: scope, page }, records) : undefined;
+      const ready = await preparePage(sink, 'sqlite', { tx: executor, keys: scope, page }, records);
+      if (!ready) return;
+      const { def, prepared } = ready;
       const pageValues = def.pageValues(page, prepared);
       const width = pageValues.length + def.rowColumns.length;
       const values = new Array<unknown>(records.length * width);
