@@ -196,6 +196,21 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     expect(await store.getState(C, 'occupancy')).toBeUndefined();
   });
 
+  it('accepts the same values on both dialects: a headcount beyond a 32-bit integer is refused, as the database would refuse it', async () => {
+    const { store } = await fresh(dialect, 'int4');
+    const [r] = readings(1);
+    const delivery = { id: 'd-big', customerId: C, type: 'Occupancy', createdAt: r!.observedAt, sentAt: r!.observedAt, receivedAt: r!.observedAt, body: '{}' };
+    const error = (await store.storeDelivery(delivery, [{ ...r!, headcount: 3_000_000_000 }]).catch((e: unknown) => e)) as StoreError;
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.message).toMatch(/occupancy record 0: headcount must be an integer from -2147483648 to 2147483647, got 3000000000/);
+    // Coded as a value the column cannot hold (SQLSTATE class 22), so callers tell it from a passing failure.
+    expect((error.cause as { code?: string }).code).toMatch(/^22/);
+    await expect(store.commitPage({ customerId: C, sink: 'occupancy', records: [{ ...r!, headcount: 2 ** 31 }], at: r!.observedAt, checkpoint: checkpoint(C, null) })).rejects.toThrow(/headcount must be an integer/);
+    expect(await store.query('SELECT count(*) AS n FROM webhook_deliveries')).toEqual([{ n: 0 }]);
+    await store.storeDelivery(delivery, [{ ...r!, headcount: 2 ** 31 - 1 }]);
+    expect(await store.query('SELECT headcount FROM occupancy')).toEqual([{ headcount: 2 ** 31 - 1 }]);
+  });
+
   it('query takes $n placeholders on both dialects, in any order, repeated, and not inside literals', async () => {
     const { store } = await fresh(dialect, 'query');
     expect(await store.query("SELECT $2 AS b, $1 AS a, '$1' AS lit, $1 AS again", ['x', 'y'])).toEqual([
