@@ -2,6 +2,7 @@
  * Driver errors in words an operator can act on: what failed, where (the database, without its password), and the
  * fix. The raw message is kept at the end for anything not recognised, and the driver error stays the `cause`.
  */
+import { DatabaseBusyError, StoreError } from '../errors.ts';
 import { redactUrl } from '../net.ts';
 
 interface DriverError {
@@ -56,6 +57,12 @@ export function explainDatabaseError(error: unknown, location: string): string {
       return `${location} is not a SQLite database (${raw}). Fix: point DATABASE_URL at the file occupancy-sync created, or at a new path`;
     case 'SQLITE_CORRUPT':
       return `the SQLite database ${location} is damaged (${raw}). Fix: restore it from a backup; a new file re-syncs from SYNC_INITIAL_HISTORY`;
+    case 'SQLITE_BUSY':
+    case 'SQLITE_BUSY_RECOVERY':
+    case 'SQLITE_BUSY_SNAPSHOT':
+    case 'SQLITE_BUSY_TIMEOUT':
+    case 'SQLITE_LOCKED':
+      return `the SQLite database ${location} stayed locked by another process past the busy timeout (${raw}). Fix: none if another occupancy-sync process was writing (the next run goes on); otherwise find what holds the file (fuser ${location})`;
     case 'SQLITE_FULL':
     case 'ENOSPC':
       return `the disk holding ${location} is full. Fix: free space (the last page was not committed; the next run resumes)`;
@@ -69,4 +76,19 @@ export function explainDatabaseError(error: unknown, location: string): string {
       return parts.join('; ');
     }
   }
+}
+
+/** Codes that say someone else holds the database for now: trying again later can succeed. */
+export function isBusy(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code ?? '';
+  return code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED';
+}
+
+/**
+ * The store's error for a driver error met before anything was written (opening, migrating, locking): a busy
+ * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else a StoreError.
+ */
+export function storeError(error: unknown, location: string, what?: string): StoreError {
+  const message = `${what ? `${what} failed: ` : ''}${explainDatabaseError(error, location)}`;
+  return isBusy(error) ? new DatabaseBusyError(`${message}. Nothing was done`, { cause: error }) : new StoreError(message, { cause: error });
 }

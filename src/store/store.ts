@@ -4,7 +4,7 @@ import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { sinkColumns } from './columns.ts';
-import { explainDatabaseError } from './errors.ts';
+import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
@@ -67,7 +67,7 @@ export class SqlStore implements Store {
   }
 
   async migrate(): Promise<string[]> {
-    const applied = await this.#wrap('applying migrations', () => migrate(this.#db, { ...this.#migrator, logger: this.#logger }));
+    const applied = await this.#wrap('applying migrations', () => migrate(this.#db, { ...this.#migrator, logger: this.#logger }), true);
     if (applied.length > 0) this.#logger.info({ dialect: this.dialect, applied }, 'applied database migrations');
     return applied;
   }
@@ -349,7 +349,7 @@ export class SqlStore implements Store {
   }
 
   tryLock(customerId: string, stream: string) {
-    return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream));
+    return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream), true);
   }
 
   query<T = Record<string, unknown>>(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
@@ -383,11 +383,16 @@ export class SqlStore implements Store {
     }
   }
 
-  async #wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Driver errors as StoreErrors that say what failed, where, and the fix. `nothingDone`: the operation comes before a
+   * run writes anything (migrating, locking), so a busy database there means nothing was done (DatabaseBusyError).
+   */
+  async #wrap<T>(what: string, fn: () => Promise<T>, nothingDone = false): Promise<T> {
     try {
       return await fn();
     } catch (error) {
       if (error instanceof StoreError) throw error;
+      if (nothingDone) throw storeError(error, this.#db.location, what);
       throw new StoreError(`${what} failed: ${explainDatabaseError(error, this.#db.location)}`, { cause: error });
     }
   }

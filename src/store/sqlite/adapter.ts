@@ -11,6 +11,7 @@ import type { Lock } from '../types.ts';
 import { openForReads, openForWrites, type Connection, type ConnectionOptions } from './connection.ts';
 import { sqliteExecutor, type Runner } from './executor.ts';
 import { GroupCommit } from './group-commit.ts';
+import { checkIntegrity } from './integrity.ts';
 import { MIGRATION_LOCK, runLock, trySqliteLock } from './locks.ts';
 import { dollarToQuestion } from './placeholders.ts';
 import type { SqliteWriter } from './writer.ts';
@@ -24,6 +25,8 @@ import type { SqliteWriter } from './writer.ts';
  */
 export interface SqliteOptions extends ConnectionOptions {
   now: () => string;
+  /** Files up to this size are checked for damage at every open for writing (integrity.ts). */
+  fullCheckBytes?: number;
   /** Open for reading only: the file must exist, nothing is created or written (status, report, state show). */
   readonly?: boolean;
 }
@@ -35,7 +38,15 @@ export interface SqliteOptions extends ConnectionOptions {
 const WRITER_AFTER_ROWS = 2_000;
 
 export function openSqlite(options: SqliteOptions): Adapter {
-  return sqliteAdapter(options.readonly ? openForReads(options) : openForWrites(options), options);
+  if (options.readonly) return sqliteAdapter(openForReads(options), options);
+  const connection = openForWrites(options);
+  try {
+    checkIntegrity(connection.db, options);
+  } catch (error) {
+    connection.db.close();
+    throw error;
+  }
+  return sqliteAdapter(connection, options);
 }
 
 function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter {

@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { explainDatabaseError } from '../errors.ts';
+import { explainDatabaseError, storeError } from '../errors.ts';
 import { WalCheckpointer } from './checkpointer.ts';
 import { SqliteWriter } from './writer.ts';
 
@@ -62,10 +62,13 @@ export function openForWrites(options: ConnectionOptions): Connection {
   let db: Database.Database;
   try {
     db = new Database(path);
+    // The busy timeout first: switching to WAL (or opening a WAL file while another process recovers or removes its
+    // WAL) takes a lock, and without it a process started beside another failed at once with "database is locked".
+    db.pragma(pragmas[0]!);
     db.pragma('journal_mode = WAL');
-    for (const pragma of pragmas) db.pragma(pragma);
+    for (const pragma of pragmas.slice(1)) db.pragma(pragma);
   } catch (error) {
-    throw new StoreError(explainDatabaseError(error, path), { cause: error });
+    throw storeError(error, path);
   }
   const writer = path !== ':memory:' && (options.writerThread ?? true) ? new SqliteWriter({ path, pragmas }) : undefined;
   return { db, ...(checkpointer && { checkpointer }), ...(writer && { writer }) };
@@ -96,7 +99,7 @@ export function openForReads(options: ConnectionOptions): Connection {
       );
     }
     if ((code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') || existsSync(`${path}-wal`)) {
-      throw new StoreError(explainDatabaseError(error, path), { cause: error });
+      throw storeError(error, path);
     }
     const dir = mkdtempSync(join(tmpdir(), 'occupancy-sync-ro-'));
     const copy = join(dir, basename(path));
