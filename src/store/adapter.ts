@@ -65,6 +65,8 @@ export interface Adapter extends Executor {
   /** One attempt at the cross-process lock that one migrating process holds (it dies with the process). */
   tryMigrationLock(): Promise<LockAttempt>;
   tryLock(customerId: string, stream: string): Promise<Lock | undefined>;
+  /** Whether some live process holds the run lock of (customer, stream): read only, for telling runs left behind. */
+  runLockHeld(customerId: string, stream: string): Promise<boolean>;
   /**
    * Why pages of this customer must not be committed any more (a lock this store took for them was lost with its
    * database session, so another run may hold it), or undefined. Synchronous and cheap: checked before every page.

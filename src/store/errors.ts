@@ -36,6 +36,29 @@ export function explainDatabaseError(error: unknown, location: string): string {
     case 'ETIMEDOUT':
     case 'CONNECT_TIMEOUT':
       return `cannot connect to Postgres at ${location}: no answer in time. Fix: check the host, port and any firewall between here and the server`;
+    case 'CONNECTION_CLOSED':
+    case 'CONNECTION_DESTROYED':
+    case 'CONNECTION_ENDED':
+    case 'CONNECTION_LOST':
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case '57P01':
+    case '57P02':
+    case '57P03':
+    case '08000':
+    case '08003':
+    case '08006':
+    case '25P03':
+      return `lost the connection to Postgres at ${location} (${raw}): what was not committed is not stored, and the next run resumes from the last committed page. Fix: check that the server is up and reachable from here (a restart, failover or administrator ends sessions)`;
+    case '53300':
+      return `Postgres at ${location} refused a connection: ${raw}. occupancy-sync opens up to 13 per process (a pool of 10, one for the run locks, one while migrating, one to say what a wait is for). Fix: raise the limit (ALTER ROLE <user> CONNECTION LIMIT 20, or the server's max_connections), or run fewer processes at once`;
+    case '55P03':
+      return `a lock that another session holds at ${location} was not released within DATABASE_LOCK_TIMEOUT (${raw}): nothing of this statement was done. Fix: find the session holding it (the "waiting for Postgres" log lines name it; pg_stat_activity), or raise DATABASE_LOCK_TIMEOUT`;
+    case '57014':
+      if (/statement timeout/i.test(raw)) {
+        return `a statement ran longer than DATABASE_STATEMENT_TIMEOUT at ${location} (${raw}): nothing of it was done. Fix: find what slows the server (pg_stat_activity), or raise DATABASE_STATEMENT_TIMEOUT`;
+      }
+      return `the statement was cancelled at ${location} (${raw}; SIGTERM or SIGINT, or an administrator): nothing of it was committed, and the next run resumes from the last committed page`;
     case '3D000':
       return `the database named in DATABASE_URL (${location}) does not exist. Fix: create it (e.g. createdb <name>) or correct the name in DATABASE_URL`;
     case '28P01':
@@ -81,7 +104,7 @@ export function explainDatabaseError(error: unknown, location: string): string {
 /** Codes that say someone else holds the database for now: trying again later can succeed. */
 export function isBusy(error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code ?? '';
-  return code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED';
+  return code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED' || code === '55P03';
 }
 
 /**

@@ -24,6 +24,12 @@ export interface OpenStoreOptions {
    * (the CLI exits 75). Default 10 minutes: a large database's occupancy conversion takes minutes.
    */
   migrationWaitMs?: number;
+  /**
+   * Aborting it (SIGTERM) cancels what waits on the database at that moment: Postgres cancels the statements in flight
+   * (their transaction rolls back), a wait for another process's migration ends. The store stays usable afterwards,
+   * to record how the run ended.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -39,7 +45,11 @@ export async function openStore(database: Config['database'], options: OpenStore
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
   const storeLogger = logger.child({ component: 'store' });
-  const migrator = { ...(options.conversion && { conversion: options.conversion }), ...(options.migrationWaitMs !== undefined && { lockWaitMs: options.migrationWaitMs }) };
+  const migrator = {
+    ...(options.conversion && { conversion: options.conversion }),
+    ...(options.migrationWaitMs !== undefined && { lockWaitMs: options.migrationWaitMs }),
+    ...(options.signal && { signal: options.signal }),
+  };
   if (database.dialect === 'sqlite') {
     if (!database.sqlitePath) throw new ConfigError(`DATABASE_URL: ${database.url} names no SQLite file; use file:./data/occupancy.db`);
     // Each room's driver (and its drizzle dialect) loads only when that dialect is opened.
@@ -48,5 +58,6 @@ export async function openStore(database: Config['database'], options: OpenStore
     return new SqlStore(adapter, clock, storeLogger, migrator);
   }
   const { openPostgres } = await import('./postgres/adapter.ts');
-  return new SqlStore(openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly }), clock, storeLogger, migrator);
+  const adapter = openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly, timeouts: database.timeouts, signal: options.signal });
+  return new SqlStore(adapter, clock, storeLogger, migrator);
 }

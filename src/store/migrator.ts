@@ -25,6 +25,8 @@ export interface MigratorOptions {
   lockWaitMs?: number;
   /** Where the views scripts are (tests change a view without touching the package's db/views). */
   viewsFolder?: string;
+  /** Aborted (SIGTERM): a wait for another process's migration ends, nothing done. */
+  signal?: AbortSignal;
 }
 
 /** A conversion of a large database takes minutes; a process waiting longer gives up, and cron or systemd retry it. */
@@ -155,6 +157,9 @@ async function migrationLock(db: Adapter, options: MigratorOptions): Promise<Loc
     const attempt = await db.tryMigrationLock();
     if ('lock' in attempt) return attempt.lock;
     const waited = performance.now() - started;
+    if (options.signal?.aborted) {
+      throw new DatabaseBusyError(`stopped (SIGTERM) while waiting for another process to finish migrating the database at ${db.location} (${attempt.holder}); nothing was done`);
+    }
     if (waited >= limit) {
       throw new DatabaseBusyError(
         `another process has been migrating the database at ${db.location} for over ${Math.round(limit / 1000)} s (${attempt.holder}); nothing was done. ` +
@@ -165,7 +170,7 @@ async function migrationLock(db: Adapter, options: MigratorOptions): Promise<Loc
       options.logger.info({ holder: attempt.holder, waitedMs: Math.round(waited) }, 'waiting for another process to finish migrating the database');
       said = waited;
     }
-    await sleep(Math.min(pause, limit - waited));
+    await sleep(Math.min(pause, limit - waited), undefined, options.signal ? { signal: options.signal } : {}).catch(() => undefined);
     pause = Math.min(pause * 2, 1000);
   }
 }

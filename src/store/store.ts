@@ -307,14 +307,24 @@ export class SqlStore implements Store {
     });
   }
 
-  /** The latest run of each (customer, stream), ordered by customer and stream. */
+  /**
+   * The latest run of each (customer, stream), ordered by customer and stream. A run recorded as running whose lock
+   * no live process holds (killed with kill -9, its session cut off by a database restart) is shown as what it is, an
+   * interrupted run with ABANDONED_RUN_ERROR, without writing: the next run of the stream records it so.
+   */
   lastRuns(customerId?: string): Promise<RunRecord[]> {
     return this.#wrap('reading the last runs', async () => {
       const where = customerId === undefined ? sql`` : sql`WHERE l.customer_id = ${customerId}`;
       const rows = await this.#db.all<RunRow>(sql`
         SELECT r.* FROM sync_last_runs l JOIN sync_runs r ON r.id = l.last_run_id ${where}
         ORDER BY r.customer_id, r.stream`);
-      return rows.map(toRun);
+      const runs = rows.map(toRun);
+      for (const run of runs) {
+        if (run.status === 'running' && !(await this.#db.runLockHeld(run.customerId, run.stream))) {
+          Object.assign(run, { status: 'interrupted', error: ABANDONED_RUN_ERROR });
+        }
+      }
+      return runs;
     });
   }
 

@@ -41,7 +41,14 @@ export async function runPipeline<J, P>(
       }
       const following = steps.next(page, current.job);
       const prefetched = following === undefined ? undefined : start(following);
-      await steps.commit(page, current.job);
+      try {
+        await steps.commit(page, current.job);
+      } catch (error) {
+        // SIGTERM cancels a commit that waits on the database (openStore's signal): nothing of the page was
+        // committed, and the run is interrupted, not failed.
+        if (signal?.aborted) return 'interrupted';
+        throw error;
+      }
       current = prefetched;
     }
     return 'done';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.ts';
+import { ABANDONED_RUN_ERROR } from '../../src/store/types.ts';
 import { checkpoint, DIALECTS, fresh, migrationNames, readings } from './harness.ts';
 
 const C = 'cust-a';
@@ -144,6 +145,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(4), at: '2026-03-01T11:00:30.000Z', runId: second,
       checkpoint: { ...checkpoint(C, null), stream: 'occupancy#backfill' } });
     await store.finishRun(second, { status: 'succeeded', finishedAt: '2026-03-01T11:01:00.000Z' });
+    const lock = await store.tryLock('cust-b', 'buildings');
     const b = await store.startRun({ customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z' });
     expect(await store.lastRuns()).toEqual([
       { id: second, customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z',
@@ -152,6 +154,10 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
         finishedAt: null, status: 'running', pages: 0, records: 0, rejected: 0, error: null },
     ]);
     expect((await store.lastRuns('cust-b')).map((r) => r.id)).toEqual([b]);
+    // Once no live process holds its lock, a run still recorded as running is shown as what it is (nothing written).
+    await lock!.release();
+    expect(await store.lastRuns('cust-b')).toMatchObject([{ id: b, status: 'interrupted', error: ABANDONED_RUN_ERROR, finishedAt: null }]);
+    expect(await store.query('SELECT status FROM sync_runs WHERE id = $1', [b])).toEqual([{ status: 'running' }]);
     expect(await store.listStates(C)).toEqual([{ ...checkpoint(C, null), stream: 'occupancy#backfill', updatedAt: new Date(clock.now()).toISOString() }]);
     await expect(store.finishRun(9999, { status: 'failed', finishedAt: '2026-03-01T11:01:00.000Z' })).rejects.toThrow(/run 9999 does not exist/);
   });

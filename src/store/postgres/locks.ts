@@ -30,6 +30,9 @@ export const ADVISORY_HOLDER = `
 /** Opens the lock session's client; `onclose` is called whenever its one connection closes. */
 export type LockClientFactory = (onclose: () => void) => Sql;
 
+/** Waits for a statement within the store's bounds (watch.ts); `lose` destroys its connection when given up. */
+export type Track = <T>(pending: PromiseLike<T> & { cancel?(): unknown }, label: string, lose: () => void) => Promise<T>;
+
 /**
  * The Postgres locks of one store, on a dedicated `max: 1` client rather than a connection reserved from the pool:
  * postgres.js 3.4 (up to at least 3.4.9) throws an uncaught TypeError from a setImmediate when a query is sent on a
@@ -53,12 +56,14 @@ export class PgLocks {
   /** Locks whose session ended while held, until their holder releases them: key -> owner. */
   readonly #lost = new Map<string, { customerId: string; stream: string }>();
   readonly #exclusive = serial();
+  readonly #track: Track;
   #client: Sql | undefined;
 
-  constructor(open: LockClientFactory, scope: string, logger?: Logger) {
+  constructor(open: LockClientFactory, scope: string, logger?: Logger, track: Track = (pending) => Promise.resolve(pending)) {
     this.#open = open;
     this.#scope = scope;
     this.#logger = logger;
+    this.#track = track;
   }
 
   tryLock(customerId: string, stream: string): Promise<Lock | undefined> {
@@ -68,7 +73,7 @@ export class PgLocks {
       const client = (this.#client ??= this.#connect());
       let row: { ok: boolean } | undefined;
       try {
-        [row] = await client.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+        [row] = await this.#track(client.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]), `taking the run lock of ${customerId}/${stream}`, () => void client.end({ timeout: 0 }));
       } finally {
         if (!row?.ok) await this.#endIfIdle();
       }
@@ -82,7 +87,7 @@ export class PgLocks {
             released = true;
             if (this.#lost.delete(key) || !this.#held.delete(key)) return;
             try {
-              await client.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]);
+              await this.#track(client.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]), `releasing the run lock of ${customerId}/${stream}`, () => void client.end({ timeout: 0 }));
             } catch (error) {
               // The session ended under the unlock: the server dropped the lock with it.
               if (!isConnectionEnded(error)) throw error;

@@ -12,7 +12,7 @@ import { openForReads, openForWrites, type Connection, type ConnectionOptions } 
 import { sqliteExecutor, type Runner } from './executor.ts';
 import { GroupCommit } from './group-commit.ts';
 import { checkIntegrity } from './integrity.ts';
-import { MIGRATION_LOCK, runLock, trySqliteLock } from './locks.ts';
+import { holderIsGone, MIGRATION_LOCK, runLock, trySqliteLock, type LockRow } from './locks.ts';
 import { dollarToQuestion } from './placeholders.ts';
 import type { SqliteWriter } from './writer.ts';
 
@@ -127,6 +127,12 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
         },
       };
     },
+
+    runLockHeld: (customerId, stream) =>
+      exclusive(() => {
+        const row = db.prepare('SELECT holder_pid, holder_host, holder_start, token, acquired_at FROM sync_locks WHERE customer_id = ? AND stream = ?').get(customerId, stream) as LockRow | undefined;
+        return row !== undefined && !holderIsGone(row);
+      }),
 
     // A SQLite lock is a row in the file: it cannot be lost while this process lives.
     lockLost: () => undefined,
