@@ -162,8 +162,8 @@ async function migrationLock(db: Adapter, options: MigratorOptions): Promise<Loc
     }
     if (waited >= limit) {
       throw new DatabaseBusyError(
-        `another process has been migrating the database at ${db.location} for over ${Math.round(limit / 1000)} s (${attempt.holder}); nothing was done. ` +
-          'Fix: none needed if it is still converting (its log says how far it is): the next run goes on once it is done; otherwise stop that process',
+        `waited over ${Math.round(limit / 1000)} s to migrate the database at ${db.location} while another process held it (${attempt.holder}); nothing was done. ` +
+          'Fix: none needed if it is migrating or writing (its log says how far it is): the next run goes on once it is done; otherwise stop that process',
       );
     }
     if (waited - said >= SAY_EVERY_MS) {

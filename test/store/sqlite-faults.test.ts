@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { DatabaseBusyError, ExitCode, exitCodeFor, StoreError } from '../../src/errors.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -11,6 +11,7 @@ import type { Store } from '../../src/store/types.ts';
 import { runMain } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { spawnTs, type Child } from '../support/process.ts';
+import { Figures } from '../reliability/figures.ts';
 import { checkpoint, readings } from './harness.ts';
 
 /**
@@ -21,6 +22,12 @@ import { checkpoint, readings } from './harness.ts';
 
 const C = 'cust-f';
 const DAMAGED = /the SQLite database .* is damaged \(.*\)\. Fix: restore it from a backup; a new file re-syncs from SYNC_INITIAL_HISTORY/;
+const figures = new Figures(
+  { section: 'sqlite-faults', title: 'Faults of a SQLite file: damage, another process holding it (test/store/sqlite-faults.test.ts)' },
+  ['damaged', 'damaged-large', 'locked-briefly', 'locked-too-long'].map((c) => `sqlite-faults/${c}`),
+);
+afterAll(() => void figures.publish());
+const record = (key: string, tried: string, held: string) => figures.record({ key: `sqlite-faults/${key}`, tried, count: 1, held });
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
@@ -56,7 +63,7 @@ const digest = (path: string) => createHash('sha256').update(readFileSync(path))
 /** A store on the SQLite room with options the public openStore does not take. */
 function sqliteStore(path: string, clock: FakeClock, options: { busyTimeoutMs?: number; fullCheckBytes?: number } = {}): Store {
   const adapter = openSqlite({ path, logger: silentLogger, now: () => new Date(clock.now()).toISOString(), ...options });
-  const store = new SqlStore(adapter, clock, silentLogger);
+  const store = new SqlStore(adapter, clock, silentLogger, { lockWaitMs: 1_000 });
   cleanups.push(() => store.close());
   return store;
 }
@@ -88,6 +95,7 @@ describe('a damaged SQLite file', () => {
     await expect(reader.query('SELECT count(*) FROM occupancy')).rejects.toThrow(DAMAGED);
     await reader.close();
     expect(digest(db.path!)).toBe(before);
+    record('damaged', '64 KiB of garbage written over the middle of a file of 60,000 readings; then `migrate` and opening the store for writing', 'refused before anything is written, in the words `status` uses (the file is damaged; restore it from a backup), exit code 1; the file unchanged (formerly `sync` committed pages beside the broken ones and exited 0)');
   });
 
   it('over the size checked at every open, is checked at the first open and again a day after its last clean check', async () => {
@@ -104,6 +112,7 @@ describe('a damaged SQLite file', () => {
     cleanups.pop();
     clock.set(Date.parse('2026-03-02T00:00:01.000Z'));
     expect(() => sqliteStore(db.path!, clock, { fullCheckBytes: 0 })).toThrow(DAMAGED);
+    record('damaged-large', 'the same on a file over the size checked at every open (256 MiB)', 'checked in full at its first open and again at the first open a day after its last clean check (the bound on its cost), then refused');
   });
 });
 
@@ -120,6 +129,7 @@ describe('a SQLite file another process holds locked', () => {
     expect(await lock.nextLine('the holder to let go')).toBe('released');
     await store.migrate();
     await store.requireCurrentSchema();
+    record('locked-briefly', 'opening while another process holds the file exclusively for a moment', 'the open waits (the busy timeout applies from the first statement) and succeeds (formerly `database is locked` at once, exit 1)');
   });
 
   it('past the busy timeout, opening, migrating and locking fail with DatabaseBusyError (exit 75), having done nothing', async () => {
@@ -151,10 +161,13 @@ describe('a SQLite file another process holds locked', () => {
     const locking = await store.tryLock(C, 'occupancy').catch((e: unknown) => e as Error);
     expect(locking).toBeInstanceOf(DatabaseBusyError);
     expect((locking as Error).message).toMatch(/^locking cust-f\/occupancy failed: .*Nothing was done/);
+    // Migrating waits for the migration lock, saying for whom (a process writing), then gives up having done nothing.
     const migrating = await store.migrate().catch((e: unknown) => e as Error);
     expect(migrating).toBeInstanceOf(DatabaseBusyError);
+    expect(migrating.message).toMatch(/while another process held it \(a process writing to .*\); nothing was done/);
     writer.write('release\n');
     expect(await writer.nextLine('the writer to let go')).toBe('released');
     expect(await store.query('SELECT count(*) AS n FROM sync_locks')).toEqual([{ n: 0 }]);
+    record('locked-too-long', 'opening, migrating and taking a run lock while another process holds the file past the busy timeout', 'DatabaseBusyError naming the wait and the fix, exit code 75 (as a held run lock), nothing done');
   });
 });

@@ -4,6 +4,7 @@ import { sqliteCore } from '../../../db/schema/drizzle.ts';
 import type { Logger } from '../../logger.ts';
 import type { Adapter, Executor, TransactionOptions } from '../adapter.ts';
 import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
+import { isBusy } from '../errors.ts';
 import { KeyCache } from '../key-cache.ts';
 import { MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
 import { serial } from '../serial.ts';
@@ -113,7 +114,15 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
       return mainTransaction(fn);
     },
 
-    tryMigrationLock: () => trySqliteLock(db, exclusive, MIGRATION_LOCK, now, logger),
+    async tryMigrationLock() {
+      try {
+        return await trySqliteLock(db, exclusive, MIGRATION_LOCK, now, logger);
+      } catch (error) {
+        // The file stayed busy past the busy timeout: someone is writing (the migrating process). Still waiting.
+        if (isBusy(error)) return { holder: `a process writing to ${path} (${(error as Error).message})` };
+        throw error;
+      }
+    },
 
     async tryLock(customerId, stream) {
       const attempt = await trySqliteLock(db, exclusive, runLock(customerId, stream), now, logger);

@@ -85,11 +85,17 @@ export function trySqliteLock(
   const columns = Object.keys(place.key);
   const values = Object.values(place.key);
   const where = columns.map((c) => `${c} = ?`).join(' AND ');
+  const select = `SELECT holder_pid, holder_host, holder_start, token, acquired_at FROM ${place.table} WHERE ${where}`;
   return exclusive(() => {
+    // A lock with a live holder is seen without the write lock, so processes waiting for it do not queue for the
+    // file's write lock behind the holder's own transactions.
+    const exists = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(place.table);
+    const seen = exists ? (db.prepare(select).get(...values) as LockRow | undefined) : undefined;
+    if (seen && !holderIsGone(seen, host)) return { holder: describeHolder(seen) };
     const token = randomUUID();
     const held = db.transaction((): LockRow | undefined => {
       if (place.create) db.exec(place.create);
-      const row = db.prepare(`SELECT holder_pid, holder_host, holder_start, token, acquired_at FROM ${place.table} WHERE ${where}`).get(...values) as LockRow | undefined;
+      const row = db.prepare(select).get(...values) as LockRow | undefined;
       if (row && !holderIsGone(row, host)) return row;
       if (row) logger.warn({ lock: place.key, holderPid: row.holder_pid, holderHost: row.holder_host, acquiredAt: row.acquired_at }, 'taking over a lock left by a process that is gone');
       db.prepare(
