@@ -25,7 +25,7 @@ const C = 'cust-pg';
 const WAITING = 'waiting for Postgres while';
 const admin = postgres(PG_BASE_URL, { max: 4, onnotice: () => {} });
 afterAll(() => admin.end());
-const CASES = ['lock-said', 'lock-queued', 'lock-timeout', 'sigterm', 'sigterm-sync', 'blackhole', 'lost-connection', 'connection-limit'];
+const CASES = ['lock-said', 'lock-queued', 'lock-timeout', 'sigterm', 'sigterm-sync', 'blackhole', 'lost-connection', 'connection-limit', 'schema-rights'];
 const figures = new Figures(
   { section: 'postgres-faults', title: 'Waits and faults of Postgres: locks, a silent network, lost sessions, SIGTERM (test/store/postgres-faults.test.ts)' },
   CASES.map((c) => `postgres-faults/${c}`),
@@ -189,6 +189,22 @@ describe('a Postgres that goes away', () => {
       new RegExp(`refused a connection: too many connections for role "${role}"\\. occupancy-sync opens up to 13 per process .*Fix: raise the limit \\(ALTER ROLE <user> CONNECTION LIMIT 20`),
     );
     record('connection-limit', 'a role with CONNECTION LIMIT 1', 'one line: the refusal, how many connections a process opens, the fix (ALTER ROLE ... CONNECTION LIMIT, max_connections) (formerly the raw `too many connections for role`)');
+  });
+});
+
+describe('a Postgres role with rights on its schema only', () => {
+  it('migrates and writes its schema (no CREATE on the database needed once the schema exists)', async () => {
+    const db = await trackedDatabase('postgres', 'pg_rights');
+    const role = `ostest_schema_${randomBytes(4).toString('hex')}`;
+    await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+    cleanups.push(() => admin.unsafe(`DROP OWNED BY ${role}; DROP ROLE ${role}`));
+    await admin.unsafe(`GRANT USAGE, CREATE ON SCHEMA "${db.schema}" TO ${role}`);
+    const store = await openStore({ ...db.database, url: db.url.replace('postgres@', `${role}@`) });
+    cleanups.push(() => store.close());
+    await store.migrate();
+    await store.commitPage(page(5));
+    expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 5 }]);
+    record('schema-rights', 'a role with USAGE and CREATE on its (existing) schema only, no CREATE on the database', 'migrates and writes (formerly refused: CREATE SCHEMA IF NOT EXISTS needs CREATE on the database)');
   });
 });
 

@@ -117,7 +117,7 @@ describe('a damaged SQLite file', () => {
 });
 
 describe('a SQLite file another process holds locked', () => {
-  it('is waited for from the first statement: opening beside a process that holds it briefly succeeds', async () => {
+  it('is waited for: opening beside a process that holds it briefly succeeds', async () => {
     const db = await database('busy_open');
     const lock = holder(db.path!, 'exclusive', 1_000);
     expect(await lock.nextLine('the holder to lock the file')).toBe('locked');
@@ -129,7 +129,7 @@ describe('a SQLite file another process holds locked', () => {
     expect(await lock.nextLine('the holder to let go')).toBe('released');
     await store.migrate();
     await store.requireCurrentSchema();
-    record('locked-briefly', 'opening while another process holds the file exclusively for a moment', 'the open waits (the busy timeout applies from the first statement) and succeeds (formerly `database is locked` at once, exit 1)');
+    record('locked-briefly', 'opening while another process holds the file exclusively for a moment', 'the open waits within the busy timeout and succeeds');
   });
 
   it('past the busy timeout, opening, migrating and locking fail with DatabaseBusyError (exit 75), having done nothing', async () => {
@@ -164,10 +164,10 @@ describe('a SQLite file another process holds locked', () => {
     // Migrating waits for the migration lock, saying for whom (a process writing), then gives up having done nothing.
     const migrating = await store.migrate().catch((e: unknown) => e as Error);
     expect(migrating).toBeInstanceOf(DatabaseBusyError);
-    expect(migrating.message).toMatch(/while another process held it \(a process writing to .*\); nothing was done/);
+    expect((migrating as Error).message).toMatch(/while another process held it \(a process writing to .*\); nothing was done/);
     writer.write('release\n');
     expect(await writer.nextLine('the writer to let go')).toBe('released');
     expect(await store.query('SELECT count(*) AS n FROM sync_locks')).toEqual([{ n: 0 }]);
-    record('locked-too-long', 'opening, migrating and taking a run lock while another process holds the file past the busy timeout', 'DatabaseBusyError naming the wait and the fix, exit code 75 (as a held run lock), nothing done');
+    record('locked-too-long', 'opening, migrating and taking a run lock while another process holds the file past the busy timeout', 'DatabaseBusyError naming the wait and the fix, exit code 75 (as a held run lock), nothing done (formerly a StoreError: `database is locked`, exit 1); a migration waits for the migration lock meanwhile, saying for whom');
   });
 });

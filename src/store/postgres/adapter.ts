@@ -131,7 +131,9 @@ export function openPostgres(options: PostgresOptions): Adapter {
     bookkeeping: {
       migrations: `${bookkeepingSchema}."${MIGRATIONS_TABLE}"`,
       repeatable: `${bookkeepingSchema}."${REPEATABLE_TABLE}"`,
-      setup: [`CREATE SCHEMA IF NOT EXISTS ${bookkeepingSchema}`],
+      // Not CREATE SCHEMA IF NOT EXISTS: it needs CREATE on the database even when the schema exists, which a role
+      // given only its schema does not have.
+      setup: [`DO $$ BEGIN IF to_regnamespace('${bookkeepingSchema}') IS NULL THEN CREATE SCHEMA ${bookkeepingSchema}; END IF; END $$`],
       stepLock: `SELECT pg_advisory_xact_lock(${advisoryKey('occupancy-sync:migration-step', scope)})`,
     },
     all: (query) => executor(client, client, keys.scope()).all(query),

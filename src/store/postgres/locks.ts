@@ -73,7 +73,7 @@ export class PgLocks {
       const client = (this.#client ??= this.#connect());
       let row: { ok: boolean } | undefined;
       try {
-        [row] = await this.#track(client.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]), `taking the run lock of ${customerId}/${stream}`, () => void client.end({ timeout: 0 }));
+        [row] = await this.#track(client.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]), `taking the run lock of ${customerId}/${stream}`, () => this.#drop(client));
       } finally {
         if (!row?.ok) await this.#endIfIdle();
       }
@@ -87,7 +87,7 @@ export class PgLocks {
             released = true;
             if (this.#lost.delete(key) || !this.#held.delete(key)) return;
             try {
-              await this.#track(client.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]), `releasing the run lock of ${customerId}/${stream}`, () => void client.end({ timeout: 0 }));
+              await this.#track(client.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]), `releasing the run lock of ${customerId}/${stream}`, () => this.#drop(client));
             } catch (error) {
               // The session ended under the unlock: the server dropped the lock with it.
               if (!isConnectionEnded(error)) throw error;
@@ -124,15 +124,29 @@ export class PgLocks {
 
   #connect(): Sql {
     const client: Sql = this.#open(() => {
-      if (client !== this.#client || this.#held.size === 0) return;
-      for (const [key, owner] of this.#held) this.#lost.set(key, owner);
-      this.#logger?.error(
-        { locks: [...this.#held.values()].map((o) => `${o.customerId}/${o.stream}`) },
-        'the database session holding the run locks ended: the locks are lost, runs holding them stop committing',
-      );
-      this.#held.clear();
+      if (client === this.#client) this.#loseHeld();
     });
     return client;
+  }
+
+  /** The session's locks are gone with it: their runs stop committing (lockLost). */
+  #loseHeld(): void {
+    if (this.#held.size === 0) return;
+    for (const [key, owner] of this.#held) this.#lost.set(key, owner);
+    this.#logger?.error(
+      { locks: [...this.#held.values()].map((o) => `${o.customerId}/${o.stream}`) },
+      'the database session holding the run locks ended: the locks are lost, runs holding them stop committing',
+    );
+    this.#held.clear();
+  }
+
+  /** A lock session that stopped answering (watch.ts) is dropped, and its locks with it; the next tryLock opens another. */
+  #drop(client: Sql): void {
+    if (client === this.#client) {
+      this.#loseHeld();
+      this.#client = undefined;
+    }
+    void client.end({ timeout: 0 }).catch(() => undefined);
   }
 
   async #endIfIdle(): Promise<void> {

@@ -62,8 +62,8 @@ export function openForWrites(options: ConnectionOptions): Connection {
   let db: Database.Database;
   try {
     db = new Database(path);
-    // The busy timeout first: switching to WAL (or opening a WAL file while another process recovers or removes its
-    // WAL) takes a lock, and without it a process started beside another failed at once with "database is locked".
+    // The busy timeout first, so that every statement, switching to WAL included, waits for another process's lock
+    // as long as the configured timeout (not better-sqlite3's default).
     db.pragma(pragmas[0]!);
     db.pragma('journal_mode = WAL');
     for (const pragma of pragmas.slice(1)) db.pragma(pragma);
