@@ -112,7 +112,7 @@ describe('a damaged SQLite file', () => {
     cleanups.pop();
     clock.set(Date.parse('2026-03-02T00:00:01.000Z'));
     expect(() => sqliteStore(db.path!, clock, { fullCheckBytes: 0 })).toThrow(DAMAGED);
-    record('damaged-large', 'the same on a file over the size checked at every open (256 MiB)', 'checked in full at its first open and again at the first open a day after its last clean check (the bound on its cost), then refused');
+    record('damaged-large', 'the same on a file over the size checked at every open (16 MiB)', 'checked in full at its first open and again at the first open a day after its last clean check (the bound on its cost), then refused');
   });
 });
 
