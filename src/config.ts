@@ -33,13 +33,27 @@ export interface CustomerConfig {
   webhookHeaders: Record<string, string>;
 }
 
+/** How long a command waits for Postgres: to connect, for a lock another session holds, for one statement. */
+export interface DatabaseTimeouts {
+  connectMs: number;
+  lockMs: number;
+  statementMs: number;
+}
+
 export interface Config {
   /** OpenTelemetry tracing (the standard OTEL_* variables); undefined: off. */
   telemetry: TelemetryConfig | undefined;
   /** Base URL of the platform, e.g. https://api.example.com. Undefined when not configured (sandbox, migrate). */
   apiBaseUrl: string | undefined;
   customers: CustomerConfig[];
-  database: { url: string; dialect: Dialect; /** SQLite file path, for the sqlite dialect. */ sqlitePath: string | undefined };
+  database: {
+    url: string;
+    dialect: Dialect;
+    /** SQLite file path, for the sqlite dialect. */
+    sqlitePath: string | undefined;
+    /** Bounds on every wait for Postgres (absent: the store's defaults, those of DATABASE_*_TIMEOUT below). */
+    timeouts?: DatabaseTimeouts;
+  };
   logLevel: string;
   http: { timeoutMs: number; maxAttempts: number; backoffMinMs: number; backoffMaxMs: number };
   /**
@@ -429,7 +443,13 @@ function resolveDatabase(env: Env): Config['database'] {
     // decide where the data goes: never a guess for the database users report from.
     if (!parsed.hostname) fail('DATABASE_URL', shown, 'names no host', 'use postgres://user@host:5432/database');
     if (parsed.pathname.replace(/^\//, '') === '') fail('DATABASE_URL', shown, 'names no database', 'add the database name, e.g. postgres://user@host:5432/occupancy');
-    return { url, dialect: 'postgres', sqlitePath: undefined };
+    // Postgres only: SQLite waits for a lock its busy timeout (5 s), and a statement there runs in this process.
+    const timeouts: DatabaseTimeouts = {
+      connectMs: duration(env, 'DATABASE_CONNECT_TIMEOUT', '10s', 1000),
+      lockMs: duration(env, 'DATABASE_LOCK_TIMEOUT', '30s', 1000),
+      statementMs: duration(env, 'DATABASE_STATEMENT_TIMEOUT', '5m', 1000),
+    };
+    return { url, dialect: 'postgres', sqlitePath: undefined, timeouts };
   }
   if (url.startsWith('file:')) {
     const path = url.slice('file:'.length);

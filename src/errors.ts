@@ -176,6 +176,12 @@ export class StoreError extends OccupancySyncError {
   }
 }
 
+/**
+ * Someone else holds the database for now (another process's migration, SQLite's write lock past its busy timeout):
+ * nothing was done, and nothing is wrong with this run or its data. Exit code 75, as when another run holds the lock.
+ */
+export class DatabaseBusyError extends StoreError {}
+
 /** Process exit codes, chosen so cron mail and systemd's Result= tell the cases apart (sysexits.h where one fits). */
 export const ExitCode = {
   OK: 0,
@@ -195,5 +201,6 @@ export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError) return ExitCode.USAGE;
   if (error instanceof ConfigError) return ExitCode.CONFIG;
   if (error instanceof AuthError) return ExitCode.AUTH;
+  if (error instanceof DatabaseBusyError) return ExitCode.LOCKED;
   return ExitCode.FAILURE;
 }

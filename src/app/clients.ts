@@ -64,7 +64,7 @@ export function openBudgets(config: Config, options: { logger: Logger; clock?: C
   if (config.database.dialect === 'postgres') {
     const url = config.database.url;
     // The store's reading of DATABASE_URL (its ?schema=), loaded with the store's Postgres module, which is in use.
-    return new PgBudgetBackend({ ...common, target: async () => (await import('../store/postgres.ts')).parsePgUrl(url) });
+    return new PgBudgetBackend({ ...common, target: async () => (await import('../store/postgres/url.ts')).parsePgUrl(url) });
   }
   const path = config.database.sqlitePath;
   if (path && path !== ':memory:') return new SqliteBudgetBackend({ ...common, file: `${path}-api-budget`, leaseMs: leaseMs(config) });

@@ -1,7 +1,7 @@
 import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import type { Logger } from '../logger.ts';
-import { parsePgUrl } from '../store/postgres.ts';
-import { runLockKey } from '../store/locks.ts';
+import { parsePgUrl } from '../store/postgres/url.ts';
+import { runLockKey } from '../store/postgres/locks.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { PARKED_AFTER_FAILURES, retryDelayMs } from './backoff.ts';
 import type { SyncPass } from './sync-pass.ts';

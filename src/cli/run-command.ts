@@ -77,7 +77,7 @@ export async function runCommand(
   const customers = selectCustomers(config, flags.customer);
   const streams = selectStreams(flags.stream, flags.request, loadStreams(config, { parseDocument: parseDocumentSource }).streams);
   const logger = ctx.logger();
-  const store = await openForWriting(config.database);
+  const store = await openForWriting(config.database, logger, ctx.signal);
   try {
     let result: SyncReport;
     try {

@@ -1,39 +1,72 @@
 import type { SQL } from 'drizzle-orm';
 import type { Dialect } from '../config.ts';
+import type { CompatibilityFlags } from './compatibility.ts';
 import type { PageContext } from './sinks.ts';
 import type { Lock, SinkName, SinkRecords } from './types.ts';
 
 /**
- * What the dialect-neutral store (store.ts) needs from a database: run portable drizzle `sql` statements, run the
- * sink upserts, open transactions, lock, migrate. sqlite.ts and postgres.ts implement it; nothing else differs.
+ * What the dialect-neutral core (store.ts, migrator.ts) needs from a database: run portable drizzle `sql` statements
+ * and scripts, run the sink upserts, open transactions, lock. The rooms implement it (sqlite/adapter.ts,
+ * postgres/adapter.ts); what differs beyond driving the database is data (compatibility.ts).
  */
 export interface Executor {
   /** Rows of a query. Timestamps come back canonical (ISO UTC with ms) on both dialects. */
   all<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   /** Runs a statement; resolves to the number of rows it inserted, updated or deleted. */
   run(query: SQL): Promise<number>;
+  /** Runs one statement of a script as written (migrations, views): no parameters, nothing cached. */
+  exec(statement: string): Promise<void>;
   /** Upserts one page of records with the sink's prepared statement. */
   upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>): Promise<void>;
 }
 
+export interface TransactionOptions {
+  /**
+   * The rows of a page of a sync. SQLite writes them on its writer thread, while the main thread prepares the next
+   * page, once the process has written enough of them to repay the thread's start (sqlite/writer.ts).
+   */
+  bulkRows?: number;
+  /**
+   * A small unit of work independent of others (a webhook delivery) that may share one commit with the units
+   * submitted at the same moment; it is answered only after that commit. SQLite groups them (sqlite/group-commit.ts),
+   * as its writes queue for one lock anyway; Postgres commits each on its own, in parallel over the pool.
+   */
+  shareCommit?: boolean;
+}
+
+/** Where the migrations' bookkeeping lives in this database, as SQL names (quoted, qualified as needed). */
+export interface Bookkeeping {
+  /** drizzle's table of applied migrations. */
+  migrations: string;
+  /** The checksums of the repeatable scripts (db/views) as last applied. */
+  repeatable: string;
+  /** Statements that make the place for them, run once the migration lock is held (Postgres: the schemas). */
+  setup: readonly string[];
+  /**
+   * Taken first in each migration step's transaction, so steps of processes whose migration lock was lost never
+   * interleave. Undefined where every write transaction is already one at a time (SQLite's BEGIN IMMEDIATE).
+   */
+  stepLock: string | undefined;
+}
+
+/** One attempt at a lock: the lock, or who holds it, for the line that says what is being waited for. */
+export type LockAttempt = { lock: Lock } | { holder: string };
+
 export interface Adapter extends Executor {
   readonly dialect: Dialect;
+  readonly flags: CompatibilityFlags;
   /** Where the data is, for messages: the SQLite path or the Postgres URL without its password. */
   readonly location: string;
-  /** Opened for reading only: writes and migrate() are refused by the database itself. */
+  /** Opened for reading only: writes and migrations are refused by the database itself. */
   readonly readonly: boolean;
-  /** Names of the committed migrations this database has not applied yet (read-only). */
-  pending(): Promise<string[]>;
-  /**
-   * Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. `bulkRows`: the rows of
-   * a page of a sync, which SQLite writes on its writer thread, while the main thread prepares the next page, once
-   * the process has written enough of them to repay the thread's start (sqlite-writer.ts); small transactions
-   * (webhook deliveries, state) stay on the main connection, where a statement costs no message.
-   */
-  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: { bulkRows?: number }): Promise<T>;
-  /** Applies pending migrations under a cross-process lock; resolves to the names of those it applied. */
-  migrate(): Promise<string[]>;
+  readonly bookkeeping: Bookkeeping;
+  /** Runs `fn` in one write transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
+  /** One attempt at the cross-process lock that one migrating process holds (it dies with the process). */
+  tryMigrationLock(): Promise<LockAttempt>;
   tryLock(customerId: string, stream: string): Promise<Lock | undefined>;
+  /** Whether some live process holds the run lock of (customer, stream): read only, for telling runs left behind. */
+  runLockHeld(customerId: string, stream: string): Promise<boolean>;
   /**
    * Why pages of this customer must not be committed any more (a lock this store took for them was lost with its
    * database session, so another run may hold it), or undefined. Synchronous and cheap: checked before every page.

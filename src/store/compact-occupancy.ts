@@ -3,6 +3,7 @@ import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Executor } from './adapter.ts';
+import { fill, OCCUPANCY_LAYOUTS, type OccupancyLayout } from './occupancy-layout.ts';
 
 /**
  * Moves occupancy rows from the old wide table (occupancy_legacy, left by migration 0008) into the compact tables,
@@ -26,41 +27,37 @@ export interface ConversionOptions {
   onBatch?(moved: number, total: number): void;
 }
 
-const UUID_SQLITE = `'${[8, 4, 4, 4, 12].map((n) => '[0-9a-f]'.repeat(n)).join('-')}'`;
-const UUID_PG = `'^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'`;
-
 /** The arrival of a legacy row by polling and by webhook, as 0008 recorded them (see its INSERT). */
 const POLLED = sql.raw(`COALESCE(l.polled_at, CASE WHEN l.source = 'poll' THEN l.ingested_at END)`);
 const DELIVERED = sql.raw(`COALESCE(l.delivered_at, CASE WHEN l.source = 'webhook' THEN l.ingested_at END)`);
 
-function insertRows(dialect: Dialect, within: SQL): SQL {
-  const joins = sql`
+function insertRows(layout: OccupancyLayout, within: SQL): SQL {
+  const columns = ['floor_space_key', layout.observed.name, 'status_code', 'headcount', 'polled_arrival', 'delivered_arrival', ...layout.eventFromText.map((e) => e.column)];
+  const values = [
+    'f.floor_space_key',
+    fill(layout.observedFromText, 'v', 'l.observed_at'),
+    's.status_code',
+    'l.headcount',
+    'p.arrival_key',
+    'd.arrival_key',
+    ...layout.eventFromText.map((e) => fill(e.sql, 'v', 'l.event_id')),
+  ];
+  // A row the new version already wrote (it can only come from the platform again) keeps what it has.
+  return sql`
+    INSERT INTO occupancy_readings (${sql.raw(columns.join(', '))})
+    SELECT ${sql.raw(values.join(', '))}
       FROM occupancy_legacy l
       JOIN floor_spaces f ON f.customer_id = l.customer_id AND f.floor_space_id = l.floor_space_id
       JOIN occupancy_statuses s ON s.occupancy_status = l.occupancy_status
       LEFT JOIN occupancy_arrivals p ON p.source = 'poll' AND p.arrived_at = ${POLLED}
       LEFT JOIN occupancy_arrivals d ON d.source = 'webhook' AND d.arrived_at = ${DELIVERED}
-     WHERE ${within}`;
-  // A row the new version already wrote (it can only come from the platform again) keeps what it has.
-  if (dialect === 'sqlite') {
-    return sql`
-      INSERT INTO occupancy_readings (floor_space_key, observed_ms, status_code, headcount, polled_arrival, delivered_arrival, event_id)
-      SELECT f.floor_space_key, CAST(round(unixepoch(l.observed_at, 'subsec') * 1000) AS INTEGER), s.status_code, l.headcount,
-             p.arrival_key, d.arrival_key,
-             CASE WHEN l.event_id GLOB ${sql.raw(UUID_SQLITE)} THEN unhex(replace(l.event_id, '-', '')) ELSE l.event_id END
-      ${joins}
-      ON CONFLICT DO NOTHING`;
-  }
-  return sql`
-    INSERT INTO occupancy_readings (observed_at, event_uuid, floor_space_key, headcount, polled_arrival, delivered_arrival, status_code, event_text)
-    SELECT l.observed_at, CASE WHEN l.event_id ~ ${sql.raw(UUID_PG)} THEN l.event_id::uuid END, f.floor_space_key, l.headcount,
-           p.arrival_key, d.arrival_key, s.status_code, CASE WHEN l.event_id !~ ${sql.raw(UUID_PG)} THEN l.event_id END
-    ${joins}
+     WHERE ${within}
     ON CONFLICT DO NOTHING`;
 }
 
 /** Moves one batch in the caller's transaction; resolves to the rows moved (0: nothing was left). */
 export async function moveBatch(tx: Executor, dialect: Dialect, batch: number): Promise<number> {
+  const layout = OCCUPANCY_LAYOUTS[dialect];
   // The batch is the first `batch` rows in primary-key order: the old table's key index finds its last row.
   const [last] = await tx.all<{ customer_id: string; floor_space_id: string; observed_at: string }>(sql`
     SELECT customer_id, floor_space_id, observed_at FROM occupancy_legacy
@@ -76,10 +73,10 @@ export async function moveBatch(tx: Executor, dialect: Dialect, batch: number): 
     INSERT INTO occupancy_statuses (occupancy_status)
     SELECT DISTINCT l.occupancy_status FROM occupancy_legacy l WHERE ${within}
     ON CONFLICT DO NOTHING`);
-  await tx.run(insertRows(dialect, within));
+  await tx.run(insertRows(layout, within));
   // Nothing leaves the old table unless it is in the new one, with its arrival.
-  const observed = dialect === 'sqlite' ? sql.raw(`CAST(round(unixepoch(l.observed_at, 'subsec') * 1000) AS INTEGER)`) : sql.raw('l.observed_at');
-  const observedColumn = sql.raw(dialect === 'sqlite' ? 'r.observed_ms' : 'r.observed_at');
+  const observed = sql.raw(fill(layout.observedFromText, 'v', 'l.observed_at'));
+  const observedColumn = sql.raw(`r.${layout.observed.name}`);
   const [missing] = await tx.all<{ rows: number | string }>(sql`
     SELECT count(*) AS rows
       FROM occupancy_legacy l
@@ -102,27 +99,31 @@ export async function rowsToMove(tx: Executor): Promise<number> {
 }
 
 /**
- * Runs batches until the old table is empty, each in its own transaction from `transaction`. Resolves to the rows
- * moved. Throws (StoreError) before 0009 could drop a table that still holds rows.
+ * One step of the conversion in its own transaction, run only while migration 0009 is still to be applied; undefined
+ * when another process has applied it meanwhile (the old table is gone: nothing is left to do).
  */
-export async function convertLegacyOccupancy(
-  transaction: <T>(fn: (tx: Executor) => Promise<T>) => Promise<T>,
-  dialect: Dialect,
-  options: ConversionOptions = {},
-): Promise<number> {
+export type ConversionStep = (fn: (tx: Executor) => Promise<number>) => Promise<number | undefined>;
+
+/**
+ * Runs batches until the old table is empty, each a step of its own (one transaction, serialised with every other
+ * process's migration steps). Resolves to the rows moved here. Throws (StoreError) before 0009 could drop a table that
+ * still holds rows.
+ */
+export async function convertLegacyOccupancy(step: ConversionStep, dialect: Dialect, options: ConversionOptions = {}): Promise<number> {
   const batch = options.batch ?? CONVERSION_BATCH;
-  const toMove = await transaction(rowsToMove);
+  const toMove = await step(rowsToMove);
+  if (toMove === undefined) return 0;
   if (toMove > 0) options.logger?.info({ rows: toMove }, 'converting occupancy to the compact layout (resumable: each batch commits)');
   let total = 0;
   for (;;) {
-    const moved = await transaction((tx) => moveBatch(tx, dialect, batch));
+    const moved = await step((tx) => moveBatch(tx, dialect, batch));
+    if (moved === undefined) return total;
     if (moved === 0) break;
     total += moved;
     options.logger?.info({ moved: total, of: toMove }, 'occupancy conversion: rows moved');
     options.onBatch?.(moved, total);
   }
-  const left = await transaction(rowsToMove);
-  if (left > 0) throw new StoreError(`occupancy conversion: ${left} rows are still in occupancy_legacy after the conversion; migration 0009 would drop them`);
+  const left = await step(rowsToMove);
+  if (left) throw new StoreError(`occupancy conversion: ${left} rows are still in occupancy_legacy after the conversion; migration 0009 would drop them`);
   return total;
 }
-

@@ -2,6 +2,7 @@
  * Driver errors in words an operator can act on: what failed, where (the database, without its password), and the
  * fix. The raw message is kept at the end for anything not recognised, and the driver error stays the `cause`.
  */
+import { DatabaseBusyError, StoreError } from '../errors.ts';
 import { redactUrl } from '../net.ts';
 
 interface DriverError {
@@ -35,6 +36,29 @@ export function explainDatabaseError(error: unknown, location: string): string {
     case 'ETIMEDOUT':
     case 'CONNECT_TIMEOUT':
       return `cannot connect to Postgres at ${location}: no answer in time. Fix: check the host, port and any firewall between here and the server`;
+    case 'CONNECTION_CLOSED':
+    case 'CONNECTION_DESTROYED':
+    case 'CONNECTION_ENDED':
+    case 'CONNECTION_LOST':
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case '57P01':
+    case '57P02':
+    case '57P03':
+    case '08000':
+    case '08003':
+    case '08006':
+    case '25P03':
+      return `lost the connection to Postgres at ${location} (${raw}): what was not committed is not stored, and the next run resumes from the last committed page. Fix: check that the server is up and reachable from here (a restart, failover or administrator ends sessions)`;
+    case '53300':
+      return `Postgres at ${location} refused a connection: ${raw}. occupancy-sync opens up to 13 per process (a pool of 10, one for the run locks, one while migrating, one to say what a wait is for). Fix: raise the limit (ALTER ROLE <user> CONNECTION LIMIT 20, or the server's max_connections), or run fewer processes at once`;
+    case '55P03':
+      return `a lock that another session holds at ${location} was not released within DATABASE_LOCK_TIMEOUT (${raw}): nothing of this statement was done. Fix: find the session holding it (the "waiting for Postgres" log lines name it; pg_stat_activity), or raise DATABASE_LOCK_TIMEOUT`;
+    case '57014':
+      if (/statement timeout/i.test(raw)) {
+        return `a statement ran longer than DATABASE_STATEMENT_TIMEOUT at ${location} (${raw}): nothing of it was done. Fix: find what slows the server (pg_stat_activity), or raise DATABASE_STATEMENT_TIMEOUT`;
+      }
+      return `the statement was cancelled at ${location} (${raw}; SIGTERM or SIGINT, or an administrator): nothing of it was committed, and the next run resumes from the last committed page`;
     case '3D000':
       return `the database named in DATABASE_URL (${location}) does not exist. Fix: create it (e.g. createdb <name>) or correct the name in DATABASE_URL`;
     case '28P01':
@@ -56,6 +80,12 @@ export function explainDatabaseError(error: unknown, location: string): string {
       return `${location} is not a SQLite database (${raw}). Fix: point DATABASE_URL at the file occupancy-sync created, or at a new path`;
     case 'SQLITE_CORRUPT':
       return `the SQLite database ${location} is damaged (${raw}). Fix: restore it from a backup; a new file re-syncs from SYNC_INITIAL_HISTORY`;
+    case 'SQLITE_BUSY':
+    case 'SQLITE_BUSY_RECOVERY':
+    case 'SQLITE_BUSY_SNAPSHOT':
+    case 'SQLITE_BUSY_TIMEOUT':
+    case 'SQLITE_LOCKED':
+      return `the SQLite database ${location} stayed locked by another process past the busy timeout (${raw}). Fix: none if another occupancy-sync process was writing (the next run goes on); otherwise find what holds the file (fuser ${location})`;
     case 'SQLITE_FULL':
     case 'ENOSPC':
       return `the disk holding ${location} is full. Fix: free space (the last page was not committed; the next run resumes)`;
@@ -69,4 +99,19 @@ export function explainDatabaseError(error: unknown, location: string): string {
       return parts.join('; ');
     }
   }
+}
+
+/** Codes that say someone else holds the database for now: trying again later can succeed. */
+export function isBusy(error: unknown): boolean {
+  const code = (error as { code?: string } | undefined)?.code ?? '';
+  return code.startsWith('SQLITE_BUSY') || code === 'SQLITE_LOCKED' || code === '55P03';
+}
+
+/**
+ * The store's error for a driver error met before anything was written (opening, migrating, locking): a busy
+ * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else a StoreError.
+ */
+export function storeError(error: unknown, location: string, what?: string): StoreError {
+  const message = `${what ? `${what} failed: ` : ''}${explainDatabaseError(error, location)}`;
+  return isBusy(error) ? new DatabaseBusyError(`${message}. Nothing was done`, { cause: error }) : new StoreError(message, { cause: error });
 }

@@ -19,6 +19,17 @@ export interface OpenStoreOptions {
   /** The occupancy conversion's batch size and a hook after each batch (tests stop a conversion half-way with it). */
   // Written out (not ConversionOptions): the package's public types must not reach the adapter's drizzle types.
   conversion?: { batch?: number; onBatch?(moved: number, total: number): void };
+  /**
+   * How long migrate() waits for a migration another process is running before it gives up with a DatabaseBusyError
+   * (the CLI exits 75). Default 10 minutes: a large database's occupancy conversion takes minutes.
+   */
+  migrationWaitMs?: number;
+  /**
+   * Aborting it (SIGTERM) cancels what waits on the database at that moment: Postgres cancels the statements in flight
+   * (their transaction rolls back), a wait for another process's migration ends. The store stays usable afterwards,
+   * to record how the run ended.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -33,17 +44,20 @@ export interface OpenStoreOptions {
 export async function openStore(database: Config['database'], options: OpenStoreOptions = {}): Promise<Store> {
   const logger = options.logger ?? silentLogger;
   const clock = options.clock ?? systemClock;
+  const storeLogger = logger.child({ component: 'store' });
+  const migrator = {
+    ...(options.conversion && { conversion: options.conversion }),
+    ...(options.migrationWaitMs !== undefined && { lockWaitMs: options.migrationWaitMs }),
+    ...(options.signal && { signal: options.signal }),
+  };
   if (database.dialect === 'sqlite') {
     if (!database.sqlitePath) throw new ConfigError(`DATABASE_URL: ${database.url} names no SQLite file; use file:./data/occupancy.db`);
-    // Each dialect's driver (and its drizzle dialect) loads only when that dialect is opened.
-    const { openSqlite } = await import('./sqlite.ts');
-    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly, conversion: options.conversion });
-    return new SqlStore(adapter, clock, logger.child({ component: 'store' }));
+    // Each room's driver (and its drizzle dialect) loads only when that dialect is opened.
+    const { openSqlite } = await import('./sqlite/adapter.ts');
+    const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly });
+    return new SqlStore(adapter, clock, storeLogger, migrator);
   }
-  const { openPostgres } = await import('./postgres.ts');
-  return new SqlStore(
-    openPostgres({ url: database.url, logger: logger.child({ component: 'store' }), readonly: options.readonly, conversion: options.conversion }),
-    clock,
-    logger.child({ component: 'store' }),
-  );
+  const { openPostgres } = await import('./postgres/adapter.ts');
+  const adapter = openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly, timeouts: database.timeouts, signal: options.signal });
+  return new SqlStore(adapter, clock, storeLogger, migrator);
 }

@@ -1,7 +1,10 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
+import { sinkColumns, sinkKey } from './columns.ts';
 import type { KeyScope } from './key-cache.ts';
+import { fill as fillIn, OCCUPANCY_LAYOUTS, type OccupancyLayout } from './occupancy-layout.ts';
+import { INT4_RULE, invalid, isInt4 } from './checks.ts';
 import type { Column, PrepareInput, SinkDef } from './sinks.ts';
 import { canonicalTimestamp } from './timestamps.ts';
 import type { OccupancyRecord } from './types.ts';
@@ -12,7 +15,8 @@ import type { OccupancyRecord } from './types.ts';
  * reading. The measured values (status, headcount) take the latest arrival and are only rewritten when they differ,
  * so re-reading a lookback window touches nothing. The first arrival by polling and by webhook are kept (the earlier
  * of the two is the reading's source and ingested_at); a missing event id is filled in by a later arrival that has
- * one. The `occupancy` view shows these rows exactly as the documented table did.
+ * one. The `occupancy` view shows these rows exactly as the documented table did. One sink for both dialects: what
+ * their tables store differently is data (occupancy-layout.ts).
  */
 
 /** The event ids stored as 16 bytes: exactly the lowercase form, so the view gives back the very same text. */
@@ -97,27 +101,26 @@ async function prepare(input: PrepareInput, records: ReadonlyArray<OccupancyReco
   return { spaces, statuses, arrival: Number(row!.k) };
 }
 
-function invalid(index: number, field: string, what: string, value: unknown): StoreError {
-  return new StoreError(`occupancy record ${index}: ${field} must be ${what}, got ${JSON.stringify(value) ?? String(value)}`);
-}
-
 /**
- * Writes a record's floor space key, observation time (canonical), status code and headcount at out[offset..+3],
- * checked; returns its event id. Shared by both dialects' fill, allocation-free on the hot path.
+ * Writes a record's floor space key, observation time, status code, headcount and event id (as a lowercase UUID or
+ * other text, in two values) at out[offset..+5], checked. Allocation-free on the hot path.
  */
-function fillCommon(record: OccupancyRecord, out: unknown[], offset: number, index: number, prepared: Prepared): string | null {
+function fill(record: OccupancyRecord, out: unknown[], offset: number, index: number, prepared: Prepared, epochMs: boolean): void {
   const space = prepared.spaces.get(record.floorSpaceId);
-  if (space === undefined) throw invalid(index, 'floorSpaceId', 'a non-empty string', record.floorSpaceId);
+  if (space === undefined) throw invalid('occupancy', index, 'floorSpaceId', 'a non-empty string', record.floorSpaceId);
   const status = prepared.statuses.get(record.occupancyStatus);
-  if (status === undefined) throw invalid(index, 'occupancyStatus', 'a non-empty string', record.occupancyStatus);
-  if (!Number.isInteger(record.headcount)) throw invalid(index, 'headcount', 'an integer', record.headcount);
-  const eventId = record.eventId;
-  if (eventId !== null && eventId !== undefined && typeof eventId !== 'string') throw invalid(index, 'eventId', 'a string or null', eventId);
+  if (status === undefined) throw invalid('occupancy', index, 'occupancyStatus', 'a non-empty string', record.occupancyStatus);
+  if (!isInt4(record.headcount)) throw invalid('occupancy', index, 'headcount', INT4_RULE, record.headcount);
+  const eventId = record.eventId ?? null;
+  if (eventId !== null && typeof eventId !== 'string') throw invalid('occupancy', index, 'eventId', 'a string or null', eventId);
+  const observed = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
+  const uuid = eventId !== null && LOWER_UUID.test(eventId);
   out[offset] = space;
-  out[offset + 1] = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
+  out[offset + 1] = epochMs ? Date.parse(observed) : observed;
   out[offset + 2] = status;
   out[offset + 3] = record.headcount;
-  return eventId ?? null;
+  out[offset + 4] = uuid ? eventId : null;
+  out[offset + 5] = uuid ? null : eventId;
 }
 
 const PAGE_COLUMNS: Column[] = [
@@ -127,91 +130,44 @@ const PAGE_COLUMNS: Column[] = [
 const pageValues = (page: { source: string }, prepared: Prepared): unknown[] =>
   page.source === 'poll' ? [prepared.arrival, null] : [null, prepared.arrival];
 
-const READ_COLUMNS = {
-  floorSpaceId: { name: 'floor_space_id', type: 'text' },
-  observedAt: { name: 'observed_at', type: 'timestamptz' },
-  occupancyStatus: { name: 'occupancy_status', type: 'text' },
-  headcount: { name: 'headcount', type: 'int4' },
-  eventId: { name: 'event_id', type: 'text' },
-} as const;
+/**
+ * The measured values take the latest arrival and are rewritten only when they differ; the first arrival by polling
+ * and by webhook are kept; a missing event id is filled in by an arrival that has one.
+ */
+function onConflict(layout: OccupancyLayout): string {
+  const missing = (t: string) => fillIn(layout.eventMissing, 't', t);
+  return (
+    `ON CONFLICT (floor_space_key, ${layout.observed.name}) DO UPDATE SET ` +
+    'status_code = excluded.status_code, headcount = excluded.headcount, ' +
+    `${layout.eventKeep}, ` +
+    'polled_arrival = COALESCE(occupancy_readings.polled_arrival, excluded.polled_arrival), ' +
+    'delivered_arrival = COALESCE(occupancy_readings.delivered_arrival, excluded.delivered_arrival) ' +
+    'WHERE occupancy_readings.status_code <> excluded.status_code OR occupancy_readings.headcount <> excluded.headcount ' +
+    `OR (${missing('occupancy_readings')} AND NOT ${missing('excluded')}) ` +
+    'OR (occupancy_readings.polled_arrival IS NULL AND excluded.polled_arrival IS NOT NULL) ' +
+    'OR (occupancy_readings.delivered_arrival IS NULL AND excluded.delivered_arrival IS NOT NULL)'
+  );
+}
 
-const conflict = (observed: string, eventMissing: (t: string) => string, eventSet: string) =>
-  `ON CONFLICT (floor_space_key, ${observed}) DO UPDATE SET ` +
-  'status_code = excluded.status_code, headcount = excluded.headcount, ' +
-  `${eventSet}, ` +
-  'polled_arrival = COALESCE(occupancy_readings.polled_arrival, excluded.polled_arrival), ' +
-  'delivered_arrival = COALESCE(occupancy_readings.delivered_arrival, excluded.delivered_arrival) ' +
-  'WHERE occupancy_readings.status_code <> excluded.status_code OR occupancy_readings.headcount <> excluded.headcount ' +
-  `OR (${eventMissing('occupancy_readings')} AND NOT ${eventMissing('excluded')}) ` +
-  'OR (occupancy_readings.polled_arrival IS NULL AND excluded.polled_arrival IS NOT NULL) ' +
-  'OR (occupancy_readings.delivered_arrival IS NULL AND excluded.delivered_arrival IS NOT NULL)';
-
-/** What both dialects share: the readable view, the page values, the key, and five fields as six bound values. */
-function common(observed: { name: string; type: 'int4' | 'timestamptz' }, event: 'text' | 'uuid') {
+/** The occupancy sink over a dialect's layout of the compact tables (occupancy-layout.ts). */
+export function occupancySink(dialect: Dialect): SinkDef<OccupancyRecord, Prepared> {
+  const layout = OCCUPANCY_LAYOUTS[dialect];
+  const shape = sinkColumns('occupancy');
+  const epochMs = layout.observed.type === 'int8';
   return {
-    table: 'occupancy',
+    table: shape.relation,
     writeTable: 'occupancy_readings',
-    readColumns: READ_COLUMNS,
     prepare,
     pageColumns: PAGE_COLUMNS,
     pageValues,
-    rowColumns: [
-      { name: 'floor_space_key', type: 'int4' },
-      observed,
-      { name: 'status_code', type: 'int4' },
-      { name: 'headcount', type: 'int4' },
-      { name: 'event_uuid', type: event },
-      { name: 'event_text', type: 'text' },
-    ] satisfies Column[],
-    rowFields: ['floorSpaceId', 'observedAt', 'occupancyStatus', 'headcount', 'eventId'] as Array<keyof OccupancyRecord>,
-    key: ['floorSpaceId', 'observedAt'] as Array<keyof OccupancyRecord>,
+    rowColumns: [{ name: 'floor_space_key', type: 'int4' }, layout.observed, { name: 'status_code', type: 'int4' }, { name: 'headcount', type: 'int4' }, ...layout.event],
+    computed: layout.computed,
+    rowFields: shape.columns.map((c) => c.field),
+    key: sinkKey('occupancy'),
+    // The floor space key and the observation time identify a reading.
     rowKey: [0, 1],
+    fill: (record, out, offset, index, prepared) => fill(record, out, offset, index, prepared, epochMs),
+    onConflict: onConflict(layout),
     softDelete: false,
   };
-}
-
-/** Writes the event id as two values: a lowercase UUID (stored compactly) or any other id (stored as text). */
-function fillEvent(eventId: string | null, out: unknown[], offset: number): void {
-  const uuid = eventId !== null && LOWER_UUID.test(eventId);
-  out[offset + 4] = uuid ? eventId : null;
-  out[offset + 5] = uuid ? null : eventId;
-}
-
-/**
- * SQLite: observed_ms as integer epoch ms, the event id as 16 bytes or text in one column. The two event values are
- * bound as text and become that column in the statement: SQLite makes the 16 bytes (unhex, on the writer thread),
- * as a string crosses threads for less than a Buffer.
- */
-function sqliteSink(): SinkDef<OccupancyRecord, Prepared> {
-  return {
-    ...common({ name: 'observed_ms', type: 'int4' }, 'text'),
-    insertValues: (placeholders) => [...placeholders.slice(0, -2), `COALESCE(unhex(${placeholders.at(-2)}, '-'), ${placeholders.at(-1)})`],
-    insertColumns: (columns) => [...columns.slice(0, -2), 'event_id'],
-    fill(record, out, offset, index, prepared) {
-      fillEvent(fillCommon(record, out, offset, index, prepared), out, offset);
-      out[offset + 1] = Date.parse(out[offset + 1] as string);
-    },
-    onConflict: conflict('observed_ms', (t) => `${t}.event_id IS NULL`, 'event_id = COALESCE(occupancy_readings.event_id, excluded.event_id)'),
-  };
-}
-
-/** Postgres: observed_at as timestamptz, the event id in event_uuid (a lowercase UUID) or event_text. */
-function postgresSink(): SinkDef<OccupancyRecord, Prepared> {
-  const missing = (t: string) => `(${t}.event_uuid IS NULL AND ${t}.event_text IS NULL)`;
-  return {
-    ...common({ name: 'observed_at', type: 'timestamptz' }, 'uuid'),
-    fill(record, out, offset, index, prepared) {
-      fillEvent(fillCommon(record, out, offset, index, prepared), out, offset);
-    },
-    onConflict: conflict(
-      'observed_at',
-      missing,
-      `event_uuid = CASE WHEN ${missing('occupancy_readings')} THEN excluded.event_uuid ELSE occupancy_readings.event_uuid END, ` +
-        `event_text = CASE WHEN ${missing('occupancy_readings')} THEN excluded.event_text ELSE occupancy_readings.event_text END`,
-    ),
-  };
-}
-
-export function occupancySink(dialect: Dialect): SinkDef<OccupancyRecord, Prepared> {
-  return dialect === 'sqlite' ? sqliteSink() : postgresSink();
 }

@@ -3,9 +3,9 @@ import type { Clock } from '../clock.ts';
 import { StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
-import { explainDatabaseError } from './errors.ts';
-import { GroupCommit } from './group-commit.ts';
-import { sinkDef } from './sinks.ts';
+import { sinkColumns } from './columns.ts';
+import { explainDatabaseError, storeError } from './errors.ts';
+import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
@@ -34,20 +34,13 @@ export class SqlStore implements Store {
   readonly #db: Adapter;
   readonly #clock: Clock;
   readonly #logger: Logger;
+  readonly #migrator: Omit<MigratorOptions, 'logger'>;
 
-  /** Group commit of webhook deliveries (see group-commit.ts), or undefined for one transaction per delivery. */
-  readonly #deliveries: GroupCommit | undefined;
-
-  /**
-   * `groupDeliveries` defaults to SQLite only: its writes are serialised on one connection, so concurrent deliveries
-   * queue for the write lock anyway and sharing one COMMIT is pure gain. Postgres commits deliveries in parallel
-   * over the pool, where a shared transaction would serialise them.
-   */
-  constructor(adapter: Adapter, clock: Clock, logger: Logger, options: { groupDeliveries?: boolean } = {}) {
+  constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}) {
     this.#db = adapter;
     this.#clock = clock;
     this.#logger = logger;
-    this.#deliveries = (options.groupDeliveries ?? adapter.dialect === 'sqlite') ? new GroupCommit(adapter) : undefined;
+    this.#migrator = migrator;
   }
 
   get dialect() {
@@ -59,7 +52,7 @@ export class SqlStore implements Store {
    * cannot migrate it themselves.
    */
   async requireCurrentSchema(): Promise<void> {
-    const pending = await this.#wrap('reading the applied migrations', () => this.#db.pending());
+    const pending = await this.#wrap('reading the applied migrations', () => pendingMigrations(this.#db, this.#migrator));
     if (pending.length === 0) return;
     if (pending[0] === '0000_tables') {
       throw new StoreError(
@@ -74,7 +67,7 @@ export class SqlStore implements Store {
   }
 
   async migrate(): Promise<string[]> {
-    const applied = await this.#wrap('applying migrations', () => this.#db.migrate());
+    const applied = await this.#wrap('applying migrations', () => migrate(this.#db, { ...this.#migrator, logger: this.#logger }), true);
     if (applied.length > 0) this.#logger.info({ dialect: this.dialect, applied }, 'applied database migrations');
     return applied;
   }
@@ -230,7 +223,7 @@ export class SqlStore implements Store {
 
   markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number> {
     return this.#wrap(`marking deleted ${sink}`, () => {
-      const { table, softDelete } = sinkDef(sink);
+      const { relation: table, softDelete } = sinkColumns(sink);
       if (!softDelete) throw new StoreError(`sink ${sink} cannot soft-delete: its table keeps no last_seen_at and deleted_at`);
       const since = canonicalTimestamp(seenSince, 'seenSince');
       const deletedAt = canonicalTimestamp(at, 'at');
@@ -242,13 +235,13 @@ export class SqlStore implements Store {
 
   countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number> {
     return this.#wrap(`counting ${sink} records in a window`, async () => {
-      const def = sinkDef(sink);
-      const column = def.readColumns[field];
-      if (!column || column.type !== 'timestamptz') throw new StoreError(`sink ${sink} has no timestamp field ${field}`);
+      const shape = sinkColumns(sink);
+      const column = shape.columns.find((c) => c.field === field);
+      if (!column || column.type !== 'timestamp') throw new StoreError(`sink ${sink} has no timestamp field ${field}`);
       const rows = await this.#db.all<{ n: number | string }>(sql`
-        SELECT count(*) AS n FROM ${sql.identifier(def.table)}
-        WHERE customer_id = ${customerId} AND ${sql.identifier(column.name)} >= ${canonicalTimestamp(from, 'from')}
-          AND ${sql.identifier(column.name)} < ${canonicalTimestamp(to, 'to')}`);
+        SELECT count(*) AS n FROM ${sql.identifier(shape.relation)}
+        WHERE customer_id = ${customerId} AND ${sql.identifier(column.column)} >= ${canonicalTimestamp(from, 'from')}
+          AND ${sql.identifier(column.column)} < ${canonicalTimestamp(to, 'to')}`);
       return Number(rows[0]?.n ?? 0);
     });
   }
@@ -314,14 +307,24 @@ export class SqlStore implements Store {
     });
   }
 
-  /** The latest run of each (customer, stream), ordered by customer and stream. */
+  /**
+   * The latest run of each (customer, stream), ordered by customer and stream. A run recorded as running whose lock
+   * no live process holds (killed with kill -9, its session cut off by a database restart) is shown as what it is, an
+   * interrupted run with ABANDONED_RUN_ERROR, without writing: the next run of the stream records it so.
+   */
   lastRuns(customerId?: string): Promise<RunRecord[]> {
     return this.#wrap('reading the last runs', async () => {
       const where = customerId === undefined ? sql`` : sql`WHERE l.customer_id = ${customerId}`;
       const rows = await this.#db.all<RunRow>(sql`
         SELECT r.* FROM sync_last_runs l JOIN sync_runs r ON r.id = l.last_run_id ${where}
         ORDER BY r.customer_id, r.stream`);
-      return rows.map(toRun);
+      const runs = rows.map(toRun);
+      for (const run of runs) {
+        if (run.status === 'running' && !(await this.#db.runLockHeld(run.customerId, run.stream))) {
+          Object.assign(run, { status: 'interrupted', error: ABANDONED_RUN_ERROR });
+        }
+      }
+      return runs;
     });
   }
 
@@ -331,7 +334,7 @@ export class SqlStore implements Store {
       const sentAt = canonicalTimestamp(delivery.sentAt, 'delivery.sentAt');
       const receivedAt = canonicalTimestamp(delivery.receivedAt, 'delivery.receivedAt');
       const store = (tx: Executor) => this.#storeDelivery(tx, delivery, occupancy, createdAt, sentAt, receivedAt);
-      return this.#deliveries ? this.#deliveries.submit(store) : this.#db.transaction(store);
+      return this.#db.transaction(store, { shareCommit: true });
     });
   }
 
@@ -356,7 +359,7 @@ export class SqlStore implements Store {
   }
 
   tryLock(customerId: string, stream: string) {
-    return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream));
+    return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream), true);
   }
 
   query<T = Record<string, unknown>>(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
@@ -390,11 +393,16 @@ export class SqlStore implements Store {
     }
   }
 
-  async #wrap<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Driver errors as StoreErrors that say what failed, where, and the fix. `nothingDone`: the operation comes before a
+   * run writes anything (migrating, locking), so a busy database there means nothing was done (DatabaseBusyError).
+   */
+  async #wrap<T>(what: string, fn: () => Promise<T>, nothingDone = false): Promise<T> {
     try {
       return await fn();
     } catch (error) {
       if (error instanceof StoreError) throw error;
+      if (nothingDone) throw storeError(error, this.#db.location, what);
       throw new StoreError(`${what} failed: ${explainDatabaseError(error, this.#db.location)}`, { cause: error });
     }
   }

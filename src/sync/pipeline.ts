@@ -51,7 +51,14 @@ export async function runPipeline<J, P>(
             : start(following);
       // A next job that waits must not hold up this commit (which may be what it waits for).
       if (prefetched instanceof Promise) prefetched.catch(() => {});
-      await steps.commit(page, current.job);
+      try {
+        await steps.commit(page, current.job);
+      } catch (error) {
+        // SIGTERM cancels a commit that waits on the database (openStore's signal): nothing of the page was
+        // committed, and the run is interrupted, not failed.
+        if (signal?.aborted) return 'interrupted';
+        throw error;
+      }
       current = await prefetched;
     }
     return 'done';

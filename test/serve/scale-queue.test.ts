@@ -4,7 +4,7 @@ import { resolveConfig } from '../../src/config.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { openStore } from '../../src/store/index.ts';
 import { queueSchema, SYNC_TASK } from '../../src/app/queue.ts';
-import { parsePgUrl } from '../../src/store/postgres.ts';
+import { parsePgUrl } from '../../src/store/postgres/url.ts';
 import { freshDatabase } from '../support/databases.ts';
 import { tempDir } from '../support/tmp.ts';
 import { waitFor } from '../support/wait.ts';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/logger.ts';
-import { WalCheckpointer } from '../../src/store/checkpointer.ts';
+import { WalCheckpointer } from '../../src/store/sqlite/checkpointer.ts';
 import { freshDatabase, openTestStore } from '../support/databases.ts';
 import { tempDir } from '../support/tmp.ts';
 import { waitFor } from '../support/wait.ts';

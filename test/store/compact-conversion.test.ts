@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { DIALECTS, freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { legacyRows, makeLegacyDatabase, type LegacyRow } from '../support/legacy-database.ts';
+import { convertedRows, legacyRows, makeLegacyDatabase, readRows, type LegacyRow } from '../support/legacy-database.ts';
 
 /**
  * The compact occupancy layout (migrations 0008 and 0009) converts a database made by the previous version in place:
@@ -13,21 +13,8 @@ import { legacyRows, makeLegacyDatabase, type LegacyRow } from '../support/legac
 const ROWS = 2_400;
 const BATCH = 500;
 
-/** What the old version showed, but for rows from before polled_at/delivered_at existed: their source now fills them. */
-function expected(rows: readonly LegacyRow[]): LegacyRow[] {
-  return rows
-    .map((r) => ({
-      ...r,
-      polled_at: r.polled_at ?? (r.source === 'poll' ? r.ingested_at : null),
-      delivered_at: r.delivered_at ?? (r.source === 'webhook' ? r.ingested_at : null),
-    }))
-    .sort(byKey);
-}
-
-const keyOf = (r: LegacyRow) => `${r.customer_id}\u0000${r.floor_space_id}\u0000${r.observed_at}`;
-const byKey = (a: LegacyRow, b: LegacyRow) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
-/** Rows as read, in one order on both dialects (Postgres sorts text by its collation). */
-const read = (rows: LegacyRow[]) => rows.map((r) => ({ ...r, headcount: Number(r.headcount) })).sort(byKey);
+const expected = convertedRows;
+const read = readRows;
 
 const identity = ({ customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id, ingested_at }: LegacyRow) =>
   ({ customer_id, floor_space_id, observed_at, occupancy_status, headcount, source, event_id, ingested_at });

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.ts';
-import { GroupCommit } from '../../src/store/group-commit.ts';
+import { GroupCommit } from '../../src/store/sqlite/group-commit.ts';
 import type { DeliveryRecord } from '../../src/store/types.ts';
 import { DIALECTS, fresh, readings } from './harness.ts';
 

@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.ts';
-import { advisoryKey } from '../../src/store/locks.ts';
+import { advisoryKey } from '../../src/store/postgres/locks.ts';
 import type { Store } from '../../src/store/types.ts';
 import { PG_BASE_URL } from '../support/databases.ts';
 import { waitFor } from '../support/wait.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { StoreError } from '../../src/errors.ts';
+import { ABANDONED_RUN_ERROR } from '../../src/store/types.ts';
 import { checkpoint, DIALECTS, fresh, migrationNames, readings } from './harness.ts';
 
 const C = 'cust-a';
@@ -144,6 +145,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(4), at: '2026-03-01T11:00:30.000Z', runId: second,
       checkpoint: { ...checkpoint(C, null), stream: 'occupancy#backfill' } });
     await store.finishRun(second, { status: 'succeeded', finishedAt: '2026-03-01T11:01:00.000Z' });
+    const lock = await store.tryLock('cust-b', 'buildings');
     const b = await store.startRun({ customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z' });
     expect(await store.lastRuns()).toEqual([
       { id: second, customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z',
@@ -152,6 +154,10 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
         finishedAt: null, status: 'running', pages: 0, records: 0, rejected: 0, error: null },
     ]);
     expect((await store.lastRuns('cust-b')).map((r) => r.id)).toEqual([b]);
+    // Once no live process holds its lock, a run still recorded as running is shown as what it is (nothing written).
+    await lock!.release();
+    expect(await store.lastRuns('cust-b')).toMatchObject([{ id: b, status: 'interrupted', error: ABANDONED_RUN_ERROR, finishedAt: null }]);
+    expect(await store.query('SELECT status FROM sync_runs WHERE id = $1', [b])).toEqual([{ status: 'running' }]);
     expect(await store.listStates(C)).toEqual([{ ...checkpoint(C, null), stream: 'occupancy#backfill', updatedAt: new Date(clock.now()).toISOString() }]);
     await expect(store.finishRun(9999, { status: 'failed', finishedAt: '2026-03-01T11:01:00.000Z' })).rejects.toThrow(/run 9999 does not exist/);
   });
@@ -194,6 +200,21 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     await expect(commit({ ...r, headcount: 1.5 })).rejects.toThrow(/headcount must be an integer/);
     await expect(commit({ ...r, floorSpaceId: '' })).rejects.toThrow(/floorSpaceId must be a non-empty string/);
     expect(await store.getState(C, 'occupancy')).toBeUndefined();
+  });
+
+  it('accepts the same values on both dialects: a headcount beyond a 32-bit integer is refused, as the database would refuse it', async () => {
+    const { store } = await fresh(dialect, 'int4');
+    const [r] = readings(1);
+    const delivery = { id: 'd-big', customerId: C, type: 'Occupancy', createdAt: r!.observedAt, sentAt: r!.observedAt, receivedAt: r!.observedAt, body: '{}' };
+    const error = (await store.storeDelivery(delivery, [{ ...r!, headcount: 3_000_000_000 }]).catch((e: unknown) => e)) as StoreError;
+    expect(error).toBeInstanceOf(StoreError);
+    expect(error.message).toMatch(/occupancy record 0: headcount must be an integer from -2147483648 to 2147483647, got 3000000000/);
+    // Coded as a value the column cannot hold (SQLSTATE class 22), so callers tell it from a passing failure.
+    expect((error.cause as { code?: string }).code).toMatch(/^22/);
+    await expect(store.commitPage({ customerId: C, sink: 'occupancy', records: [{ ...r!, headcount: 2 ** 31 }], at: r!.observedAt, checkpoint: checkpoint(C, null) })).rejects.toThrow(/headcount must be an integer/);
+    expect(await store.query('SELECT count(*) AS n FROM webhook_deliveries')).toEqual([{ n: 0 }]);
+    await store.storeDelivery(delivery, [{ ...r!, headcount: 2 ** 31 - 1 }]);
+    expect(await store.query('SELECT headcount FROM occupancy')).toEqual([{ headcount: 2 ** 31 - 1 }]);
   });
 
   it('query takes $n placeholders on both dialects, in any order, repeated, and not inside literals', async () => {

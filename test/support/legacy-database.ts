@@ -1,12 +1,14 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import postgres from 'postgres';
-import { loadMigrations, MIGRATIONS_TABLE } from '../../src/store/migrations.ts';
+import { loadMigrations, MIGRATIONS_TABLE, type NamedMigration } from '../../src/store/migrations.ts';
 import type { TestDatabase } from './databases.ts';
 
 /**
- * A database as the version before the compact occupancy layout left it: its migrations (0000 to 0007, the files
- * that version shipped) with drizzle's bookkeeping, and occupancy rows written with that version's upsert, so a
- * test can convert it with this version's migrate().
+ * Databases as earlier versions left them: their migrations (the files each version shipped) with drizzle's
+ * bookkeeping and nothing of this version's, and, for the version before the compact occupancy layout (0000 to 0007),
+ * occupancy rows written with its upsert, so a test can upgrade them with this version's migrate().
  */
 
 export const LAST_WIDE_MIGRATION = '0007_last_runs';
@@ -60,22 +62,69 @@ export function legacyRows(count: number): LegacyRow[] {
   return rows;
 }
 
+const keyOf = (r: LegacyRow) => `${r.customer_id}\u0000${r.floor_space_id}\u0000${r.observed_at}`;
+/** One order on both dialects (Postgres sorts text by its collation). */
+export const byKey = (a: LegacyRow, b: LegacyRow) => (keyOf(a) < keyOf(b) ? -1 : keyOf(a) > keyOf(b) ? 1 : 0);
+
+/** What `occupancy` shows once `rows` are converted: as before, but rows from before polled_at/delivered_at existed get them from their source. */
+export function convertedRows(rows: readonly LegacyRow[]): LegacyRow[] {
+  return rows
+    .map((r) => ({
+      ...r,
+      polled_at: r.polled_at ?? (r.source === 'poll' ? r.ingested_at : null),
+      delivered_at: r.delivered_at ?? (r.source === 'webhook' ? r.ingested_at : null),
+    }))
+    .sort(byKey);
+}
+
+/** Rows of `occupancy` as read, in convertedRows' order. */
+export const readRows = (rows: LegacyRow[]) => rows.map((r) => ({ ...r, headcount: Number(r.headcount) })).sort(byKey);
+
 /** Applies the old version's migrations and stores `rows` as it would have. */
 export async function makeLegacyDatabase(db: TestDatabase, rows: readonly LegacyRow[]): Promise<void> {
-  const migrations = loadMigrations(db.dialect).filter((m) => m.name <= LAST_WIDE_MIGRATION);
   const insert = `INSERT INTO occupancy (${COLUMNS.join(', ')}) VALUES `;
+  await applyAsReleased(db, (m) => m.name <= LAST_WIDE_MIGRATION, {
+    sqlite: (sqlite) => {
+      const stmt = sqlite.prepare(`${insert}(${COLUMNS.map(() => '?').join(', ')})`);
+      for (const row of rows) stmt.run(COLUMNS.map((c) => row[c]));
+    },
+    postgres: async (tx) => {
+      for (let i = 0; i < rows.length; i += 1000) {
+        const chunk = rows.slice(i, i + 1000);
+        const values = chunk.map((_, r) => `(${COLUMNS.map((__, c) => `$${r * COLUMNS.length + c + 1}`).join(', ')})`).join(', ');
+        await tx.unsafe(insert + values, chunk.flatMap((row) => COLUMNS.map((c) => row[c])) as never[]);
+      }
+    },
+  });
+}
+
+/**
+ * Applies the migrations from the first one not yet applied through `last`, as the version that shipped `last` did:
+ * the SQL of each file and drizzle's bookkeeping row, nothing else (no repeatable scripts: that version had none).
+ */
+export async function migrateAsReleased(db: TestDatabase, last: string): Promise<void> {
+  await applyAsReleased(db, (m) => m.name <= last);
+}
+
+async function applyAsReleased(
+  db: TestDatabase,
+  wanted: (m: NamedMigration) => boolean,
+  then: { sqlite?(sqlite: Database.Database): void; postgres?(tx: postgres.TransactionSql): Promise<void> } = {},
+): Promise<void> {
+  const all = loadMigrations(db.dialect).filter(wanted);
   if (db.dialect === 'sqlite') {
+    mkdirSync(dirname(db.path!), { recursive: true });
     const sqlite = new Database(db.path!);
     try {
       sqlite.pragma('journal_mode = WAL');
       sqlite.transaction(() => {
         sqlite.exec(`CREATE TABLE IF NOT EXISTS "${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at numeric)`);
-        for (const m of migrations) {
+        const done = new Set((sqlite.prepare(`SELECT created_at FROM "${MIGRATIONS_TABLE}"`).all() as Array<{ created_at: number }>).map((r) => Number(r.created_at)));
+        for (const m of all.filter((m) => !done.has(m.folderMillis))) {
           for (const statement of m.sql) if (statement.trim()) sqlite.exec(statement);
           sqlite.prepare(`INSERT INTO "${MIGRATIONS_TABLE}" (hash, created_at) VALUES (?, ?)`).run(m.hash, m.folderMillis);
         }
-        const stmt = sqlite.prepare(`${insert}(${COLUMNS.map(() => '?').join(', ')})`);
-        for (const row of rows) stmt.run(COLUMNS.map((c) => row[c]));
+        then.sqlite?.(sqlite);
       })();
     } finally {
       sqlite.close();
@@ -83,18 +132,16 @@ export async function makeLegacyDatabase(db: TestDatabase, rows: readonly Legacy
     return;
   }
   const sql = postgres(db.url.replace(/[?&]schema=[^&]+/, ''), { max: 1, onnotice: () => {}, connection: { search_path: `"${db.schema}"`, TimeZone: 'UTC' } });
+  const table = `"${db.schema}"."${MIGRATIONS_TABLE}"`;
   try {
     await sql.begin(async (tx) => {
-      await tx.unsafe(`CREATE TABLE "${db.schema}"."${MIGRATIONS_TABLE}" (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
-      for (const m of migrations) {
+      await tx.unsafe(`CREATE TABLE IF NOT EXISTS ${table} (id SERIAL PRIMARY KEY, hash text NOT NULL, created_at bigint)`);
+      const done = new Set((await tx.unsafe<Array<{ created_at: string }>>(`SELECT created_at FROM ${table}`)).map((r) => Number(r.created_at)));
+      for (const m of all.filter((m) => !done.has(m.folderMillis))) {
         for (const statement of m.sql) if (statement.trim()) await tx.unsafe(statement);
-        await tx.unsafe(`INSERT INTO "${db.schema}"."${MIGRATIONS_TABLE}" (hash, created_at) VALUES ($1, $2)`, [m.hash, m.folderMillis]);
+        await tx.unsafe(`INSERT INTO ${table} (hash, created_at) VALUES ($1, $2)`, [m.hash, m.folderMillis]);
       }
-      for (let i = 0; i < rows.length; i += 1000) {
-        const chunk = rows.slice(i, i + 1000);
-        const values = chunk.map((_, r) => `(${COLUMNS.map((__, c) => `$${r * COLUMNS.length + c + 1}`).join(', ')})`).join(', ');
-        await tx.unsafe(insert + values, chunk.flatMap((row) => COLUMNS.map((c) => row[c])) as never[]);
-      }
+      await then.postgres?.(tx);
     });
   } finally {
     await sql.end();

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { StoreError } from '../errors.ts';
+import { StoreError } from '../../errors.ts';
 
 /**
  * SQLite write transactions on a worker thread with its own connection to the same file.

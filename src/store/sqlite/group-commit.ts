@@ -1,4 +1,4 @@
-import type { Adapter, Executor } from './adapter.ts';
+import type { Adapter, Executor } from '../adapter.ts';
 
 type Work<T> = (tx: Executor) => Promise<T>;
 

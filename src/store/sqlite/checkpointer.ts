@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import type { Logger } from '../logger.ts';
+import type { Logger } from '../../logger.ts';
 
 /**
  * Background WAL checkpoints for a SQLite file, on a worker thread with its own connection.

@@ -1,0 +1,200 @@
+import type { Sql, TransactionSql } from 'postgres';
+import type { SQL } from 'drizzle-orm';
+import { pgCore } from '../../../db/schema/drizzle.ts';
+import type { DatabaseTimeouts } from '../../config.ts';
+import { StoreError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import type { Adapter, Executor, LockAttempt, QueryOptions } from '../adapter.ts';
+import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
+import { describeLocation } from '../errors.ts';
+import { KeyCache, type KeyScope } from '../key-cache.ts';
+import { MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
+import { preparePage } from '../sinks.ts';
+import { connect, DEFAULT_TIMEOUTS, type ConnectOptions } from './connect.ts';
+import { ADVISORY_HOLDER, advisoryKey, isConnectionEnded, PgLocks, runLockKey } from './locks.ts';
+import { lockMonitor } from './monitor.ts';
+import { columnsOf, upsertText } from './unnest.ts';
+import { parsePgUrl } from './url.ts';
+import { StatementWatch, type Waitable } from './watch.ts';
+
+/**
+ * Postgres through postgres.js: a pool for statements and transactions, and dedicated sessions for locks (run locks
+ * in PgLocks, the migration lock while migrating). `?schema=NAME` in DATABASE_URL selects a schema (url.ts). Every
+ * statement is bounded by the server (connect.ts) and watched here (watch.ts): a long wait says what it waits for, a
+ * silent server is given up, and `signal` (SIGTERM) cancels what is in flight.
+ */
+export interface PostgresOptions {
+  url: string;
+  maxConnections?: number;
+  logger?: Logger;
+  /** Sessions with default_transaction_read_only: the server refuses any write (status, report, state show). */
+  readonly?: boolean;
+  timeouts?: DatabaseTimeouts;
+  /** Aborted (SIGTERM): the statements in flight are cancelled; the store stays usable for what comes after. */
+  signal?: AbortSignal;
+}
+
+export function openPostgres(options: PostgresOptions): Adapter {
+  const { url, schema } = parsePgUrl(options.url);
+  const location = describeLocation(options.url);
+  const readonly = options.readonly === true;
+  const timeouts = options.timeouts ?? DEFAULT_TIMEOUTS;
+  const applicationName = new URL(url).searchParams.get('application_name') ?? `occupancy-sync (pid ${process.pid})`;
+  const session = (max: number, extra?: ConnectOptions['extra']) => connect(url, schema, { max, timeouts, applicationName, readonly, ...(extra && { extra }) });
+  const scope = schema ?? '';
+  const bookkeepingSchema = `"${schema ?? 'drizzle'}"`;
+  const dialect = new (pgCore().PgDialect)();
+  const keys = new KeyCache();
+
+  const monitor = lockMonitor({ open: () => session(1), applicationName, answerWithinMs: timeouts.connectMs + 5_000, lockTimeoutMs: timeouts.lockMs, statementTimeoutMs: timeouts.statementMs });
+  const watch = new StatementWatch({ logger: options.logger, location, statementTimeoutMs: timeouts.statementMs, describe: monitor.describe });
+  options.signal?.addEventListener('abort', () => watch.cancel(), { once: true });
+
+  // The pool. A connection given up by the watch is destroyed with the whole client, which is replaced: the store
+  // stays usable for what follows (recording the run's end).
+  let client = session(options.maxConnections ?? 10);
+  const lose = (lost: Sql) => () => {
+    if (client !== lost) return;
+    client = session(options.maxConnections ?? 10);
+    void lost.end({ timeout: 0 }).catch(() => undefined);
+  };
+  const watched = <T>(pending: Waitable<T>, label: string, on: Sql, parent?: Parameters<StatementWatch['track']>[3]) => watch.track(pending, label, lose(on), parent);
+
+  // The lock session must live as long as its locks: no idle timeout and no max_lifetime (postgres.js would otherwise
+  // end it after 30-60 minutes, dropping the locks of a long run).
+  const locks = new PgLocks((onclose) => session(1, { idle_timeout: 0, max_lifetime: 0, onclose }), scope, options.logger, (pending, label, lost) => watch.track(pending, label, lost));
+
+  const executor = (sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parameters<StatementWatch['track']>[3]): Executor => {
+    const send = <T>(text: string, params: unknown[], label: string) => watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
+    const tx: Executor = {
+      async all<T>(query: SQL): Promise<T[]> {
+        const q = dialect.sqlToQuery(query);
+        return Array.from(await send<Iterable<T>>(q.sql, q.params, 'reading'));
+      },
+      async run(query: SQL): Promise<number> {
+        const q = dialect.sqlToQuery(query);
+        return (await send<{ count: number }>(q.sql, q.params, 'writing')).count;
+      },
+      async exec(statement: string): Promise<void> {
+        await watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent);
+      },
+      async upsert(sink, page, records) {
+        const ready = await preparePage(sink, 'postgres', { tx, keys: keyScope, page }, records);
+        if (!ready) return;
+        const { def, prepared } = ready;
+        const columns = columnsOf(def, records, prepared);
+        await send(upsertText(sink), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${sink} records`);
+      },
+    };
+    return tx;
+  };
+
+  const transaction = <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => {
+    let settled = false;
+    const keyScope = keys.scope();
+    const on = client;
+    let outer: Parameters<StatementWatch['track']>[3];
+    const run = on.begin(async (tx) => {
+      try {
+        return await fn(executor(tx, on, keyScope, outer));
+      } catch (error) {
+        if (!isConnectionEnded(error)) throw error;
+        // The transaction's connection closed (backend terminated, failover, network). Throwing here would make
+        // postgres.js 3.4.9 send ROLLBACK on the dead connection, which throws an uncaught TypeError from a
+        // setImmediate (porsager/postgres#1208) and kills the process. begin() already rejects by itself when its
+        // connection closes, so this callback stays pending instead (the server rolled back with the session);
+        // should the connection still be open after all, it rejects after 5 s and the rollback is safe.
+        return await new Promise<never>((_, reject) => {
+          setTimeout(() => settled || reject(error), 5_000).unref();
+        });
+      }
+    }) as Promise<T>;
+    // BEGIN and COMMIT are sent by postgres.js itself: the transaction is watched as a whole, kept alive by each of
+    // its statements, so a COMMIT with no answer is given up like any statement.
+    const tracked = watch.track(run, 'committing a transaction', lose(on));
+    outer = tracked.entry;
+    return tracked
+      .then((result) => {
+        keyScope.commit();
+        return result;
+      })
+      .finally(() => {
+        settled = true;
+      });
+  };
+
+  return {
+    dialect: 'postgres',
+    flags: COMPATIBILITY_FLAGS.postgres,
+    location,
+    readonly,
+    bookkeeping: {
+      migrations: `${bookkeepingSchema}."${MIGRATIONS_TABLE}"`,
+      repeatable: `${bookkeepingSchema}."${REPEATABLE_TABLE}"`,
+      // Not CREATE SCHEMA IF NOT EXISTS: it needs CREATE on the database even when the schema exists, which a role
+      // given only its schema does not have.
+      setup: [`DO $$ BEGIN IF to_regnamespace('${bookkeepingSchema}') IS NULL THEN CREATE SCHEMA ${bookkeepingSchema}; END IF; END $$`],
+      stepLock: `SELECT pg_advisory_xact_lock(${advisoryKey('occupancy-sync:migration-step', scope)})`,
+    },
+    all: (query) => executor(client, client, keys.scope()).all(query),
+    run: (query) => executor(client, client, keys.scope()).run(query),
+    exec: (statement) => executor(client, client, keys.scope()).exec(statement),
+    upsert: (sink, page, records) => transaction((tx) => tx.upsert(sink, page, records)),
+    transaction,
+
+    async tryMigrationLock(): Promise<LockAttempt> {
+      // A session of its own: ending it releases the lock, also when this process dies half-way.
+      const key = advisoryKey('occupancy-sync:migrate', scope);
+      const own = session(1, { idle_timeout: 0, max_lifetime: 0 });
+      const ask = <T>(text: string, label: string) => watch.track(own.unsafe(text, [key]) as unknown as Waitable<T>, label, () => void own.end({ timeout: 0 }));
+      try {
+        const [row] = await ask<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', 'taking the migration lock');
+        if (row?.ok) return { lock: { release: () => own.end({ timeout: 5 }) } };
+        const [holder] = await ask<{ pid: number; application_name: string; backend_start: string }[]>(ADVISORY_HOLDER, 'asking who migrates');
+        await own.end({ timeout: 5 });
+        return { holder: holder ? `Postgres session ${holder.pid} (${holder.application_name || 'no application name'}) since ${holder.backend_start}` : 'a session that just ended' };
+      } catch (error) {
+        await own.end({ timeout: 0 }).catch(() => undefined);
+        throw error;
+      }
+    },
+
+    tryLock: (customerId, stream) => locks.tryLock(customerId, stream),
+    async runLockHeld(customerId, stream) {
+      // Advisory locks end with their session: none held means the run's process (or its connection) is gone.
+      const on = client;
+      return (await watched(on.unsafe(ADVISORY_HOLDER, [runLockKey(scope, customerId, stream)]) as unknown as Waitable<unknown[]>, 'asking whether a run is alive', on)).length > 0;
+    },
+    lockLost: (customerId) => locks.lockLost(customerId),
+
+    async query<T>(text: string, params: readonly unknown[], queryOptions: QueryOptions = {}): Promise<T[]> {
+      const on = client;
+      const pending = on.unsafe(text, params as never[]);
+      // A caller that stops waiting must not leave the query running on the server (health checks under load).
+      let timedOut = false;
+      const timer =
+        queryOptions.timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              timedOut = true;
+              void pending.cancel();
+            }, queryOptions.timeoutMs);
+      try {
+        // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.
+        return Array.from(await watched(pending as Waitable<Iterable<T>>, 'running a query', on));
+      } catch (error) {
+        if (timedOut) throw new StoreError(`the database did not answer within ${queryOptions.timeoutMs} ms; the query was cancelled`, { cause: error });
+        throw error;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
+    async close() {
+      watch.close();
+      await monitor.close();
+      await locks.releaseAll().catch(() => undefined);
+      await client.end({ timeout: 5 });
+    },
+  };
+}

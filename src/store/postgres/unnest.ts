@@ -1,0 +1,46 @@
+import { perSink, sinkDef, type SinkDef } from '../sinks.ts';
+
+/**
+ * The Postgres upsert of a page: one statement. Every row column travels as one typed array and unnest turns them
+ * back into rows, so the text is fixed (prepared once per connection) whatever the page size, and a page costs one
+ * round trip. Per-page values (customer, source, ingested_at) are scalars.
+ */
+
+export const upsertText = perSink((sink) => unnestText(sinkDef(sink, 'postgres') as SinkDef<unknown>));
+
+function unnestText(def: SinkDef<unknown>): string {
+  const page = new Map(def.pageColumns.map((c, i) => [c.name, `$${i + 1}::${c.type}`]));
+  const arrays = def.rowColumns.map((c, i) => `$${def.pageColumns.length + i + 1}::${c.type}[]`);
+  const value = (name: string) => page.get(name) ?? `u.${name}`;
+  const read = new Set<string>();
+  const computed = def.computed.map((c) => c.sql.replace(/:(\w+)/g, (_, name: string) => (read.add(name), value(name))));
+  const plain = [...def.pageColumns, ...def.rowColumns].map((c) => c.name).filter((name) => !read.has(name));
+  return (
+    `INSERT INTO ${def.writeTable} (${[...plain, ...def.computed.map((c) => c.column)].join(', ')}) ` +
+    `SELECT ${[...plain.map(value), ...computed].join(', ')} FROM unnest(${arrays.join(', ')}) ` +
+    `AS u(${def.rowColumns.map((c) => c.name).join(', ')}) ${def.onConflict}`
+  );
+}
+
+/**
+ * Column arrays for unnest. Postgres refuses an upsert that touches one row twice ("ON CONFLICT DO UPDATE command
+ * cannot affect row a second time"), which SQLite's row-by-row upsert accepts (last one wins); in-page duplicates are
+ * therefore collapsed here, keeping the last, so both dialects end with the same row.
+ */
+export function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>, prepared: unknown): unknown[][] {
+  const width = def.rowColumns.length;
+  const columns = def.rowColumns.map(() => new Array<unknown>(records.length));
+  const row = new Array<unknown>(width);
+  const seen = new Map<string, number>();
+  let n = 0;
+  for (let i = 0; i < records.length; i++) {
+    def.fill(records[i], row, 0, i, prepared);
+    const key = def.rowKey.length === 1 ? String(row[def.rowKey[0]!]) : def.rowKey.map((k) => row[k]).join('\u0000');
+    const at = seen.get(key);
+    const slot = at ?? n++;
+    if (at === undefined) seen.set(key, slot);
+    for (let c = 0; c < width; c++) columns[c]![slot] = row[c];
+  }
+  if (n < records.length) for (const column of columns) column.length = n;
+  return columns;
+}

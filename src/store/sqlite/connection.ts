@@ -1,0 +1,110 @@
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { StoreError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { explainDatabaseError, storeError } from '../errors.ts';
+import { WalCheckpointer } from './checkpointer.ts';
+import { SqliteWriter } from './writer.ts';
+
+/**
+ * Opening a SQLite file: for writing (WAL, the pragmas, the background checkpointer and the writer thread) or for
+ * reading only.
+ */
+export interface ConnectionOptions {
+  path: string;
+  logger: Logger;
+  /** How long a writer waits for another process's write transaction before failing (ms). */
+  busyTimeoutMs?: number;
+  /** WAL checkpoints on a worker thread instead of inside commits (default true for files; see checkpointer.ts). */
+  backgroundCheckpoints?: boolean;
+  /** Write transactions on a worker thread (writer.ts); default true for files. */
+  writerThread?: boolean;
+}
+
+export interface Connection {
+  db: Database.Database;
+  checkpointer?: WalCheckpointer;
+  writer?: SqliteWriter;
+  /** Removes what opening made besides the connection (a private copy of a read-only file). */
+  cleanup?(): void;
+}
+
+/**
+ * With background checkpoints the writer checkpoints only when the WAL reaches this many pages (~40 MiB), which
+ * happens only if the worker falls behind. The file is truncated back to JOURNAL_SIZE_LIMIT after such a checkpoint.
+ */
+const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
+const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
+export const BUSY_TIMEOUT_MS = 5000;
+
+export function openForWrites(options: ConnectionOptions): Connection {
+  const { path, logger } = options;
+  try {
+    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+  } catch (error) {
+    throw new StoreError(`cannot create the directory of the SQLite database: ${explainDatabaseError(error, path)}`, { cause: error });
+  }
+  const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true) ? new WalCheckpointer({ path, logger }) : undefined;
+  // Applied to the main connection and to the writer thread's (writer.ts), so both behave alike.
+  const pragmas = [
+    `busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`,
+    // NORMAL in WAL mode is durable against process crashes (what kill -9 tests); only an OS crash may lose the
+    // last commits, never corrupt the file.
+    'synchronous = NORMAL',
+    'foreign_keys = ON',
+    // 32 MiB page cache (default 2 MiB): every commit touches index pages scattered over the file (one insertion
+    // point per floor space), which the default cache would write back and read again (docs/performance.md).
+    'cache_size = -32768',
+    ...(checkpointer ? [`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`, `journal_size_limit = ${JOURNAL_SIZE_LIMIT}`] : []),
+  ];
+  let db: Database.Database;
+  try {
+    db = new Database(path);
+    // The busy timeout first, so that every statement, switching to WAL included, waits for another process's lock
+    // as long as the configured timeout (not better-sqlite3's default).
+    db.pragma(pragmas[0]!);
+    db.pragma('journal_mode = WAL');
+    for (const pragma of pragmas.slice(1)) db.pragma(pragma);
+  } catch (error) {
+    throw storeError(error, path);
+  }
+  const writer = path !== ':memory:' && (options.writerThread ?? true) ? new SqliteWriter({ path, pragmas }) : undefined;
+  return { db, ...(checkpointer && { checkpointer }), ...(writer && { writer }) };
+}
+
+/**
+ * A read-only connection. A WAL database at rest (its writer closed it cleanly, so no -wal file) in a directory this
+ * user may not write cannot be opened read-only: SQLite needs to create its -shm file first. With no -wal file every
+ * committed page is in the main file, so a private copy in a temporary directory reads exactly the same data.
+ */
+export function openForReads(options: ConnectionOptions): Connection {
+  const { path, logger } = options;
+  const open = (file: string) => {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`);
+    // Opening is lazy: the first read is what fails when the -shm file cannot be made.
+    db.prepare('SELECT count(*) FROM sqlite_master').get();
+    return db;
+  };
+  try {
+    return { db: open(path) };
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === 'SQLITE_CANTOPEN' && !existsSync(path)) {
+      throw new StoreError(
+        `there is no SQLite database at ${path}. Fix: run \`occupancy-sync sync\` (or \`migrate\`) first, or point DATABASE_URL at the file it writes to`,
+        { cause: error },
+      );
+    }
+    if ((code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') || existsSync(`${path}-wal`)) {
+      throw storeError(error, path);
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'occupancy-sync-ro-'));
+    const copy = join(dir, basename(path));
+    copyFileSync(path, copy);
+    logger.info({ path, copy }, 'the database directory is read-only: reading a private copy of the file (it has no uncommitted WAL)');
+    return { db: open(copy), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  }
+}

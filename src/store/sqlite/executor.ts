@@ -1,0 +1,69 @@
+import type { SQL } from 'drizzle-orm';
+import type { Executor } from '../adapter.ts';
+import type { KeyScope } from '../key-cache.ts';
+import { perSink, preparePage, sinkDef, type SinkDef } from '../sinks.ts';
+
+/**
+ * Statements on SQLite, the same whichever connection runs them: the main one (synchronously, on this thread) or the
+ * writer thread's (writer.ts). A sink's upsert is one prepared INSERT ... ON CONFLICT run once per row; the page's
+ * rows travel as one flat array of values.
+ */
+export interface Runner {
+  all<T>(text: string, params: readonly unknown[]): T[] | Promise<T[]>;
+  run(text: string, params: readonly unknown[]): number | Promise<number>;
+  exec(text: string): void | Promise<void>;
+  /** Runs `text` once per row of `width` values in `values`. */
+  rows(text: string, width: number, values: readonly unknown[]): number | Promise<number>;
+}
+
+export type Compile = (query: SQL) => { sql: string; params: unknown[] };
+
+/** Each sink's upsert text, built once per process. */
+export const upsertText = perSink((sink) => insertText(sinkDef(sink, 'sqlite') as SinkDef<unknown>));
+
+/**
+ * A sink's upsert: one `?` per page and row value, in bound order. A computed column takes the place of the bound
+ * values it reads, which must therefore come last and in order (SQLite binds positionally).
+ */
+export function insertText(def: SinkDef<unknown>): string {
+  const bound = [...def.pageColumns, ...def.rowColumns].map((c) => c.name);
+  const read: string[] = [];
+  const computed = def.computed.map((c) => c.sql.replace(/:(\w+)/g, (_, name: string) => (read.push(name), '?')));
+  const plain = bound.filter((name) => !read.includes(name));
+  if ([...plain, ...read].join() !== bound.join()) {
+    throw new Error(`${def.writeTable}: computed columns must read the last bound values in order (${read.join(', ')})`);
+  }
+  const columns = [...plain, ...def.computed.map((c) => c.column)];
+  const values = [...plain.map(() => '?'), ...computed];
+  return `INSERT INTO ${def.writeTable} (${columns.join(', ')}) VALUES (${values.join(', ')}) ${def.onConflict}`;
+}
+
+export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope): Executor {
+  const executor: Executor = {
+    async all<T>(query: SQL): Promise<T[]> {
+      const q = compile(query);
+      return runner.all<T>(q.sql, q.params);
+    },
+    async run(query: SQL): Promise<number> {
+      const q = compile(query);
+      return runner.run(q.sql, q.params);
+    },
+    async exec(statement: string): Promise<void> {
+      await runner.exec(statement);
+    },
+    async upsert(sink, page, records) {
+      const ready = await preparePage(sink, 'sqlite', { tx: executor, keys: scope, page }, records);
+      if (!ready) return;
+      const { def, prepared } = ready;
+      const pageValues = def.pageValues(page, prepared);
+      const width = pageValues.length + def.rowColumns.length;
+      const values = new Array<unknown>(records.length * width);
+      for (let i = 0, offset = 0; i < records.length; i++, offset += width) {
+        for (let c = 0; c < pageValues.length; c++) values[offset + c] = pageValues[c];
+        def.fill(records[i], values, offset + pageValues.length, i, prepared);
+      }
+      await runner.rows(upsertText(sink), width, values);
+    },
+  };
+  return executor;
+}
