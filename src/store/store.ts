@@ -328,12 +328,19 @@ export class SqlStore implements Store {
     });
   }
 
-  storeDelivery(delivery: DeliveryRecord, occupancy: ReadonlyArray<OccupancyRecord>): Promise<'stored' | 'duplicate'> {
+  storeDelivery(delivery: DeliveryRecord, occupancy: ReadonlyArray<OccupancyRecord>, quarantine?: Omit<QuarantineWrite, 'window'>): Promise<'stored' | 'duplicate'> {
     return this.#wrap(`storing webhook delivery ${delivery.id}`, () => {
       const createdAt = canonicalTimestamp(delivery.createdAt, 'delivery.createdAt');
       const sentAt = canonicalTimestamp(delivery.sentAt, 'delivery.sentAt');
       const receivedAt = canonicalTimestamp(delivery.receivedAt, 'delivery.receivedAt');
-      const store = (tx: Executor) => this.#storeDelivery(tx, delivery, occupancy, createdAt, sentAt, receivedAt);
+      const store = async (tx: Executor) => {
+        const stored = await this.#storeDelivery(tx, delivery, occupancy, createdAt, sentAt, receivedAt);
+        // Items that broke their stream's declaration, kept as a polled record's are (once, with the delivery).
+        if (stored === 'stored' && quarantine && quarantine.records.length > 0) {
+          await this.#quarantine(tx, delivery.customerId, { ...quarantine, window: null }, null, receivedAt, null);
+        }
+        return stored;
+      };
       return this.#db.transaction(store, { shareCommit: true });
     });
   }

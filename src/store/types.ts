@@ -207,7 +207,12 @@ export interface Store {
    * Stores a webhook delivery and its occupancy items in one transaction. A delivery whose id is already stored is
    * not stored again (its `attempts` counter goes up) and the call returns 'duplicate'.
    */
-  storeDelivery(delivery: DeliveryRecord, occupancy: ReadonlyArray<OccupancyRecord>): Promise<'stored' | 'duplicate'>;
+  storeDelivery(
+    delivery: DeliveryRecord,
+    occupancy: ReadonlyArray<OccupancyRecord>,
+    /** Items that broke their stream's declaration: quarantined in the same transaction (no window). */
+    quarantine?: Omit<QuarantineWrite, 'window'>,
+  ): Promise<'stored' | 'duplicate'>;
 
   /**
    * Non-blocking lock per customer and stream, held until released or until the process dies (kill -9 included:

@@ -182,26 +182,32 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
       try {
         result = await untilStopped(
-          options.store.storeDelivery({ ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) }, parsed.occupancy),
+          options.store.storeDelivery({ ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) }, parsed.occupancy, parsed.rejected),
           'database',
         );
       } catch (error) {
         throw error instanceof Refusal ? error : storageRefusal(error);
       }
       send(req, res, 200, { status: result });
-      logger.info(
+      (parsed.rejected ? logger.warn : logger.info).call(
+        logger,
         {
           outcome: result,
           customerId,
           deliveryId: ids.deliveryId,
           type: parsed.delivery.type,
           items: parsed.occupancy.length,
+          ...(parsed.rejected && { quarantined: parsed.rejected.records.length, firstReason: parsed.rejected.records[0]!.reason }),
           wireBytes: wire.wireBytes,
           bytes: body.length,
           gzip: encoding === 'gzip',
           secretIndex: authenticated.secretIndex.get(customerId),
         },
-        result === 'stored' ? 'webhook delivery stored' : 'webhook delivery already stored (retry acknowledged)',
+        result === 'stored'
+          ? parsed.rejected
+            ? `webhook delivery stored; ${parsed.rejected.records.length} item(s) broke their declared types and were quarantined (table quarantined_records)`
+            : 'webhook delivery stored'
+          : 'webhook delivery already stored (retry acknowledged)',
       );
       return { status: 200, reason: result, ...ids };
     } catch (error) {

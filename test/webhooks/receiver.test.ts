@@ -184,10 +184,6 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
   });
 
   it.each([
-    ['a negative Headcount', { Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: -1 }] }, 'Data.0.Headcount'],
-    ['a fractional Headcount', { Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: 1.5 }] }, 'Data.0.Headcount'],
-    ['a missing FloorSpaceId', { Data: [{ OccupancyStatus: 'CurrentlyOccupied', Headcount: 1 }] }, 'Data.0.FloorSpaceId'],
-    ['an empty OccupancyStatus', { Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: '', Headcount: 1 }] }, 'Data.0.OccupancyStatus'],
     ['Data not an array', { Data: {} as unknown as unknown[] }, 'Data'],
     ['a Created without zone', { Created: '2026-01-01T10:00:00' }, 'Created'],
     ['a Created in month 13', { Created: '2026-13-01T10:00:00.000Z' }, 'Created'],
@@ -200,6 +196,22 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
     expect(res.json).toEqual({ error: 'invalid_delivery' });
     expect(log.records().find((l) => l.reason === 'invalid_delivery')!.field).toBe(field);
     expect(await deliveryRows()).toHaveLength(0);
+  });
+
+  it.each([
+    ['a negative Headcount', { FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: -1 }, 'Headcount: expected a whole number from 0 to 2,147,483,647, got number -1'],
+    ['a fractional Headcount', { FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: 1.5 }, 'Headcount: expected a whole number from 0 to 2,147,483,647, got number 1.5'],
+    ['a missing FloorSpaceId', { OccupancyStatus: 'CurrentlyOccupied', Headcount: 1 }, 'FloorSpaceId: expected a non-empty string id, got nothing (the field is missing)'],
+    ['an empty OccupancyStatus', { FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: '', Headcount: 1 }, 'OccupancyStatus: expected a non-empty string, got the string ""'],
+  ])('stores a delivery with an item of %s, that item quarantined with its reason as a polled record would be', async (_label, item, reason) => {
+    const r = await start();
+    const good = { FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000002', OccupancyStatus: 'Unoccupied', Headcount: 2 };
+    const res = await send(r.url, signed(delivery({ Data: [good, item] } as Partial<DeliveryBody>)));
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ status: 'stored' });
+    expect(await occupancyRows()).toHaveLength(1);
+    const quarantined = await store.query<{ stream: string; reason: string; record: string; window_start: unknown }>('SELECT stream, reason, record, window_start FROM quarantined_records');
+    expect(quarantined).toEqual([{ stream: 'occupancy', reason, record: JSON.stringify(item), window_start: null }]);
   });
 
   it('stores a delivery of an unknown Type raw, with no occupancy rows, and acknowledges it', async () => {
