@@ -16,10 +16,13 @@ import { renderTable, type Row } from './table.ts';
 import { replayRows, type ReplayFigures } from './replay-table.ts';
 import { ReplayBench, SHAPES } from './replay-bench.ts';
 import { measureSteady } from './steady.ts';
+import { LatencyBench, type LatencyFigures, type LatencySettings } from './latency-bench.ts';
+import { latencyRows } from './latency-table.ts';
 
 /**
- * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,sqlite,postgres,memory,receiver,auth]
+ * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,latency,sqlite,postgres,memory,receiver,auth]
  *               [--pg-style unnest|rows] [--page-size N] [--write | --no-write] [--out FILE] [--json FILE]
+ *               [--latency-ms L] [--in-flight 8,2] [--per-second R] [--latency-rows N]
  *
  * Prints one table (figures, same-run baselines, ratios, goals) on stdout, progress on stderr. The default mode
  * writes the table into docs/performance.md; --quick and --smoke write only when asked (--write or --out).
@@ -28,7 +31,10 @@ import { measureSteady } from './steady.ts';
  *
  * `replay` and `steady` (bench/replay-bench.ts, bench/steady.ts) measure our sync against the limit: a replay server
  * answering from memory, the minimal clients and the storage ceiling. `sqlite` and `postgres` are the older
- * end-to-end comparison through the sandbox, which shares our two cores and so is not a limit.
+ * end-to-end comparison through the sandbox, which shares our two cores and so is not a limit. `latency`
+ * (bench/latency-bench.ts) measures a default backfill against a replay server that answers L ms late and refuses
+ * queries beyond N in flight (and R per second) with 429: ours against the floor those limits allow. Its rows go to
+ * their own block of docs/performance.md, so `--only latency` rewrites that block alone.
  */
 
 interface Mode {
@@ -47,13 +53,17 @@ interface Mode {
   receiverSeconds: number;
   receiverRuns: number;
   auth: { passes: number; everyMs: number };
+  /** The latency benchmark: readings of the 50-space site, repetitions. */
+  latency: { rows: number; runs: number };
 }
 
 const MODES: Record<Mode['name'], Mode> = {
-  full: { name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 } },
-  quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 } },
-  smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 } },
+  full: { name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 200_000, runs: 3 } },
+  quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1 } },
+  smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 }, latency: { rows: 2_500, runs: 1 } },
 };
+/** Issue 25's platform: 100 ms per answer, 8 or 2 queries in flight allowed, no per-second limit. */
+const LATENCY = { latencyMs: 100, inFlight: [8, 2] };
 const CONNECTIONS = 50;
 /**
  * The Postgres baselines' page insert: one `INSERT ... SELECT FROM unnest(...)` per page was faster than one
@@ -62,13 +72,14 @@ const CONNECTIONS = 50;
 const PG_STYLE: PgStyle = 'unnest';
 /** Deliveries per transaction for the storage floor: what the receiver's group commit averaged at 50 connections. */
 const FLOOR_GROUP = 25;
-const PARTS = ['replay', 'steady', 'sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
+const PARTS = ['replay', 'steady', 'latency', 'sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
 type Part = (typeof PARTS)[number];
 
 /** Everything measured, for --json (the smoke test reads it). */
 export interface BenchFigures {
   mode: Mode['name'];
   replay?: ReplayFigures;
+  latency?: LatencyFigures;
   sync: Partial<Record<Dialect, { rows: number; ours: number; raw: number; ratio: number; samples: SyncSamples }>>;
   memory?: { smallRows: number; largeRows: number; small: number; large: number; ratio: number };
   receiver?: { ours: LoadResult; bare: LoadResult; ratio: number; floor: FloorResult; bound: number; ratioToBound: number };
@@ -79,6 +90,30 @@ export interface BenchFigures {
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const rate = (v: number) => `${formatNumber(v)} rows/s`;
+
+/** A whole number >= min from --name, or `fallback`; anything else names the flag and the fix. */
+function wholeFlag(args: Map<string, string>, name: string, min: number, fallback: number): number;
+function wholeFlag(args: Map<string, string>, name: string, min: number, fallback?: number): number | undefined;
+function wholeFlag(args: Map<string, string>, name: string, min: number, fallback?: number): number | undefined {
+  const text = args.get(name);
+  if (text === undefined) return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} ${text}: use a whole number >= ${min}`);
+  return value;
+}
+
+function latencySettings(args: Map<string, string>, mode: Mode): LatencySettings {
+  const inFlight = (args.get('in-flight') ?? LATENCY.inFlight.join(',')).split(',').map(Number);
+  if (inFlight.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--in-flight ${args.get('in-flight')}: use whole numbers >= 1, comma-separated (e.g. 8,2)`);
+  const perSecond = wholeFlag(args, 'per-second', 1);
+  return {
+    rows: wholeFlag(args, 'latency-rows', 1, mode.latency.rows),
+    latencyMs: wholeFlag(args, 'latency-ms', 0, LATENCY.latencyMs),
+    inFlight,
+    ...(perSecond !== undefined && { perSecond }),
+    runs: mode.latency.runs,
+  };
+}
 
 async function main(): Promise<void> {
   const args = flags();
@@ -94,6 +129,8 @@ async function main(): Promise<void> {
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE) {
     throw new Error(`--page-size ${args.get('page-size')}: use a whole number from 1 to ${PAGE_SIZE} (SYNC_PAGE_SIZE's range)`);
   }
+  // Parsed before anything runs, so a mistyped flag fails at once rather than after the earlier parts.
+  const latencyPlan = wants('latency') ? latencySettings(args, mode) : undefined;
   const started = performance.now();
   const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' ');
   const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
@@ -102,7 +139,7 @@ async function main(): Promise<void> {
   let replayProfile: string | undefined;
   log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
-  const pgProblem = wants('postgres') || wants('replay') || wants('steady') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
+  const pgProblem = wants('postgres') || wants('replay') || wants('steady') || wants('latency') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
   const pgStyle = (args.get('pg-style') ?? PG_STYLE) as PgStyle;
   if (pgStyle !== 'unnest' && pgStyle !== 'rows') throw new Error(`--pg-style ${pgStyle}: use unnest or rows`);
   if (wants('replay') || wants('steady') || args.has('profile')) {
@@ -143,6 +180,38 @@ async function main(): Promise<void> {
       rows.push(...replayRows(r));
     } finally {
       await replay.close();
+    }
+  }
+
+  // Their own block in docs/performance.md (see the write below); printed with the rest.
+  const latencyTableRows: Row[] = [];
+  if (latencyPlan) {
+    const settings = latencyPlan;
+    const dialects = (['sqlite', 'postgres'] as const).filter((d) => {
+      if (d === 'postgres' && pgProblem) figures.skipped.push(`latency postgres: ${pgProblem}`);
+      return !(d === 'postgres' && pgProblem);
+    });
+    log(`Latency: recording ${formatNumber(settings.rows)} readings of a 50-space site at the default window and page size`);
+    const latency = await LatencyBench.start(log, settings.rows);
+    try {
+      const l: LatencyFigures = {
+        rows: settings.rows,
+        pages: latency.pages,
+        latencyMs: settings.latencyMs,
+        ...(settings.perSecond !== undefined && { perSecond: settings.perSecond }),
+        runs: settings.runs,
+        pageSize: latency.plan.pageSize,
+        stepMs: latency.plan.stepMs,
+        dialects: {},
+      };
+      for (const dialect of dialects) {
+        log(`Latency, ${dialect}: ${settings.runs} run(s) of ours at ${settings.inFlight.join(' and ')} in flight (${settings.latencyMs} ms per answer) and of the storage ceiling, rotating`);
+        l.dialects[dialect] = await latency.compare(dialect, settings);
+      }
+      figures.latency = l;
+      latencyTableRows.push(...latencyRows(l));
+    } finally {
+      await latency.close();
     }
   }
 
@@ -252,22 +321,37 @@ async function main(): Promise<void> {
     }
   }
 
-  figures.table = renderTable(rows);
+  figures.table = renderTable([...rows, ...latencyTableRows]);
   const minutes = ((performance.now() - started) / 60_000).toFixed(1);
   process.stdout.write(`${figures.table}\n`);
   log(`bench (${mode.name}) finished in ${minutes} min`);
 
   if (args.has('json')) writeFileSync(args.get('json')!, JSON.stringify(figures, null, 2));
   const out = args.get('out') ?? fileURLToPath(new URL('../docs/performance.md', import.meta.url));
-  const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !args.has('rows');
+  const experiment = ['rows', 'latency-ms', 'in-flight', 'per-second', 'latency-rows'].some((f) => args.has(f));
+  const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !experiment;
   const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
-    const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
-      `load average ${loadAtStart} at the start, medians of ${mode.replayRuns} run(s) (replay), ${mode.steadyRuns} (steady state), ${mode.runs} (end to end with the sandbox, memory) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
-      `${minutes} min in all${profile || replayProfile ? ' (profile included)' : ''}.`;
-    updateDoc(out, { results: `${header}\n\n${figures.table}`, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
+    const machine = `${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart} at the start`;
+    const blocks: Record<string, string> = {};
+    // The latency rows have their own block: a run of that part alone must not wipe the other rows, nor they it.
+    if (rows.length) {
+      const header = `Mode \`${mode.name}\`, ${machine}, medians of ${mode.replayRuns} run(s) (replay), ${mode.steadyRuns} (steady state), ${mode.runs} (end to end with the sandbox, memory) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
+        `${minutes} min in all${profile || replayProfile ? ' (profile included)' : ''}.`;
+      blocks.results = `${header}\n\n${renderTable(rows)}`;
+    }
+    if (figures.latency) blocks.latency = `${latencyHeader(mode, machine, figures.latency)}\n\n${renderTable(latencyTableRows)}`;
+    updateDoc(out, { ...blocks, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
     log(`wrote ${out}`);
   }
+}
+
+function latencyHeader(mode: Mode, machine: string, l: LatencyFigures): string {
+  return (
+    `Mode \`${mode.name}\`, ${machine}, medians of ${l.runs} run(s), most in flight: the most of any run. ` +
+    `${formatNumber(l.rows)} readings = ${l.pages} pages of up to ${formatNumber(l.pageSize)} in windows of ${l.stepMs / 60_000} min (the defaults). ` +
+    'Ratio: the floor\'s time / ours (= our rate / the floor\'s rate): 1.00 is the floor, higher is better (issue 25 measured 0.11 and 0.44).'
+  );
 }
 
 main().catch((error: unknown) => {

@@ -37,6 +37,10 @@ describe('benchmark harness (--smoke)', () => {
       'Steady state, SQLite',
       'Steady state, Postgres',
       'Replay server: its own CPU per million rows',
+      'Backfill into SQLite, 2,500 readings of 50 spaces, default settings, 100 ms per answer, 8 in flight',
+      'Backfill into SQLite, 2,500 readings of 50 spaces, default settings, 100 ms per answer, 2 in flight',
+      'Backfill into Postgres, 2,500 readings of 50 spaces, default settings, 100 ms per answer, 8 in flight',
+      'Backfill into Postgres, 2,500 readings of 50 spaces, default settings, 100 ms per answer, 2 in flight',
       'Sync into SQLite, 2,500 rows, end-to-end with the sandbox (not a limit)',
       'Sync into Postgres',
       'Memory: peak RSS',
@@ -76,6 +80,25 @@ describe('benchmark harness (--smoke)', () => {
       }
       expectPositive(steady.wallRatio, `${dialect} steady wall ratio`);
       expectPositive(steady.cpuRatio, `${dialect} steady CPU ratio`);
+    }
+    const latency = figures.latency!;
+    // 2,500 readings of 50 spaces: 50 ticks of 5 minutes, one page per one-hour window.
+    expect(latency.pages, 'latency pages').toBe(5);
+    for (const dialect of ['sqlite', 'postgres'] as const) {
+      const d = latency.dialects[dialect]!;
+      expectPositive(d.ceilingMs, `${dialect} latency storage ceiling`);
+      expect(d.limits.map((l) => l.inFlight), dialect).toEqual([8, 2]);
+      for (const l of d.limits) {
+        const where = `${dialect} latency, ${l.inFlight} in flight`;
+        expectPositive(l.oursMs, `${where} ours`);
+        expectPositive(l.floorMs, `${where} floor`);
+        expectPositive(l.ratio, `${where} ratio`);
+        expect(l.share429, where).toBeGreaterThanOrEqual(0);
+        // The server saw the run: the token and every page at least once, and at least one query at a time.
+        expect(l.requests, where).toBeGreaterThanOrEqual(latency.pages + 1);
+        expect(l.runs.every((r) => r.pages === latency.pages), where).toBe(true);
+        expect(l.maxOpen, where).toBeGreaterThanOrEqual(1);
+      }
     }
     for (const dialect of ['sqlite', 'postgres'] as const) {
       const sync = figures.sync[dialect]!;
