@@ -332,7 +332,7 @@ async function main(): Promise<void> {
   const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !experiment;
   const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
-    const machine = `${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart} at the start`;
+    const machine = `${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart} at the start and ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end`;
     const blocks: Record<string, string> = {};
     // The latency rows have their own block: a run of that part alone must not wipe the other rows, nor they it.
     if (rows.length) {
