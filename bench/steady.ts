@@ -49,7 +49,7 @@ const KINDS: SteadyKind[] = ['ours', 'minimal', 'node'];
 const FROZEN_CLOCK = fileURLToPath(new URL('./frozen-clock.ts', import.meta.url));
 
 /** Runs `argv` under bash and reads the children's CPU from `times` (second line: user and system of children). */
-function timed(argv: string[], env: Record<string, string>): Promise<SteadySample & { code: number | null; stderr: string }> {
+export function timed(argv: string[], env: Record<string, string>): Promise<SteadySample & { code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn('bash', ['-c', '"$@" 1>&2; s=$?; times; exit $s', 'bash', ...argv], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
