@@ -22,6 +22,10 @@ import { BENCH_PG_URL, dataStart } from './sync-bench.ts';
  *   benchmark's `ceiling`, measured here in the same rotation at zero latency).
  *
  * The ratio is floor / ours (= our rate / the floor's rate): 1.00 is the floor, higher is better.
+ *
+ * So that the floor is known to be reachable here, the minimal client (bench/minimal-client.ts `readParallel`) runs
+ * under the same limits with exactly N windows in flight, in the same rotation: the floor's share it reaches is what
+ * this machine leaves of the floor to any client.
  */
 
 export interface LatencySettings {
@@ -54,6 +58,11 @@ export interface LimitFigures {
   inFlight: number;
   perSecond?: number;
   runs: LatencyRun[];
+  /** The minimal client with N windows in flight, under the same limits. */
+  minimalRuns: LatencyRun[];
+  minimalMs: number;
+  /** floor / minimal. */
+  minimalRatio: number;
   /** Medians over the runs, except maxOpen (the most of any run). */
   oursMs: number;
   share429: number;
@@ -148,14 +157,15 @@ export class LatencyBench {
   }
 
   /** One run on a fresh database under `limits`; the server's counters of the run come with the worker's figures. */
-  async once(impl: 'ours' | 'ceiling', dialect: Dialect, limits: ReplayLimits): Promise<LatencyRun> {
+  async once(impl: 'ours' | 'parallel' | 'ceiling', dialect: Dialect, limits: ReplayLimits): Promise<LatencyRun> {
     const db = await freshDatabase(dialect, `latency_${impl}_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
     const url = this.#info.url;
     try {
       const before = await fetchStats(url);
       // Setting the limits resets their counters: what the server reports next is this run's alone.
       await setLimits(url, limits);
-      const result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(this.#job(db.url))]);
+      const job: ReplayJob = { ...this.#job(db.url), ...(impl === 'parallel' && { inFlight: limits.maxInFlight ?? 1 }) };
+      const result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)]);
       const after = await fetchStats(url);
       if (after.misses !== before.misses) {
         throw new Error(`latency replay: ${after.misses - before.misses} request(s) of ${impl} on ${dialect} were not recorded (answered 500), e.g. ${after.missed.join(' | ')}`);
@@ -175,7 +185,7 @@ export class LatencyBench {
       };
       const shown = limits.maxInFlight === undefined ? 'no limit' : `${limits.maxInFlight} in flight${limits.perSecond ? `, ${limits.perSecond}/s` : ''}`;
       this.#log(
-        `  ${dialect} ${impl.padEnd(7)} ${limits.latencyMs} ms, ${shown}: ${(run.ms / 1000).toFixed(2)} s, ${run.requests} requests, ` +
+        `  ${dialect} ${impl.padEnd(8)} ${limits.latencyMs} ms, ${shown}: ${(run.ms / 1000).toFixed(2)} s, ${run.requests} requests, ` +
           `${run.answered429} answered 429, ${run.pages} pages, most in flight ${run.maxOpen}`,
       );
       return run;
@@ -186,21 +196,23 @@ export class LatencyBench {
   }
 
   /**
-   * Ours under each allowance and the storage ceiling (at zero latency), `runs` times, the order rotating every
-   * repetition so drift in the machine's load hits each alike.
+   * Ours and the minimal client under each allowance, and the storage ceiling (at zero latency), `runs` times, the
+   * order rotating every repetition so drift in the machine's load hits each alike.
    */
   async compare(dialect: Dialect, settings: LatencySettings): Promise<LatencyDialectFigures> {
-    const items = [...settings.inFlight.map((n) => ({ inFlight: n as number | undefined })), { inFlight: undefined }];
+    type Item = { impl: 'ours' | 'parallel'; inFlight: number } | { impl: 'ceiling' };
+    const items: Item[] = [...settings.inFlight.flatMap((n): Item[] => [{ impl: 'ours', inFlight: n }, { impl: 'parallel', inFlight: n }]), { impl: 'ceiling' }];
     const ours = new Map<number, LatencyRun[]>(settings.inFlight.map((n) => [n, []]));
+    const minimal = new Map<number, LatencyRun[]>(settings.inFlight.map((n) => [n, []]));
     const ceiling: number[] = [];
     for (let i = 0; i < settings.runs; i++) {
-      for (const { inFlight } of items.map((_, k) => items[(k + i) % items.length]!)) {
-        if (inFlight === undefined) {
+      for (const item of items.map((_, k) => items[(k + i) % items.length]!)) {
+        if (item.impl === 'ceiling') {
           ceiling.push((await this.once('ceiling', dialect, NO_LIMITS)).ms);
           continue;
         }
-        const limits: ReplayLimits = { latencyMs: settings.latencyMs, maxInFlight: inFlight, ...(settings.perSecond !== undefined && { perSecond: settings.perSecond }) };
-        ours.get(inFlight)!.push(await this.once('ours', dialect, limits));
+        const limits: ReplayLimits = { latencyMs: settings.latencyMs, maxInFlight: item.inFlight, ...(settings.perSecond !== undefined && { perSecond: settings.perSecond }) };
+        (item.impl === 'ours' ? ours : minimal).get(item.inFlight)!.push(await this.once(item.impl, dialect, limits));
       }
     }
     const ceilingMs = median(ceiling);
@@ -212,10 +224,15 @@ export class LatencyBench {
       if (rateFloorMs !== undefined) candidates.push(['rate', rateFloorMs]);
       const [floorBy, floorMs] = candidates.reduce((a, b) => (b[1] > a[1] ? b : a));
       const oursMs = median(runs.map((r) => r.ms));
+      const minimalRuns = minimal.get(inFlight)!;
+      const minimalMs = median(minimalRuns.map((r) => r.ms));
       return {
         inFlight,
         ...(settings.perSecond !== undefined && { perSecond: settings.perSecond }),
         runs,
+        minimalRuns,
+        minimalMs,
+        minimalRatio: floorMs / minimalMs,
         oursMs,
         share429: median(runs.map((r) => (r.queries ? r.answered429 / r.queries : 0))),
         requests: median(runs.map((r) => r.requests)),

@@ -18,7 +18,8 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
 function floorText(f: LatencyFigures, l: LimitFigures, ceilingMs: number): string {
   const network = `${f.pages} pages x ${f.latencyMs} ms / ${l.inFlight} = ${seconds(l.networkFloorMs)}`;
   const rate = l.rateFloorMs !== undefined ? `; ${f.pages} pages / ${l.perSecond} per s = ${seconds(l.rateFloorMs)}` : '';
-  return `${seconds(l.floorMs)} (floor: ${l.floorBy}); network ${network}${rate}; storage ceiling ${seconds(ceilingMs)}`;
+  const reach = `minimal client, ${l.inFlight} windows in flight: ${seconds(l.minimalMs)} (ratio ${l.minimalRatio.toFixed(2)})`;
+  return `${seconds(l.floorMs)} (floor: ${l.floorBy}); network ${network}${rate}; storage ceiling ${seconds(ceilingMs)}; ${reach}`;
 }
 
 export function latencyRows(f: LatencyFigures): Row[] {

@@ -105,3 +105,30 @@ export async function readOverlapped(job: ReadJob, write: (nodes: Reading[]) => 
   }
   await writing;
 }
+
+/**
+ * `inFlight` windows at once (issue 25's reachability check of the floor): each window paged in order, a window
+ * started as soon as one finishes; pages are written one at a time in the order they arrive, while fetching goes on.
+ */
+export async function readParallel(job: ReadJob, inFlight: number, write: (nodes: Reading[]) => void | Promise<void>): Promise<void> {
+  const client = new MinimalClient(job);
+  await client.authenticate();
+  const windows: Array<Record<string, unknown>> = [];
+  for (let v = client.first(); v; v = windowVariables(job, Date.parse(v.to as string))) windows.push(v);
+  let next = 0;
+  let writing: Promise<void> = Promise.resolve();
+  const worker = async (): Promise<void> => {
+    while (next < windows.length) {
+      const first = windows[next++]!;
+      for (let vars: Record<string, unknown> | undefined = first; vars; ) {
+        const page = await client.page(vars);
+        writing = writing.then(() => write(page.nodes));
+        // The page's `next` is the following window's first page after a window's last: that window is another's.
+        vars = page.next && page.next.from === first.from ? page.next : undefined;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, inFlight) }, worker));
+  await writing;
+}
+

@@ -205,7 +205,7 @@ async function main(): Promise<void> {
         dialects: {},
       };
       for (const dialect of dialects) {
-        log(`Latency, ${dialect}: ${settings.runs} run(s) of ours at ${settings.inFlight.join(' and ')} in flight (${settings.latencyMs} ms per answer) and of the storage ceiling, rotating`);
+        log(`Latency, ${dialect}: ${settings.runs} run(s) of ours and the minimal client at ${settings.inFlight.join(' and ')} in flight (${settings.latencyMs} ms per answer) and of the storage ceiling, rotating`);
         l.dialects[dialect] = await latency.compare(dialect, settings);
       }
       figures.latency = l;

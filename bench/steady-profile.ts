@@ -63,6 +63,10 @@ function probes(setup: SteadySetup): Record<string, { argv: string[]; env: Recor
     'ours --help (the CLI alone)': { argv: [node, 'dist/bin/occupancy-sync.js', '--help'], env: setup.envs.ours },
   };
   for (const [label, specifier] of IMPORTS) out[`import ${label}`] = { argv: [node, '--input-type=module', '-e', importCode(specifier)], env: cached };
+  // drizzle as the store loads it (db/schema/drizzle.ts): its CommonJS build, the core and each part on demand.
+  for (const part of ['drizzle-orm', 'drizzle-orm/sqlite-core', 'drizzle-orm/pg-core', 'drizzle-orm/migrator']) {
+    out[`require ${part}`] = { argv: [node, '-e', `require(${JSON.stringify(part)})`], env: cached };
+  }
   return out;
 }
 

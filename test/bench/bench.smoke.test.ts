@@ -93,6 +93,8 @@ describe('benchmark harness (--smoke)', () => {
         expectPositive(l.oursMs, `${where} ours`);
         expectPositive(l.floorMs, `${where} floor`);
         expectPositive(l.ratio, `${where} ratio`);
+        expectPositive(l.minimalMs, `${where} minimal client`);
+        expect(l.minimalRuns.every((r) => r.pages === latency.pages), where).toBe(true);
         expect(l.share429, where).toBeGreaterThanOrEqual(0);
         // The server saw the run: the token and every page at least once, and at least one query at a time.
         expect(l.requests, where).toBeGreaterThanOrEqual(latency.pages + 1);
