@@ -247,7 +247,10 @@ export class LatencyBench {
     return { ceilingMs, ceilingSamples: ceiling, limits };
   }
 
+  #closed: Promise<void> | undefined;
+  /** Stops the replay server; a second call waits for the first. */
   close(): Promise<void> {
-    return this.#child.stop();
+    this.#closed ??= this.#child.stop();
+    return this.#closed;
   }
 }
