@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../test/support/deliveries.ts';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger } from '../src/logger.ts';
@@ -30,7 +31,7 @@ if (kind === 'bare') {
 } else if (kind === 'real') {
   const path = required(args, 'db');
   const store = await openTestStore({ database: { url: `file:${path}`, dialect: 'sqlite', sqlitePath: path } });
-  const receiver = await startReceiver({
+  const receiver = await startReceiver({ deliveries: DELIVERIES, 
     store,
     customers: [{ id: required(args, 'customer'), apiKey: 'bench', apiSecret: 'bench', webhookSecrets: [required(args, 'secret')], webhookHeaders: {} }],
     logger: silentLogger,

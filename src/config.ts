@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { z } from 'zod';
+import { resolveTelemetry, type TelemetryConfig } from './telemetry-config.ts';
 import { ConfigError, UsageError } from './errors.ts';
 import { maskSecret } from './logger.ts';
 import { HTTP_HEADER_NAME, isLoopback, redactUrl } from './net.ts';
@@ -18,6 +19,10 @@ export interface CustomerConfig {
   id: string;
   /** A name for people (reports); the platform's API does not give one. */
   name?: string;
+  /**
+   * The API key and its secret; both empty for a customer configured only to receive its webhooks (CUSTOMER_ID and a
+   * webhook secret or header, no API key): `requireApi` refuses such a customer for every command that calls the API.
+   */
   apiKey: string;
   apiSecret: string;
   /** Accepted webhook signature secrets, newest first. Several during a rotation. Empty: deliveries are not signed. */
@@ -29,12 +34,28 @@ export interface CustomerConfig {
 }
 
 export interface Config {
+  /** OpenTelemetry tracing (the standard OTEL_* variables); undefined: off. */
+  telemetry: TelemetryConfig | undefined;
   /** Base URL of the platform, e.g. https://api.example.com. Undefined when not configured (sandbox, migrate). */
   apiBaseUrl: string | undefined;
   customers: CustomerConfig[];
   database: { url: string; dialect: Dialect; /** SQLite file path, for the sqlite dialect. */ sqlitePath: string | undefined };
   logLevel: string;
   http: { timeoutMs: number; maxAttempts: number; backoffMinMs: number; backoffMaxMs: number };
+  /**
+   * The API budget of each key (src/api/budget/, docs/api-client.md): how many of its queries may be in flight and
+   * start per second, every process using the key together (through the database).
+   */
+  budget: {
+    /** Adapt the in-flight limit to the platform's answers (API_IN_FLIGHT=auto), or hold it at maxInFlight. */
+    adaptive: boolean;
+    /** The most in flight (API_MAX_IN_FLIGHT), or the fixed limit (API_IN_FLIGHT=N). */
+    maxInFlight: number;
+    /** Where an adaptive limit starts for a key nothing has been learnt of. */
+    startInFlight: number;
+    /** API_MAX_RATE: queries per second per key; undefined: no such limit. */
+    ratePerSecond: number | undefined;
+  };
   token: { refreshMarginMs: number; cacheFile: string | undefined };
   sync: {
     lookbackMs: number;
@@ -55,6 +76,11 @@ export interface Config {
     maxPagesPerWindow: number;
     /** Streams synced at once by one process (customers are independent, so one slow customer holds one slot). */
     concurrency: number;
+    /**
+     * Windows of one stream read at the same time (SYNC_WINDOW_CONCURRENCY), each page by page: a backfill or a
+     * catch-up keeps several requests in flight, within the key's API budget (API_IN_FLIGHT).
+     */
+    windowConcurrency: number;
     /**
      * Completeness alarm: the last `completenessWindowMs` before a windowed stream's watermark must hold at least this
      * share of the records of the same window a day and a week earlier (the larger). 0 turns the alarm off.
@@ -101,6 +127,11 @@ export type Env = Record<string, string | undefined>;
 
 /** The definitions file looked for in the working directory, and in a directory DEFINITIONS_FILE names. */
 export const DEFAULT_DEFINITIONS_FILE = 'occupancy-sync.streams.yaml';
+/**
+ * The configuration values a definitions file may send as `{{settings.NAME}}` (each a field of `Config['sync']`), e.g.
+ * BUILDINGS_NAME_LIKE as `{{settings.buildingsNameLike}}`.
+ */
+export const STREAM_SETTINGS = ['buildingsNameLike'] as const;
 
 const SECRET_VARS = new Set(['API_SECRET', 'WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET']);
 
@@ -185,6 +216,36 @@ function oneOf<T extends string>(env: Env, variable: string, values: readonly T[
   if (!raw) return fallback;
   if (!(values as readonly string[]).includes(raw)) fail(variable, raw, `must be one of ${values.join(', ')}`, `set ${variable}=${fallback} (the default) or another of those values`);
   return raw as T;
+}
+
+/** Where an adaptive in-flight limit starts: moderate, found up or down from there (src/api/budget/aimd.ts). */
+const START_IN_FLIGHT = 8;
+
+/** API_IN_FLIGHT (auto or a fixed N), API_MAX_IN_FLIGHT and API_MAX_RATE. */
+function resolveBudget(env: Env): Config['budget'] {
+  const maxInFlight = integer(env, 'API_MAX_IN_FLIGHT', 32, 1, 1024);
+  const mode = env.API_IN_FLIGHT?.trim().toLowerCase() || 'auto';
+  let fixed: number | undefined;
+  if (mode !== 'auto') {
+    fixed = Number(mode);
+    if (!Number.isInteger(fixed) || fixed < 1 || fixed > 1024) {
+      fail('API_IN_FLIGHT', env.API_IN_FLIGHT, 'must be auto or a whole number from 1 to 1024', 'leave it unset (auto: adapt to the platform) or set the number of queries per key the platform allows in flight');
+    }
+    if (env.API_MAX_IN_FLIGHT?.trim() && fixed > maxInFlight) {
+      fail('API_IN_FLIGHT', env.API_IN_FLIGHT, `is above API_MAX_IN_FLIGHT=${maxInFlight}`, 'lower API_IN_FLIGHT, or unset API_MAX_IN_FLIGHT (it only bounds auto)');
+    }
+  }
+  const rateText = env.API_MAX_RATE?.trim().toLowerCase();
+  let ratePerSecond: number | undefined;
+  if (rateText && rateText !== 'off') {
+    ratePerSecond = Number(rateText);
+    if (!Number.isFinite(ratePerSecond) || ratePerSecond <= 0 || ratePerSecond > 10_000) {
+      fail('API_MAX_RATE', env.API_MAX_RATE, 'must be off or a number of queries per second above 0 (up to 10000)', 'set e.g. API_MAX_RATE=10 (or 0.5 for one every two seconds), or off');
+    }
+  }
+  return fixed === undefined
+    ? { adaptive: true, maxInFlight, startInFlight: Math.min(START_IN_FLIGHT, maxInFlight), ratePerSecond }
+    : { adaptive: false, maxInFlight: fixed, startInFlight: fixed, ratePerSecond };
 }
 
 /** The platform's customer ids are UUIDs (API document, 2.6); anything else is a typo that would file data wrongly. */
@@ -277,7 +338,8 @@ const customerFileSchema = z.array(
       id: z.string().min(1),
       /** A name for reports. */
       name: z.string().regex(CUSTOMER_NAME, 'must be 1 to 200 characters without control characters').optional(),
-      apiKey: z.string().min(1),
+      /** Absent for a customer whose webhooks are only received here (no sync). */
+      apiKey: z.string().min(1).optional(),
       /** Name of an environment variable holding the secret. */
       apiSecretEnv: z.string().min(1).optional(),
       /** Path of a file (mode 0600) holding the secret. */
@@ -293,7 +355,8 @@ const customerFileSchema = z.array(
     .strict(),
 );
 
-function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
+/** The customers of CUSTOMERS_FILE, and the environment variables its entries take secrets from. */
+function loadCustomersFile(env: Env, path: string): { customers: CustomerConfig[]; variables: Set<string> } {
   let raw: string;
   try {
     raw = readFileSync(path, 'utf8');
@@ -312,10 +375,11 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
   const parsed = customerFileSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    fail('CUSTOMERS_FILE', path, `entry ${issue.path.join('.')}: ${issue.message}`, 'each entry needs id, apiKey and apiSecretEnv or apiSecretFile');
+    fail('CUSTOMERS_FILE', path, `entry ${issue.path.join('.')}: ${issue.message}`, 'each entry needs id, and apiKey with apiSecretEnv or apiSecretFile to sync');
   }
   const seen = new Set<string>();
-  return parsed.data.map((entry, index) => {
+  const variables = new Set(parsed.data.flatMap((e) => [e.apiSecretEnv, e.webhookSecretEnv, e.webhookPreviousSecretEnv].filter((v): v is string => !!v)));
+  const customers = parsed.data.map((entry, index) => {
     const where = `CUSTOMERS_FILE entry ${index} (${entry.id})`;
     const id = customerId(`${where} id`, entry.id);
     if (seen.has(id)) fail('CUSTOMERS_FILE', path, `customer ${entry.id} is listed twice`, 'list each customer once');
@@ -330,7 +394,8 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
       return undefined;
     };
     const apiSecret = fromEnvOrFile(entry.apiSecretEnv, entry.apiSecretFile, 'apiSecret');
-    if (!apiSecret) fail('CUSTOMERS_FILE', path, `${where} has no apiSecretEnv or apiSecretFile`, 'add one of them');
+    if (entry.apiKey !== undefined && !apiSecret) fail('CUSTOMERS_FILE', path, `${where} has an apiKey but no apiSecretEnv or apiSecretFile`, 'add one of them');
+    if (entry.apiKey === undefined && apiSecret) fail('CUSTOMERS_FILE', path, `${where} has an API secret but no apiKey`, 'add the key name as apiKey');
     const secrets = [
       fromEnvOrFile(entry.webhookSecretEnv, entry.webhookSecretFile, 'webhookSecret'),
       fromEnvOrFile(entry.webhookPreviousSecretEnv, entry.webhookPreviousSecretFile, 'webhookPreviousSecret'),
@@ -340,13 +405,14 @@ function loadCustomersFile(env: Env, path: string): CustomerConfig[] {
     return {
       id,
       ...(entry.name !== undefined && { name: entry.name }),
-      apiKey: entry.apiKey,
-      apiSecret,
+      apiKey: entry.apiKey ?? '',
+      apiSecret: apiSecret ?? '',
       webhookSecrets: secrets,
       ...(until !== undefined && { webhookPreviousSecretUntil: until }),
       webhookHeaders: entry.webhookHeaders ?? {},
     };
   });
+  return { customers, variables };
 }
 
 function resolveDatabase(env: Env): Config['database'] {
@@ -388,18 +454,33 @@ export function resolveConfig(env: Env): Config {
     if (env.API_KEY || env.API_SECRET) {
       fail('CUSTOMERS_FILE', customersFile, 'set together with API_KEY/API_SECRET', 'use either CUSTOMERS_FILE (several customers) or API_KEY, API_SECRET and CUSTOMER_ID (one)');
     }
-    customers = loadCustomersFile(env, customersFile);
+    const file = loadCustomersFile(env, customersFile);
+    // With a customers file each entry names its own webhook secrets and headers: the single-customer variables would
+    // be silently ignored, and the receiver would refuse every delivery signed with them.
+    for (const variable of ['WEBHOOK_SECRET', 'WEBHOOK_SECRET_FILE', 'WEBHOOK_PREVIOUS_SECRET', 'WEBHOOK_PREVIOUS_SECRET_FILE', 'WEBHOOK_REQUIRED_HEADERS']) {
+      if (env[variable]?.trim() && !file.variables.has(variable)) {
+        fail(variable, env[variable], 'set together with CUSTOMERS_FILE, which names each customer\'s own webhook secrets and headers', 'move it into the customers file (webhookSecretEnv or webhookSecretFile, webhookPreviousSecretEnv or webhookPreviousSecretFile, webhookHeaders) and unset it', { secret: !variable.endsWith('_FILE') });
+      }
+    }
+    customers = file.customers;
   } else {
     const apiKey = env.API_KEY?.trim();
     const apiSecret = secretFrom(env, 'API_SECRET');
     const webhookSecrets = [secretFrom(env, 'WEBHOOK_SECRET'), secretFrom(env, 'WEBHOOK_PREVIOUS_SECRET')]
       .filter((s): s is string => !!s)
       .map((s, i) => checkWebhookSecret(i === 0 ? 'WEBHOOK_SECRET' : 'WEBHOOK_PREVIOUS_SECRET', s));
+    const rawId = env.CUSTOMER_ID?.trim();
+    const webhookHeaders = parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS);
     if (apiKey || apiSecret) {
       if (!apiKey) fail('API_KEY', undefined, 'API_SECRET is set but API_KEY is not', 'set API_KEY to the key name from the Admin Console');
       if (!apiSecret) fail('API_SECRET', undefined, 'API_KEY is set but API_SECRET is not', 'set API_SECRET (or API_SECRET_FILE) to the secret shown when the key was created');
-      const rawId = env.CUSTOMER_ID?.trim();
       if (!rawId) fail('CUSTOMER_ID', undefined, 'required with API_KEY', 'set CUSTOMER_ID to the customer the key belongs to');
+    } else if (!rawId && (webhookSecrets.length > 0 || Object.keys(webhookHeaders).length > 0)) {
+      // A receiver alone needs no API key, but it files every delivery under a customer.
+      const what = webhookSecrets.length > 0 ? 'WEBHOOK_SECRET' : 'WEBHOOK_REQUIRED_HEADERS';
+      fail('CUSTOMER_ID', undefined, `required with ${what}: the receiver files each delivery under the customer its webhook belongs to`, 'set CUSTOMER_ID to that customer\'s id (no API key is needed only to receive webhooks)');
+    }
+    if (rawId) {
       const id = customerId('CUSTOMER_ID', rawId);
       const name = customerName('CUSTOMER_NAME', env.CUSTOMER_NAME);
       const untilText = env.WEBHOOK_PREVIOUS_SECRET_UNTIL?.trim();
@@ -408,11 +489,12 @@ export function resolveConfig(env: Env): Config {
         {
           id,
           ...(name !== undefined && { name }),
-          apiKey,
-          apiSecret,
+          // Empty without API_KEY: a customer whose webhooks are only received (requireApi says what is missing).
+          apiKey: apiKey ?? '',
+          apiSecret: apiSecret ?? '',
           webhookSecrets,
           ...(until !== undefined && { webhookPreviousSecretUntil: until }),
-          webhookHeaders: parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS),
+          webhookHeaders,
         },
       ];
     } else {
@@ -443,6 +525,7 @@ export function resolveConfig(env: Env): Config {
     maxRejectedShare: share(env, 'SYNC_MAX_REJECTED_SHARE', 0.5),
     maxPagesPerWindow: integer(env, 'SYNC_MAX_PAGES_PER_WINDOW', 10_000, 1, 10_000_000),
     concurrency: integer(env, 'SYNC_CONCURRENCY', 4, 1, 256),
+    windowConcurrency: integer(env, 'SYNC_WINDOW_CONCURRENCY', 8, 1, 64),
     completenessMinShare: share(env, 'COMPLETENESS_MIN_SHARE', 0.5),
     completenessWindowMs: duration(env, 'COMPLETENESS_WINDOW', '1h', 60_000),
     runHistoryRetentionMs: retention(env, 'RUN_HISTORY_RETENTION', '28d'),
@@ -459,11 +542,13 @@ export function resolveConfig(env: Env): Config {
   }
 
   return {
+    telemetry: resolveTelemetry(env),
     apiBaseUrl,
     customers,
     database: resolveDatabase(env),
     logLevel,
     http,
+    budget: resolveBudget(env),
     token: {
       refreshMarginMs: duration(env, 'TOKEN_REFRESH_MARGIN', '5m'),
       cacheFile: env.TOKEN_CACHE_FILE?.trim() || undefined,
@@ -502,6 +587,15 @@ export function requireApi(config: Config): { apiBaseUrl: string; customers: Cus
   if (config.customers.length === 0) {
     fail('API_KEY', undefined, 'no customer configured', 'set API_KEY, API_SECRET and CUSTOMER_ID, or CUSTOMERS_FILE for several customers');
   }
+  const keyless = config.customers.find((c) => !c.apiKey);
+  if (keyless) {
+    fail(
+      'API_KEY',
+      undefined,
+      `customer ${keyless.id} has no API key, and this command calls the API (receiving its webhooks with \`webhook serve\` needs none)`,
+      'set API_KEY and API_SECRET (or API_SECRET_FILE) to a key of that customer (with CUSTOMERS_FILE: apiKey and apiSecretEnv or apiSecretFile in its entry)',
+    );
+  }
   return { apiBaseUrl: config.apiBaseUrl, customers: config.customers };
 }
 
@@ -519,5 +613,5 @@ export function selectCustomers(config: Config, customerId: string | undefined):
 
 /** All secret values in the config, to register with the log scrubber. */
 export function configSecrets(config: Config): string[] {
-  return config.customers.flatMap((c) => [c.apiSecret, ...c.webhookSecrets, ...Object.values(c.webhookHeaders)]);
+  return [...config.customers.flatMap((c) => [c.apiSecret, ...c.webhookSecrets, ...Object.values(c.webhookHeaders)]), ...Object.values(config.telemetry?.headers ?? {})];
 }

@@ -69,16 +69,22 @@ export interface GraphQLErrorEntry {
   extensions?: Record<string, unknown>;
 }
 
-/** The server answered with GraphQL `errors`. Carries every error and the operation that caused them. */
+/**
+ * The server answered with GraphQL `errors`. Carries every error and the operation that caused them. `permanent` says
+ * why the same request would get the same answer (a refused argument, a validation error), so it is never retried.
+ */
 export class GraphQLResponseError extends OccupancySyncError {
   readonly errors: GraphQLErrorEntry[];
   readonly operationName: string | undefined;
-  constructor(operationName: string | undefined, errors: GraphQLErrorEntry[], options?: { cause?: unknown }) {
+  readonly permanent: string | undefined;
+  constructor(operationName: string | undefined, errors: GraphQLErrorEntry[], options?: { cause?: unknown; permanent?: string }) {
     const first = errors[0]?.message ?? 'unknown error';
     const more = errors.length > 1 ? ` (and ${errors.length - 1} more)` : '';
-    super('GRAPHQL', `GraphQL operation ${operationName ?? '(anonymous)'} failed: ${first}${more}`, options);
+    const permanent = options?.permanent ? ` (not retried: ${options.permanent}, and the same request gets the same answer)` : '';
+    super('GRAPHQL', `GraphQL operation ${operationName ?? '(anonymous)'} failed: ${first}${more}${permanent}`, options);
     this.errors = errors;
     this.operationName = operationName;
+    this.permanent = options?.permanent;
   }
 }
 
@@ -126,8 +132,10 @@ export type ContractRule =
   | 'window'
   /** An endCursor already returned in this window: following it would loop. */
   | 'cursor-repeated'
-  /** Several pages in a row brought no record not already seen in this window. */
+  /** A page brought no record not already seen in this window (a broken cursor), or empty pages went on and on. */
   | 'no-progress'
+  /** A single page held the most records the API answers, and nothing can ask for more: it may have been cut. */
+  | 'truncated'
   /** The window needed more pages than SYNC_MAX_PAGES_PER_WINDOW. */
   | 'page-limit'
   /** Most of the window's records break their declared types: the API changed, not a stray record. */
@@ -142,15 +150,22 @@ export type ContractRule =
 export class ContractViolation extends OccupancySyncError {
   readonly rule: ContractRule;
   readonly detail: string;
-  constructor(rule: ContractRule, detail: string, where: string) {
+  /**
+   * Instants (epoch ms) of records the answer held outside the window asked for: proof that the platform reads the
+   * window otherwise than asked, so windows committed before may be incomplete (the engine rewinds over them).
+   */
+  readonly outside: { earliest: number; latest: number } | undefined;
+  constructor(rule: ContractRule, detail: string, where: string, options: { fix?: string; outside?: { earliest: number; latest: number } } = {}) {
     super(
       'CONTRACT',
       `${where}: the API answer broke the page contract (${rule}): ${detail}. Nothing of this page was stored and the ` +
-        'checkpoint stays before it; the next run retries this window. Fix: if the platform changed its API, adapt the ' +
-        'stream definitions (docs/api-assumptions.md, `occupancy-sync check`); otherwise report the answer to the platform',
+        'checkpoint stays before it; the next run retries this window. Fix: ' +
+        (options.fix ??
+          'if the platform changed its API, adapt the stream definitions (docs/api-assumptions.md, `occupancy-sync check`); otherwise report the answer to the platform'),
     );
     this.rule = rule;
     this.detail = detail;
+    this.outside = options.outside;
   }
 }
 

@@ -31,6 +31,17 @@ describe('resolveConfig', () => {
     expect(config.customers).toEqual([{ id: C1, apiKey: 'key-1', apiSecret: SECRET, webhookSecrets: [], webhookHeaders: {} }]);
   });
 
+  it('gives each API key an adaptive budget by default, a fixed one with API_IN_FLIGHT=N, and a rate with API_MAX_RATE', () => {
+    expect(resolveConfig(base).budget).toEqual({ adaptive: true, maxInFlight: 32, startInFlight: 8, ratePerSecond: undefined });
+    expect(resolveConfig({ ...base, API_MAX_IN_FLIGHT: '4' }).budget).toEqual({ adaptive: true, maxInFlight: 4, startInFlight: 4, ratePerSecond: undefined });
+    expect(resolveConfig({ ...base, API_IN_FLIGHT: '3', API_MAX_RATE: '0.5' }).budget).toEqual({ adaptive: false, maxInFlight: 3, startInFlight: 3, ratePerSecond: 0.5 });
+    expect(resolveConfig({ ...base, API_IN_FLIGHT: 'AUTO', API_MAX_RATE: 'off' }).budget.adaptive).toBe(true);
+    expect(configError({ ...base, API_IN_FLIGHT: 'lots' }).message).toMatch(/^API_IN_FLIGHT="lots": must be auto or a whole number from 1 to 1024\. Fix: /);
+    expect(configError({ ...base, API_IN_FLIGHT: '40', API_MAX_IN_FLIGHT: '32' }).message).toMatch(/^API_IN_FLIGHT="40": is above API_MAX_IN_FLIGHT=32\. Fix: /);
+    expect(configError({ ...base, API_MAX_RATE: '0' }).message).toMatch(/^API_MAX_RATE="0": must be off or a number of queries per second above 0/);
+    expect(configError({ ...base, API_MAX_IN_FLIGHT: '0' }).message).toMatch(/^API_MAX_IN_FLIGHT="0": must be an integer from 1 to 1024/);
+  });
+
   it('refuses a customer id that is not a UUID, from CUSTOMER_ID and from a customers file (exit 78)', () => {
     expect(configError({ ...base, CUSTOMER_ID: 'acme' }).message).toBe(
       'CUSTOMER_ID="acme": not a customer id (the platform\'s customer ids are UUIDs, e.g. 6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab). ' +

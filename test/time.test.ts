@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { CANONICAL_FAST, canonicalIso, parseIsoInstant, toIsoUtc } from '../src/time.ts';
+import { UsageError } from '../src/errors.ts';
+import { CANONICAL_FAST, canonicalIso, parseInstant, parseIsoInstant, toIsoUtc } from '../src/time.ts';
 
 describe('parseIsoInstant', () => {
   it('reads ISO 8601 date-times with a zone, cutting fractions beyond milliseconds', () => {
@@ -48,6 +49,45 @@ describe('parseIsoInstant', () => {
         const canonical = toIsoUtc(ms);
         if (CANONICAL_FAST.test(canonical)) expect(parseIsoInstant(canonical)).toBe(ms);
       }),
+    );
+  });
+});
+
+describe('parseInstant (command-line times)', () => {
+  const HOUR = 3_600_000;
+  const now = Date.UTC(2026, 2, 3, 10, 42, 17, 5);
+
+  it('reads now as the start of this hour, the same instant as 0h, so a flag means one instant all hour', () => {
+    expect(parseInstant('--to', 'now', now)).toBe(Date.UTC(2026, 2, 3, 10));
+    expect(parseInstant('--to', ' now ', now)).toBe(parseInstant('--to', '0h', now));
+    expect(parseInstant('--to', 'now', Date.UTC(2026, 2, 3, 10, 59, 59, 999))).toBe(parseInstant('--to', 'now', Date.UTC(2026, 2, 3, 10)));
+    expect(parseInstant('--to', 'now', Date.UTC(2026, 2, 3, 11))).toBe(Date.UTC(2026, 2, 3, 10) + HOUR);
+  });
+
+  it('reads dates, date-times with a zone and times ago', () => {
+    expect(parseInstant('--from', '2026-01-05', now)).toBe(Date.UTC(2026, 0, 5));
+    expect(parseInstant('--from', '2026-01-05T08:00+02:00', now)).toBe(Date.UTC(2026, 0, 5, 6));
+    expect(parseInstant('--from', '36h', now)).toBe(Date.UTC(2026, 2, 1, 22));
+    expect(parseInstant('--from', '7d', now)).toBe(Date.UTC(2026, 1, 24, 10));
+  });
+
+  it.each([
+    ['Now', 'not an ISO 8601 date or date-time with a zone, a time ago such as 36h or 7d, nor now'],
+    ['tomorrow', 'not an ISO 8601 date or date-time with a zone, a time ago such as 36h or 7d, nor now'],
+    ['2026-02-30', 'no such date or time'],
+    ['2026-01-05T08:00', 'a time needs a zone (add Z for UTC)'],
+  ])('refuses %s as a usage error that names the forms, now among them', (text, problem) => {
+    const error = (() => {
+      try {
+        parseInstant('--to', text, now);
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(error).toBeInstanceOf(UsageError);
+    expect((error as Error).message).toBe(
+      `--to ${JSON.stringify(text)}: ${problem}. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z, 7d (seven days ago) or now`,
     );
   });
 });

@@ -4,7 +4,8 @@ import type { SecretRegistry } from '../logger.ts';
 import { ApiTransportError } from './failure.ts';
 import { parseRetryAfter } from './retry.ts';
 import type { IssuedToken } from './token.ts';
-import { parseJsonBody, type HttpResponse, type Transport } from './transport.ts';
+import { readJsonAnswer } from './answer.ts';
+import type { HttpResponse, Transport } from './transport.ts';
 
 export const AUTH_PATH = '/api/v1/auth';
 export const QUERY_PATH = '/api/external/query';
@@ -109,7 +110,8 @@ export function createAuthenticator(options: AuthenticatorOptions): () => Promis
     }
     if (response.status === 404 || response.status === 405) throw notTheApi(response.status, options.baseUrl, AUTH_PATH);
     if (response.status < 200 || response.status >= 300) throw statusError(response, AUTH_PATH, clock, secrets);
-    const json = parseJsonBody(response, AUTH_PATH) as { idToken?: unknown; expiresIn?: unknown } | null;
+    const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+    const json = readJsonAnswer(response, AUTH_PATH, isObject, secrets).json as { idToken?: unknown; expiresIn?: unknown } | null;
     const idToken = json?.idToken;
     const expiresIn = json?.expiresIn;
     if (typeof idToken !== 'string' || !idToken || typeof expiresIn !== 'number' || !(expiresIn > 0)) {

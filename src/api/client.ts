@@ -1,6 +1,6 @@
 import { systemClock, type Clock } from '../clock.ts';
 import { validateApiBaseUrl, type Config } from '../config.ts';
-import { AuthError, GraphQLResponseError, type GraphQLErrorEntry } from '../errors.ts';
+import { AuthError, GraphQLResponseError, RateLimitError, type GraphQLErrorEntry } from '../errors.ts';
 import { globalSecrets, silentLogger, type Logger, type SecretRegistry } from '../logger.ts';
 import { abortError, defaultSleep } from './abort.ts';
 import { ADMIN_CONSOLE_KEYS, QUERY_PATH, createAuthenticator, notTheApi, statusError } from './auth.ts';
@@ -10,7 +10,13 @@ import { classifyFailure, retryDelay } from './retry.ts';
 import { jwtCustomer } from './jwt.ts';
 import { FileTokenStore } from './token-cache.ts';
 import { TokenProvider } from './token.ts';
-import { createTransport, parseJsonBody } from './transport.ts';
+import { isGraphQLResponse, readJsonAnswer } from './answer.ts';
+import { KeyBudget } from './budget/key-budget.ts';
+import { MemoryKeyStore } from './budget/memory-store.ts';
+import { DEFAULT_BUDGET, type ApiBudget, type BudgetSettings, type Outcome, type Permit } from './budget/types.ts';
+import { permanentReason } from './graphql-errors.ts';
+import { createTransport, type HttpResponse } from './transport.ts';
+import { inSpan, tracer } from '../tracing.ts';
 
 export interface ApiClientOptions {
   /** https:// (or http:// on a loopback host, for the sandbox). */
@@ -38,6 +44,13 @@ export interface ApiClientOptions {
   secrets?: SecretRegistry;
   /** Waits between retries; tests inject one that records the delays and returns at once. */
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /**
+   * The key's API budget: how many queries may be in flight and start per second, adapted to the platform's answers
+   * (src/api/budget/). Pass the one the key shares with other clients and processes (src/app/clients.ts); default:
+   * one held by this client alone, adaptive, with the settings of `budgetSettings`.
+   */
+  budget?: ApiBudget;
+  budgetSettings?: Partial<BudgetSettings>;
 }
 
 export interface ApiStats {
@@ -52,6 +65,16 @@ export interface ApiStats {
   /** Waits before another attempt, by any reason. */
   retries: number;
   retriesByReason: Record<string, number>;
+  /** Queries sent to the query endpoint: every attempt, a resend after a 401 included. */
+  queriesSent: number;
+  /** Answers 429 (Too Many Requests) to this client's queries. */
+  rateLimited: number;
+  /** The key's in-flight limit now (adaptive by default; every process using the key together with a shared budget). */
+  inFlightLimit: number;
+  /** The most queries of the key this process had in flight at once. */
+  maxInFlight: number;
+  /** Times an answer paused every query of the key for its Retry-After (a refusal at a load the key had sustained). */
+  keyPauses: number;
 }
 
 export interface RequestOptions {
@@ -84,6 +107,25 @@ export interface ApiClient {
 export const HTTP_DEFAULTS: Config['http'] = { timeoutMs: 30_000, maxAttempts: 6, backoffMinMs: 500, backoffMaxMs: 30_000 };
 export const DEFAULT_REFRESH_MARGIN_MS = 5 * 60_000;
 const DEFAULT_MAX_RETRY_AFTER_MS = 120_000;
+
+/**
+ * An attempt's exchange with the budget: the leave it sends under (taken right before sending, once the token is
+ * ready, so the load it was let go at is the load the platform sees) and how long the exchange took.
+ */
+interface Exchange {
+  permit?: Permit;
+  latencyMs?: number;
+}
+
+/** How an attempt's failure reads to the budget: a refusal, an overload, a timeout, or nothing it learns from. */
+function outcomeOf(error: unknown): Outcome {
+  if (error instanceof RateLimitError) return { kind: 'rate_limited', ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }) };
+  if (error instanceof ApiTransportError) {
+    if (error.status === 503) return { kind: 'overloaded', ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }) };
+    if (error.reason === 'timeout') return { kind: 'timeout' };
+  }
+  return { kind: 'neutral' };
+}
 
 /** An HTTP `Date` header in epoch ms, floored to the second; undefined when absent or unparsable. */
 export function parseDateHeader(value: string | string[] | undefined): number | undefined {
@@ -118,7 +160,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
 
   const transport = createTransport({ baseUrl, timeoutMs: http.timeoutMs });
   let serverTime: number | undefined;
-  const counters = { requests: 0, authCalls: 0, reauthsOn401: 0, retries: 0, retriesByReason: {} as Record<string, number> };
+  const counters = { requests: 0, authCalls: 0, reauthsOn401: 0, retries: 0, retriesByReason: {} as Record<string, number>, queriesSent: 0, rateLimited: 0 };
+  const budget =
+    options.budget ??
+    (() => {
+      const settings = { ...DEFAULT_BUDGET, ...options.budgetSettings };
+      return new KeyBudget(new MemoryKeyStore(settings, clock.now()), settings, { clock, sleep, logger, label: options.apiKey, maxPauseMs: maxRetryAfterMs });
+    })();
   const tokens = new TokenProvider({
     fetchToken: createAuthenticator({
       transport,
@@ -142,25 +190,45 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     get reauthsOn401() { return counters.reauthsOn401; },
     get retries() { return counters.retries; },
     get retriesByReason() { return { ...counters.retriesByReason }; },
+    get queriesSent() { return counters.queriesSent; },
+    get rateLimited() { return counters.rateLimited; },
+    get inFlightLimit() { return budget.stats().limit; },
+    get maxInFlight() { return budget.stats().maxInFlight; },
+    get keyPauses() { return budget.stats().pauses; },
   };
 
-  /** Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. */
-  async function withRetries<T>(what: string, idempotent: boolean, signal: AbortSignal | undefined, attempt: () => Promise<T>, query = false): Promise<T> {
+  /**
+   * Runs `attempt` under the retry policy: non-retryable errors stop at once, others wait and go again. A query's
+   * attempt sends under a leave of the key's budget (attemptQuery takes it), given back here with how the answer went;
+   * a refusal that paused the whole key is waited out by the budget, once for every query of the key, not here.
+   */
+  async function withRetries<T>(
+    what: string,
+    idempotent: boolean,
+    signal: AbortSignal | undefined,
+    attempt: (exchange: Exchange) => Promise<T>,
+    gate?: { operation: string; query: boolean },
+  ): Promise<T> {
     // GraphQL errors are retried for queries only: a mutation answered with errors may have been partly applied,
     // even one marked idempotent for transport failures.
-    const policy = { idempotent, retryGraphQLErrors: query && (options.retryGraphQLErrors ?? false) };
+    const policy = { idempotent, retryGraphQLErrors: (gate?.query ?? false) && (options.retryGraphQLErrors ?? false) };
     // The attempts are counted here; retry.ts decides, and the injected sleep waits, so Retry-After and fake clocks apply.
     for (let attemptNumber = 1; ; attemptNumber++) {
       signal?.throwIfAborted();
+      const exchange: Exchange = {};
       let error: unknown;
       try {
-        const result = await attempt();
+        const result = await attempt(exchange);
+        exchange.permit?.release({ kind: 'clean', latencyMs: exchange.latencyMs ?? 0, operation: gate!.operation }).catch((e: unknown) => budgetFailed(e));
         signal?.throwIfAborted();
         return result;
       } catch (caught) {
-        if (signal?.aborted) throw abortError(signal);
         error = caught;
       }
+      const released = exchange.permit ? await exchange.permit.release(outcomeOf(error)).catch((e: unknown) => budgetFailed(e)) : undefined;
+      if (signal?.aborted) throw abortError(signal);
+      // A 429 answer (the budget's own refusal to wait out a long pause is no answer).
+      if (error instanceof RateLimitError && exchange.permit) counters.rateLimited++;
       const decision = classifyFailure(error, policy);
       const retriesLeft = http.maxAttempts - attemptNumber;
       if (!decision.retry || retriesLeft <= 0) throw error;
@@ -173,24 +241,37 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       }
       counters.retries++;
       counters.retriesByReason[decision.reason] = (counters.retriesByReason[decision.reason] ?? 0) + 1;
+      tracer().event('retry', { 'retry.reason': decision.reason, 'retry.attempt': attemptNumber, 'retry.delay_ms': delayMs, 'http.response.status_code': (error as ApiTransportError).status });
+      const keyWide = released?.paused === true && decision.retryAfterMs !== undefined;
       logger.warn(
-        { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs },
-        `retrying ${what} in ${delayMs} ms (${decision.reason}): ${(error as Error).message}`,
+        { what, reason: decision.reason, attempt: attemptNumber, retriesLeft, delayMs, status: (error as ApiTransportError).status, retryAfterMs: decision.retryAfterMs, keyWide },
+        `retrying ${what} in ${delayMs} ms (${decision.reason}${keyWide ? ', every query of the key waits' : ''}): ${(error as Error).message}`,
       );
-      await sleep(delayMs, signal);
+      if (!keyWide) await sleep(delayMs, signal);
     }
   }
 
-  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined): Promise<unknown> {
+  function budgetFailed(error: unknown): { paused: boolean } {
+    logger.warn({ err: error }, `the API budget could not take an answer in: ${(error as Error)?.message ?? error}`);
+    return { paused: false };
+  }
+
+  async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined, exchange: Exchange): Promise<unknown> {
     const label = doc.operationName ?? '(anonymous)';
     for (let reauthed = false; ; reauthed = true) {
       const info = await tokens.get(signal);
+      // A resend after a 401 goes under a fresh leave: the refused exchange taught the budget nothing.
+      void exchange.permit?.release({ kind: 'neutral' }).catch((e: unknown) => budgetFailed(e));
+      exchange.permit = await budget.acquire(signal);
+      counters.queriesSent++;
+      const sentAt = performance.now();
       const response = await transport.post(
         QUERY_PATH,
         body,
         { authorization: `Bearer ${info.token}`, accept: 'application/json', 'accept-encoding': 'gzip' },
         signal,
       );
+      exchange.latencyMs = performance.now() - sentAt;
       if (response.status === 401) {
         if (reauthed) {
           throw new AuthError(
@@ -218,9 +299,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
         );
       }
       if (response.status === 400 || (response.status >= 200 && response.status < 300)) {
-        const json = response.status === 400 ? safeJson(response) : parseJsonBody(response, QUERY_PATH);
+        const json = response.status === 400 ? safeJson(response) : readAnswer(response);
         if (isPlainObject(json) && Array.isArray(json.errors) && json.errors.length > 0) {
-          throw new GraphQLResponseError(doc.operationName, json.errors as GraphQLErrorEntry[]);
+          const errors = json.errors as GraphQLErrorEntry[];
+          const permanent = permanentReason(errors, { status: response.status, hasData: 'data' in json, document: doc.document });
+          throw new GraphQLResponseError(doc.operationName, errors, permanent ? { permanent } : undefined);
         }
         if (response.status === 200 && isPlainObject(json) && 'data' in json && json.data !== null) {
           // The latest answer wins (not the largest): if the platform's clock is stepped back, we follow it.
@@ -240,9 +323,24 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
-  function safeJson(response: Parameters<typeof parseJsonBody>[0]): unknown {
+  let mislabelWarned = false;
+  /** The answer's JSON whatever its label; a mislabel is said once per client (it is the platform's, not the page's). */
+  function readAnswer(response: HttpResponse): unknown {
+    const answer = readJsonAnswer(response, QUERY_PATH, isGraphQLResponse, secrets);
+    if (answer.mislabelled && !mislabelWarned) {
+      mislabelWarned = true;
+      logger.warn(
+        { contentType: answer.mislabelled },
+        `the platform labels its GraphQL answers Content-Type ${answer.mislabelled} instead of application/json; ` +
+          'they are read as JSON anyway (said once per client)',
+      );
+    }
+    return answer.json;
+  }
+
+  function safeJson(response: HttpResponse): unknown {
     try {
-      return parseJsonBody(response, QUERY_PATH);
+      return readAnswer(response);
     } catch {
       return undefined;
     }
@@ -260,8 +358,11 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       const body = { query: doc.source, variables, ...(doc.operationName !== undefined && { operationName: doc.operationName }) };
       const idempotent = requestOptions.idempotent ?? doc.operationType === 'query';
       const what = `${doc.operationType} ${doc.operationName ?? '(anonymous)'}`;
-      const query = doc.operationType === 'query';
-      return (await withRetries(what, idempotent, requestOptions.signal, () => attemptQuery(doc, body, requestOptions.signal), query)) as T;
+      const gate = { operation: doc.operationName ?? '(anonymous)', query: doc.operationType === 'query' };
+      // One span per request, its retries and token refreshes as events on it (src/tracing.ts; a no-op unless on).
+      return inSpan('api.request', { 'graphql.operation.name': gate.operation, 'graphql.operation.type': doc.operationType }, () =>
+        withRetries(what, idempotent, requestOptions.signal, (exchange) => attemptQuery(doc, body, requestOptions.signal, exchange), gate),
+      ) as Promise<T>;
     },
     async token(tokenOptions = {}) {
       const info = await withRetries('authentication', true, tokenOptions.signal, () => tokens.get(tokenOptions.signal));

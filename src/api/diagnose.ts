@@ -1,60 +1,82 @@
 import type { Clock } from '../clock.ts';
-import { AuthError, GraphQLResponseError, OccupancySyncError } from '../errors.ts';
-import type { Logger } from '../logger.ts';
+import { AuthError, OccupancySyncError } from '../errors.ts';
 import type { ApiClient } from './client.ts';
-import { parseDocumentSource, validateDocuments, type DocumentMismatch, type LoadedDocument } from './documents.ts';
 import { jwtCustomer, jwtScopes } from './jwt.ts';
-import { ApiTransportError } from './failure.ts';
-import { fetchLiveSchema } from './schema.ts';
 
-/** The cheap query `check` runs: the one query the API document guarantees. */
-const CHECK_QUERY = parseDocumentSource('query CheckBuildings { buildings { id } }', '<check>');
+/**
+ * The first steps of `occupancy-sync check` (the rest, which needs the definitions, is src/app/check.ts): prove the
+ * key and secret work, and read what the token says about the customer and the scopes.
+ */
 
-export interface CustomerCheck {
-  customer: string;
-  apiKey: string;
-  ok: boolean;
-  token?: {
-    lifetimeSeconds: number;
-    expiresAt: string;
-    /** From the JWT, when it carries them. */
-    jwtCustomer?: string;
-    scopes?: string[];
-  };
-  query?: { operationName: string; buildings: number };
-  schema?: {
-    /** `introspection`: validated against the live schema; `unavailable`: the API refused introspection. */
-    source: 'introspection' | 'unavailable';
-    documents: number;
-    mismatches: DocumentMismatch[];
-    note?: string;
-  };
-  /** Problems that make the check fail, one sentence each (schema mismatches are listed under `schema`). */
-  problems: string[];
-  /** Set when the check stopped early; `auth` maps to exit code 77. */
+/** What a finding of `check` is about. */
+export type FindingKind =
+  /** The key, the secret, the token's customer or scopes. */
+  | 'credentials'
+  /** The definitions file or a document it names is invalid (each of its lines, at its place). */
+  | 'definitions'
+  /** The configuration or the command line cannot be used (a variable, a flag). */
+  | 'configuration'
+  /** The live schema could not be read. */
+  | 'schema'
+  /** A document in force does not validate against the live schema. */
+  | 'document'
+  /** A record field's declared type does not fit the schema's type. */
+  | 'record'
+  /** A paging variable's type, or the paging information the style reads. */
+  | 'paging'
+  /** A window bound's format against the variable's type. */
+  | 'window'
+  /** The probe request of a stream: refused, broke the page contract, or records rejected. */
+  | 'probe'
+  /** A webhook operation. */
+  | 'webhook';
+
+/**
+ * One problem (check fails) or warning (it does not): what, where (`file:line:column` in a document or the
+ * definitions file, when it has a place) and the fix.
+ */
+export interface Finding {
+  kind: FindingKind;
+  stream?: string;
+  operation?: string;
+  file?: string;
+  line?: number;
+  column?: number;
+  message: string;
+  fix?: string;
+}
+
+/** `file:line:column: message. Fix: fix` (without a place: the message alone). */
+export function formatFinding(f: Finding): string {
+  const where = f.file ? `${f.file}${f.line !== undefined ? `:${f.line}:${f.column ?? 1}` : ''}: ` : '';
+  // A document's mismatch reads as a compiler's (the document's place names what it belongs to); anything else says
+  // which stream or operation it is about.
+  const document = f.kind === 'document' || (f.kind === 'webhook' && f.file !== undefined);
+  const who = document ? '' : f.stream ? `stream ${f.stream}: ` : f.operation ? `webhook ${f.operation}: ` : '';
+  const fix = f.fix ? `${/[.?!]$/.test(f.message) ? '' : '.'} Fix: ${f.fix}` : '';
+  return `${where}${who}${f.message}${fix}`;
+}
+
+export interface Credentials {
+  lifetimeSeconds: number;
+  expiresAt: string;
+  /** From the JWT, when it carries them. */
+  jwtCustomer?: string;
+  scopes?: string[];
+}
+
+export interface CredentialsCheck {
+  token?: Credentials;
+  problems: Finding[];
+  /** Set when no token could be had; `auth` maps to exit code 77. */
   error?: { kind: 'auth' | 'failure'; message: string };
 }
 
-export interface CheckCustomerOptions {
-  client: ApiClient;
-  customerId: string;
-  apiKey: string;
-  documents: readonly LoadedDocument[];
-  clock: Clock;
-  logger: Logger;
-  signal?: AbortSignal;
-}
-
-/**
- * What a user runs first against the real API: authenticate, read the token, run one query, and validate every
- * job document against the live schema. Never throws for API problems; they are reported in the result.
- */
-export async function checkCustomer(options: CheckCustomerOptions): Promise<CustomerCheck> {
-  const { client, signal } = options;
-  const result: CustomerCheck = { customer: options.customerId, apiKey: options.apiKey, ok: false, problems: [] };
-  const withSignal = signal ? { signal } : {};
+/** Authenticates (the client's purpose `check` takes a fresh token) and compares the token's claims with the configuration. */
+export async function checkCredentials(options: { client: ApiClient; customerId: string; clock: Clock; signal?: AbortSignal }): Promise<CredentialsCheck> {
+  const result: CredentialsCheck = { problems: [] };
   try {
-    const token = await client.token(withSignal);
+    const token = await options.client.token(options.signal ? { signal: options.signal } : {});
     const claimedCustomer = jwtCustomer(token.claims);
     const scopes = jwtScopes(token.claims);
     result.token = {
@@ -64,43 +86,24 @@ export async function checkCustomer(options: CheckCustomerOptions): Promise<Cust
       ...(scopes !== undefined && { scopes }),
     };
     if (claimedCustomer !== undefined && claimedCustomer !== options.customerId) {
-      result.problems.push(
-        `the key belongs to customer ${claimedCustomer} according to its token, but is configured for ${options.customerId}: data would be stored under the wrong customer (fix CUSTOMER_ID or the customers file)`,
-      );
+      result.problems.push({
+        kind: 'credentials',
+        message: `the key belongs to customer ${claimedCustomer} according to its token, but is configured for ${options.customerId}: data would be stored under the wrong customer`,
+        fix: 'correct CUSTOMER_ID (or the customers file entry)',
+      });
     }
     if (scopes !== undefined && !scopes.includes('ReadPublicApi')) {
-      result.problems.push("the key lacks scope ReadPublicApi, which every sync query needs (grant it in the Admin Console's API access page, Settings > API access)");
-    }
-
-    const data = await client.request<{ buildings: unknown[] }>(CHECK_QUERY, {}, withSignal);
-    result.query = { operationName: CHECK_QUERY.operationName!, buildings: data.buildings.length };
-
-    try {
-      const schema = await fetchLiveSchema(client, signal);
-      const mismatches = validateDocuments(schema, options.documents);
-      result.schema = { source: 'introspection', documents: options.documents.length, mismatches };
-    } catch (error) {
-      if (!introspectionRefused(error)) throw error;
-      result.schema = {
-        source: 'unavailable',
-        documents: options.documents.length,
-        mismatches: [],
-        note: `the API does not allow introspection (${(error as Error).message}); the job documents could not be checked against the live schema`,
-      };
-      options.logger.warn({ customer: options.customerId }, result.schema.note!);
+      result.problems.push({
+        kind: 'credentials',
+        message: 'the key lacks scope ReadPublicApi, which every sync query needs',
+        fix: "grant it in the Admin Console's API access page, Settings > API access",
+      });
     }
   } catch (error) {
-    signal?.throwIfAborted();
+    options.signal?.throwIfAborted();
     const message = error instanceof OccupancySyncError ? error.message : String((error as Error)?.message ?? error);
     result.error = { kind: error instanceof AuthError ? 'auth' : 'failure', message };
-    result.problems.push(message);
+    result.problems.push({ kind: 'credentials', message });
   }
-  result.ok = result.problems.length === 0 && (result.schema?.mismatches.length ?? 0) === 0;
   return result;
-}
-
-/** Introspection turned off shows up as GraphQL errors or a plain 4xx, not as a broken platform. */
-function introspectionRefused(error: unknown): boolean {
-  if (error instanceof GraphQLResponseError) return true;
-  return error instanceof ApiTransportError && error.reason === 'client_error';
 }

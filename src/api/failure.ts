@@ -14,8 +14,10 @@ export type FailureReason =
   | 'rate_limited'
   /** A gzip body that was truncated or corrupt. */
   | 'corrupt_body'
-  /** A 2xx answer whose body is not JSON. */
+  /** A 2xx answer whose JSON does not parse: cut off or garbled. */
   | 'invalid_json'
+  /** A 2xx answer that is no JSON document at all: an HTML page (a proxy's), an empty body, text. */
+  | 'not_json'
   /** A GraphQL `errors` answer (retried only when the caller opted in). */
   | 'graphql_error'
   /** Any other HTTP 4xx, or an answer that breaks the protocol: never retried. */

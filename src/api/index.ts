@@ -10,7 +10,7 @@ export {
   SCHEMA_FILE_NAME,
 } from './documents.ts';
 export type { LoadedDocument, DocumentMismatch } from './documents.ts';
-export { fetchLiveSchema, loadSchemaFile } from './schema.ts';
-export { checkCustomer, type CustomerCheck } from './diagnose.ts';
+export { fetchLiveSchema, loadSchemaFile, describeName, IntrospectionRefusedError, type LiveSchema } from './schema.ts';
+export { checkCredentials, formatFinding, type CredentialsCheck, type Finding, type FindingKind } from './diagnose.ts';
 export { decodeJwtClaims, jwtCustomer, jwtScopes } from './jwt.ts';
 export { ApiTransportError, type FailureReason } from './failure.ts';

@@ -34,7 +34,7 @@ export function classifyFailure(error: unknown, options: ClassifyOptions): Retry
     return { retry: true, reason: 'rate_limited', ...(error.retryAfterMs !== undefined && { retryAfterMs: error.retryAfterMs }) };
   }
   if (error instanceof GraphQLResponseError) {
-    return options.retryGraphQLErrors && options.idempotent ? { retry: true, reason: 'graphql_error' } : no;
+    return options.retryGraphQLErrors && options.idempotent && !error.permanent ? { retry: true, reason: 'graphql_error' } : no;
   }
   if (error instanceof ApiTransportError) {
     if (!error.retryable) return no;

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import { silentLogger, type Logger, type SecretRegistry } from '../logger.ts';
 import { abortable } from './abort.ts';
 import { decodeJwtClaims, jwtExpiryMs } from './jwt.ts';
+import { tracer } from '../tracing.ts';
 
 /** What the auth endpoint returned (section 2.3 of the API document). */
 export interface IssuedToken {
@@ -139,6 +140,7 @@ export class TokenProvider {
     this.#current = info;
     this.acquired++;
     if (hadToken) this.refreshes++;
+    tracer().event(hadToken ? 'token.refresh' : 'token.obtain', { 'token.expires_at': new Date(info.expiresAt).toISOString() });
     this.#logger.debug(
       { expiresAt: new Date(info.expiresAt).toISOString(), expiresIn: issued.expiresIn, refresh: hadToken },
       'obtained a new API token',

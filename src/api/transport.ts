@@ -175,28 +175,3 @@ async function readBody(body: Readable, encoding: string, maxBytes: number, sign
   }
   return Buffer.concat(chunks);
 }
-
-/**
- * Parses a JSON body. A 2xx answer declared as something other than JSON (an HTML login page of a proxy, a wrong
- * API_BASE_URL) would be the same next time: permanent. A JSON answer that does not parse is a cut-off or garbled
- * response, hence retryable; `status` is kept for the message.
- */
-export function parseJsonBody(response: HttpResponse, path: string): unknown {
-  const type = String(response.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type && !/^application\/(?:[\w.+-]+\+)?json$/.test(type)) {
-    throw new ApiTransportError(
-      'client_error',
-      `POST ${path}: the HTTP ${response.status} answer is ${JSON.stringify(type.slice(0, 60))}, not JSON: a proxy or login page answered, ` +
-        'or API_BASE_URL does not point at the platform\'s API. Fix: check API_BASE_URL and any proxy in between',
-      { status: response.status, retryable: false },
-    );
-  }
-  try {
-    return JSON.parse(response.body.toString('utf8'));
-  } catch (error) {
-    throw new ApiTransportError('invalid_json', `POST ${path}: the HTTP ${response.status} answer is not valid JSON`, {
-      cause: error,
-      status: response.status,
-    });
-  }
-}

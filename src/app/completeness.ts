@@ -49,7 +49,7 @@ export async function checkCompleteness(
   options: { minShare: number; windowMs: number; customerId?: string },
 ): Promise<CompletenessFinding[]> {
   if (options.minShare <= 0) return [];
-  const windowed = new Map(streams.filter((s) => s.kind === 'incremental-window' && s.cursorField).map((s) => [s.name, s]));
+  const windowed = new Map(streams.filter((s) => s.kind === 'incremental' && s.cursorField).map((s) => [s.name, s]));
   const findings: CompletenessFinding[] = [];
   for (const state of await store.listStates(options.customerId)) {
     const stream = windowed.get(state.stream);

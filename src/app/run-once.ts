@@ -6,6 +6,7 @@ import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type RunRequest, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
+import { engineSettings } from './engine-settings.ts';
 
 export interface RunOnceOptions {
   config: Config;
@@ -30,7 +31,7 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
       store: options.store,
       clock,
       logger: options.logger,
-      settings: options.config.sync,
+      settings: engineSettings(options.config),
       streams: options.streams,
       targets,
       loadDocument,

@@ -3,8 +3,10 @@ import { join, resolve } from 'node:path';
 import { DEFAULT_DEFINITIONS_FILE, type Config } from '../config.ts';
 import { ConfigError, UsageError } from '../errors.ts';
 import type { RunRequest } from '../sync/engine.ts';
-import { loadDefinitionsFile, type DefinitionsIo, type WebhookOperation } from '../sync/definitions.ts';
+import { loadDefinitionsFile, type DefinitionsIo } from '../sync/definitions.ts';
+import type { WebhookOperationSpecs } from '../webhook-operations.ts';
 import type { AnyStream } from '../sync/stream.ts';
+import { deliveryRules, type DeliveryRule } from '../sync/deliveries.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
 /** The built-in streams: the plug-ins in jobs/ (jobs/streams.yaml). */
@@ -13,8 +15,8 @@ export const allStreams: ReadonlyArray<AnyStream> = registry;
 /** The streams and webhook documents in force: the built-ins, with a user's definitions file over them. */
 export interface StreamSetup {
   streams: ReadonlyArray<AnyStream>;
-  /** Documents replacing the built-in webhook documents (src/webhooks/graphql/), by operation. */
-  webhooks: Partial<Record<WebhookOperation, string>>;
+  /** How the webhook operations differ from the built-in ones (src/webhooks/graphql/), by operation. */
+  webhooks: WebhookOperationSpecs;
   /** The user's definitions file read, if any. */
   file: string | undefined;
 }
@@ -68,14 +70,22 @@ export function selectStreams(
 ): AnyStream[] {
   // A backfill of everything loads the windowed streams' range and refreshes the full-refresh ones (engine.ts).
   if (!name) return [...available];
-  const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental-window') : [...available];
+  const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental') : [...available];
   const match = eligible.filter((s) => s.name === name);
   if (match.length === 0) {
-    const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full-refresh');
+    const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full');
     const problem = full
       ? `a full-refresh stream: every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
       : `no such ${request.mode === 'backfill' ? 'stream that can be backfilled' : 'stream'}`;
     throw new UsageError(`--stream ${JSON.stringify(name)}: ${problem}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
   }
   return match;
+}
+
+/**
+ * How the receiver reads delivered items: the rules of the streams in force (a user's definitions over the built-in
+ * ones), compiled from their declarations (src/sync/deliveries.ts).
+ */
+export function deliveryRulesFor(streams: ReadonlyArray<AnyStream>): Map<string, DeliveryRule> {
+  return deliveryRules(streams, registry);
 }

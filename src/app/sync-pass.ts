@@ -10,6 +10,7 @@ import { toIsoUtc } from '../time.ts';
 import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
+import { engineSettings } from './engine-settings.ts';
 
 /**
  * The repeated sync pass of the daemons (`serve` and `schedule`): every stream for every customer through the sync
@@ -135,7 +136,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         store: options.store,
         clock,
         logger,
-        settings: options.config.sync,
+        settings: engineSettings(options.config),
         streams,
         targets: chosen,
         loadDocument,

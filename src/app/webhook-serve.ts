@@ -2,9 +2,11 @@ import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Store } from '../store/types.ts';
-import { ConfigError } from '../errors.ts';
-import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
+import { receiverProblem, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
+import { redactUrl } from '../net.ts';
 import { openForWriting } from './database.ts';
+import { waitForPostgres } from './wait-for-database.ts';
+import { deliveryRulesFor, loadStreams } from './streams.ts';
 
 export interface ServeWebhooksOptions {
   config: Config;
@@ -23,25 +25,45 @@ export interface ServeWebhooksOptions {
   store?: Store;
 }
 
+/** How long closing the database may take at the end before the receiver stops waiting for it. */
+const STORE_CLOSE_LIMIT_MS = 10_000;
+
 /**
  * `webhook serve`: opens the database, applies pending migrations, receives deliveries until `signal` aborts, then
- * stops accepting, lets in-flight deliveries finish and closes the database.
+ * stops accepting, lets in-flight deliveries finish (or answers them 503) and closes the database. A SIGTERM is
+ * honoured in every phase, a database that does not answer included: before the receiver started it returns at once
+ * (nothing was received, nothing to lose), saying what it was waiting for.
  */
 export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void> {
   const { config, logger, signal } = options;
-  if (!receiverConfigured(config)) {
-    throw new ConfigError(
-      'no customer has a webhook secret or custom header, so the receiver would accept no delivery. Fix: set WEBHOOK_SECRET ' +
-        '(or WEBHOOK_REQUIRED_HEADERS, or the customers file entries), or WEBHOOK_ACCEPT_UNSIGNED=true to accept unsigned deliveries',
-    );
-  }
+  const problem = receiverProblem(config);
+  if (problem) throw problem;
   const ownStore = !options.store;
-  const store = options.store ?? (await openForWriting(config.database, logger));
+  const database = redactUrl(config.database.url);
+  const started = Date.now();
+  const stoppedWhile = (what: string) =>
+    logger.info({ database, waitedMs: Date.now() - started }, `stopped before receiving any delivery, while ${what} ${database}`);
+  if (ownStore && config.database.dialect === 'postgres' && (await waitForPostgres(config.database.url, { signal, logger })) === 'stopped') {
+    stoppedWhile('waiting for an answer from the database at');
+    return;
+  }
+  let store: Store;
+  try {
+    store = options.store ?? (await untilAborted(openForWriting(config.database, logger), signal));
+  } catch (error) {
+    // better-sqlite3 waits for a lock synchronously: a SIGTERM that came meanwhile is handled in the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (!signal.aborted) throw error;
+    // What failed or was abandoned was the start: nothing has been received, so nothing is lost.
+    stoppedWhile('opening and migrating the database at');
+    return;
+  }
   let receiver: Receiver | undefined;
   try {
     if (signal.aborted) return;
     receiver = await startReceiver({
       ...receiverOptions(config, { host: options.host, port: options.port, path: options.path }),
+      deliveries: deliveryRulesFor(loadStreams(config).streams),
       store,
       logger,
       ...(options.clock && { clock: options.clock }),
@@ -55,6 +77,48 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
     logger.info('stopping the webhook receiver: no new connections, finishing deliveries in flight');
   } finally {
     await receiver?.close();
-    if (ownStore) await store.close();
+    if (ownStore) await closeStore(store, logger, database);
   }
+}
+
+/**
+ * openForWriting, or a rejection as soon as `signal` aborts; a store that opens after that is closed again.
+ */
+function untilAborted(opening: Promise<Store>, signal: AbortSignal): Promise<Store> {
+  return new Promise<Store>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    opening.then(
+      (store) => {
+        signal.removeEventListener('abort', onAbort);
+        if (signal.aborted) void store.close().catch(() => {});
+        resolve(store);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** Closes the store, waiting at most STORE_CLOSE_LIMIT_MS for a database that does not answer. */
+async function closeStore(store: Store, logger: Logger, database: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<'limit'>((resolve) => {
+    timer = setTimeout(() => resolve('limit'), STORE_CLOSE_LIMIT_MS);
+    timer.unref();
+  });
+  const closed = store.close().then(
+    () => 'closed' as const,
+    (error: unknown) => {
+      logger.warn({ err: error, database }, 'closing the database failed; every acknowledged delivery was committed before its answer');
+      return 'closed' as const;
+    },
+  );
+  if ((await Promise.race([closed, limit])) === 'limit') {
+    logger.warn({ database, waitedMs: STORE_CLOSE_LIMIT_MS }, `the database at ${database} did not answer while closing; stopping without waiting for it (every acknowledged delivery was committed before its answer)`);
+  }
+  clearTimeout(timer);
 }

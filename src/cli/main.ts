@@ -7,6 +7,7 @@ import { ConfigError, ExitCode, exitCodeFor, OccupancySyncError } from '../error
 import { globalSecrets } from '../logger.ts';
 import { commands } from './commands/index.ts';
 import { packageVersion } from './version.ts';
+import { resolveTelemetry } from '../telemetry-config.ts';
 
 export interface MainOptions {
   /** The environment; default: this process's, over the variables of `.env` in the working directory. */
@@ -66,7 +67,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     stderr: options.stderr ?? process.stderr,
   }, signal);
   const program = buildProgram(ctx);
+  let telemetry: { shutdown(): Promise<void> } | undefined;
   try {
+    // Off unless an OTLP endpoint is set: then, and only then, OpenTelemetry is loaded (src/app/telemetry.ts).
+    const traces = resolveTelemetry(env);
+    if (traces) telemetry = await (await import('../app/telemetry.ts')).startTelemetry(traces, ctx.logger(), packageVersion());
     await program.parseAsync(argv);
     return ctx.exitCode;
   } catch (error) {
@@ -80,6 +85,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     ctx.stderr.write(`occupancy-sync: ${globalSecrets.scrub(errorLine(error, ctx.env.LOG_LEVEL))}\n`);
     return exitCodeFor(error);
   } finally {
+    await telemetry?.shutdown();
     cleanup();
   }
 }

@@ -3,6 +3,12 @@
  * ready server. Deliveries are checked (size, gzip, custom headers, signature, shape) and stored idempotently.
  */
 import { createWebhookHandler as createWebhookHandlerImpl, startReceiver as startReceiverImpl } from '../webhooks/receiver.ts';
+import type { ReceiverOptions, WebhookHandlerOptions } from '../webhooks/receiver.ts';
+import { deliveryRules } from '../sync/deliveries.ts';
+import { streams } from '../../jobs/index.ts';
+
+/** The built-in streams' rules for delivered items (the documented Occupancy shape), unless the caller gives its own. */
+const withRules = <T extends { deliveries?: WebhookHandlerOptions['deliveries'] }>(options: T) => ({ ...options, deliveries: options.deliveries ?? deliveryRules(streams) });
 
 export {
   DEFAULT_WEBHOOK_PATH,
@@ -37,7 +43,9 @@ export type { RefusalReason } from '../webhooks/refusal.ts';
  * await handler.idle();
  * await store.close();
  */
-export const createWebhookHandler: typeof createWebhookHandlerImpl = createWebhookHandlerImpl;
+export function createWebhookHandler(options: Omit<WebhookHandlerOptions, 'deliveries'> & Partial<Pick<WebhookHandlerOptions, 'deliveries'>>): ReturnType<typeof createWebhookHandlerImpl> {
+  return createWebhookHandlerImpl(withRules(options));
+}
 
 /**
  * Starts a receiver: plain HTTP (behind a TLS-terminating proxy) or HTTPS with `tlsCert` and `tlsKey`. Port 0 picks
@@ -49,4 +57,6 @@ export const createWebhookHandler: typeof createWebhookHandlerImpl = createWebho
  * console.log(`deliveries to ${receiver.url}`);
  * process.once('SIGTERM', () => void receiver.close().then(() => store.close()));
  */
-export const startReceiver: typeof startReceiverImpl = startReceiverImpl;
+export function startReceiver(options: Omit<ReceiverOptions, 'deliveries'> & Partial<Pick<ReceiverOptions, 'deliveries'>>): ReturnType<typeof startReceiverImpl> {
+  return startReceiverImpl(withRules(options));
+}

@@ -66,6 +66,8 @@ export interface ObservationQuery {
   visibleAtMs: number;
   /** Resume strictly after this (created, id). */
   after?: { createdMs: number; id: string };
+  /** Skip this many rows first (offset and page-number paging); whole ticks are skipped by arithmetic. */
+  skip?: number;
 }
 
 const OPEN = Number.POSITIVE_INFINITY;
@@ -231,13 +233,44 @@ export class DataModel {
     }
     // Nothing is visible before it is created, so ticks after visibleAtMs cannot contribute.
     const end = Math.min(Math.ceil((q.toMs - start) / interval), Math.floor((q.visibleAtMs - start) / interval) + 1);
+    let skip = q.skip ?? 0;
     for (; k < end; k++) {
       if (this.tickVisibleAtMs(customer, k) > q.visibleAtMs) continue;
+      if (skip > 0 && k !== skipTick) {
+        const size = this.tickSize(customer, this.tickCreatedMs(k));
+        if (skip >= size) {
+          skip -= size;
+          continue;
+        }
+      }
       for (const row of this.tickObservations(customer, k)) {
         if (k === skipTick && row.id <= skipUpTo) continue;
+        if (skip > 0) {
+          skip--;
+          continue;
+        }
         yield row;
       }
     }
+  }
+
+  /** The number of observations of `q` (its `after` and `skip` aside), counted per tick without generating rows. */
+  countObservations(customer: CustomerData, q: ObservationQuery): number {
+    const start = this.#o.dataStartMs;
+    const interval = this.#o.intervalMs;
+    const end = Math.min(Math.ceil((q.toMs - start) / interval), Math.floor((q.visibleAtMs - start) / interval) + 1);
+    let count = 0;
+    for (let k = Math.max(0, Math.ceil((q.fromMs - start) / interval)); k < end; k++) {
+      if (this.tickVisibleAtMs(customer, k) <= q.visibleAtMs) count += this.tickSize(customer, this.tickCreatedMs(k));
+    }
+    return count;
+  }
+
+  /** Observations in a tick created at createdMs: one per floor space of the buildings present then. */
+  tickSize(customer: CustomerData, createdMs: number): number {
+    let size = 0;
+    for (const building of customer.buildings) if (this.isPresent(building, createdMs)) size += building.floorSpaces.length;
+    return size;
   }
 
   /** Ticks k whose visibility instant lies in (afterMs, uptoMs], in visibility order. */
@@ -267,15 +300,18 @@ function occupancyChance(createdMs: number): number {
 
 const CURSOR_PREFIX = 'occ1:';
 
-/** Opaque to clients; encodes the (created, id) of the last row of a page. */
-export function encodeCursor(createdMs: number, id: string): string {
-  return Buffer.from(`${CURSOR_PREFIX}${createdMs}:${id}`, 'utf8').toString('base64url');
+/**
+ * Opaque to clients; encodes the (created, id) of the last row of a page. Each variant has its own prefix, so a
+ * cursor or token of one shape is refused by another.
+ */
+export function encodeCursor(createdMs: number, id: string, prefix = CURSOR_PREFIX): string {
+  return Buffer.from(`${prefix}${createdMs}:${id}`, 'utf8').toString('base64url');
 }
 
-export function decodeCursor(cursor: string): { createdMs: number; id: string } | undefined {
+export function decodeCursor(cursor: string, prefix = CURSOR_PREFIX): { createdMs: number; id: string } | undefined {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!text.startsWith(CURSOR_PREFIX)) return undefined;
-  const rest = text.slice(CURSOR_PREFIX.length);
+  if (!text.startsWith(prefix)) return undefined;
+  const rest = text.slice(prefix.length);
   const sep = rest.indexOf(':');
   const createdMs = Number(rest.slice(0, sep));
   const id = rest.slice(sep + 1);

@@ -7,7 +7,7 @@ import type { DataModel } from './data.ts';
 import type { DeliveryEngine } from './deliveries.ts';
 import type { FaultKind, FaultPlan } from './faults.ts';
 import { Misbehaviour, realCursor, type Replacement } from './misbehave.ts';
-import { rootValue, type ResolverContext } from './graphql.ts';
+import type { ResolverContext } from './graphql.ts';
 import type { SandboxStats } from './interfaces.ts';
 import { BodyTooLarge, errorBody, isJsonContentType, readBody, sendJson, sendTruncatedGzip } from './respond.ts';
 import type { TokenService } from './tokens.ts';
@@ -21,6 +21,8 @@ export interface HandlerDeps {
   model: DataModel;
   tokens: TokenService;
   schema: GraphQLSchema;
+  /** The root resolvers of the API variant served (variants/registry.ts). */
+  rootValue: object;
   registry: WebhookRegistry;
   engine: DeliveryEngine;
   clock: Clock;
@@ -238,12 +240,12 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
   const result = await execute({
     schema: deps.schema,
     document,
-    rootValue,
+    rootValue: deps.rootValue,
     contextValue,
     variableValues: occupancy ? occupancy.variables((variables ?? {}) as Record<string, unknown>) : withRealCursor(variables as Record<string, unknown> | undefined),
     operationName,
   });
-  occupancy?.result(result as { data?: Record<string, unknown> | null }, sentAfter);
+  occupancy?.result(result as { data?: Record<string, unknown> | null }, sentAfter, variables as Record<string, unknown> | undefined);
   if (fault === 'truncatedGzip') {
     deps.stats.faults.truncatedGzip = (deps.stats.faults.truncatedGzip ?? 0) + 1;
     sendTruncatedGzip(res, result);

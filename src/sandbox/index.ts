@@ -12,6 +12,9 @@ export type {
   SandboxStats,
   Sandbox,
   MisbehaviourKind,
+  ApiVariant,
 } from './interfaces.ts';
+export type { ApiVariantInfo, StatusSpelling } from './api-variants.ts';
+export { API_VARIANTS, API_VARIANT_INFO, isApiVariant, spellStatus } from './api-variants.ts';
 export { MISBEHAVIOUR_KINDS } from './misbehave.ts';
 export { startSandbox } from './server.ts';

@@ -1,8 +1,9 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
+import type { ApiVariant } from './api-variants.ts';
 import type { MisbehaviourKind } from './misbehave.ts';
 
-export type { MisbehaviourKind };
+export type { ApiVariant, MisbehaviourKind };
 
 /** Per-request fault rates (0..1), drawn deterministically from `seed` for each request to /api/external/query. */
 export interface FaultOptions {
@@ -75,10 +76,11 @@ export interface SandboxOptions {
   /** Serve this SDL instead of jobs/schema.graphql (tests: a schema lacking a field). */
   schemaSdl?: string;
   /**
-   * `v2`: serve the differently shaped variant of the API (src/sandbox/schema-v2.graphql: offset-paged, nested
-   * readings named otherwise) over the same data, to adapt to with a definitions file. Default `v1`, the assumed API.
+   * The shape of the API to serve over the same data and ground truth (api-variants.ts, docs/sandbox.md): `v1` (the
+   * default) the assumed API of jobs/schema.graphql; `v2`, `edges`, `token`, `pages`, `capped` the occupancy query and
+   * webhook mutations shaped otherwise, to adapt to with a definitions file. `schemaSdl` replaces the SDL only.
    */
-  apiVariant?: 'v1' | 'v2';
+  apiVariant?: ApiVariant;
   faults?: FaultOptions;
   /** A deliberate contract violation to serve (src/sandbox/misbehave.ts); none by default. */
   misbehave?: MisbehaviourKind;
@@ -152,6 +154,8 @@ export interface Sandbox {
   /** Base URL, e.g. http://127.0.0.1:43121 (no trailing slash). */
   url: string;
   port: number;
+  /** The API variant served (SandboxOptions.apiVariant). */
+  apiVariant: ApiVariant;
   customers: SandboxCustomer[];
   /** Exact data held, for comparison with the database. */
   truth: {

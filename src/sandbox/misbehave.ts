@@ -4,8 +4,9 @@ import { Kind, type OperationDefinitionNode } from 'graphql';
 /**
  * Deliberate contract violations, one at a time: what a buggy release of the platform, a CDN or a proxy in between
  * might answer. Unlike the random faults (faults.ts), which a client must survive, these are answers a client must
- * refuse to store. They apply to the occupancy query unless said otherwise; "later pages" are requests with an
- * `after` cursor, so the first page of each window is served correctly and the violation shows up mid-window.
+ * refuse to store. They apply to v1's occupancy query unless said otherwise (so only with the v1 API variant; the
+ * transport and auth ones with every variant); "later pages" are requests with an `after` cursor, so the first page
+ * of each window is served correctly and the violation shows up mid-window.
  */
 export type MisbehaviourKind =
   // The shape of a page (later pages).
@@ -16,10 +17,15 @@ export type MisbehaviourKind =
   // Paging that does not progress.
   | 'ignoreAfter'
   | 'sameRecordsFreshCursor'
+  /** Every page of a window repeats its first page's records, while hasNextPage and endCursor advance as usual. */
+  | 'firstPageAgain'
   | 'cyclingCursor'
   | 'emptyPagesForever'
   // Records outside the requested [from, to): the server ignores `to` and reads an hour further.
   | 'outOfWindow'
+  // The server reads the bounds as local time UTC+02:00 (their zone dropped): every window answers the readings of
+  // the window two hours earlier, all of them outside the one asked for.
+  | 'localTimeWindows'
   // Record types, on every node.
   | 'nullHeadcount'
   | 'nullFloorSpaceId'
@@ -40,15 +46,22 @@ export type MisbehaviourKind =
 
 export const MISBEHAVIOUR_KINDS: readonly MisbehaviourKind[] = [
   'pageInfoNull', 'nodesNull', 'hasNextPageString', 'endCursorMissing',
-  'ignoreAfter', 'sameRecordsFreshCursor', 'cyclingCursor', 'emptyPagesForever',
-  'outOfWindow',
+  'ignoreAfter', 'sameRecordsFreshCursor', 'firstPageAgain', 'cyclingCursor', 'emptyPagesForever',
+  'outOfWindow', 'localTimeWindows',
   'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount',
   'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
   'authEchoesSecret', 'authEchoesSecretEscaped',
 ];
 
+/** The misbehaviours that do not rewrite v1's occupancy query, and so apply whatever the API variant. */
+export const ANY_VARIANT_KINDS: ReadonlySet<MisbehaviourKind> = new Set<MisbehaviourKind>([
+  'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage', 'authEchoesSecret', 'authEchoesSecretEscaped',
+]);
+
 const FAKE = 'mb~';
 const YEAR_MS = 365 * 86_400_000;
+/** localTimeWindows: the server's zone, UTC+02:00. */
+const LOCAL_OFFSET_MS = 2 * 3_600_000;
 /** Inflates past the client's 64 MiB limit; a few dozen KiB on the wire. */
 const HUGE_BYTES = 65 * 1024 * 1024;
 
@@ -77,6 +90,8 @@ export class Misbehaviour {
   /** Floor spaces whose records `strayNullHeadcount` spoils (one per customer). */
   readonly #stray: ReadonlySet<string>;
   #fresh = 0;
+  /** The records of each window's first page served, by its bounds (firstPageAgain). */
+  readonly #firstPages = new Map<string, Json[]>();
   /** endCursor -> the `after` of the request that produced it (cyclingCursor). */
   readonly #previous = new Map<string, string | null>();
 
@@ -101,11 +116,18 @@ export class Misbehaviour {
     if (this.kind === 'outOfWindow' && typeof variables.to === 'string') {
       variables.to = new Date(Date.parse(variables.to) + 3_600_000).toISOString();
     }
+    if (this.kind === 'localTimeWindows') {
+      // "10:00Z" read as 10:00 at UTC+02:00 is 08:00Z. A bound that is no time is left for validation to refuse.
+      for (const bound of ['from', 'to'] as const) {
+        const ms = typeof variables[bound] === 'string' ? Date.parse(variables[bound] as string) : Number.NaN;
+        if (Number.isFinite(ms)) variables[bound] = new Date(ms - LOCAL_OFFSET_MS).toISOString();
+      }
+    }
     return variables;
   }
 
   /** Rewrites an executed occupancy answer. `after` is the cursor the client sent. */
-  result(result: { data?: Json | null }, sent: string | null): void {
+  result(result: { data?: Json | null }, sent: string | null, variables: Json = {}): void {
     const after = sent === null ? null : realCursor(sent);
     const connection = result.data?.occupancy as { nodes: Json[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } } | undefined;
     if (!connection) return;
@@ -127,6 +149,12 @@ export class Misbehaviour {
       case 'sameRecordsFreshCursor':
         if (pageInfo.hasNextPage) pageInfo.endCursor = `${FAKE}${++this.#fresh}~${pageInfo.endCursor}`;
         break;
+      case 'firstPageAgain': {
+        const window = `${String(variables.from)} ${String(variables.to)}`;
+        if (later) connection.nodes = this.#firstPages.get(window) ?? connection.nodes;
+        else this.#firstPages.set(window, connection.nodes);
+        break;
+      }
       case 'emptyPagesForever':
         if (later || pageInfo.hasNextPage) {
           if (later) connection.nodes = [];

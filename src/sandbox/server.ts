@@ -5,8 +5,10 @@ import { silentLogger } from '../logger.ts';
 import { DataModel } from './data.ts';
 import { DeliveryEngine } from './deliveries.ts';
 import { FaultPlan } from './faults.ts';
-import { Misbehaviour, type MisbehaviourKind } from './misbehave.ts';
-import { buildSandboxSchema, variantSchemaSdl } from './graphql.ts';
+import { ANY_VARIANT_KINDS, Misbehaviour, type MisbehaviourKind } from './misbehave.ts';
+import { API_VARIANTS, isApiVariant } from './api-variants.ts';
+import { buildSandboxSchema } from './graphql.ts';
+import { variantRootValue, variantSchemaSdl } from './variants/registry.ts';
 import { createHandler } from './handler.ts';
 import type { GroundTruthObservation, ObservationRange, Sandbox, SandboxOptions, SandboxStats } from './interfaces.ts';
 import { TokenService } from './tokens.ts';
@@ -82,12 +84,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   let faults = new FaultPlan(options.faults);
   // strayNullHeadcount spoils the records of each customer's first floor space (by id), and only those.
   const strayFloorSpaceIds = new Set(model.customers.map((c) => c.buildings.flatMap((b) => b.floorSpaces.map((f) => f.id)).sort()[0]!).filter(Boolean));
-  const misbehaviourOf = (kind: MisbehaviourKind | undefined) => (kind ? new Misbehaviour(kind, strayFloorSpaceIds) : undefined);
+  const apiVariant = options.apiVariant ?? 'v1';
+  if (!isApiVariant(apiVariant)) {
+    throw new RangeError(`sandbox option apiVariant: ${JSON.stringify(apiVariant)} is not a variant; use one of ${API_VARIANTS.join(', ')}`);
+  }
+  const misbehaviourOf = (kind: MisbehaviourKind | undefined) => {
+    if (kind === undefined) return undefined;
+    // Refused rather than ignored: a test that believes the sandbox misbehaves while it does not proves nothing.
+    if (apiVariant !== 'v1' && !ANY_VARIANT_KINDS.has(kind)) {
+      throw new RangeError(`sandbox misbehave: ${kind} rewrites v1's occupancy query, which the ${apiVariant} variant does not serve; use apiVariant v1 or one of ${[...ANY_VARIANT_KINDS].join(', ')}`);
+    }
+    return new Misbehaviour(kind, strayFloorSpaceIds);
+  };
   let misbehave = misbehaviourOf(options.misbehave);
   const closing = new AbortController();
-  const schema = buildSandboxSchema(options.schemaSdl ?? variantSchemaSdl(options.apiVariant ?? 'v1'));
+  const schema = buildSandboxSchema(options.schemaSdl ?? variantSchemaSdl(apiVariant));
+  const rootValue = variantRootValue(apiVariant);
 
-  const handler = createHandler({ model, tokens, schema, registry, engine, clock, stats, logger, faults: () => faults, misbehave: () => misbehave, closing: closing.signal });
+  const handler = createHandler({ model, tokens, schema, rootValue, registry, engine, clock, stats, logger, faults: () => faults, misbehave: () => misbehave, closing: closing.signal });
   // The Date header tells clients the platform's time (occupancy-sync caps its watermark with it): it must come from
   // the sandbox clock, which tests move, not from the host clock node:http would use.
   const server = createServer((req, res) => {
@@ -147,6 +161,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   return {
     url,
     port: address.port,
+    apiVariant,
     customers: model.customers.map((c) => ({
       id: c.id,
       name: c.name,

@@ -52,6 +52,26 @@ export interface UpdateInput {
   compress?: boolean | null;
 }
 
+/**
+ * What a variant calls each input field, as a path from the mutation's arguments, so an error names the field the
+ * client actually sent.
+ */
+export interface InputNames {
+  url: string;
+  eventTypes: string;
+  additionalHeaders: string;
+  signatureSecret: string;
+  clearSignatureSecret: string;
+}
+
+export const V1_INPUT_NAMES: InputNames = {
+  url: 'input.url',
+  eventTypes: 'input.eventTypes',
+  additionalHeaders: 'input.additionalHeaders',
+  signatureSecret: 'input.signatureSecret',
+  clearSignatureSecret: 'input.clearSignatureSecret',
+};
+
 function inputError(field: string, message: string): GraphQLError {
   return new GraphQLError(`${field}: ${message}`, { extensions: { code: 'BAD_USER_INPUT', field } });
 }
@@ -104,16 +124,16 @@ export class WebhookRegistry {
     this.#seed = seed;
   }
 
-  register(customerId: string, input: RegisterInput, nowMs: number): WebhookRecord {
+  register(customerId: string, input: RegisterInput, nowMs: number, names: InputNames = V1_INPUT_NAMES): WebhookRecord {
     const eventTypes = input.eventTypes.map((t) => t.trim()).filter(Boolean);
-    if (eventTypes.length === 0) throw inputError('input.eventTypes', 'name at least one event type, e.g. ["Occupancy"]');
+    if (eventTypes.length === 0) throw inputError(names.eventTypes, 'name at least one event type; Occupancy is the one delivered');
     const record: WebhookRecord = {
       id: uuidFrom([this.#seed, Tag.webhook, hashString(customerId), this.#counter++]),
       customerId,
-      url: checkUrl('input.url', input.url),
+      url: checkUrl(names.url, input.url),
       eventTypes,
-      additionalHeaders: checkHeaders('input.additionalHeaders', input.additionalHeaders ?? []),
-      secret: input.signatureSecret == null ? undefined : checkSecret('input.signatureSecret', input.signatureSecret),
+      additionalHeaders: checkHeaders(names.additionalHeaders, input.additionalHeaders ?? []),
+      secret: input.signatureSecret == null ? undefined : checkSecret(names.signatureSecret, input.signatureSecret),
       compress: input.compress ?? false,
       queuedUpToMs: nowMs,
     };
@@ -121,20 +141,20 @@ export class WebhookRegistry {
     return record;
   }
 
-  update(customerId: string, id: string, input: UpdateInput): WebhookRecord {
+  update(customerId: string, id: string, input: UpdateInput, names: InputNames = V1_INPUT_NAMES): WebhookRecord {
     const record = this.get(customerId, id);
     if (!record) throw new GraphQLError(`id: no webhook ${JSON.stringify(id)} for this customer`, { extensions: { code: 'NOT_FOUND' } });
     if (input.signatureSecret != null && input.clearSignatureSecret) {
-      throw inputError('input.clearSignatureSecret', 'cannot be true together with a new signatureSecret; send one or the other');
+      throw inputError(names.clearSignatureSecret, `cannot be true together with a new ${names.signatureSecret.split('.').pop()}; send one or the other`);
     }
     // Validate everything before changing anything, so a rejected update leaves the webhook as it was.
-    const url = input.url == null ? record.url : checkUrl('input.url', input.url);
-    const headers = input.additionalHeaders == null ? record.additionalHeaders : checkHeaders('input.additionalHeaders', input.additionalHeaders);
+    const url = input.url == null ? record.url : checkUrl(names.url, input.url);
+    const headers = input.additionalHeaders == null ? record.additionalHeaders : checkHeaders(names.additionalHeaders, input.additionalHeaders);
     const secret = input.clearSignatureSecret
       ? undefined
       : input.signatureSecret == null
         ? record.secret
-        : checkSecret('input.signatureSecret', input.signatureSecret);
+        : checkSecret(names.signatureSecret, input.signatureSecret);
     record.url = url;
     record.additionalHeaders = headers;
     record.secret = secret;

@@ -6,7 +6,6 @@ import { createMetrics, type Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import { openForWriting } from '../app/database.ts';
 import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
-import { loadStreams } from '../app/streams.ts';
 import { parseDocumentSource } from '../api/documents.ts';
 import { startQueue, type Queue } from '../app/queue.ts';
 import { dataCheckLines, watchData, type DataCheckWatch } from '../app/data-checks.ts';
@@ -15,6 +14,7 @@ import { createSyncPass, type SyncPass } from '../app/sync-pass.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
 import { startOpsServer, type OpsServer } from './ops-server.ts';
+import { deliveryRulesFor, loadStreams } from '../app/streams.ts';
 
 /**
  * `occupancy-sync serve`: the sync schedule, the webhook receiver and the operations endpoints in one process.
@@ -97,6 +97,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     } else if (webhooksOn) {
       receiver = await startReceiver({
         ...receiverOptions({ customers, webhook: config.webhook }),
+        deliveries: deliveryRulesFor(streams),
         store,
         clock,
         logger: logger.child({ component: 'webhooks' }),

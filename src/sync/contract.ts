@@ -1,78 +1,24 @@
 import { createHash } from 'node:crypto';
 import { ContractViolation, type ContractRule } from '../errors.ts';
-import type { IsoUtc } from '../time.ts';
+import { parseIsoInstant, toIsoUtc, type IsoUtc } from '../time.ts';
+import type { PageRead, PagingStyle } from './paging/index.ts';
 import type { RecordValidator } from './records.ts';
 
 /**
  * The page contract (docs/sync.md, "The page contract"): what every answer must satisfy before anything of it is
- * committed. Pure: no I/O, no clock. Checked per page, in the order pages are read:
+ * committed. Pure: no I/O, no clock. Checked per page, in the order pages are read; the paging style (src/sync/paging/)
+ * reads the answer and says what progress means for it:
  *
- * - shape: the connection is an object, `nodes` a list, `pageInfo` present, `hasNextPage` a boolean, and an
- *   `endCursor` whenever there is a next page;
+ * - shape: the answer has the style's shape (the style's `read` names what is wrong);
  * - records: each node is validated against the stream's declaration; a node that breaks it is rejected (quarantined)
  *   unless the rejections are wholesale (the API changed) or the operator asked to fail on any;
- * - window: every valid record's cursor field lies inside the requested half-open window [from, to);
- * - progress: no endCursor seen before in this window, and never several pages in a row without a record not seen
- *   before in it; at most `maxPages` pages per window. No window can page forever.
+ * - window: every valid record's cursor field lies inside the requested window [from, to) (with an inclusive end, a
+ *   record at the end bound belongs to the next window and is left to it);
+ * - truncated: a single page holding the API's declared maximum may have been cut, and nothing can ask for more;
+ * - progress: a cursor the platform handed out is never handed out again in a window; a page after the first that
+ *   holds records brings at least one not seen before in the window (a cursor that does not move shows at once);
+ *   empty pages do not go on; at most `maxPages` pages per window. No window can page forever.
  */
-
-/** A page as the API described it, before any record is read. */
-export interface RawPage {
-  nodes: unknown[];
-  hasNextPage: boolean;
-  endCursor: string | null;
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'missing';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === 'number' || typeof value === 'boolean') return `the ${typeof value} ${String(value)}`;
-  return Array.isArray(value) ? 'an array' : 'an object';
-}
-
-const isObject = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/** Follows `path` from `data`; the violation names the first step that is missing or not an object. */
-function follow(data: unknown, path: readonly string[]): { value: unknown } | string {
-  let value: unknown = data;
-  let where = 'data';
-  for (const key of path) {
-    if (!isObject(value)) return `${where} is ${describe(value)}, expected an object`;
-    value = value[key];
-    where += `.${key}`;
-  }
-  return { value };
-}
-
-/** A list answered in one request (`single` paging). Returns the violation's detail when the shape is wrong. */
-export function readListPage(data: unknown, path: readonly string[]): RawPage | string {
-  const found = follow(data, path);
-  if (typeof found === 'string') return found;
-  if (!Array.isArray(found.value)) return `data.${path.join('.')} is ${describe(found.value)}, expected a list`;
-  return { nodes: found.value, hasNextPage: false, endCursor: null };
-}
-
-/** A Relay-style connection (`relay` paging). Returns the violation's detail when the shape is wrong. */
-export function readConnectionPage(data: unknown, path: readonly string[]): RawPage | string {
-  const found = follow(data, path);
-  if (typeof found === 'string') return found;
-  const where = `data.${path.join('.')}`;
-  const connection = found.value;
-  if (!isObject(connection)) return `${where} is ${describe(connection)}, expected an object with nodes and pageInfo`;
-  if (!Array.isArray(connection.nodes)) return `${where}.nodes is ${describe(connection.nodes)}, expected a list`;
-  const pageInfo = connection.pageInfo;
-  if (!isObject(pageInfo)) return `${where}.pageInfo is ${describe(pageInfo)}, expected { hasNextPage, endCursor }`;
-  if (typeof pageInfo.hasNextPage !== 'boolean') {
-    return `${where}.pageInfo.hasNextPage is ${describe(pageInfo.hasNextPage)}, expected a boolean`;
-  }
-  const endCursor = pageInfo.endCursor;
-  if (pageInfo.hasNextPage && (typeof endCursor !== 'string' || endCursor.length === 0)) {
-    return `${where}.pageInfo.hasNextPage is true but endCursor is ${describe(endCursor)}, so the next page cannot be asked for`;
-  }
-  return { nodes: connection.nodes, hasNextPage: pageInfo.hasNextPage, endCursor: typeof endCursor === 'string' ? endCursor : null };
-}
 
 /** A node that broke its declaration, as kept in the quarantine table. */
 export interface RejectedRecord {
@@ -84,20 +30,22 @@ export interface RejectedRecord {
 }
 
 export interface ProcessedPage<R> {
-  /** Valid records, equal keys collapsed to the last one (an upsert cannot touch one row twice). */
+  /** Valid records of the window, equal keys collapsed to the last one (an upsert cannot touch one row twice). */
   records: R[];
   rejected: RejectedRecord[];
   /** Nodes in the answer. */
   nodes: number;
-  hasNextPage: boolean;
-  endCursor: string | null;
+  /** The checkpoint of the next page; null when the window (or listing) is complete. */
+  next: string | null;
   /** Page number within this window in this run (1 = the first page read). */
   number: number;
+  /** The latest cursor-field instant among the page's records (epoch ms), when it has any. */
+  newest: number | undefined;
 }
 
 export interface PagingLimits {
-  /** Pages in a row with no record not seen before in the window (while hasNextPage) before the window fails. */
-  maxPagesWithoutNew: number;
+  /** Empty pages in a row (while more are announced) before the window fails. */
+  maxEmptyPages: number;
   /** Pages per window before it fails. */
   maxPages: number;
   /** Share of a window's records that may be rejected before the window fails (0..1). */
@@ -109,7 +57,7 @@ export interface PagingLimits {
 }
 
 export const DEFAULT_LIMITS: PagingLimits = {
-  maxPagesWithoutNew: 3,
+  maxEmptyPages: 3,
   maxPages: 10_000,
   maxRejectedShare: 0.5,
   minRejectedForShare: 10,
@@ -117,8 +65,13 @@ export const DEFAULT_LIMITS: PagingLimits = {
 };
 
 const MAX_RAW_CHARS = 16_384;
-/** More than any page holds (the sandbox and our settings cap pages at 5,000 records). */
+/** More than any page holds (our settings cap pages far below). */
 const MAX_PAGE_NODES = 1 << 20;
+
+/** A node that broke its declaration as the quarantine keeps it (polled pages and webhook deliveries alike). */
+export function rejectedRecord(node: unknown, reason: string): RejectedRecord {
+  return { ...rawOf(node), reason };
+}
 
 function rawOf(node: unknown): { raw: string; fingerprint: string } {
   let json: string;
@@ -142,14 +95,26 @@ function keyOf(record: Record<string, unknown>, fields: ReadonlyArray<string>): 
   return key;
 }
 
+/** The window being read, in canonical text (records' cursor values are canonical text: compared as text). */
+export interface ContractWindow {
+  from: IsoUtc;
+  to: IsoUtc;
+  /** With an inclusive end bound the API also answers records in [to, to + endSlackMs): they belong to the next window. */
+  endSlackMs: number;
+  cursorField: string;
+  /** The API field the cursor field is read from, for messages. */
+  apiPath: string;
+}
+
 export interface WindowPagingOptions<R> {
   /** The window (or listing) for messages; the caller's message names customer and stream. */
   where: string;
+  style: PagingStyle;
   validate: RecordValidator<R>;
   keyFields: ReadonlyArray<string>;
-  /** The window being read, and the record field it is cut on; absent for full-refresh streams. */
-  window?: { from: IsoUtc; to: IsoUtc; cursorField: string; apiPath: string };
-  /** The cursor the window resumes at (a checkpoint), if any: it counts as seen. */
+  /** The window being read; absent for full-refresh streams. */
+  window?: ContractWindow;
+  /** The checkpoint the window resumes at, if any: it counts as seen. */
   startCursor: string | null;
   limits: PagingLimits;
 }
@@ -163,37 +128,44 @@ export class WindowPaging<R> {
   readonly #cursors = new Set<string>();
   /** Record keys (and rejected records' fingerprints) seen in this window: a page with none new makes no progress. */
   readonly #seen = new Set<string>();
+  readonly #endSlack: IsoUtc | undefined;
   #pages = 0;
-  #withoutNew = 0;
+  #emptyInARow = 0;
   #nodes = 0;
   #rejected = 0;
 
   constructor(options: WindowPagingOptions<R>) {
     this.#o = options;
     if (options.startCursor !== null) this.#cursors.add(options.startCursor);
+    const w = options.window;
+    if (w && w.endSlackMs > 0) this.#endSlack = toIsoUtc(parseIsoInstant(w.to)! + w.endSlackMs);
   }
 
   get pages(): number {
     return this.#pages;
   }
 
-  #violation(rule: ContractRule, detail: string): ContractViolation {
+  #violation(rule: ContractRule, detail: string, options?: ConstructorParameters<typeof ContractViolation>[3]): ContractViolation {
     const resumed = this.#o.startCursor !== null ? ' after the checkpoint' : '';
-    return new ContractViolation(rule, detail, `${this.#o.where}, page ${this.#pages}${resumed}`);
+    return new ContractViolation(rule, detail, `${this.#o.where}, page ${this.#pages}${resumed}`, options);
   }
 
-  /** Validates one answer against the contract; `raw` is the page as read, or the shape violation's detail. */
-  accept(raw: RawPage | string): ProcessedPage<R> {
+  /** Validates one answer against the contract; `read` is the page as the style read it, or its shape violation. */
+  accept(read: PageRead | string, pageSize: number): ProcessedPage<R> {
     this.#pages += 1;
-    if (typeof raw === 'string') throw this.#violation('shape', raw);
-    if (raw.nodes.length >= MAX_PAGE_NODES) throw this.#violation('shape', `a page of ${raw.nodes.length} records, more than any page size asked for`);
-    const { limits, window } = this.#o;
+    if (typeof read === 'string') throw this.#violation('shape', read);
+    const { limits, window, style } = this.#o;
+    const nodes = read.nodes;
+    if (nodes.length >= MAX_PAGE_NODES) throw this.#violation('shape', `a page of ${nodes.length} records, more than any page size asked for`);
 
     const records: R[] = [];
     const rejected: RejectedRecord[] = [];
     let fresh = 0;
-    const track = raw.hasNextPage;
-    for (const node of raw.nodes) {
+    const more = read.next !== null;
+    const later = this.#pages > 1;
+    let newest: IsoUtc | undefined;
+    let outside: { earliest: IsoUtc; latest: IsoUtc; count: number } | undefined;
+    for (const node of nodes) {
       const result = this.#o.validate(node);
       if (!result.ok) {
         const { raw: text, fingerprint } = rawOf(node);
@@ -203,35 +175,58 @@ export class WindowPaging<R> {
         rejected.push({ fingerprint, raw: text, reason: result.reason });
         const key = `\u0002${fingerprint}`;
         if (!this.#seen.has(key)) {
-          this.#seen.add(key);
+          if (more) this.#seen.add(key);
           fresh += 1;
         }
         continue;
       }
       const record = result.record as Record<string, unknown>;
+      let keep = true;
       if (window) {
         const at = record[window.cursorField] as IsoUtc;
         if (!(at >= window.from && at < window.to)) {
-          throw this.#violation(
-            'window',
-            `a record's ${window.apiPath} ${at} lies outside the requested window [${window.from}, ${window.to})`,
-          );
-        }
+          if (this.#endSlack !== undefined && at >= window.to && at < this.#endSlack) keep = false;
+          else {
+            outside = outside
+              ? { earliest: at < outside.earliest ? at : outside.earliest, latest: at > outside.latest ? at : outside.latest, count: outside.count + 1 }
+              : { earliest: at, latest: at, count: 1 };
+            continue;
+          }
+        } else if (newest === undefined || at > newest) newest = at;
       }
       // A key seen before in this window is not new. Records with equal keys on one page all go to the store, which
-      // keeps the last (store/sinks.ts: the one de-duplication rule, for polled pages and webhook deliveries alike).
-      // Keys only matter while more pages follow: the last page's are never compared with anything.
-      if (track) {
+      // keeps the last (the one de-duplication rule, for polled pages and webhook deliveries alike). Keys are only
+      // kept while more pages follow, and a last page only has to show one new record: a window of one page (a
+      // steady cron run) builds none.
+      if (more || (later && fresh === 0)) {
         const key = keyOf(record, this.#o.keyFields);
         if (!this.#seen.has(key)) {
-          this.#seen.add(key);
+          if (more) this.#seen.add(key);
           fresh += 1;
         }
       }
-      records.push(result.record);
+      if (keep) records.push(result.record);
+    }
+    if (outside && window) {
+      const earliest = parseIsoInstant(outside.earliest)!;
+      const latest = parseIsoInstant(outside.latest)!;
+      const inclusiveHint =
+        latest >= parseIsoInstant(window.to)! && this.#endSlack === undefined
+          ? ' If the API includes records at the end bound, declare `window: { end: inclusive }` for the stream'
+          : '';
+      throw this.#violation(
+        'window',
+        `${outside.count} record(s) lie outside the requested window [${window.from}, ${window.to}): ${window.apiPath} from ${outside.earliest} to ${outside.latest}`,
+        {
+          outside: { earliest, latest },
+          fix:
+            'check how the API reads the window bounds the stream sends (their format, time zone and whether the end is inclusive: docs/api-assumptions.md, "Window bounds"), and report the answer to the platform if it ignores them.' +
+            inclusiveHint,
+        },
+      );
     }
 
-    this.#nodes += raw.nodes.length;
+    this.#nodes += nodes.length;
     this.#rejected += rejected.length;
     if (this.#rejected >= limits.minRejectedForShare && this.#rejected > limits.maxRejectedShare * this.#nodes) {
       throw this.#violation(
@@ -241,79 +236,49 @@ export class WindowPaging<R> {
       );
     }
 
-    if (raw.hasNextPage) {
-      const cursor = raw.endCursor!;
-      if (this.#cursors.has(cursor)) {
-        throw this.#violation('cursor-repeated', `endCursor ${JSON.stringify(cursor.slice(0, 80))} was already returned in this window; following it would read the same pages forever`);
+    if (!style.canAskForMore && style.maxPageSize !== undefined && nodes.length >= style.maxPageSize) {
+      throw this.#violation(
+        'truncated',
+        `the answer holds ${nodes.length} records, the most the API answers (maxPageSize ${style.maxPageSize}), and a single page cannot ask for more: records may be missing`,
+        { fix: 'give the stream a smaller window (`window: { step: ... }`) so each answer holds fewer, or a paging style if the API pages (docs/api-assumptions.md)' },
+      );
+    }
+    if (read.next !== null && style.serverCursors) {
+      if (this.#cursors.has(read.next)) {
+        throw this.#violation('cursor-repeated', `the cursor ${JSON.stringify(read.next.slice(0, 80))} was already returned in this window; following it would read the same pages forever`);
       }
-      this.#cursors.add(cursor);
-      this.#withoutNew = fresh === 0 ? this.#withoutNew + 1 : 0;
-      if (this.#withoutNew >= limits.maxPagesWithoutNew) {
-        throw this.#violation('no-progress', `${this.#withoutNew} pages in a row brought no record not already seen in this window, yet hasNextPage is still true`);
+      this.#cursors.add(read.next);
+    }
+    // A page after the first that holds records, none of them new, means the cursor did not move: following it further
+    // would only read the same records again (an overlap of one record per page is fine: the rest are new). A last
+    // page holding one record already seen is such an overlap.
+    if (this.#pages > 1 && nodes.length > 0 && fresh === 0 && !(read.next === null && nodes.length === 1)) {
+      throw this.#violation(
+        'no-progress',
+        `page ${this.#pages} of the window brought ${nodes.length} record(s), none of them new in this window: the API did not move on to the next page (does it ignore the ${this.#pagingVariables()}?)`,
+      );
+    }
+    if (read.next !== null) {
+      this.#emptyInARow = nodes.length === 0 ? this.#emptyInARow + 1 : 0;
+      if (this.#emptyInARow >= limits.maxEmptyPages) {
+        throw this.#violation('no-progress', `${this.#emptyInARow} empty pages in a row, yet the API still announces more`);
       }
       if (this.#pages >= limits.maxPages) {
-        throw this.#violation('page-limit', `the window needs more than SYNC_MAX_PAGES_PER_WINDOW=${limits.maxPages} pages`);
+        throw this.#violation('page-limit', `the window needs more than SYNC_MAX_PAGES_PER_WINDOW=${limits.maxPages} pages (of ${pageSize} records)`);
       }
     }
-    return { records, rejected, nodes: raw.nodes.length, hasNextPage: raw.hasNextPage, endCursor: raw.endCursor, number: this.#pages };
+    return {
+      records,
+      rejected,
+      nodes: nodes.length,
+      next: read.next,
+      number: this.#pages,
+      newest: newest === undefined ? undefined : parseIsoInstant(newest),
+    };
   }
-}
 
-/** Where a flattened record keeps the element of the enclosing list it was found in (declarative definitions). */
-export const PARENT_KEY = '$parent';
-
-/**
- * Records nested in lists (`buildings[].floorSpaces[].readings`): walks each element of `list` along `each`, one
- * step per level, and returns the innermost elements, each a copy carrying its enclosing element (without the list it
- * was taken from) under `$parent`, so a record can map its floor space id from the parent. Returns the violation's
- * detail when a level is not a list of objects.
- */
-export function flattenNested(list: unknown[], each: ReadonlyArray<readonly string[]>, where: string): unknown[] | string {
-  let level: unknown[] = list;
-  let at = where;
-  for (const step of each) {
-    const next: unknown[] = [];
-    for (const parent of level) {
-      if (!isObject(parent)) return `an element of ${at} is ${describe(parent)}, expected an object`;
-      const found = follow(parent, step);
-      if (typeof found === 'string') return `${at}[].${step.join('.')}: ${found.replace(/^data/, 'element')}`;
-      if (!Array.isArray(found.value)) return `${at}[].${step.join('.')} is ${describe(found.value)}, expected a list`;
-      const context: Record<string, unknown> = { ...parent };
-      delete context[step[0]!];
-      for (const child of found.value) next.push(isObject(child) ? { ...child, [PARENT_KEY]: context } : child);
-    }
-    level = next;
-    at += `[].${step.join('.')}`;
+  #pagingVariables(): string {
+    const names = Object.values(this.#o.style.variableNames).filter((n) => n !== undefined);
+    return names.length ? `paging variables ${names.map((n) => `$${n}`).join(', ')}` : 'paging';
   }
-  return level;
-}
-
-/**
- * A page of an offset-paged list (`offset` paging): `offset` records were read before it, `limit` were asked for.
- * The cursor is the next offset, as text (it is checkpointed like a Relay cursor); a page shorter than the limit is
- * the last. With `each`, records are counted after flattening.
- */
-export function readOffsetPage(
-  data: unknown,
-  path: readonly string[],
-  each: ReadonlyArray<readonly string[]> | undefined,
-  offset: number,
-  limit: number,
-): RawPage | string {
-  const list = readListPage(data, path);
-  if (typeof list === 'string') return list;
-  const nodes = each?.length ? flattenNested(list.nodes, each, `data.${path.join('.')}`) : list.nodes;
-  if (typeof nodes === 'string') return nodes;
-  if (nodes.length > limit) return `a page of ${nodes.length} records, more than the limit of ${limit} asked for (does the limit count another level?)`;
-  const hasNextPage = nodes.length === limit && limit > 0;
-  return { nodes, hasNextPage, endCursor: hasNextPage ? String(offset + nodes.length) : null };
-}
-
-/** The offset a checkpointed `offset` cursor stands for; a cursor of another paging style is refused, not guessed. */
-export function offsetOf(cursor: string | null): number {
-  if (cursor === null) return 0;
-  if (!/^\d{1,15}$/.test(cursor)) {
-    throw new ContractViolation('shape', `the stored page cursor ${JSON.stringify(cursor.slice(0, 40))} is not an offset (was the stream's paging changed mid-window?)`, 'resuming a window');
-  }
-  return Number(cursor);
 }

@@ -3,8 +3,9 @@ import type { LoadedDocument } from '../api/documents.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
 import { recordLevels, selects } from './definition-selection.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, type YamlPath, type YamlSource } from './definition-yaml.ts';
+import type { PagingStyle } from './paging/index.ts';
 import type { FieldSpec, FieldType } from './records.ts';
-import type { NestedLists, Paging, VariablesInput } from './stream.ts';
+import { isTimeFormat, TIME_FORMATS } from './time-formats.ts';
 
 /**
  * The parts of a stream definition (src/sync/definitions.ts): the sinks' columns, paging, the records path, variables
@@ -37,43 +38,33 @@ export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count
 /** A nullable column a definition leaves unmapped reads this (never present): it is stored as null. */
 export const UNMAPPED = '(unmapped)';
 
-/** The placeholders a variable may take its value from; an unset optional one leaves the variable out. */
-export const PLACEHOLDERS: Record<string, { windowed?: true; value(input: VariablesInput): unknown }> = {
-  'window.from': { windowed: true, value: (i) => i.window?.from },
-  'window.to': { windowed: true, value: (i) => i.window?.to },
-  'settings.buildingsNameLike': { value: (i) => i.settings.buildingsNameLike },
-};
-
 export const NAME = { re: /^[_A-Za-z][_0-9A-Za-z]*$/, rule: 'is not a GraphQL name', example: 'occupancy' };
 export const FIELD_PATH = { re: /^(\$parent\.)*[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a field path', example: 'observedAt, building.id or $parent.id' };
-export const SELECTOR = { re: /^[_A-Za-z][_0-9A-Za-z]*(\[\])?(\.[_A-Za-z][_0-9A-Za-z]*(\[\])?)*$/, rule: 'is not a records path', example: 'buildings or floorSpaceReadings[].floorSpaces[].readings' };
-
-/** `a.b[].c[].d` as the path to the first list and the steps into each nested one. */
-export function selectorOf(text: string): { path: string[]; each: NestedLists } {
-  const groups: string[][] = [[]];
-  for (const part of text.replace(/\[\]$/, '').split('.')) {
-    groups.at(-1)!.push(part.replace(/\[\]$/, ''));
-    if (part.endsWith('[]')) groups.push([]);
-  }
-  return { path: groups[0]!, each: groups.slice(1) };
-}
-
-/** The records path and every mapped field must be in the answer the document asks for (definition-selection.ts). */
+/**
+ * The records path, the paging information the style reads, and every mapped field must be in the answer the document
+ * asks for (definition-selection.ts): a mapping to a field the document does not select would reject every record,
+ * and a connection without its pageInfo could never page.
+ */
 export function checkSelected(
   src: YamlSource,
   path: YamlPath,
   written: Record<string, unknown>,
   sink: SinkName,
   loaded: { doc: LoadedDocument; operation: OperationDefinitionNode },
-  paging: Paging,
+  paging: PagingStyle,
   record: Record<string, FieldSpec>,
 ): void {
   const { doc, operation } = loaded;
-  const recordsPath = paging.style === 'relay' ? [...paging.connection, 'nodes'] : paging.path;
-  const found = recordLevels(doc.document, operation, recordsPath, paging.each ?? []);
+  const pagingKey = paging.style.startsWith('relay') ? 'connection' : 'records';
+  const found = recordLevels(doc.document, operation, paging.records.path, paging.records.each);
   if ('missing' in found) {
-    src.error([...path, 'paging', paging.style === 'relay' ? 'connection' : 'records'], `${doc.file}: the document does not select ${found.missing}, where the records are`, 'select it in the document, or correct the paging');
+    src.error([...path, 'paging', pagingKey], `${doc.file}: the document does not select ${found.missing}, where the records are`, 'select it in the document, or correct the paging');
     return;
+  }
+  for (const alternatives of paging.reads) {
+    if (alternatives.some((p) => selects(doc.document, [operation.selectionSet], p))) continue;
+    const shown = alternatives.map((p) => `data.${p.join('.')}`).join(' or ');
+    src.error([...path, 'paging'], `${doc.file}: the document does not select ${shown}, which ${paging.style} paging reads to find the next page`, 'select it in the document (without it the stream could never ask for a second page)');
   }
   for (const [field, spec] of Object.entries(record)) {
     if (spec.path === UNMAPPED) continue;
@@ -84,64 +75,6 @@ export function checkSelected(
     const key = Object.keys(written).find((k) => columnField(sink, k) === field) ?? field;
     src.error([...path, 'record', key, 'path'], `${doc.file}: the document does not select ${spec.path} for ${field}`, 'add the field to the document, or map the column to a field it selects');
   }
-}
-
-export type Need = (at: YamlPath, variable: string, role: string) => void;
-
-export function pagingAt(src: YamlSource, at: YamlPath, value: unknown, need: Need): { paging: Paging; each: NestedLists } | undefined {
-  const style = isPlainObject(value) ? value.style : undefined;
-  const keys: Record<string, string[]> = { none: ['style', 'records'], cursor: ['style', 'connection', 'pageSize', 'cursor'], offset: ['style', 'records', 'offset', 'limit'] };
-  if (typeof style !== 'string' || !(style in keys)) {
-    src.error(isPlainObject(value) ? [...at, 'style'] : at, `paging style ${JSON.stringify(style ?? null)} is not one of none, cursor, offset`, 'write e.g. paging: { style: cursor, connection: occupancy, pageSize: first, cursor: after }');
-    return undefined;
-  }
-  const p = mapAt(src, at, value, `${style} paging`, keys[style]!, keys[style]!);
-  if (!p) return undefined;
-  const before = src.errors.length;
-  const variable = (key: string, role: string) => {
-    const v = stringAt(src, [...at, key], p[key], key, NAME);
-    if (v) need([...at, key], v, role);
-    return v ?? '';
-  };
-  let result: { paging: Paging; each: NestedLists } | undefined;
-  if (style === 'cursor') {
-    const connection = stringAt(src, [...at, 'connection'], p.connection, 'connection', { ...NAME, re: /^[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/ });
-    const pageSizeVar = variable('pageSize', 'the page size variable');
-    const cursorVar = variable('cursor', 'the cursor variable');
-    if (connection) result = { paging: { style: 'relay', connection: connection.split('.'), pageSizeVar, cursorVar }, each: [] };
-  } else {
-    const records = stringAt(src, [...at, 'records'], p.records, 'records', SELECTOR);
-    const { path, each } = records ? selectorOf(records) : { path: [], each: [] };
-    if (style === 'none') result = { paging: { style: 'single', path, ...(each.length && { each }) }, each };
-    else {
-      const offsetVar = variable('offset', 'the offset variable');
-      const limitVar = variable('limit', 'the limit variable');
-      result = { paging: { style: 'offset', path, offsetVar, limitVar, ...(each.length && { each }) }, each };
-    }
-  }
-  return src.errors.length > before ? undefined : result;
-}
-
-export function variablesAt(src: YamlSource, at: YamlPath, value: unknown, windowed: boolean, need: Need): Map<string, (input: VariablesInput) => unknown> {
-  const out = new Map<string, (input: VariablesInput) => unknown>();
-  if (!isPlainObject(value)) {
-    src.error(at, `variables must be a map, got ${describeYaml(value)}`, "write e.g. variables: { from: '{{window.from}}' }");
-    return out;
-  }
-  for (const [key, v] of Object.entries(value)) {
-    if (!NAME.re.test(key)) src.error([...at, key], `variable ${JSON.stringify(key)} is not a GraphQL name`, 'use the name the document declares', { key: true });
-    else need([...at, key], key, 'the variable');
-    if (typeof v === 'string' && v.includes('{{')) {
-      const m = /^\{\{\s*([\w.]+)\s*\}\}$/.exec(v);
-      const placeholder = m ? PLACEHOLDERS[m[1]!] : undefined;
-      if (!placeholder) {
-        src.error([...at, key], `${JSON.stringify(v)} is not a placeholder this release knows`, `use one of ${Object.keys(PLACEHOLDERS).map((p) => `{{${p}}}`).join(', ')}, as the whole value`);
-      } else if (placeholder.windowed && !windowed) {
-        src.error([...at, key], `${v} is only known to an incremental-window stream`, 'remove it, or make the stream incremental-window');
-      } else out.set(key, placeholder.value);
-    } else out.set(key, () => v);
-  }
-  return out;
 }
 
 export const isSink = (value: unknown): value is SinkName => typeof value === 'string' && Object.hasOwn(COLUMNS, value);
@@ -174,7 +107,7 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
       continue;
     }
     seen.add(field);
-    const m = mapAt(src, [...at, key], spec, `the mapping of ${field}`, ['path', 'type', 'nullable'], ['path', 'type']);
+    const m = mapAt(src, [...at, key], spec, `the mapping of ${field}`, ['path', 'type', 'nullable', 'format', 'map'], ['path', 'type']);
     if (!m) continue;
     const path = stringAt(src, [...at, key, 'path'], m.path, 'path', FIELD_PATH);
     const parents = path?.match(/\$parent\./g)?.length ?? 0;
@@ -185,7 +118,21 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
     if (m.type !== undefined && !FIELD_TYPES.includes(type)) src.error([...at, key, 'type'], `unknown type ${JSON.stringify(m.type)}`, `use one of ${FIELD_TYPES.join(', ')}`);
     if (m.nullable !== undefined && typeof m.nullable !== 'boolean') src.error([...at, key, 'nullable'], 'nullable must be true or false', 'write nullable: true');
     if (m.nullable === true && !columns[field]!.nullable) src.error([...at, key, 'nullable'], `column ${field} cannot be null`, 'remove nullable');
-    if (path) out[field] = { path, type, ...(m.nullable === true && { nullable: true }) };
+    const format = m.format;
+    if (format !== undefined) {
+      if (type !== 'timestamp') src.error([...at, key, 'format'], `only a timestamp has a format, ${field} is ${String(m.type)}`, 'remove format');
+      else if (!isTimeFormat(format)) src.error([...at, key, 'format'], `unknown time format ${describeYaml(format)}`, `use one of ${TIME_FORMATS.join(', ')}`);
+    }
+    const map = m.map === undefined ? undefined : valueMapAt(src, [...at, key, 'map'], m.map, type);
+    if (path) {
+      out[field] = {
+        path,
+        type,
+        ...(m.nullable === true && { nullable: true }),
+        ...(isTimeFormat(format) && format !== 'iso' && { format }),
+        ...(map && { map }),
+      };
+    }
   }
   // In the sink's column order, so a record's first broken field is named the same way whatever the file's order.
   const ordered: Record<string, FieldSpec> = {};
@@ -196,4 +143,23 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
     else src.error(at, `column ${field} (${column.column}) of sink ${sink} is not mapped`, `add \`${field}: { path: <field in the answer>, type: ... }\``, { key: true });
   }
   return src.errors.length > before ? undefined : ordered;
+}
+
+/** A value map: the API's spellings (keys) to the stored values; only for the text types. */
+function valueMapAt(src: YamlSource, at: YamlPath, value: unknown, type: FieldType): Record<string, string> | undefined {
+  if (type !== 'id' && type !== 'text' && type !== 'string') {
+    src.error(at, `a map translates text values; this field is a ${type}`, 'remove map, or map a text field');
+    return undefined;
+  }
+  if (!isPlainObject(value) || Object.keys(value).length === 0) {
+    src.error(at, `map must list the API's spellings and what each is stored as, got ${describeYaml(value)}`, 'write e.g. map: { CURRENTLY_OCCUPIED: CurrentlyOccupied, NOT_OCCUPIED: Unoccupied }');
+    return undefined;
+  }
+  const out: Record<string, string> = {};
+  for (const [spelling, stored] of Object.entries(value)) {
+    if (typeof stored !== 'string' || (stored.length === 0 && type !== 'string')) {
+      src.error([...at, spelling], `${JSON.stringify(spelling)} maps to ${describeYaml(stored)}, not to a stored value`, 'map each spelling to the text to store, e.g. CurrentlyOccupied');
+    } else out[spelling] = stored;
+  }
+  return out;
 }

@@ -4,20 +4,16 @@ import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
 import type { SinkName } from '../store/types.ts';
-import {
-  checkSelected,
-  columnField,
-  COLUMNS,
-  isSink,
-  keyOf,
-  pagingAt,
-  recordAt,
-  SOFT_DELETE_SINKS,
-  UNMAPPED,
-  variablesAt,
-} from './definition-parts.ts';
-import { describeYaml, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
-import { defineStream, type AnyStream, type StreamKind, type VariablesInput } from './stream.ts';
+import { parseDuration, STREAM_SETTINGS } from '../config.ts';
+import { checkSelected, columnField, COLUMNS, isSink, keyOf, recordAt, SOFT_DELETE_SINKS, UNMAPPED } from './definition-parts.ts';
+import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
+import { pagingAt } from './paging/index.ts';
+import { selects } from './definition-selection.ts';
+import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
+import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamDeliveries, type StreamKind, type WindowSpec } from './stream.ts';
+import type { FieldSpec } from './records.ts';
+import { FORMAT_UNIT_MS, isTimeFormat, TIME_FORMATS } from './time-formats.ts';
+import { boundsGrid, compileVariables, type CompiledVariables } from './variables.ts';
 
 /**
  * Stream and webhook definitions in a declarative, versioned YAML format (docs/api-assumptions.md, "Adapting to the
@@ -29,24 +25,23 @@ import { defineStream, type AnyStream, type StreamKind, type VariablesInput } fr
  */
 
 /** The format versions this release reads. A file of another version is refused by name, never half-read. */
-export const DEFINITION_VERSIONS: readonly number[] = [1];
+export const DEFINITION_VERSIONS: readonly number[] = [1, 2];
 
-export const WEBHOOK_OPERATIONS = ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent'] as const;
-export type WebhookOperation = (typeof WEBHOOK_OPERATIONS)[number];
-/** What src/webhooks/admin.ts sends to, and reads from the answer under the operation's own name. */
-const WEBHOOK_SHAPES: Record<WebhookOperation, { type: 'query' | 'mutation'; variables: string[] }> = {
-  registerWebhook: { type: 'mutation', variables: ['input'] },
-  updateWebhook: { type: 'mutation', variables: ['id', 'input'] },
-  webhooks: { type: 'query', variables: [] },
-  sendTestEvent: { type: 'mutation', variables: ['webhookId', 'type'] },
+export { WEBHOOK_OPERATIONS, type WebhookOperation } from '../webhook-operations.ts';
+const WEBHOOK_TYPES: Record<WebhookOperation, 'query' | 'mutation'> = {
+  registerWebhook: 'mutation',
+  updateWebhook: 'mutation',
+  webhooks: 'query',
+  sendTestEvent: 'mutation',
 };
+const RESULT_PATH = { re: /^[_A-Za-z][_0-9A-Za-z]*(\[\])?(\.[_A-Za-z][_0-9A-Za-z]*(\[\])?)*$/, rule: 'is not a path of fields', example: 'webhookSubscriptionCreate.webhookSubscription' };
 
 export interface Definitions {
   file: string;
   version: number;
   streams: AnyStream[];
-  /** Absolute paths of documents replacing the built-in webhook documents, by operation. */
-  webhooks: Partial<Record<WebhookOperation, string>>;
+  /** How the webhook operations differ from the built-in ones, by operation (or that the platform lacks one). */
+  webhooks: WebhookOperationSpecs;
 }
 
 export interface DefinitionsIo {
@@ -62,7 +57,11 @@ export interface DefinitionsIo {
   label?(path: string): string;
 }
 
-const KINDS: readonly StreamKind[] = ['full-refresh', 'incremental-window'];
+/** Stream kinds by their name in each version of the format (version 1 said full-refresh and incremental-window). */
+const KINDS: Record<number, Record<string, StreamKind>> = {
+  1: { 'full-refresh': 'full', 'incremental-window': 'incremental' },
+  2: { full: 'full', incremental: 'incremental' },
+};
 const STREAM_NAME = { re: /^[a-z][a-z0-9-]{0,62}$/, rule: 'must be lower case letters, digits and dashes', example: 'floor-space-readings' };
 
 /**
@@ -94,7 +93,7 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
     if (!Array.isArray(top.streams)) src.error(['streams'], `streams must be a list, got ${describeYaml(top.streams)}`, 'write each stream as a list item (- name: ...)');
     else {
       top.streams.forEach((entry, i) => {
-        const stream = streamAt(src, ['streams', i], entry, documents);
+        const stream = streamAt(src, ['streams', i], entry, documents, version as number);
         if (!stream) return;
         if (streams.some((s) => s.name === stream.name)) {
           src.error(['streams', i, 'name'], `stream ${stream.name} is defined twice`, 'keep one definition per name');
@@ -107,11 +106,8 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
     const map = mapAt(src, ['webhooks'], top.webhooks, 'webhooks', WEBHOOK_OPERATIONS);
     for (const [operation, value] of Object.entries(map ?? {})) {
       if (!(WEBHOOK_OPERATIONS as readonly string[]).includes(operation)) continue;
-      const path = ['webhooks', operation];
-      const loaded = documents.read(path, value);
-      if (loaded && (!loaded.parsed || checkWebhookDocument(src, path, operation as WebhookOperation, loaded.parsed))) {
-        webhooks[operation as WebhookOperation] = loaded.path;
-      }
+      const spec = webhookAt(src, ['webhooks', operation], operation as WebhookOperation, value, documents);
+      if (spec) webhooks[operation as WebhookOperation] = spec;
     }
   }
   if (src.errors.length) throw fail();
@@ -176,27 +172,61 @@ function declared(operation: OperationDefinitionNode): Map<string, { required: b
   );
 }
 
-function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: Parsed): boolean {
-  const shape = WEBHOOK_SHAPES[operation];
+/**
+ * One webhook operation: a document (whose answer holds the operation's field, as version 1 has it), a map with the
+ * document, where the webhook is in the answer and where refusals are listed, or `absent` (the platform has none).
+ */
+function webhookAt(src: YamlSource, path: YamlPath, operation: WebhookOperation, value: unknown, documents: DocumentReader): WebhookOperationSpec | undefined {
+  if (value === 'absent') return { absent: true };
   const before = src.errors.length;
-  const where = loaded.doc.file;
-  if (loaded.doc.operationType !== shape.type) {
-    src.error(path, `${where}: ${operation} must be a ${shape.type}, the document holds a ${loaded.doc.operationType}`, `write a ${shape.type}`);
+  let spec: Record<string, unknown> | undefined;
+  let at = path;
+  if (typeof value === 'string') spec = { document: value };
+  else {
+    spec = mapAt(src, path, value, operation, ['document', 'result', 'errors'], ['document']);
+    at = [...path, 'document'];
   }
-  const fields = loaded.operation.selectionSet.selections.map((s) => (s.kind === 'Field' ? (s.alias ?? s.name).value : ''));
-  if (!fields.includes(operation)) {
-    src.error(path, `${where}: the answer has no field ${operation}, which occupancy-sync reads`, `alias the platform's field, e.g. \`${operation}: createWebhook(...)\``);
-  }
-  const vars = declared(loaded.operation);
-  for (const v of shape.variables.filter((v) => !vars.has(v))) {
-    src.error(path, `${where}: the operation declares no $${v}, which occupancy-sync sends`, `declare $${v} and pass it to the platform's argument`);
-  }
-  return src.errors.length === before;
+  if (!spec) return undefined;
+  const result = spec.result === undefined ? operation : stringAt(src, [...path, 'result'], spec.result, 'result', RESULT_PATH);
+  const errors = spec.errors === undefined ? undefined : stringAt(src, [...path, 'errors'], spec.errors, 'errors', RESULT_PATH);
+  const loaded = documents.read(at, spec.document);
+  if (!loaded || !result || src.errors.length > before) return undefined;
+  if (loaded.parsed) checkWebhookDocument(src, at, operation, loaded.parsed, [result, ...(errors ? [errors] : [])]);
+  return src.errors.length > before ? undefined : { document: loaded.path, result, ...(errors && { errors }) };
 }
 
-function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader): AnyStream | undefined {
+function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: WebhookOperation, loaded: Parsed, reads: string[]): void {
+  const type = WEBHOOK_TYPES[operation];
+  const where = loaded.doc.file;
+  if (loaded.doc.operationType !== type) {
+    src.error(path, `${where}: ${operation} must be a ${type}, the document holds a ${loaded.doc.operationType}`, `write a ${type}`);
+  }
+  for (const read of reads) {
+    const steps = read.split('.').map((s) => s.replace(/\[\]$/, ''));
+    if (!selects(loaded.doc.document, [loaded.operation.selectionSet], steps)) {
+      const first = steps[0]!;
+      const fix = read === operation ? `alias the platform's field, e.g. \`${operation}: createWebhook(...)\`, or give \`result:\` the path to the webhook in the answer` : `select it, or correct the path`;
+      src.error(path, `${where}: the answer has no ${read === first ? `field ${first}` : read}, which occupancy-sync reads`, fix);
+    }
+  }
+  const vars = declared(loaded.operation);
+  const { any } = WEBHOOK_VARIABLES[operation];
+  for (const group of any) {
+    if (!group.some((v) => vars.has(v))) {
+      src.error(path, `${where}: the operation declares none of ${group.map((v) => `$${v}`).join(', ')}, which occupancy-sync sends`, `declare $${group[0]} (or another of them) and pass it to the platform's argument`);
+    }
+  }
+  const known = new Set([...any.flat(), ...WEBHOOK_VARIABLES[operation].optional]);
+  for (const [name, { required }] of vars) {
+    if (required && !known.has(name)) {
+      src.error(path, `${where}: the operation requires $${name}, which occupancy-sync does not send`, `send only ${[...known].map((v) => `$${v}`).join(', ') || 'no variables'}`);
+    }
+  }
+}
+
+function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): AnyStream | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'softDelete'];
+  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
@@ -204,9 +234,13 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   if (s.sink !== undefined && !isSink(s.sink)) {
     src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${Object.keys(COLUMNS).join(', ')}`);
   }
-  const kind = s.kind as StreamKind;
-  if (s.kind !== undefined && !KINDS.includes(kind)) src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}`, `use one of ${KINDS.join(', ')}`);
-  const windowed = kind === 'incremental-window';
+  const kinds = KINDS[version]!;
+  const kind = typeof s.kind === 'string' && Object.hasOwn(kinds, s.kind) ? kinds[s.kind] : undefined;
+  if (s.kind !== undefined && !kind) {
+    const other = Object.entries(KINDS).find(([v, k]) => Number(v) !== version && typeof s.kind === 'string' && Object.hasOwn(k, s.kind));
+    src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}${other ? ` (a version ${other[0]} word)` : ''}`, `use one of ${Object.keys(kinds).join(', ')}`);
+  }
+  const windowed = kind === 'incremental';
   const loaded = s.document !== undefined ? documents.read([...path, 'document'], s.document) : undefined;
   const parsed = loaded?.parsed;
   if (parsed && parsed.doc.operationType !== 'query') {
@@ -221,8 +255,12 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     }
   };
 
-  const paging = s.paging === undefined ? undefined : pagingAt(src, [...path, 'paging'], s.paging, needVariable);
-  const variables = s.variables === undefined ? new Map<string, (input: VariablesInput) => unknown>() : variablesAt(src, [...path, 'variables'], s.variables, windowed, needVariable);
+  const paging = s.paging === undefined ? undefined : pagingAt(src, [...path, 'paging'], s.paging, needVariable, version);
+  let variables: CompiledVariables | undefined = { names: [], bounds: {}, settingsRead: new Map(), build: () => ({}) };
+  if (s.variables !== undefined) {
+    variables = compileVariables(src, [...path, 'variables'], s.variables, { windowed, settings: STREAM_SETTINGS });
+    if (isPlainObject(s.variables)) for (const v of Object.keys(s.variables)) needVariable([...path, 'variables', v], v, 'the variable');
+  }
   if (vars) {
     for (const [variable, { required }] of vars) {
       if (required && !sent.has(variable)) {
@@ -230,7 +268,14 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
       }
     }
   }
-  const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.each.length ?? 0) : undefined;
+  if (paging && windowed && !paging.canAskForMore && paging.maxPageSize === undefined) {
+    src.error(
+      [...path, 'paging'],
+      `an incremental stream read in single pages must declare maxPageSize, the most records one answer holds: an answer cut at an unknown cap would be committed as a complete window`,
+      "add maxPageSize (the API's documented limit) to paging, or use the API's paging style",
+    );
+  }
+  const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.records.each.length ?? 0) : undefined;
   if (s.key !== undefined && isSink(sink)) {
     const expected = keyOf(sink);
     const given = Array.isArray(s.key) ? s.key.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
@@ -241,7 +286,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   let cursorField: string | undefined;
   if (s.cursorField !== undefined) {
     const field = typeof s.cursorField === 'string' && isSink(sink) ? columnField(sink, s.cursorField) : undefined;
-    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental-window stream has a cursorField', 'remove it');
+    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental stream has a cursorField', 'remove it');
     else if (!record) {
       // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
     } else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
@@ -249,39 +294,109 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     } else if (record[field].type !== 'timestamp') {
       src.error([...path, 'cursorField'], `cursorField ${field} is mapped as ${record[field].type}, not a timestamp`, 'map it with type: timestamp');
     } else cursorField = field;
-  } else if (windowed) src.error(path, 'an incremental-window stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  } else if (windowed) src.error(path, 'an incremental stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  const window = windowed && variables ? windowAt(src, [...path, 'window'], s.window, variables) : undefined;
+  if (!windowed && s.window !== undefined) src.error([...path, 'window'], 'only an incremental stream has windows', 'remove window');
   let softDelete: { isComplete(variables: Record<string, unknown>): boolean } | undefined;
   if (s.softDelete !== undefined) {
     const at = [...path, 'softDelete'];
     const rule = mapAt(src, at, s.softDelete, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
     const unset = rule?.completeWhenUnset;
-    if (kind !== 'full-refresh') src.error(at, 'only a full-refresh stream can soft-delete', 'remove softDelete');
+    if (kind !== 'full') src.error(at, 'only a full stream can soft-delete', 'remove softDelete');
     else if (!SOFT_DELETE_SINKS.includes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
-    if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables.has(v)))) {
+    if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables?.names.includes(v)))) {
       src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
     } else if (Array.isArray(unset)) {
       const names = unset as string[];
       softDelete = { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
     }
   }
-  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging.paging, record);
-  if (src.errors.length > before || !name || !loaded || !paging || !record) return undefined;
+  const deliveries = s.deliveries === undefined || !record ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
+  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
+  if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables) return undefined;
+  const build = variables.build;
   return defineStream({
     name,
     document: loaded.path,
     sink,
     kind,
-    paging: paging.paging,
-    variables: (input: VariablesInput) => {
-      const out: Record<string, unknown> = {};
-      for (const [key, make] of variables) {
-        const value = make(input);
-        if (value !== undefined) out[key] = value;
-      }
-      return out;
-    },
+    paging,
+    variables: build,
     record: record as never,
     ...(cursorField !== undefined && { cursorField: cursorField as never }),
+    ...(window && { window }),
     ...(softDelete && { softDelete }),
+    ...(deliveries && { deliveries }),
   } as never) as AnyStream;
+}
+
+const DELIVERY_PATH = { re: /^(\$delivery\.)?[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a field path', example: 'FloorSpaceId or $delivery.Created' };
+
+/**
+ * Where a webhook delivery's items carry the stream's columns (`deliveries: { type: Occupancy, record: { ... } }`): per
+ * column the item's field, or `$delivery.` and a field of the envelope; the type, value map and nullability are the
+ * stream's own, so a record is validated by one declaration whichever way it arrived. A timestamp may be written in
+ * another format there (`{ path: $delivery.Created, format: iso }`).
+ */
+function deliveriesAt(src: YamlSource, at: YamlPath, value: unknown, sink: SinkName, record: Record<string, FieldSpec>): StreamDeliveries | undefined {
+  const d = mapAt(src, at, value, 'deliveries', ['type', 'record'], ['type', 'record']);
+  if (!d) return undefined;
+  const before = src.errors.length;
+  if (sink !== 'occupancy') src.error(at, `deliveries are stored into sink occupancy, this stream's sink is ${sink}`, 'remove deliveries');
+  const type = stringAt(src, [...at, 'type'], d.type, 'type', { re: /^[A-Za-z][A-Za-z0-9_.-]{0,99}$/, rule: 'is not an event type name', example: 'Occupancy' });
+  const paths = isPlainObject(d.record) ? d.record : undefined;
+  if (!paths) src.error([...at, 'record'], `the deliveries record must map columns to the items' fields, got ${describeYaml(d.record)}`, 'write e.g. record: { floorSpaceId: FloorSpaceId, observedAt: $delivery.Created, ... }');
+  if (!paths || src.errors.length > before || !type) return undefined;
+  const out: Record<string, FieldSpec> = {};
+  for (const [key, spec] of Object.entries(paths)) {
+    const field = columnField(sink, key);
+    const base = field ? record[field] : undefined;
+    if (!field || !base) {
+      src.error([...at, 'record', key], `sink ${sink} has no column ${JSON.stringify(key)}`, `map only its columns: ${Object.keys(record).join(', ')}`, { key: true });
+      continue;
+    }
+    const m = typeof spec === 'string' ? { path: spec } : mapAt(src, [...at, 'record', key], spec, `the delivery mapping of ${field}`, ['path', 'format'], ['path']);
+    if (!m) continue;
+    const path = stringAt(src, typeof spec === 'string' ? [...at, 'record', key] : [...at, 'record', key, 'path'], m.path, 'path', DELIVERY_PATH);
+    if (m.format !== undefined && (base.type !== 'timestamp' || !isTimeFormat(m.format))) {
+      src.error([...at, 'record', key, 'format'], base.type !== 'timestamp' ? `only a timestamp has a format, ${field} is ${base.type}` : `unknown time format ${describeYaml(m.format)}`, `use one of ${TIME_FORMATS.join(', ')}`);
+      continue;
+    }
+    if (path) {
+      const { format: _, ...rest } = base;
+      const format = m.format ?? base.format;
+      out[field] = { ...rest, path, ...(format && format !== 'iso' && { format: format as FieldSpec['format'] }) };
+    }
+  }
+  for (const [field, base] of Object.entries(record)) {
+    if (out[field]) continue;
+    if (base.nullable || base.path === UNMAPPED) out[field] = { ...base, path: UNMAPPED, nullable: true };
+    else src.error([...at, 'record'], `column ${field} is not given for deliveries`, `add \`${field}: <the item's field, or $delivery.<envelope field>>\``);
+  }
+  return src.errors.length > before ? undefined : { type, record: out as never };
+}
+
+/** An incremental stream's `window`: whether the end bound is inclusive, its own step; aligned to the bounds' formats. */
+function windowAt(src: YamlSource, at: YamlPath, value: unknown, variables: CompiledVariables): WindowSpec | undefined {
+  const gridMs = boundsGrid(variables.bounds);
+  const endSlackMs = FORMAT_UNIT_MS[variables.bounds.to ?? 'iso'];
+  if (value === undefined) return { ...DEFAULT_WINDOW, gridMs };
+  const w = mapAt(src, at, value, 'window', ['end', 'step']);
+  if (!w) return undefined;
+  let endInclusive = false;
+  if (w.end !== undefined) {
+    if (w.end !== 'inclusive' && w.end !== 'exclusive') src.error([...at, 'end'], `end must be exclusive or inclusive, got ${describeYaml(w.end)}`, 'write end: inclusive when the API reads records at the end bound too (from <= t <= to)');
+    endInclusive = w.end === 'inclusive';
+  }
+  let stepMs: number | undefined;
+  if (w.step !== undefined) {
+    stepMs = typeof w.step === 'string' ? parseDuration(w.step) : undefined;
+    if (!stepMs || stepMs < 1) {
+      src.error([...at, 'step'], `step ${describeYaml(w.step)} is not a duration`, "write e.g. step: 15m, step: 1h or step: 1d");
+      stepMs = undefined;
+    } else if (stepMs % gridMs !== 0) {
+      src.error([...at, 'step'], `step ${String(w.step)} is not a whole number of the bounds' unit (${gridMs} ms: a bound sent as a date needs whole days)`, 'choose a step that is a multiple of it');
+    }
+  }
+  return { endInclusive, stepMs, gridMs, endSlackMs: endInclusive ? endSlackMs : 0 };
 }

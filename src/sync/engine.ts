@@ -2,6 +2,7 @@ import type { Clock } from '../clock.ts';
 import { CustomerMismatchError } from '../errors.ts';
 import { globalSecrets } from '../logger.ts';
 import { toIsoUtc } from '../time.ts';
+import { inSpan } from '../tracing.ts';
 import type { Logger } from '../logger.ts';
 import type { Lock, RunMode, Store } from '../store/types.ts';
 import type { GraphQLRequester } from './fetch.ts';
@@ -60,7 +61,12 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
     }
   };
   const concurrency = Math.max(1, Math.min(options.concurrency ?? options.settings.concurrency ?? 4, queue.length));
-  await Promise.all(Array.from({ length: concurrency }, worker));
+  const attributes = { 'sync.mode': request.mode, 'sync.customers': options.targets.length, 'sync.streams': planned.map((p) => p.key).join(',') };
+  await inSpan('sync.run', attributes, async (span) => {
+    await Promise.all(Array.from({ length: concurrency }, worker));
+    const all = outcomes.flat();
+    span.setAttributes({ 'sync.failed': all.filter((o) => o.status === 'failed').length, 'sync.records': all.reduce((n, o) => n + o.records, 0) });
+  });
   return { outcomes: outcomes.flat(), startedAt, finishedAt: options.clock.now() };
 }
 
@@ -82,7 +88,7 @@ interface PlannedStream {
  */
 export function planStreams(streams: ReadonlyArray<AnyStream>, request: RunRequest): PlannedStream[] {
   return streams.map((stream) => {
-    if (stream.kind === 'full-refresh') {
+    if (stream.kind === 'full') {
       return { stream, request: { mode: 'incremental' }, key: stream.name, mode: 'full', optional: request.mode === 'backfill' };
     }
     return { stream, request, key: stateKey(stream.name, request), mode: request.mode === 'backfill' ? 'backfill' : 'incremental', optional: false };

@@ -1,15 +1,8 @@
+import { ContractViolation, GraphQLResponseError } from '../errors.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
-import {
-  flattenNested,
-  offsetOf,
-  readConnectionPage,
-  readListPage,
-  readOffsetPage,
-  type ProcessedPage,
-  type RawPage,
-  type WindowPaging,
-} from './contract.ts';
-import type { AnyStream, Paging } from './stream.ts';
+import type { ProcessedPage, WindowPaging } from './contract.ts';
+import type { PagingRole } from './paging/index.ts';
+import type { AnyStream } from './stream.ts';
 
 /** What the engine needs from the API client (src/api): one GraphQL request, abortable. */
 export interface GraphQLRequester {
@@ -31,8 +24,9 @@ export interface FetchedPage<S extends SinkName = SinkName> extends ProcessedPag
 }
 
 /**
- * One request of a stream, checked against the page contract by the window's `paging` (which throws
- * ContractViolation) before anything of it can be committed. Paging variables are added for relay streams.
+ * One request of a stream: the stream's variables with its paging style's over them, the answer read by the style and
+ * checked against the page contract by the window's `paging` (which throws ContractViolation) before anything of it
+ * can be committed.
  */
 export async function fetchPage(input: {
   stream: AnyStream;
@@ -45,29 +39,50 @@ export async function fetchPage(input: {
   paging: WindowPaging<any>;
   now: () => number;
 }): Promise<FetchedPage> {
-  const { paging } = input.stream;
-  const offset = paging.style === 'offset' ? offsetOf(input.cursor) : 0;
-  const variables =
-    paging.style === 'relay'
-      ? { ...input.variables, [paging.pageSizeVar]: input.pageSize, [paging.cursorVar]: input.cursor ?? null }
-      : paging.style === 'offset'
-        ? { ...input.variables, [paging.limitVar]: input.pageSize, [paging.offsetVar]: offset }
-        : input.variables;
-  const data = await input.client.request<unknown>(input.document, variables, { signal: input.signal });
+  const style = input.stream.paging;
+  const at = { cursor: input.cursor, pageSize: input.pageSize };
+  if (input.cursor !== null) {
+    const unresumable = style.unresumable(input.cursor);
+    if (unresumable) throw new ContractViolation('shape', unresumable, 'resuming a window', { fix: 'reset the stream\'s state (`occupancy-sync state reset --stream ' + input.stream.name + ' --yes`) after changing its paging' });
+  }
+  const variables = { ...input.variables, ...style.variables(at) };
+  let data: unknown;
+  try {
+    data = await input.client.request<unknown>(input.document, variables, { signal: input.signal });
+  } catch (error) {
+    throw error instanceof GraphQLResponseError ? refused(input.stream, variables, error) : error;
+  }
   const serverTime = input.client.serverTime?.();
   const localTime = input.now();
-  const raw =
-    paging.style === 'offset'
-      ? readOffsetPage(data, paging.path, paging.each, offset, input.pageSize)
-      : nested(paging.style === 'single' ? readListPage(data, paging.path) : readConnectionPage(data, paging.connection), paging);
-  const page = input.paging.accept(raw);
+  const page = input.paging.accept(style.read(data, at), input.pageSize);
   return { ...page, localTime, ...(serverTime !== undefined && { serverTime }) } as FetchedPage;
 }
 
-/** Records nested in lists of the page (declarative definitions), flattened; a page without `each` is unchanged. */
-function nested(raw: RawPage | string, paging: Paging): RawPage | string {
-  if (typeof raw === 'string' || !paging.each?.length) return raw;
-  const where = `data.${(paging.style === 'relay' ? [...paging.connection, 'nodes'] : paging.path).join('.')}`;
-  const nodes = flattenNested(raw.nodes, paging.each, where);
-  return typeof nodes === 'string' ? nodes : { ...raw, nodes };
+const ROLE_FIX: Record<PagingRole, string> = {
+  pageSize: 'set `paging.maxPageSize` (the most the API answers) or `paging.pageSize` for the stream in the definitions file, or lower SYNC_PAGE_SIZE',
+  cursor: 'check that `paging.variables.cursor` names the variable the API reads the cursor from',
+  token: 'check that `paging.variables.token` names the variable the API reads the token from',
+  offset: 'check that `paging.variables.offset` names the offset variable',
+  page: 'check `paging.firstPage` (0 or 1) and that `paging.variables.page` names the page number variable',
+};
+
+/**
+ * The platform refused the request: when its message names a variable the stream sent, the error says which, with
+ * what value, and what to change; the platform's own words stay in the message.
+ */
+function refused(stream: AnyStream, variables: Record<string, unknown>, error: GraphQLResponseError): GraphQLResponseError {
+  const text = error.errors.map((e) => e.message).join(' ');
+  const named = Object.keys(variables).filter((name) => new RegExp(`(^|[^_0-9A-Za-z])\\$?${name}([^_0-9A-Za-z]|$)`).test(text));
+  const roles = stream.paging.variableNames as Record<string, string | undefined>;
+  const role = (Object.keys(roles) as PagingRole[]).find((r) => named.includes(roles[r]!));
+  const limit = /between \d+ and (\d+)|(?:at most|maximum(?: of)?|max(?:imum)?|<=|not exceed|up to)\s*(\d+)/i.exec(text);
+  const shown = named.map((n) => `$${n} = ${JSON.stringify(variables[n])?.slice(0, 60)}`).join(', ');
+  let fix: string;
+  if (role === 'pageSize' && limit) fix = `set \`paging.maxPageSize: ${limit[1] ?? limit[2]}\` for stream ${stream.name} in the definitions file`;
+  else if (role) fix = ROLE_FIX[role];
+  else if (named.length) fix = `check the stream's variables in the definitions file (their values, and for window bounds their format: docs/api-assumptions.md, "Window bounds")`;
+  else fix = 'compare the stream\'s document with the schema (`occupancy-sync check`, `occupancy-sync schema`)';
+  const wrapped = new GraphQLResponseError(error.operationName, error.errors, { cause: error });
+  wrapped.message = `stream ${stream.name}: the API refused the request${shown ? ` (${shown})` : ''}: ${text.slice(0, 300)}. Fix: ${fix}`;
+  return wrapped;
 }

@@ -5,8 +5,11 @@
  */
 export interface PipelineSteps<J, P> {
   fetch(job: J, signal: AbortSignal): Promise<P>;
-  /** The job that follows a fetched page (next page, or the next window's first page), if any. */
-  next(page: P, job: J): J | undefined;
+  /**
+   * The job that follows a fetched page (next page, or the next window's first page), if any. It may wait (for room
+   * ahead): the page's commit goes on meanwhile.
+   */
+  next(page: P, job: J): J | undefined | Promise<J | undefined>;
   commit(page: P, job: J): Promise<void>;
 }
 
@@ -40,9 +43,16 @@ export async function runPipeline<J, P>(
         throw error;
       }
       const following = steps.next(page, current.job);
-      const prefetched = following === undefined ? undefined : start(following);
+      const prefetched =
+        following instanceof Promise
+          ? following.then((job) => (job === undefined ? undefined : start(job)))
+          : following === undefined
+            ? undefined
+            : start(following);
+      // A next job that waits must not hold up this commit (which may be what it waits for).
+      if (prefetched instanceof Promise) prefetched.catch(() => {});
       await steps.commit(page, current.job);
-      current = prefetched;
+      current = await prefetched;
     }
     return 'done';
   } finally {

@@ -1,4 +1,5 @@
-import { CANONICAL_FAST, parseIsoInstant, toIsoUtc } from '../time.ts';
+import { CANONICAL_FAST } from '../time.ts';
+import { parseInstantAs, type TimeFormat } from './time-formats.ts';
 
 /**
  * Record declarations: how one API node becomes one row, field by field, with the type each field must have. A node
@@ -18,7 +19,7 @@ export type FieldType =
   | 'string'
   /** A whole number from 0 to 2,147,483,647 (a Postgres integer). */
   | 'count'
-  /** An ISO 8601 date-time with a zone; stored as canonical UTC with milliseconds. */
+  /** An instant in the field's `format` (default ISO 8601 with a zone); stored as canonical UTC with milliseconds. */
   | 'timestamp';
 
 export interface FieldSpec {
@@ -27,6 +28,14 @@ export interface FieldSpec {
   type: FieldType;
   /** A missing or null value becomes null instead of rejecting the record. */
   nullable?: boolean;
+  /** `timestamp` fields: how the API writes the instant (src/sync/time-formats.ts). Default `iso`. */
+  format?: TimeFormat;
+  /**
+   * The API's spellings to the stored (canonical) values, e.g. `{ CURRENTLY_OCCUPIED: 'CurrentlyOccupied' }`: a value
+   * not in the map is rejected with its spelling named, never stored as it came (reports count canonical values).
+   * Booleans and numbers are looked up by their text (`true`, `1`).
+   */
+  map?: Readonly<Record<string, string>>;
 }
 
 /** One spec per column of the record type `R`. */
@@ -79,22 +88,57 @@ const CHECKS: Record<FieldType, Check> = {
     accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_COUNT ? v : REJECT),
     reason: (v) => `expected a whole number from 0 to ${MAX_COUNT.toLocaleString('en-US')}, got ${describe(v)}`,
   },
-  timestamp: {
-    accept: (v) => {
-      if (typeof v !== 'string') return REJECT;
-      if (CANONICAL_FAST.test(v)) return v;
-      const ms = parseIsoInstant(v);
-      return ms === undefined ? REJECT : toIsoUtc(ms);
-    },
-    reason: (v) => `expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got ${describe(v)}`,
-  },
+  timestamp: timestampCheck('iso'),
 };
 
-function reader(path: string): (node: Record<string, unknown>) => unknown {
-  const parts = path.split('.');
-  if (parts.length === 1) return (node) => node[path];
-  return (node) => {
-    let value: unknown = node;
+function timestampCheck(format: TimeFormat): Check {
+  return {
+    accept: (v) => {
+      // The canonical text needs no parsing: the hot path of every ISO-timed page.
+      if (format === 'iso' && typeof v === 'string' && CANONICAL_FAST.test(v)) return v;
+      const parsed = parseInstantAs(v, format);
+      return parsed.ok ? parsed.iso : REJECT;
+    },
+    reason: (v) => {
+      const parsed = parseInstantAs(v, format);
+      return parsed.ok ? 'unreadable' : parsed.reason;
+    },
+  };
+}
+
+/** A value map in front of the type's check: the API's spelling is looked up, the canonical value is checked. */
+function mappedCheck(map: Readonly<Record<string, string>>, inner: Check): Check {
+  const spellings = Object.keys(map);
+  const lookup = (v: unknown): string | undefined =>
+    typeof v === 'string' || typeof v === 'boolean' || typeof v === 'number' ? (Object.hasOwn(map, String(v)) ? map[String(v)] : undefined) : undefined;
+  return {
+    accept: (v) => {
+      const canonical = lookup(v);
+      return canonical === undefined ? REJECT : inner.accept(canonical);
+    },
+    reason: (v) => {
+      const canonical = lookup(v);
+      if (canonical !== undefined) return inner.reason(canonical);
+      const listed = spellings.length > 6 ? `${spellings.slice(0, 6).join(', ')}, …` : spellings.join(', ');
+      return `${describe(v)} is not in the field's map (${listed}); add its spelling to the map in the definitions`;
+    },
+  };
+}
+
+function checkOf(field: FieldSpec): Check {
+  const base = field.type === 'timestamp' && field.format && field.format !== 'iso' ? timestampCheck(field.format) : CHECKS[field.type];
+  return field.map ? mappedCheck(field.map, base) : base;
+}
+
+/** Where a webhook delivery's item reads the fields of its envelope: `$delivery.Created` (src/sync/deliveries.ts). */
+export const DELIVERY_PREFIX = '$delivery.';
+
+function reader(path: string): (node: Record<string, unknown>, context: Record<string, unknown> | undefined) => unknown {
+  const inContext = path.startsWith(DELIVERY_PREFIX);
+  const parts = (inContext ? path.slice(DELIVERY_PREFIX.length) : path).split('.');
+  if (parts.length === 1 && !inContext) return (node) => node[path];
+  return (node, context) => {
+    let value: unknown = inContext ? context : node;
     for (const part of parts) {
       if (value === null || typeof value !== 'object' || Array.isArray(value)) return undefined;
       value = (value as Record<string, unknown>)[part];
@@ -103,7 +147,8 @@ function reader(path: string): (node: Record<string, unknown>) => unknown {
   };
 }
 
-export type RecordValidator<R> = (node: unknown) => RecordResult<R>;
+/** Validates one node; `context` is what `$delivery.` paths read (a delivery's envelope). */
+export type RecordValidator<R> = (node: unknown, context?: Record<string, unknown>) => RecordResult<R>;
 
 /**
  * Compiles a spec into a validator (once per stream: it runs for every node). The reason names the API field, the
@@ -114,16 +159,16 @@ export function compileRecord<R>(spec: RecordSpec<R>): RecordValidator<R> {
     key,
     path: field.path,
     read: reader(field.path),
-    check: CHECKS[field.type],
+    check: checkOf(field),
     nullable: field.nullable === true,
   }));
-  return (node) => {
+  return (node, context) => {
     if (node === null || typeof node !== 'object' || Array.isArray(node)) {
       return { ok: false, reason: `expected an object, got ${describe(node)}` };
     }
     const record: Record<string, unknown> = {};
     for (const field of fields) {
-      const raw = field.read(node as Record<string, unknown>);
+      const raw = field.read(node as Record<string, unknown>, context);
       if ((raw === null || raw === undefined) && field.nullable) {
         record[field.key] = null;
         continue;

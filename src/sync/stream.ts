@@ -1,6 +1,10 @@
-import type { Config } from '../config.ts';
-import type { IsoUtc, SinkName, SinkRecords } from '../store/types.ts';
+import type { SinkName, SinkRecords } from '../store/types.ts';
+import type { PagingStyle } from './paging/index.ts';
 import type { RecordSpec } from './records.ts';
+import type { EngineSettings } from './settings.ts';
+import type { VariablesInput } from './variables.ts';
+
+export type { VariablesInput } from './variables.ts';
 
 /**
  * A stream is declared in `jobs/streams.yaml` (or a user's definitions file; src/sync/definitions.ts turns either into
@@ -8,41 +12,34 @@ import type { RecordSpec } from './records.ts';
  * `.graphql` document and an entry in the definitions; the engine is not touched.
  */
 
-/** How the stream's rows are selected on each run. */
+/** How the stream's rows are selected on each run: the same words as a run's mode (`sync_runs.mode`). */
 export type StreamKind =
   /** The whole listing is read on every run; rows that vanished from a complete listing can be soft-deleted. */
-  | 'full-refresh'
+  | 'full'
   /** Time windows from the watermark (minus a lookback) to now (minus a settle delay); see src/sync/windows.ts. */
-  | 'incremental-window';
+  | 'incremental';
 
-/**
- * Nested lists between the answer's list and the records (declarative definitions: `buildings[].floorSpaces[].readings`):
- * each entry leads from an element of the previous list to the next list. The records are the elements of the last
- * list, each carrying the element it was found in under `$parent` (src/sync/contract.ts `flattenNested`).
- */
-export type NestedLists = ReadonlyArray<readonly string[]>;
+/** The part of the configuration the engine uses (kept as the package's name for it). */
+export type StreamSettings = EngineSettings;
 
-export type Paging =
-  /** One request returns everything; `path` leads from `data` to the list of nodes. */
-  | { style: 'single'; path: readonly string[]; each?: NestedLists }
-  /**
-   * Relay-style connection: `connection` leads from `data` to an object with `nodes` and
-   * `pageInfo { hasNextPage endCursor }`; the engine sets `pageSizeVar` and `cursorVar`.
-   */
-  | { style: 'relay'; connection: readonly string[]; pageSizeVar: string; cursorVar: string; each?: NestedLists }
-  /**
-   * Offset paging: `path` leads from `data` to the list; the engine sets `limitVar` (the page size) and `offsetVar`
-   * (records read so far in the window), and stops at a page holding fewer records than the limit.
-   */
-  | { style: 'offset'; path: readonly string[]; offsetVar: string; limitVar: string; each?: NestedLists };
+/** How an incremental stream's windows are cut and sent. */
+export interface WindowSpec {
+  /** The API includes records at the end bound (`from <= t <= to`): they are left to the next window, which reads them. */
+  endInclusive: boolean;
+  /** Window length for this stream; unset: SYNC_STEP. */
+  stepMs: number | undefined;
+  /** Bounds lie on this grid (epoch ms), so they are exact in the formats they are sent in (a date: whole days). */
+  gridMs: number;
+  /** With an inclusive end, records in [to, to + endSlackMs) belong to the next window (the end bound's precision). */
+  endSlackMs: number;
+}
 
-/** The part of the configuration a variables builder may use. */
-export type StreamSettings = Config['sync'];
-
-export interface VariablesInput {
-  settings: StreamSettings;
-  /** The half-open window [from, to) being read; only for incremental-window streams. */
-  window?: { from: IsoUtc; to: IsoUtc };
+/** Where webhook deliveries of an event type carry this stream's records (validated by the stream's own declaration). */
+export interface StreamDeliveries {
+  /** The delivery's `Type`, e.g. `Occupancy`. */
+  type: string;
+  /** The stream's record declaration with the items' paths (`$delivery.` reads the envelope). */
+  record: RecordSpec<SinkRecords['occupancy']>;
 }
 
 export interface StreamDefinition<S extends SinkName = SinkName> {
@@ -52,8 +49,9 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
   document: string;
   sink: S;
   kind: StreamKind;
-  paging: Paging;
-  /** Variables for one request, without the paging variables (the engine adds those). */
+  /** How the listing is paged (src/sync/paging/). */
+  paging: PagingStyle;
+  /** Variables for one request, without the paging variables (the style adds those). */
   variables(input: VariablesInput): Record<string, unknown>;
   /**
    * One API node to one row of the sink, declared field by field with types (src/sync/records.ts). A node that breaks
@@ -61,25 +59,32 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
    */
   record: RecordSpec<SinkRecords[S]>;
   /**
-   * The record field the windows are cut on (incremental-window streams): every record of an answer must lie inside
-   * the window it was asked for (the page contract).
+   * The record field the windows are cut on (incremental streams): every record of an answer must lie inside the
+   * window it was asked for (the page contract).
    */
   cursorField?: keyof SinkRecords[S] & string;
+  /** Incremental streams: how windows are cut and what their bounds mean. */
+  window?: WindowSpec;
   /**
-   * Full-refresh streams: rows missing from a complete listing get `deleted_at`. `isComplete` decides from the
-   * request variables whether the listing was complete (a filtered listing is not).
+   * Full streams: rows missing from a complete listing get `deleted_at`. `isComplete` decides from the request
+   * variables whether the listing was complete (a filtered listing is not).
    */
   softDelete?: { isComplete(variables: Record<string, unknown>): boolean };
+  /** Webhook deliveries that carry this stream's records, when the platform sends them. */
+  deliveries?: StreamDeliveries;
 }
 
 /** Any stream, whatever its sink: what the registry and the engine hold. */
 export type AnyStream = { [S in SinkName]: StreamDefinition<S> }[SinkName];
 
+/** The window settings of an incremental stream (exclusive end on the millisecond grid when it declares none). */
+export const DEFAULT_WINDOW: WindowSpec = { endInclusive: false, stepMs: undefined, gridMs: 1, endSlackMs: 0 };
+
 /** Identity helper that ties the record declaration to the sink's row type in a job file. */
 export function defineStream<S extends SinkName>(definition: StreamDefinition<S>): StreamDefinition<S> {
-  if (definition.kind === 'incremental-window') {
+  if (definition.kind === 'incremental') {
     const cursor = definition.cursorField;
-    if (!cursor) throw new Error(`stream ${definition.name}: an incremental-window stream needs a cursorField`);
+    if (!cursor) throw new Error(`stream ${definition.name}: an incremental stream needs a cursorField`);
     if ((definition.record as Record<string, { type: string }>)[cursor]?.type !== 'timestamp') {
       throw new Error(`stream ${definition.name}: cursorField ${cursor} must be a timestamp field of the record`);
     }

@@ -15,7 +15,12 @@ export interface WindowSettings {
   settleDelayMs: number;
   stepMs: number;
   initialHistoryMs: number;
+  /** Window bounds lie on this grid (epoch ms; default 1): a stream that sends its bounds as dates needs whole days. */
+  gridMs?: number;
 }
+
+const down = (t: number, grid: number) => Math.floor(t / grid) * grid;
+const up = (t: number, grid: number) => Math.ceil(t / grid) * grid;
 
 /** A half-open time window [from, to) in epoch ms; `cursor` resumes a window after its last committed page. */
 export interface SyncWindow {
@@ -63,7 +68,8 @@ export function planIncremental(input: {
   floor?: number;
 }): Plan {
   const { now, watermark, inFlight, settings } = input;
-  const limit = now - settings.settleDelayMs;
+  const grid = settings.gridMs ?? 1;
+  const limit = down(now - settings.settleDelayMs, grid);
   if (watermark !== null && limit < watermark) return { windows: [], limit, reason: 'clock-behind' };
 
   const windows: SyncWindow[] = [];
@@ -76,7 +82,7 @@ export function planIncremental(input: {
     start = inFlight.windowEnd;
   } else {
     start = watermark === null ? now - settings.initialHistoryMs : watermark - settings.lookbackMs;
-    start = Math.max(start, input.floor ?? Number.NEGATIVE_INFINITY);
+    start = down(Math.max(start, input.floor ?? Number.NEGATIVE_INFINITY), grid);
   }
   windows.push(...sliceWindows(start, limit, settings.stepMs));
   return windows.length ? { windows, limit } : { windows, limit, reason: 'up-to-date' };
@@ -137,13 +143,16 @@ export function planBackfill(input: {
   now: number;
   range: { from: number; to: number };
   state: BackfillState | null;
-  settings: Pick<WindowSettings, 'settleDelayMs' | 'stepMs'>;
+  settings: Pick<WindowSettings, 'settleDelayMs' | 'stepMs' | 'gridMs'>;
 }): BackfillPlan {
-  const { now, range, state, settings } = input;
-  if (!(range.from < range.to)) throw new RangeError(`backfill range is empty: from must be before to`);
+  const { now, state, settings } = input;
+  if (!(input.range.from < input.range.to)) throw new RangeError(`backfill range is empty: from must be before to`);
   const step = settings.stepMs;
-  const restart = !state || state.rangeStart !== range.from || state.rangeEnd !== range.to;
-  const limit = Math.min(range.to, now - settings.settleDelayMs);
+  const grid = settings.gridMs ?? 1;
+  const restart = !state || state.rangeStart !== input.range.from || state.rangeEnd !== input.range.to;
+  // The stored range stays as asked (it identifies the backfill); the windows cover it on the bounds' grid.
+  const range = { from: down(input.range.from, grid), to: up(input.range.to, grid) };
+  const limit = Math.min(range.to, down(now - settings.settleDelayMs, grid));
   const windowsTotal = Math.ceil((range.to - range.from) / step);
   if (!restart && !state!.inFlight) return { restart, windowsTotal, windowsDone: windowsTotal, limit, windows: [], reason: 'complete' };
 
@@ -165,7 +174,7 @@ export function planBackfill(input: {
 }
 
 /** The backfill window that follows one ending at `end` (cursor null: read from its start), or null at the range end. */
-export function nextBackfillWindow(end: number, range: { from: number; to: number }, step: number): InFlightWindow | null {
-  const [next] = sliceWindows(end, range.to, step, range.from);
+export function nextBackfillWindow(end: number, range: { from: number; to: number }, step: number, grid = 1): InFlightWindow | null {
+  const [next] = sliceWindows(end, up(range.to, grid), step, down(range.from, grid));
   return next ? { windowStart: next.from, windowEnd: next.to, pageCursor: null } : null;
 }

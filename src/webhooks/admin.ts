@@ -6,6 +6,7 @@ import { HTTP_HEADER_NAME, isLoopback } from '../net.ts';
 import { readSecretFile as readSecret } from '../secrets.ts';
 import { UsageError } from '../errors.ts';
 import { loadDocument, type ApiClient, type LoadedDocument } from '../api/index.ts';
+import { readResult, WEBHOOK_OPERATIONS, type WebhookOperation, type WebhookOperationSpecs } from '../webhook-operations.ts';
 
 /**
  * Webhook management through the GraphQL API, plus the local checks that run before any call: a bad URL, secret or
@@ -159,29 +160,45 @@ export function writeSecretFile(path: string, secret: string, options: { force?:
 }
 
 const documentPath = (name: string) => fileURLToPath(new URL(`./graphql/${name}.graphql`, import.meta.url));
-let documents: Record<'register' | 'update' | 'list' | 'test', LoadedDocument> | undefined;
+const builtin = new Map<WebhookOperation, LoadedDocument>();
 
 /**
- * Documents replacing the built-in ones, by operation (a user's definitions file, docs/api-assumptions.md): absolute
- * paths of documents whose answer holds the operation's field (aliased when the platform names it otherwise).
+ * How each operation is run: the built-in document answering under the operation's own name, or what a user's
+ * definitions file says (docs/api-assumptions.md): another document, where the webhook is in its answer, where
+ * refusals are listed, or that the platform has no such operation. Documents are read on first use.
  */
-export type WebhookDocumentPaths = Partial<Record<'registerWebhook' | 'updateWebhook' | 'webhooks' | 'sendTestEvent', string>>;
+export type { WebhookOperationSpecs };
 
-/** The documents are read on first use, so importing this module costs no file I/O. */
-export function webhookDocuments(overrides: WebhookDocumentPaths = {}): Record<'register' | 'update' | 'list' | 'test', LoadedDocument> {
-  documents ??= {
-    register: loadDocument(documentPath('registerWebhook')),
-    update: loadDocument(documentPath('updateWebhook')),
-    list: loadDocument(documentPath('webhooks')),
-    test: loadDocument(documentPath('sendTestEvent')),
-  };
-  const own = (name: keyof WebhookDocumentPaths) => (overrides[name] ? loadDocument(overrides[name]) : undefined);
-  return {
-    register: own('registerWebhook') ?? documents.register,
-    update: own('updateWebhook') ?? documents.update,
-    list: own('webhooks') ?? documents.list,
-    test: own('sendTestEvent') ?? documents.test,
-  };
+interface Operation {
+  document: LoadedDocument;
+  result: string;
+  errors?: string;
+}
+
+function operationOf(name: WebhookOperation, specs: WebhookOperationSpecs, definitions: string | undefined): Operation {
+  const spec = specs[name];
+  if (spec && 'absent' in spec) {
+    throw new UsageError(
+      `the platform has no ${name} operation (declared absent in ${definitions ?? 'the definitions file'}). Fix: ` +
+        (name === 'sendTestEvent' ? 'trigger a real event on the platform to test the receiver' : `add the platform's ${name} document to the definitions file`),
+    );
+  }
+  if (spec) return { document: loadDocument(spec.document), result: spec.result, ...(spec.errors && { errors: spec.errors }) };
+  let document = builtin.get(name);
+  if (!document) builtin.set(name, (document = loadDocument(documentPath(name))));
+  return { document, result: name };
+}
+
+/** The built-in documents of the four operations (src/webhooks/graphql/), by operation. */
+export function webhookDocuments(): Record<WebhookOperation, LoadedDocument> {
+  return Object.fromEntries(WEBHOOK_OPERATIONS.map((name) => [name, operationOf(name, {}, undefined).document])) as Record<WebhookOperation, LoadedDocument>;
+}
+
+/** The variables the document declares, from everything occupancy-sync can send for the operation. */
+function variablesFor(document: LoadedDocument, offered: Record<string, unknown>): Record<string, unknown> {
+  const operation = document.document.definitions.find((d) => d.kind === 'OperationDefinition');
+  const declared = new Set(operation?.kind === 'OperationDefinition' ? (operation.variableDefinitions ?? []).map((v) => v.variable.name.value) : []);
+  return Object.fromEntries(Object.entries(offered).filter(([name, value]) => declared.has(name) && value !== undefined));
 }
 
 export interface WebhookAdmin {
@@ -195,16 +212,37 @@ export interface WebhookAdmin {
  * Webhook management for the customer of `client`'s API key. Inputs are validated locally before the call.
  * Mutations are never repeated after an ambiguous failure (the client's policy), so a register cannot create two.
  */
-export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortSignal; documents?: WebhookDocumentPaths } = {}): WebhookAdmin {
-  const docs = webhookDocuments(options.documents);
+export function createWebhookAdmin(
+  client: ApiClient,
+  options: { signal?: AbortSignal; operations?: WebhookOperationSpecs; definitionsFile?: string } = {},
+): WebhookAdmin {
+  const specs = options.operations ?? {};
   const signal = options.signal;
+  const run = async (name: WebhookOperation, offered: Record<string, unknown>): Promise<unknown> => {
+    const op = operationOf(name, specs, options.definitionsFile);
+    const data = await client.request<unknown>(op.document, variablesFor(op.document, offered), { signal });
+    if (op.errors) {
+      const refusals = readResult(data, op.errors);
+      if (Array.isArray(refusals) && refusals.length > 0) {
+        const text = refusals.map((e) => {
+          const r = e as { message?: unknown; field?: unknown };
+          return `${Array.isArray(r.field) ? `${r.field.join('.')}: ` : ''}${typeof r.message === 'string' ? r.message : JSON.stringify(e)}`;
+        });
+        throw new UsageError(`the platform refused ${name}: ${text.join('; ')}. Fix: correct the value it names`);
+      }
+    }
+    const result = readResult(data, op.result);
+    if (result === undefined || result === null) {
+      throw new UsageError(`the answer to ${name} has nothing at ${op.result}. Fix: check \`result:\` for ${name} in the definitions file (the path from data to the webhook)`);
+    }
+    return result;
+  };
   return {
     async register(input) {
       validateWebhookUrl(input.url);
       if (input.signatureSecret !== undefined) validateSecret(input.signatureSecret, 'signatureSecret');
       if (input.eventTypes.length === 0) throw new UsageError('--events: no event type given. Fix: e.g. --events Occupancy');
-      const data = await client.request<{ registerWebhook: WebhookView }>(docs.register, { input }, { signal });
-      return data.registerWebhook;
+      return (await run('registerWebhook', { input, ...input })) as WebhookView;
     },
     async update(id, input) {
       if (input.url !== undefined) validateWebhookUrl(input.url);
@@ -212,16 +250,15 @@ export function createWebhookAdmin(client: ApiClient, options: { signal?: AbortS
       if (input.signatureSecret !== undefined && input.clearSignatureSecret) {
         throw new UsageError('a new signature secret and clearing the secret exclude each other. Fix: give one of them');
       }
-      const data = await client.request<{ updateWebhook: WebhookView }>(docs.update, { id, input }, { signal });
-      return data.updateWebhook;
+      return (await run('updateWebhook', { id, webhookId: id, input, ...input })) as WebhookView;
     },
     async list() {
-      const data = await client.request<{ webhooks: WebhookView[] }>(docs.list, {}, { signal });
-      return data.webhooks;
+      const hooks = await run('webhooks', {});
+      if (!Array.isArray(hooks)) throw new UsageError('the answer to webhooks is not a list. Fix: check `result:` for webhooks in the definitions file');
+      return hooks as WebhookView[];
     },
     async sendTest(id, type = 'Occupancy') {
-      const data = await client.request<{ sendTestEvent: boolean }>(docs.test, { webhookId: id, type }, { signal });
-      return data.sendTestEvent;
+      return (await run('sendTestEvent', { webhookId: id, id, type })) === true;
     },
   };
 }

@@ -66,6 +66,8 @@ export class CustomerAuthenticator {
   readonly receiving: string[];
   /** Customers with neither secrets nor headers whose deliveries are refused (unsigned deliveries not accepted). */
   readonly unprotected: string[];
+  /** Every custom header name (lower case) some customer requires: a request may carry each once only. */
+  readonly headerNames: string[];
   readonly #customers: PreparedCustomer[];
   readonly #acceptUnsigned: boolean;
 
@@ -80,6 +82,7 @@ export class CustomerAuthenticator {
     const isProtected = (c: PreparedCustomer) => c.secrets.length > 0 || c.headers.length > 0;
     this.unprotected = this.#acceptUnsigned ? [] : this.#customers.filter((c) => !isProtected(c)).map((c) => c.id);
     this.receiving = this.#customers.filter((c) => this.#acceptUnsigned || isProtected(c)).map((c) => c.id);
+    this.headerNames = [...new Set(this.#customers.flatMap((c) => c.headers.map(([name]) => name)))];
   }
 
   /** From the headers, before the body: the candidates and their verifiers, or a 401 Refusal. */

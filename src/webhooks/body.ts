@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { createGunzip, gunzipSync } from 'node:zlib';
+import { createGunzip, gunzipSync, type Gunzip } from 'node:zlib';
 import { Refusal } from './refusal.ts';
 
 export interface BodyLimits {
@@ -29,13 +29,31 @@ export function checkDeclaredLength(req: IncomingMessage, limits: BodyLimits): v
 }
 
 /**
+ * What one live inflater holds, charged to the budget while it lives: zlib's inflate state and its 32 KiB window,
+ * the stream's output buffer and its objects. Measured at ~125 KiB of RSS per inflater with 300-900 of them
+ * fed a gzip bomb's first 15 KiB (docs/webhooks.md), rounded up.
+ */
+export const INFLATER_BYTES = 128 * 1024;
+
+/**
+ * zlib's output chunk. A quarter of node's 16 KiB default: a bomb inflates to the limit in many small buffers that
+ * the young generation collects early, where 16 KiB buffers pile up as external memory until a full collection.
+ * 300 stalled bombs (64 inflating, test/reliability/webhook-flood.test.ts) grew the RSS by 29-38 MiB with 4 KiB
+ * chunks, 44-51 MiB with 8 KiB, ~75 MiB with 16 KiB; the price is CPU, about twice that of 16 KiB chunks.
+ */
+const INFLATE_CHUNK_BYTES = 4 * 1024;
+
+/**
  * The memory all requests not yet authenticated may hold at once, whatever the number of connections: their wire
- * bytes. Beyond it a request is refused with 503 (transient: the platform retries it later), so a flood of uploads
- * that never authenticate cannot grow the process.
+ * bytes and their inflaters. Beyond it a request is refused with 503 (transient: the platform retries it later), so
+ * a flood of uploads that never authenticate cannot grow the process. Inflaters may take a quarter of it (64 with
+ * the default 32 MiB): each one inflating a bomb churns through up to WEBHOOK_MAX_DECOMPRESSED_BYTES of buffers
+ * before it is refused, and a flood of stalled gzip uploads must leave room for deliveries sent without compression.
  */
 export class PendingBudget {
   readonly limit: number;
   #used = 0;
+  #inflaters = 0;
 
   constructor(limit: number) {
     this.limit = limit;
@@ -55,24 +73,25 @@ export class PendingBudget {
   release(bytes: number): void {
     this.#used = Math.max(0, this.#used - bytes);
   }
-}
 
-/**
- * At most this many bodies are inflated at once. A zlib inflater holds about a quarter of a MiB (its 32 KiB window,
- * state and output buffers) for as long as it lives, so an inflater is only created once a body has arrived whole,
- * and only a few at a time: an upload that stalls half-way holds its wire bytes and nothing else.
- */
-const MAX_INFLATING = 4;
-let inflating = 0;
-const inflateQueue: Array<() => void> = [];
+  /** Inflaters that fit in their share of the budget (a quarter of it, at least one). */
+  get maxInflaters(): number {
+    return Math.max(1, Math.floor(this.limit / 4 / INFLATER_BYTES));
+  }
 
-async function inflateSlot(): Promise<() => void> {
-  if (inflating >= MAX_INFLATING) await new Promise<void>((resolve) => inflateQueue.push(resolve));
-  inflating += 1;
-  return () => {
-    inflating -= 1;
-    inflateQueue.shift()?.();
-  };
+  /** Takes one inflater's bytes, within its share of the budget; false when they do not fit. */
+  reserveInflater(): boolean {
+    if (this.#inflaters >= this.maxInflaters) return false;
+    if (!this.reserve(INFLATER_BYTES)) return false;
+    this.#inflaters += 1;
+    return true;
+  }
+
+  releaseInflater(): void {
+    if (this.#inflaters === 0) return;
+    this.#inflaters -= 1;
+    this.release(INFLATER_BYTES);
+  }
 }
 
 export interface ReadBody {
@@ -85,45 +104,30 @@ export interface ReadBody {
 
 /**
  * Reads the request body while counting wire bytes against `maxBodyBytes`, each reserved in `budget` before it is
- * kept. Only the wire bytes are kept. The decompressed bytes go to `sink` (the signature verifiers) and are then
- * dropped, so an unauthenticated body is never held decompressed: without compression as they arrive; with gzip
- * once the whole body has arrived, inflated in a stream counted against `maxDecompressedBytes` (a gzip bomb stops
- * at the limit plus one zlib chunk). The budget is given back when this settles.
+ * kept. Only the wire bytes are kept. The decompressed bytes go to `sink` (the signature verifiers) as they arrive
+ * and are then dropped, so an unauthenticated body is never held decompressed. A gzip body is inflated as its bytes
+ * arrive, counted against `maxDecompressedBytes`: a gzip bomb is refused (413) as soon as it inflates past the
+ * limit (plus at most one zlib chunk), however slowly the rest of it would come, and a corrupt stream as soon as
+ * zlib sees it (400). The budget is given back when this settles.
  */
-export async function readBody(
+export function readBody(
   req: IncomingMessage,
   encoding: ContentEncoding,
   limits: BodyLimits,
   budget: PendingBudget,
   sink: (chunk: Buffer) => void,
 ): Promise<ReadBody> {
-  let reserved = 0;
-  try {
-    const wire = await readWire(req, limits, budget, encoding === 'gzip' ? undefined : sink, (n) => (reserved += n));
-    if (encoding !== 'gzip') return { wire, wireBytes: wire.length, bytes: wire.length };
-    const release = await inflateSlot();
-    try {
-      return { wire, wireBytes: wire.length, bytes: await inflateInto(wire, limits, sink) };
-    } finally {
-      release();
-    }
-  } finally {
-    budget.release(reserved);
+  if (encoding === 'gzip' && !budget.reserveInflater()) {
+    return Promise.reject(new Refusal(503, 'busy', { wireBytes: 0, pendingBytes: budget.used, maxPendingBytes: budget.limit }));
   }
-}
-
-function readWire(
-  req: IncomingMessage,
-  limits: BodyLimits,
-  budget: PendingBudget,
-  sink: ((chunk: Buffer) => void) | undefined,
-  reserved: (bytes: number) => void,
-): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let wireBytes = 0;
+    let inflatedBytes = 0;
+    let reserved = 0;
     const chunks: Buffer[] = [];
     let settled = false;
     let wireEnded = false;
+    let gunzip: Gunzip | undefined;
 
     const finish = (error: Refusal | undefined) => {
       if (settled) return;
@@ -133,15 +137,41 @@ function readWire(
       req.off('error', onWireError);
       req.off('aborted', onAborted);
       req.off('close', onClose);
+      if (gunzip) {
+        gunzip.removeAllListeners();
+        gunzip.on('error', () => {});
+        gunzip.destroy();
+        budget.releaseInflater();
+      }
+      budget.release(reserved);
       if (error) {
         // Stop reading: the response is sent with `Connection: close`, so the rest of the upload is never buffered.
         req.pause();
         chunks.length = 0;
         reject(error);
       } else {
-        resolve(Buffer.concat(chunks));
+        resolve({ wire: Buffer.concat(chunks), wireBytes, bytes: gunzip ? inflatedBytes : wireBytes });
       }
     };
+
+    if (encoding === 'gzip') {
+      gunzip = createGunzip({ chunkSize: INFLATE_CHUNK_BYTES });
+      gunzip.on('data', (chunk: Buffer) => {
+        inflatedBytes += chunk.length;
+        if (inflatedBytes > limits.maxDecompressedBytes) {
+          finish(new Refusal(413, 'decompressed_too_large', { wireBytes, inflatedBytes, maxDecompressedBytes: limits.maxDecompressedBytes }));
+          return;
+        }
+        sink(chunk);
+      });
+      gunzip.on('end', () => finish(undefined));
+      gunzip.on('error', (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes, inflatedBytes }, { cause: error })));
+      // Inflating is slower than the wire for a bomb: the sender waits while zlib catches up.
+      gunzip.on('drain', () => {
+        if (!settled) req.resume();
+      });
+    }
+
     const onWire = (chunk: Buffer) => {
       wireBytes += chunk.length;
       if (wireBytes > limits.maxBodyBytes) {
@@ -152,13 +182,16 @@ function readWire(
         finish(new Refusal(503, 'busy', { wireBytes, pendingBytes: budget.used, maxPendingBytes: budget.limit }));
         return;
       }
-      reserved(chunk.length);
+      reserved += chunk.length;
       chunks.push(chunk);
-      sink?.(chunk);
+      if (!gunzip) sink(chunk);
+      else if (!gunzip.write(chunk)) req.pause();
     };
     const onWireEnd = () => {
       wireEnded = true;
-      finish(undefined);
+      // gzip: settled by the inflater's end (or its error for a stream cut short).
+      if (gunzip) gunzip.end();
+      else finish(undefined);
     };
     const onWireError = (error: Error) => finish(new Refusal(400, 'body_aborted', {}, { cause: error }));
     const onAborted = () => finish(new Refusal(400, 'body_aborted', { wireBytes }));
@@ -171,33 +204,6 @@ function readWire(
     req.on('error', onWireError);
     req.on('aborted', onAborted);
     req.on('close', onClose);
-  });
-}
-
-/** Inflates `wire` chunk by chunk into `sink`, stopping at the decompressed limit; resolves to the inflated size. */
-function inflateInto(wire: Buffer, limits: BodyLimits, sink: (chunk: Buffer) => void): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const gunzip = createGunzip();
-    let inflatedBytes = 0;
-    let settled = false;
-    const finish = (error?: Refusal) => {
-      if (settled) return;
-      settled = true;
-      gunzip.destroy();
-      if (error) reject(error);
-      else resolve(inflatedBytes);
-    };
-    gunzip.on('data', (chunk: Buffer) => {
-      inflatedBytes += chunk.length;
-      if (inflatedBytes > limits.maxDecompressedBytes) {
-        finish(new Refusal(413, 'decompressed_too_large', { wireBytes: wire.length, inflatedBytes, maxDecompressedBytes: limits.maxDecompressedBytes }));
-        return;
-      }
-      sink(chunk);
-    });
-    gunzip.on('end', () => finish());
-    gunzip.on('error', (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes: wire.length, inflatedBytes }, { cause: error })));
-    gunzip.end(wire);
   });
 }
 

@@ -4,14 +4,29 @@ import { Refusal } from './refusal.ts';
 import { checkStrictJson } from './strict-json.ts';
 
 /**
- * Parsing and validation of a delivery body (external API, section 2.6) into the records the store takes.
- * Unknown fields are allowed everywhere (the platform may add some); missing or mistyped known fields are not.
+ * Parsing of a delivery body (external API, section 2.6): the envelope is checked here (Id, Type, CustomerId,
+ * Created, Sent, a Data list; unknown fields allowed, missing or mistyped known ones not); its items go through the
+ * rule of their event type, compiled from the declaration of the stream whose records they are (src/sync/deliveries.ts,
+ * given by the wiring), so a reading is validated by one declaration whichever way it arrived. An item that breaks it
+ * is quarantined with its reason, as a polled record is, and the delivery is accepted.
  *
- * Hand-written rather than a schema library: this runs once per delivery and per item on the receiver's hot path,
- * where zod took ~35 us of a ~260 us delivery (docs/performance.md). The rules are few and fixed by the API.
+ * Hand-written rather than a schema library: this runs once per delivery on the receiver's hot path, where zod took
+ * ~35 us of a ~260 us delivery (docs/performance.md).
  */
 
-export const OCCUPANCY_TYPE = 'Occupancy';
+/** How the items of one event type are read (src/sync/deliveries.ts `DeliveryRule`). */
+export interface DeliveryItemRule {
+  stream: string;
+  read(item: unknown, envelope: Record<string, unknown>): { ok: true; record: OccupancyRecord } | { ok: false; rejected: RejectedItem };
+}
+
+/** An item that broke its stream's declaration, as the quarantine keeps it. */
+export interface RejectedItem {
+  fingerprint: string;
+  raw: string;
+  reason: string;
+}
+
 
 // Any UUID version: the API promises UUIDs but not which kind.
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
@@ -64,18 +79,11 @@ function timestamp(object: Json, key: string, path: string): string {
   }
 }
 
-function headcount(object: Json, path: string): number {
-  const value = object.Headcount;
-  if (typeof value !== 'number' || !Number.isFinite(value)) throw new ShapeError(path, `expected a number, got ${kind(value)}`);
-  if (!Number.isInteger(value)) throw new ShapeError(path, 'must be an integer');
-  if (value < 0) throw new ShapeError(path, 'must be 0 or more');
-  if (value > Number.MAX_SAFE_INTEGER) throw new ShapeError(path, 'is too large');
-  return value;
-}
-
 export interface ParsedDelivery {
   delivery: Omit<DeliveryRecord, 'receivedAt'>;
   occupancy: OccupancyRecord[];
+  /** Items that broke their stream's declaration (quarantined with the delivery), and that stream. */
+  rejected: { stream: string; records: RejectedItem[] } | undefined;
 }
 
 // Fatal: invalid UTF-8 is refused instead of being replaced with U+FFFD and stored as something never sent. A byte
@@ -83,7 +91,7 @@ export interface ParsedDelivery {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes, parses and validates the raw decompressed body. Throws a 400 `Refusal` naming the field at fault. */
-export function parseDelivery(rawBody: Buffer): ParsedDelivery {
+export function parseDelivery(rawBody: Buffer, rules: ReadonlyMap<string, DeliveryItemRule>): ParsedDelivery {
   let text: string;
   try {
     text = utf8.decode(rawBody);
@@ -110,21 +118,17 @@ export function parseDelivery(rawBody: Buffer): ParsedDelivery {
     if (!Array.isArray(data)) throw new ShapeError('Data', `expected an array, got ${kind(data)}`);
 
     const occupancy: OccupancyRecord[] = [];
-    if (type === OCCUPANCY_TYPE) {
-      for (let index = 0; index < data.length; index++) {
-        const item: unknown = data[index];
-        const path = `Data.${index}`;
-        if (!isObject(item)) throw new ShapeError(path, `expected an object, got ${kind(item)}`);
-        occupancy.push({
-          floorSpaceId: uuid(item, 'FloorSpaceId', `${path}.FloorSpaceId`),
-          observedAt: createdAt,
-          occupancyStatus: shortText(item, 'OccupancyStatus', `${path}.OccupancyStatus`),
-          headcount: headcount(item, `${path}.Headcount`),
-          eventId: id,
-        });
+    const rule = rules.get(type);
+    let rejected: ParsedDelivery['rejected'];
+    if (rule) {
+      const envelope = json as Json;
+      for (const item of data) {
+        const result = rule.read(item, envelope);
+        if (result.ok) occupancy.push(result.record);
+        else (rejected ??= { stream: rule.stream, records: [] }).records.push(result.rejected);
       }
     }
-    return { delivery: { id, customerId, type, createdAt, sentAt, body: text }, occupancy };
+    return { delivery: { id, customerId, type, createdAt, sentAt, body: text }, occupancy, rejected };
   } catch (error) {
     if (!(error instanceof ShapeError)) throw error;
     // The delivery id only once it is known to be one (it is logged).

@@ -7,7 +7,9 @@ import { toIsoUtc } from '../time.ts';
 import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
 import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
-import { parseDelivery } from './delivery.ts';
+import { checkFraming } from './framing.ts';
+import { parseDelivery, type DeliveryItemRule } from './delivery.ts';
+import { tracer } from '../tracing.ts';
 import { Refusal } from './refusal.ts';
 import { RefusalLog } from './refusal-log.ts';
 import { storageRefusal } from './store-failure.ts';
@@ -30,6 +32,11 @@ export interface WebhookHandlerOptions {
   store: Store;
   /** Customers whose deliveries are accepted, with their webhook secrets and custom headers. */
   customers: readonly CustomerConfig[];
+  /**
+   * How the items of each event type are read: the rules compiled from the streams' declarations
+   * (src/sync/deliveries.ts, `deliveryRules`); a type without a rule is stored as a delivery with no items read.
+   */
+  deliveries: ReadonlyMap<string, DeliveryItemRule>;
   /** Default `/webhook`. */
   path?: string;
   /** Default 1 MiB on the wire. */
@@ -61,18 +68,36 @@ export interface WebhookHandler {
   readonly inFlight: number;
   /** Bytes held by requests not yet authenticated. */
   readonly pendingBytes: number;
+  /** What the requests in flight are waiting for: their body, or the database. */
+  readonly waiting: { body: number; database: number };
+  /**
+   * Answers every request still waiting (for its body or the database) with 503 `stopping` at once, and any later
+   * one too, so a receiver can stop whatever the database does: the platform sends the deliveries again, and one
+   * whose write completed anyway is then acknowledged as a duplicate. Nothing is acknowledged that is not stored.
+   */
+  stop(): void;
   /** Logs what the refusal log still counts; call when the server stops. */
   close(): void;
 }
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
+/**
+ * Connections answered with `Connection: close`. node:http still parses what was pipelined behind such a request and
+ * hands it to the handler, though it never sends its answer: a request hidden behind a refused one would be stored
+ * unanswered. RFC 9112 9.6: after sending `close`, the server MUST NOT process further requests on that connection.
+ */
+const closing = new WeakSet<object>();
+
 function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
   // When the body was not read to its end (refused early, or too large), close the connection instead of letting
   // node:http drain whatever the sender still wants to upload.
-  if (!req.complete) res.setHeader('Connection', 'close');
+  if (!req.complete) {
+    res.setHeader('Connection', 'close');
+    closing.add(req.socket);
+  }
   if (status === 405) res.setHeader('Allow', 'POST');
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
   res.end(text);
@@ -80,10 +105,12 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: R
 
 /**
  * The webhook request handler, usable in any node:http or node:https server (`webhook serve` and the daemon mount
- * the same one). Checks, in order: path (404) and method (405); Content-Encoding (415) and the declared length
- * (413); the body, counted while it streams, on the wire and after gzip decompression (413; corrupt gzip 400);
- * Content-Type (415); custom headers and signature (401); JSON and the delivery shape (400); the body's CustomerId
- * against the customer that authenticated (401); storage (503 when it failed, so the platform retries); 200.
+ * the same one). Checks, in order: one reading of the request (framing.ts, 400); path (404) and method (405);
+ * Content-Encoding (415) and the declared length (413); Content-Type (415); custom headers and signature header
+ * (401); the body, counted while it streams, on the wire and inflated as it arrives (413; corrupt gzip 400); the
+ * signature (401); JSON and the delivery shape (400); the body's CustomerId against the customer that
+ * authenticated (401); storage (503 when it failed, so the platform retries); 200. `stop()` answers what is still
+ * waiting with 503 (docs/webhooks.md, Stopping).
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
   const path = options.path ?? DEFAULT_WEBHOOK_PATH;
@@ -99,6 +126,26 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const refusals = new RefusalLog(logger, options.refusalLogIntervalMs);
   let inFlight = 0;
   let waiters: Array<() => void> = [];
+  let stopped = false;
+  const waiting = { body: 0, database: 0 };
+  const onStop = new Set<() => void>();
+
+  /** `promise`, unless the handler stops first: then a 503 `stopping` naming what the request was waiting for. */
+  const untilStopped = <T>(promise: Promise<T>, what: keyof typeof waiting): Promise<T> => {
+    // What is abandoned still settles (the body when its connection closes, the write when the database answers).
+    promise.catch(() => {});
+    const refusal = () => new Refusal(503, 'stopping', { waitingFor: what });
+    if (stopped) return Promise.reject(refusal());
+    waiting[what] += 1;
+    return new Promise<T>((resolve, reject) => {
+      const stop = () => reject(refusal());
+      onStop.add(stop);
+      promise.then(resolve, reject).finally(() => {
+        onStop.delete(stop);
+        waiting[what] -= 1;
+      });
+    });
+  };
 
   const report = (outcome: WebhookOutcome) => {
     try {
@@ -111,6 +158,8 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<WebhookOutcome> {
     const ids: { customerId?: string; deliveryId?: string } = {};
     try {
+      checkFraming(req, auth.headerNames);
+      if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
       const pathname = (req.url ?? '/').split('?')[0];
       if (pathname !== path) throw new Refusal(404, 'not_found');
       if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
@@ -122,21 +171,22 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       }
       // Headers and signature header first: a request no customer could accept is refused before its body is read.
       const prepared = auth.prepare(req.headers, clock.now(), toleranceMs);
-      const wire = await readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk));
+      const wire = await untilStopped(readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk)), 'body');
       const authenticated = auth.finish(prepared, clock.now());
       const body = decompressed(wire, encoding, limits);
-      const parsed = parseDelivery(body);
+      const parsed = parseDelivery(body, options.deliveries);
       ids.deliveryId = parsed.delivery.id;
       const customerId = auth.customerOf(authenticated, parsed.delivery.customerId);
       ids.customerId = customerId;
       let result: 'stored' | 'duplicate';
+      if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
       try {
-        result = await options.store.storeDelivery(
-          { ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) },
-          parsed.occupancy,
+        result = await untilStopped(
+          options.store.storeDelivery({ ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) }, parsed.occupancy),
+          'database',
         );
       } catch (error) {
-        throw storageRefusal(error);
+        throw error instanceof Refusal ? error : storageRefusal(error);
       }
       send(req, res, 200, { status: result });
       logger.info(
@@ -161,6 +211,10 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         return { status: 500, reason: 'internal_error', ...ids };
       }
       if (error.status === 503) res.setHeader('Retry-After', '5');
+      if (error.reason === 'stopping') {
+        res.setHeader('Connection', 'close');
+        closing.add(req.socket);
+      }
       send(req, res, error.status, { error: error.reason });
       const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
       if (error.reason === 'storage_failed' || error.reason === 'unstorable') {
@@ -178,10 +232,16 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   }
 
   const handler = (async (req: IncomingMessage, res: ServerResponse) => {
+    // Pipelined behind a request answered with `close`: never processed, never answered (the connection is closing).
+    if (closing.has(req.socket)) return;
     inFlight += 1;
+    const span = tracer().start('webhook.delivery', { 'http.request.method': String(req.method).slice(0, 16) });
     try {
-      report(await handle(req, res));
+      const outcome = await span.run(() => handle(req, res));
+      span.setAttributes({ 'http.response.status_code': outcome.status, 'webhook.outcome': outcome.reason, 'customer.id': outcome.customerId, 'webhook.delivery_id': outcome.deliveryId });
+      report(outcome);
     } finally {
+      span.end();
       inFlight -= 1;
       if (inFlight === 0) {
         const done = waiters;
@@ -192,6 +252,12 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   }) as WebhookHandler;
   handler.idle = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)));
   handler.close = () => refusals.close();
+  handler.stop = () => {
+    if (stopped) return;
+    stopped = true;
+    for (const stop of [...onStop]) stop();
+  };
+  Object.defineProperty(handler, 'waiting', { get: () => ({ ...waiting }) });
   Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
   Object.defineProperty(handler, 'pendingBytes', { get: () => budget.used });
 

@@ -3,6 +3,8 @@
  * secret, a header value or any part of the body.
  */
 export type RefusalReason =
+  /** Framing or headers two HTTP implementations could read differently (see framing.ts). */
+  | 'malformed_request'
   | 'method_not_allowed'
   | 'not_found'
   | 'body_too_large'
@@ -30,7 +32,9 @@ export type RefusalReason =
   /** Transient: the database is unavailable or busy; the platform retries. */
   | 'storage_failed'
   /** Transient: too many bytes of unauthenticated requests in flight (see PendingBudget); the platform retries. */
-  | 'busy';
+  | 'busy'
+  /** Transient: the receiver is stopping (SIGTERM); the platform sends the delivery again. */
+  | 'stopping';
 
 export class Refusal extends Error {
   readonly status: number;

@@ -61,15 +61,20 @@ describe('API client against the sandbox: transient failures', () => {
     expect(byReason.rate_limited).toBe(sandbox.stats.faults.rateLimit);
     expect(byReason.server_error).toBe(sandbox.stats.faults.serverError);
     expect(byReason.corrupt_body).toBe(sandbox.stats.faults.truncatedGzip);
-    expect(client.stats.retries).toBe(waits.delays.length);
+    expect(client.stats.rateLimited).toBe(sandbox.stats.faults.rateLimit);
 
-    // Every retry is logged at warn with its reason, and each 429 wait is exactly the Retry-After asked for.
+    // Every retry is logged at warn with its reason, and each 429 wait is exactly the Retry-After asked for: waited by
+    // the retry itself, or, when the 429 paused the whole key, once by the key's queue for every query of the key.
     const retries = log.records().filter((r) => String(r.msg).startsWith('retrying'));
     expect(retries).toHaveLength(client.stats.retries);
     expect(retries.every((r) => r.level === 40 && typeof r.reason === 'string')).toBe(true);
+    const own = retries.filter((r) => !r.keyWide);
+    expect(own.length + (client.stats.keyPauses > 0 ? 1 : 0)).toBeLessThanOrEqual(waits.delays.length);
     const rateLimited = retries.filter((r) => r.reason === 'rate_limited');
     expect(rateLimited.map((r) => r.delayMs)).toEqual(rateLimited.map(() => 3000));
-    expect(waits.delays.filter((d) => d === 3000).length).toBeGreaterThanOrEqual(rateLimited.length);
+    const ownRateLimited = rateLimited.filter((r) => !r.keyWide).length + (client.stats.keyPauses > 0 ? 1 : 0);
+    expect(waits.delays.filter((d) => d === 3000).length).toBeGreaterThanOrEqual(ownRateLimited);
+    expect(waits.delays.every((d) => d === 3000 || d <= 2000)).toBe(true);
     for (const r of retries.filter((r) => r.reason !== 'rate_limited')) expect(r.delayMs).toBeLessThanOrEqual(2000);
   });
 

@@ -29,6 +29,16 @@ describe('classifyFailure', () => {
     expect(classifyFailure(error, { ...mutation, retryGraphQLErrors: true }).retry).toBe(false);
   });
 
+  it('never retries a GraphQL error known to be permanent, even when the caller opted in', () => {
+    const error = new GraphQLResponseError('Q', [{ message: 'first must be between 1 and 500' }], { permanent: 'the API refused the value of the argument first' });
+    expect(classifyFailure(error, { ...query, retryGraphQLErrors: true }).retry).toBe(false);
+  });
+
+  it('retries a 2xx answer that is no JSON document (a proxy\'s page) for queries, not for mutations', () => {
+    expect(classifyFailure(new ApiTransportError('not_json', 'x', { status: 200 }), query)).toEqual({ retry: true, reason: 'not_json' });
+    expect(classifyFailure(new ApiTransportError('not_json', 'x', { status: 200 }), mutation).retry).toBe(false);
+  });
+
   it('retries a mutation only when the request was certainly not processed', () => {
     expect(classifyFailure(new ApiTransportError('connect', 'x'), mutation).retry).toBe(true);
     expect(classifyFailure(new RateLimitError('x'), mutation).retry).toBe(true);

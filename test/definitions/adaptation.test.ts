@@ -49,7 +49,7 @@ describe.each(DIALECTS)('adapting to the sandbox API variant v2 with a definitio
   it('check names each assumption the API breaks; with the definitions check passes and sync stores exactly the truth', async () => {
     const before = await runMain(['check'], env);
     expect(before.code).toBe(ExitCode.FAILURE);
-    const mismatches = before.stdout.split('\n').filter((line) => /^\S+\.graphql:\d+:\d+: /.test(line));
+    const mismatches = before.stdout.split('\n').filter((line) => /^  FAIL  \S+\.graphql:\d+:\d+: /.test(line)).map((line) => line.slice(8).replace(/ Fix: .*$/, ''));
     expect(mismatches).toEqual([
       'jobs/occupancy.graphql:3:3: Cannot query field "occupancy" on type "Query".',
       'src/webhooks/graphql/registerWebhook.graphql:3:3: Cannot query field "registerWebhook" on type "Mutation". Did you mean "createWebhook" or "updateWebhook"?',
@@ -155,7 +155,7 @@ describe('webhook documents in a definitions file', () => {
     try {
       const input = { url: 'https://hooks.example.test/occupancy', eventTypes: ['Occupancy'] };
       await expect(createWebhookAdmin(client).register(input)).rejects.toThrow(GraphQLResponseError);
-      const view = await createWebhookAdmin(client, { documents: loadStreams(config).webhooks }).register(input);
+      const view = await createWebhookAdmin(client, { operations: loadStreams(config).webhooks }).register(input);
       expect(view).toMatchObject({ url: input.url, eventTypes: ['Occupancy'], signed: false });
       expect(await createWebhookAdmin(client).list()).toEqual([view]);
     } finally {

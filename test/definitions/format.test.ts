@@ -27,6 +27,9 @@ const DOCUMENTS: Record<string, string> = {
   '/defs/broken.graphql': 'query Broken {\n  readings(\n}\n',
   '/defs/hook.graphql': 'mutation R($input: RegisterWebhookInput!) { registerWebhook: createWebhook(input: $input) { id } }',
   '/defs/unaliased.graphql': 'mutation R($input: RegisterWebhookInput!) { createWebhook(input: $input) { id } }',
+  '/defs/subscription.graphql':
+    'mutation C($url: String!, $signatureSecret: String) { create: subscriptionCreate(input: { callbackUrl: $url, secret: $signatureSecret }) { sub: subscription { id url: callbackUrl } userErrors { field message } } }',
+  '/defs/subscription-no-url.graphql': 'mutation C($callback: String!) { create: subscriptionCreate(input: { callbackUrl: $callback }) { sub: subscription { id } userErrors { message } } }',
 };
 
 function parse(text: string) {
@@ -74,11 +77,11 @@ describe('definitions files', () => {
     expect(stream).toMatchObject({
       name: 'occupancy',
       document: '/defs/readings.graphql',
-      kind: 'incremental-window',
-      paging: { style: 'offset', path: ['readings'], offsetVar: 'offset', limitVar: 'limit' },
+      kind: 'incremental',
+      paging: { style: 'offset', records: { path: ['readings'], each: [] }, variableNames: { offset: 'offset', pageSize: 'limit' } },
       cursorField: 'observedAt',
     });
-    expect(stream!.variables({ settings: syncSettings(), window: { from: '2026-01-01T00:00:00.000Z' as never, to: '2026-01-01T01:00:00.000Z' as never } })).toEqual({
+    expect(stream!.variables({ settings: {}, window: { from: Date.parse('2026-01-01T00:00:00.000Z'), to: Date.parse('2026-01-01T01:00:00.000Z') } })).toEqual({
       since: '2026-01-01T00:00:00.000Z',
       until: '2026-01-01T01:00:00.000Z',
     });
@@ -93,8 +96,8 @@ describe('definitions files', () => {
     expect(streams.map((s) => s.name)).toEqual(['buildings', 'occupancy']);
     expect(occupancy).toMatchObject({
       sink: 'occupancy',
-      kind: 'incremental-window',
-      paging: { style: 'relay', connection: ['occupancy'], pageSizeVar: 'first', cursorVar: 'after' },
+      kind: 'incremental',
+      paging: { style: 'relay-nodes', records: { path: ['occupancy', 'nodes'], each: [] }, variableNames: { pageSize: 'first', cursor: 'after' } },
       record: {
         floorSpaceId: { path: 'floorSpaceId', type: 'id' },
         observedAt: { path: 'created', type: 'timestamp' },
@@ -106,12 +109,13 @@ describe('definitions files', () => {
     });
     expect(occupancy.document).toMatch(/jobs\/occupancy\.graphql$/);
     expect(occupancy.softDelete).toBeUndefined();
-    const window = { from: '2026-01-01T00:00:00.000Z' as never, to: '2026-01-01T01:00:00.000Z' as never };
-    expect(occupancy.variables({ settings: syncSettings(), window })).toEqual({ from: window.from, to: window.to });
-    expect(buildings).toMatchObject({ sink: 'buildings', kind: 'full-refresh', paging: { style: 'single', path: ['buildings'] } });
+    const window = { from: Date.parse('2026-01-01T00:00:00.000Z'), to: Date.parse('2026-01-01T01:00:00.000Z') };
+    expect(occupancy.variables({ settings: {}, window })).toEqual({ from: '2026-01-01T00:00:00.000Z', to: '2026-01-01T01:00:00.000Z' });
+    expect(occupancy.window).toEqual({ endInclusive: false, stepMs: undefined, gridMs: 1, endSlackMs: 0 });
+    expect(buildings).toMatchObject({ sink: 'buildings', kind: 'full', paging: { style: 'single', records: { path: ['buildings'], each: [] } } });
     expect(buildings.record).toEqual({ id: { path: 'id', type: 'id' }, name: { path: 'name', type: 'string' } });
     expect(buildings.variables({ settings: syncSettings() })).toEqual({});
-    expect(buildings.variables({ settings: syncSettings({ buildingsNameLike: 'HQ%' }) })).toEqual({ nameLike: 'HQ%' });
+    expect(buildings.variables({ settings: { buildingsNameLike: 'HQ%' } })).toEqual({ nameLike: 'HQ%' });
     expect(buildings.softDelete!.isComplete({})).toBe(true);
     expect(buildings.softDelete!.isComplete({ nameLike: null })).toBe(true);
     expect(buildings.softDelete!.isComplete({ nameLike: 'HQ%' })).toBe(false);
@@ -128,7 +132,8 @@ describe('definitions files', () => {
     const io = { readText: (path: string) => readFileSync(path, 'utf8'), parseDocument: parseDocumentSource };
     const fromJson = parseDefinitions(json, BUILTIN_DEFINITIONS_FILE.replace(/\.yaml$/, '.json'), io);
     const fromYaml = parseDefinitions(text, BUILTIN_DEFINITIONS_FILE, io);
-    const shape = (d: typeof fromJson) => d.streams.map(({ variables: _v, softDelete, ...s }) => ({ ...s, softDelete: softDelete?.isComplete({}) }));
+    // Functions aside (JSON drops them), and the soft-delete rule by what it answers.
+    const shape = (d: typeof fromJson) => d.streams.map(({ variables: _v, softDelete, ...s }) => ({ ...JSON.parse(JSON.stringify(s)), softDelete: softDelete?.isComplete({}) }));
     expect(shape(fromJson)).toEqual(shape(fromYaml));
   });
 
@@ -144,10 +149,10 @@ describe('definitions files', () => {
 
   it('a file without a version, or of a version this release does not read, is refused naming the version', () => {
     expect(errors('streams: []\n')).toEqual([
-      '/defs/streams.yaml:1:1: the definitions file has no version, and this release of occupancy-sync reads version 1. Fix: add `version: 1` at the top',
+      '/defs/streams.yaml:1:1: the definitions file has no version, and this release of occupancy-sync reads version 1, 2. Fix: add `version: 2` at the top',
     ]);
-    expect(errors('version: 2\nstreams: []\n')).toEqual([
-      "/defs/streams.yaml:1:10: the definitions file is version 2, and this release of occupancy-sync reads version 1. Fix: rewrite it for this release (docs/api-assumptions.md lists each version's changes), or install the release that reads it",
+    expect(errors('version: 3\nstreams: []\n')).toEqual([
+      "/defs/streams.yaml:1:10: the definitions file is version 3, and this release of occupancy-sync reads version 1, 2. Fix: rewrite it for this release (docs/api-assumptions.md lists each version's changes), or install the release that reads it",
     ]);
   });
 
@@ -157,7 +162,7 @@ describe('definitions files', () => {
       .replace('headcount: { path: people, type: count }', 'headcount: { path: people, type: integer }')
       .replace('floor_space_id: { path: space.id, type: id }', 'floor_space_id: { path: space.id, type: id, nullable: true }');
     expect(errors(text)).toEqual([
-      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, kind, paging, variables, record, key, cursorField, softDelete',
+      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries',
       '/defs/streams.yaml:13:61: column floorSpaceId cannot be null. Fix: remove nullable',
       '/defs/streams.yaml:15:7: sink occupancy has no column "occupancy_state". Fix: map only its columns: floorSpaceId (floor_space_id), observedAt (observed_at), occupancyStatus (occupancy_status), headcount (headcount), eventId (event_id)',
       '/defs/streams.yaml:16:40: unknown type "integer". Fix: use one of id, text, string, count, timestamp',
@@ -186,8 +191,8 @@ describe('definitions files', () => {
     );
     expect(errors(VALID.replace('offset: offset, limit: limit', 'offset: skip, limit: limit').replace("      until: '{{window.to}}'\n", "      until: '{{window.to}}'\n      site: '{{settings.site}}'\n"))).toEqual([
       '/defs/streams.yaml:7:57: the offset variable $skip is not declared by the document\'s operation Readings (/defs/readings.graphql). Fix: declare it in the document, or name the variable the operation has',
+      '/defs/streams.yaml:11:13: {{settings.site}} is not a placeholder this release knows. Fix: use one of {{window.from}}, {{window.to}}, {{settings.buildingsNameLike}}',
       '/defs/streams.yaml:11:13: the variable $site is not declared by the document\'s operation Readings (/defs/readings.graphql). Fix: declare it in the document, or name the variable the operation has',
-      '/defs/streams.yaml:11:13: "{{settings.site}}" is not a placeholder this release knows. Fix: use one of {{window.from}}, {{window.to}}, {{settings.buildingsNameLike}}, as the whole value',
     ]);
     expect(errors(VALID.replace("      until: '{{window.to}}'\n", ''))).toEqual([
       '/defs/streams.yaml:8:5: the document\'s operation requires $until and the stream does not send it. Fix: add `until:` under variables (or paging)',
@@ -202,7 +207,7 @@ describe('definitions files', () => {
       '/defs/streams.yaml:12:31: $parent.$parent.$parent.id goes 3 list(s) up, the records path nests 2. Fix: mark the enclosing lists with [] in paging.records, or drop $parent.',
     ]);
     const ok = parse(nested.replace('$parent.$parent.$parent.id', '$parent.id')).streams[0]!;
-    expect(ok.paging).toEqual({ style: 'offset', path: ['buildings'], each: [['spaces'], ['readings']], offsetVar: 'offset', limitVar: 'limit' });
+    expect(ok.paging).toMatchObject({ style: 'offset', records: { path: ['buildings'], each: [['spaces'], ['readings']] }, variableNames: { offset: 'offset', pageSize: 'limit' } });
   });
 
   it('the records path and every mapped field must be selected by the document (aliases and fragments count)', () => {
@@ -218,16 +223,31 @@ describe('definitions files', () => {
   });
 
   it('webhook documents replace the built-in ones by operation and must answer under the operation\'s name', () => {
-    expect(parse('version: 1\nwebhooks:\n  registerWebhook: hook.graphql\n').webhooks).toEqual({ registerWebhook: '/defs/hook.graphql' });
+    expect(parse('version: 1\nwebhooks:\n  registerWebhook: hook.graphql\n').webhooks).toEqual({ registerWebhook: { document: '/defs/hook.graphql', result: 'registerWebhook' } });
     expect(errors('version: 1\nwebhooks:\n  registerWebhook: unaliased.graphql\n  deleteWebhook: hook.graphql\n')).toEqual([
       '/defs/streams.yaml:4:3: unknown key "deleteWebhook" in webhooks. Fix: use only registerWebhook, updateWebhook, webhooks, sendTestEvent',
-      '/defs/streams.yaml:3:20: /defs/unaliased.graphql: the answer has no field registerWebhook, which occupancy-sync reads. Fix: alias the platform\'s field, e.g. `registerWebhook: createWebhook(...)`',
+      '/defs/streams.yaml:3:20: /defs/unaliased.graphql: the answer has no field registerWebhook, which occupancy-sync reads. Fix: alias the platform\'s field, e.g. `registerWebhook: createWebhook(...)`, or give `result:` the path to the webhook in the answer',
+    ]);
+  });
+
+  it('a webhook operation may name where the webhook and the refusals are in its answer, or be declared absent', () => {
+    const text = 'version: 2\nwebhooks:\n  registerWebhook: { document: subscription.graphql, result: create.sub, errors: create.userErrors }\n  sendTestEvent: absent\n';
+    expect(parse(text).webhooks).toEqual({
+      registerWebhook: { document: '/defs/subscription.graphql', result: 'create.sub', errors: 'create.userErrors' },
+      sendTestEvent: { absent: true },
+    });
+    expect(errors(text.replace('errors: create.userErrors', 'errors: create.problems'))).toEqual([
+      '/defs/streams.yaml:3:32: /defs/subscription.graphql: the answer has no create.problems, which occupancy-sync reads. Fix: select it, or correct the path',
+    ]);
+    expect(errors(text.replace('subscription.graphql', 'subscription-no-url.graphql'))).toEqual([
+      '/defs/streams.yaml:3:32: /defs/subscription-no-url.graphql: the operation declares none of $input, $url, which occupancy-sync sends. Fix: declare $input (or another of them) and pass it to the platform\'s argument',
+      '/defs/streams.yaml:3:32: /defs/subscription-no-url.graphql: the operation requires $callback, which occupancy-sync does not send. Fix: send only $input, $url, $eventTypes, $additionalHeaders, $signatureSecret, $compress',
     ]);
   });
 
   it('a JSON file reads the same (JSON is YAML), errors located alike', () => {
     const json = JSON.stringify({ version: 1, webhooks: { registerWebhook: 'hook.graphql' } }, null, 2);
-    expect(parse(json).webhooks).toEqual({ registerWebhook: '/defs/hook.graphql' });
+    expect(parse(json).webhooks).toEqual({ registerWebhook: { document: '/defs/hook.graphql', result: 'registerWebhook' } });
     expect(errors(json.replace('"version": 1', '"version": 3'))[0]).toMatch(/^\/defs\/streams\.yaml:2:14: the definitions file is version 3, /);
   });
 

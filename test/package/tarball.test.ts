@@ -16,6 +16,7 @@ import { ROOT } from '../support/process.ts';
 import { DIALECTS, freshDatabase, openTestStore } from '../support/databases.ts';
 import { startSandbox } from '../../src/sandbox/index.ts';
 import { DAY, childEnv, dbRows, truthRows } from '../sync/helpers.ts';
+import { systemNode, systemPath } from '../support/newcomer.ts';
 import { tempDir } from '../support/tmp.ts';
 
 const run = promisify(execFile);
@@ -38,6 +39,24 @@ if (process.env.OCCUPANCY_NPM_CLI) npms.push({ name: 'OCCUPANCY_NPM_CLI', comman
 const work = tempDir('package-');
 let tarball = '';
 
+let oldNodeInstall: Promise<string> | undefined;
+/**
+ * A Node older than every supported line: the system PATH's when it is one (Node 20 on the development machine),
+ * otherwise node@20 from the npm registry.
+ */
+function oldNode(): Promise<string> {
+  oldNodeInstall ??= (async () => {
+    const system = systemNode();
+    if (system?.tooOld) return system.path;
+    const dir = join(work.dir, 'old-node');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'package.json'), '{ "name": "old-node", "private": true, "allowScripts": { "node": true } }\n');
+    await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', 'node@20'], { cwd: dir, env: ENV, maxBuffer: 64 << 20 });
+    return join(dir, 'node_modules/node/bin/node');
+  })();
+  return oldNodeInstall;
+}
+
 beforeAll(async () => {
   // prepack builds dist/ from the sources first.
   await run('npm', ['pack', '--pack-destination', work.dir], { cwd: ROOT, env: ENV, maxBuffer: 64 << 20 });
@@ -52,11 +71,15 @@ describe('the packed tarball', () => {
     const files = stdout.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
     expect(files).toContain('LICENSE');
     expect(files).toContain('README.md');
+    expect(files).toContain('bin/occupancy-sync.cjs');
     expect(files).toContain('dist/bin/occupancy-sync.js');
     expect(files).toContain('dist/src/index.d.ts');
     for (const dir of ASSET_DIRS) for (const asset of assetFiles(dir)) expect(files).toContain(`dist/${asset}`);
     expect(files).toContain(`dist/${BUILT_DEFINITIONS}`);
-    const stray = files.filter((f) => /^(src|test|bench|scripts|\.ci|bin|jobs|db)\//.test(f) || /\.test\.|tsconfig|vitest|drizzle\.config/.test(f));
+    // The command (bin/occupancy-sync.cjs, plain JavaScript) is the one file outside dist/ that runs.
+    const stray = files.filter(
+      (f) => (/^(src|test|bench|scripts|\.ci|bin|jobs|db)\//.test(f) && f !== 'bin/occupancy-sync.cjs') || /\.test\.|tsconfig|vitest|drizzle\.config|\.npmrc/.test(f),
+    );
     expect(stray).toEqual([]);
   });
 });
@@ -79,6 +102,29 @@ describe.each(npms)('installed with --omit=dev by $name', (npm) => {
     const { stdout } = await run(join(dir, 'node_modules/.bin/occupancy-sync'), ['--version'], { cwd: dir, env: ENV });
     expect(stdout.trim()).toBe(PKG.version);
   });
+
+  it('on a Node too old for it, the command and the compiled entry systemd units start say so in one line, exit 78', async () => {
+    const node = await oldNode();
+    const version = (await run(node, ['-p', 'process.versions.node'])).stdout.trim();
+    const line =
+      `occupancy-sync: Node.js v${version} is too old: occupancy-sync needs Node.js 22 (22.19 or later), 24 or 26. Fix: install one of ` +
+      "them (nodejs.org, or your system's package manager) and start occupancy-sync with it (first on PATH, or the node named in a " +
+      "systemd unit's ExecStart=)\n";
+    // The command as a user starts it (`#!/usr/bin/env node` finds the old Node first on PATH), and the entry the
+    // systemd units in deploy/ name, whose import of node:module once failed on Node 20 before any line ran.
+    const env = { ...ENV, PATH: `${dirname(node)}${delimiter}${systemPath()}` };
+    const starts: Array<[string, string[]]> = [
+      [join(dir, 'node_modules/.bin/occupancy-sync'), ['--version']],
+      [node, [join(dir, 'node_modules/occupancy-sync/dist/bin/occupancy-sync.js'), 'sync']],
+    ];
+    for (const [file, args] of starts) {
+      const result = await run(file, args, { cwd: dir, env }).then(
+        (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      expect(result, `${file} ${args.join(' ')} (Node ${version})`).toMatchObject({ code: 78, stdout: '', stderr: line });
+    }
+  }, 300_000);
 
   it('runs the demo on SQLite, the embedded default, with no install script having run', async () => {
     const { stdout } = await run(join(dir, 'node_modules/.bin/occupancy-sync'), ['demo', '--days', '1', '--database', `file:${join(dir, 'demo.db')}`], {

@@ -26,6 +26,8 @@ interface Case {
   held: string;
   /** At most this many query requests in the misbehaving run: permanent errors are not retried. */
   maxQueries?: number;
+  /** Settings of this case (the others share SYNC_PAGE_SIZE=20). */
+  env?: Record<string, string>;
 }
 
 const CONTRACT = (rule: string) => new RegExp(`^ {2}\\S+ occupancy: failed: window \\[\\S+, \\S+\\), page \\d+( after the checkpoint)?: the API answer broke the page contract \\(${rule}\\): .+ Fix: `, 'm');
@@ -39,9 +41,18 @@ const CASES: Case[] = [
   { kind: 'endCursorMissing', tried: '`hasNextPage: true` with `endCursor: null` on later pages', exit: 1, line: CONTRACT('shape'), held: FAILS('shape') },
   { kind: 'ignoreAfter', tried: 'the server ignores `after` and sends the first page again', exit: 1, line: CONTRACT('cursor-repeated'), held: FAILS('cursor-repeated') },
   { kind: 'sameRecordsFreshCursor', tried: 'the first page again and again, each time under a new cursor', exit: 1, line: CONTRACT('no-progress'), held: FAILS('no-progress') },
+  // Pages of 100: an hour's 144 readings are two pages, the second a repeat of the first that ends the window.
+  { kind: 'firstPageAgain', tried: 'every page repeats the first page of its window while `hasNextPage`/`endCursor` advance', exit: 1, line: CONTRACT('no-progress'), held: FAILS('no-progress'), env: { SYNC_PAGE_SIZE: '100' } },
   { kind: 'cyclingCursor', tried: 'cursors that cycle A, B, A, ...', exit: 1, line: CONTRACT('cursor-repeated'), held: FAILS('cursor-repeated') },
   { kind: 'emptyPagesForever', tried: '`hasNextPage: true` with empty pages forever', exit: 1, line: CONTRACT('no-progress'), held: FAILS('no-progress') },
   { kind: 'outOfWindow', tried: 'records whose `created` lies after the requested `to`', exit: 1, line: CONTRACT('window'), held: FAILS('window') },
+  {
+    kind: 'localTimeWindows',
+    tried: 'the server reads `from`/`to` as local time (UTC+02:00): every window answers the readings two hours earlier',
+    exit: 1,
+    line: CONTRACT('window'),
+    held: 'exit 1 naming the rule (window); the windows committed before the evidence are read again: the watermark goes back (sync_state_changes); DB = truth below the watermark; the next run = truth',
+  },
   { kind: 'nullHeadcount', tried: '`headcount: null` on every record', exit: 1, line: CONTRACT('records-rejected'), held: FAILS('records-rejected') },
   { kind: 'nullFloorSpaceId', tried: '`floorSpaceId: null` on every record', exit: 1, line: CONTRACT('records-rejected'), held: FAILS('records-rejected') },
   { kind: 'nullStatus', tried: '`occupancyStatus: null` on every record', exit: 1, line: CONTRACT('records-rejected'), held: FAILS('records-rejected') },
@@ -64,7 +75,17 @@ const CASES: Case[] = [
   { kind: 'hugeGzip', tried: 'a gzip answer that inflates past the 64 MiB limit', exit: 1, line: /larger than 67108864 bytes once decompressed; refusing it/, held: PERMANENT('the size limit'), maxQueries: 2 },
   { kind: 'redirect', tried: 'HTTP 307 to another host', exit: 1, line: /HTTP 307 redirect to https:\/\/api\.example\.net\/api\/external\/query, which is not followed/, held: PERMANENT('the redirect and its target'), maxQueries: 2 },
   { kind: 'brotliEncoding', tried: '`Content-Encoding: br`', exit: 1, line: /uses Content-Encoding "br", but only gzip was accepted/, held: PERMANENT('the encoding'), maxQueries: 2 },
-  { kind: 'htmlLoginPage', tried: "HTTP 200 with a proxy's HTML login page", exit: 1, line: /answer is "text\/html", not JSON: a proxy or login page answered/, held: PERMANENT('the content type'), maxQueries: 2 },
+  // A single HTML page is a proxy's passing state and is retried (test/api/client-answers.test.ts); one on every answer
+  // fails after HTTP_MAX_ATTEMPTS (3 here) per stream.
+  {
+    kind: 'htmlLoginPage',
+    tried: "HTTP 200 with a proxy's HTML login page on every answer",
+    exit: 1,
+    line: /text\/html/,
+    held: 'exit 1 with one line (what came back and the fix) after HTTP_MAX_ATTEMPTS=3 requests per stream; DB unchanged; the next run = truth',
+    maxQueries: 6,
+    env: { HTTP_MAX_ATTEMPTS: '3' },
+  },
   {
     kind: 'authEchoesSecret',
     tried: 'the auth endpoint refuses with a body that quotes the secret across its 200th character',
@@ -134,6 +155,7 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
       SYNC_STEP: '1h',
       SYNC_SETTLE_DELAY: '1s',
       SYNC_PAGE_SIZE: '20',
+      ...c.env,
     });
     // The echo cases need the secret to carry every escapable character; the sandbox refuses it (wrong secret).
     if (c.kind.startsWith('authEchoes')) env.API_SECRET = secret;
@@ -154,6 +176,13 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
         expect(leaks(output, secret)).toEqual([]);
         expect(leaks(run?.error ?? '', secret)).toEqual([]);
         expect(run?.error).toMatch(/unexpected HTTP 400/);
+      }
+      if (c.kind === 'localTimeWindows') {
+        // The first windows came back empty and were committed before the stray records proved them wrong.
+        expect(first.stderr).toMatch(/the answer proves windows already committed may be incomplete: the watermark went back/);
+        const [change] = await store.stateChanges({ customerId: customer.id, stream: 'occupancy' });
+        expect(change).toMatchObject({ action: 'rewind', actor: 'occupancy-sync (page contract: window)' });
+        expect(Date.parse(change!.newWatermark!)).toBeLessThanOrEqual(dataStart);
       }
       if (c.kind === 'dateYearBehind') {
         expect(first.stderr.match(/Date header is \d+ s away/g)).toHaveLength(1);

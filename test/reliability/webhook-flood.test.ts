@@ -3,6 +3,8 @@ import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, expect, it } from 'vitest';
+import { INFLATER_BYTES, PendingBudget } from '../../src/webhooks/body.ts';
+import { DEFAULT_MAX_PENDING_BYTES } from '../../src/webhooks/handler.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
 import { publishFigures } from './figures.ts';
@@ -12,12 +14,15 @@ import { tempDir } from '../support/tmp.ts';
 
 /**
  * Memory before authentication, over real sockets: a few hundred connections each send 15 KiB of gzip that would
- * inflate to ~15 MiB, with a well-formed but wrong signature, and then stall. The receiver (its own process) must
- * stay within 64 MiB of its resting size, keep storing valid deliveries within a second meanwhile, and give the
- * memory back once the flood ends.
+ * inflate to ~15 MiB, with a well-formed but wrong signature, and then stall. The receiver (its own process) inflates
+ * each as it arrives, holds as many as half its budget of unauthenticated bytes allows and refuses the rest with 503;
+ * it must stay within 64 MiB of its resting size, store valid deliveries within a second once it has inflated what it
+ * was sent, and give the memory back once the flood ends.
  */
 
 const FLOOD = 300;
+/** The receiver's budget of unauthenticated bytes: the default, as receiver-child.ts leaves it. */
+const BUDGET = DEFAULT_MAX_PENDING_BYTES;
 const BOUND_MIB = 64;
 const tmp = tempDir('flood-');
 afterAll(() => tmp.remove());
@@ -27,6 +32,7 @@ interface Mem {
   heap: number;
   external: number;
   pending: number;
+  cpuMs: number;
 }
 
 it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB, valid deliveries keep being stored, memory returns`, async () => {
@@ -55,28 +61,39 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
     const header =
       `POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n` +
       `X-Service-Signature: ${signatureHeader(SECRET_A, 'not this body', now)}\r\nContent-Length: ${bomb.length}\r\n\r\n`;
+    // What each connection was answered (its status line), or '' while it is held.
+    const answers = new Map<Socket, string>();
     for (let i = 0; i < FLOOD; i++) {
       const socket = connect(Number(port), '127.0.0.1');
       socket.on('error', () => {});
+      answers.set(socket, '');
+      socket.on('data', (d: Buffer) => answers.set(socket, `${answers.get(socket)}${d.toString('latin1')}`.split('\r\n')[0]!));
       sockets.push(socket);
       socket.write(header);
       socket.write(part);
     }
     await Promise.all(sockets.map((s) => new Promise((resolve) => (s.connecting ? s.once('connect', resolve) : resolve(undefined)))));
-    // Until the receiver has taken in what was sent: the pending budget stops growing.
+    // Until the receiver has taken in what was sent and inflated it (each prefix inflates to ~15 MiB, hashed once
+    // per candidate secret): the pending budget stops growing and the receiver's CPU time nearly stops.
     let during!: Mem;
-    let last: number | undefined;
+    let last: Mem | undefined;
     await waitFor(
       async () => {
         const previous = last;
-        during = await mem();
-        last = during.pending;
-        return previous === last;
+        during = last = await mem();
+        return previous !== undefined && previous.pending === during.pending && during.cpuMs - previous.cpuMs < 40;
       },
-      'the pending budget to stop growing (two readings 200 ms apart)',
-      30_000,
+      'the pending budget to stop growing and the receiver to go idle (two readings 200 ms apart)',
+      60_000,
       { everyMs: 200 },
     );
+    const floodCpuMs = during.cpuMs - resting.cpuMs;
+    // Inflaters may take a quarter of the budget: the others are refused at once (the platform would retry), not held.
+    const inflating = new PendingBudget(BUDGET).maxInflaters;
+    const statuses = [...answers.values()];
+    expect(statuses.filter((s) => s === '').length, JSON.stringify([...new Set(statuses)])).toBe(inflating);
+    expect(statuses.filter((s) => s.startsWith('HTTP/1.1 503 ')).length, JSON.stringify([...new Set(statuses)])).toBe(FLOOD - inflating);
+    expect(during.pending).toBe(inflating * (INFLATER_BYTES + part.length));
     const latencies: number[] = [];
     for (let i = 0; i < 5; i++) {
       const r = await valid();
@@ -104,13 +121,16 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
             key: 'webhook-flood/stalled-gzip',
             tried: `${FLOOD} connections each sending 15 KiB of gzip that inflates to ~15.5 MiB, a wrong signature, then stalling`,
             count: FLOOD,
-            held: `RSS growth <= ${BOUND_MIB} MiB; 5 valid deliveries stored meanwhile, each within 1 s; nothing pending and the heap back within 8 MiB after`,
+            held:
+              `each inflated as it arrived; ${inflating} held (inflaters take at most a quarter of the 32 MiB budget), the other ${FLOOD - inflating} refused 503 at once; ` +
+              `RSS growth <= ${BOUND_MIB} MiB; then 5 valid deliveries stored, each within 1 s; nothing pending and the heap back within 8 MiB after`,
           },
         ],
         measured: {
           restingRssMiB: +(resting.rss / 2 ** 20).toFixed(1),
           floodRssGrowthMiB: +growthMiB.toFixed(1),
           pendingBytesDuringFlood: during.pending,
+          floodCpuMs: Math.round(floodCpuMs),
           validDeliveryMaxMs: +Math.max(...latencies).toFixed(1),
           heapAndBuffersAfterMiB: +((after.heap + after.external) / 2 ** 20).toFixed(1),
         },

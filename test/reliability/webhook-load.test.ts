@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { randomUUID } from 'node:crypto';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -26,7 +27,7 @@ let flaky: ReturnType<typeof flakyStore>;
 beforeAll(async () => {
   db = await migratedStore('sqlite', 'load');
   flaky = flakyStore(db.store, { failing: () => failing });
-  receiver = await startReceiver({
+  receiver = await startReceiver({ deliveries: DELIVERIES, 
     store: flaky,
     customers: [customer(CUSTOMER, { webhookSecrets: [LOAD_SECRET] })],
     clock: systemClock,

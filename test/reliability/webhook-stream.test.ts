@@ -1,3 +1,4 @@
+import { DELIVERIES as DELIVERY_RULES } from '../support/deliveries.ts';
 import { Pool } from 'undici';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
@@ -41,7 +42,7 @@ const log = memoryLogger({ level: 'info' });
 beforeAll(async () => {
   db = await migratedStore('sqlite', 'stream');
   store = db.store;
-  receiver = await startReceiver({
+  receiver = await startReceiver({ deliveries: DELIVERY_RULES, 
     store,
     customers: [
       customer(CUSTOMER_A, { webhookSecrets: [STREAM_SECRET_A] }),

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { waitFor } from '../support/wait.ts';
+import { API_VARIANT_INFO, API_VARIANTS } from '../../src/sandbox/index.ts';
 import { authenticate, gql } from './helpers.ts';
 
 function capture() {
@@ -57,5 +58,31 @@ describe('occupancy-sync sandbox', () => {
     expect(code).toBe(0);
     expect(out.text()).toMatch(/--expires-in/);
     expect(out.text()).toMatch(/occupancy-sync sandbox --port 4000/);
+    for (const variant of API_VARIANTS) {
+      expect(out.text()).toContain(`  ${variant.padEnd(7)} ${API_VARIANT_INFO[variant].query}`);
+    }
+  });
+
+  it('serves the API variant --api-variant names, says which, and refuses an unknown one listing the variants', async () => {
+    const out = capture();
+    const err = capture();
+    const controller = new AbortController();
+    const run = main(['node', 'occupancy-sync', 'sandbox', '--port', '0', '--api-variant', 'edges'], { env: { LOG_LEVEL: 'warn' }, stdout: out.stream, stderr: err.stream, signal: controller.signal });
+    const started = await waitFor(() => out.text().includes('Stop with'), 'the sandbox to print its keys', 20_000, { everyMs: 5, unless: run });
+    expect(started, `the sandbox ended before it was ready: ${err.text()}`).toBe(true);
+    expect(out.text()).toContain('API variant edges: occupancyEvents(filter: { observedFrom, observedBefore }, first, after) (schema: src/sandbox/schema-edges.graphql)');
+    const url = out.text().match(/^API_BASE_URL=(.+)$/m)![1]!;
+    const key = out.text().match(/^API_KEY=(.+)$/m)![1]!;
+    const secret = out.text().match(/^API_SECRET=(.+)$/m)![1]!;
+    const token = await authenticate(url, { key, secret, scopes: [], userCanWrite: true });
+    const res = await gql(url, token, { query: '{ occupancyEvents(filter: { observedFrom: "2026-01-01T00:00:00Z", observedBefore: "2026-01-01T01:00:00Z" }, first: 1) { pageInfo { hasNextPage } } }' });
+    expect(res.json).toEqual({ data: { occupancyEvents: { pageInfo: { hasNextPage: false } } } });
+    controller.abort();
+    expect(await run).toBe(0);
+
+    const bad = capture();
+    const code = await main(['node', 'occupancy-sync', 'sandbox', '--api-variant', 'relay'], { env: {}, stdout: capture().stream, stderr: bad.stream, signal: new AbortController().signal });
+    expect(code).toBe(64);
+    expect(bad.text()).toMatch(/--api-variant.*use one of v1, v2, edges, token, pages, capped/);
   });
 });

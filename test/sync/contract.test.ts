@@ -1,24 +1,28 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation } from '../../src/errors.ts';
-import { DEFAULT_LIMITS, readConnectionPage, readListPage, WindowPaging, type PagingLimits } from '../../src/sync/contract.ts';
+import { DEFAULT_LIMITS, WindowPaging, type PagingLimits } from '../../src/sync/contract.ts';
 import { sinkKey } from '../../src/store/sinks.ts';
 import { compileRecord } from '../../src/sync/records.ts';
+import type { PagingStyle } from '../../src/sync/paging/index.ts';
 import { occupancy } from '../../jobs/occupancy.ts';
+import { styleOf } from '../support/paging.ts';
 
 const FROM = '2026-01-08T10:00:00.000Z';
 const TO = '2026-01-08T11:00:00.000Z';
+const relay = styleOf({ style: 'relay-nodes', connection: 'occupancy', variables: { pageSize: 'first', cursor: 'after' } });
 
 function node(i: number, patch: Record<string, unknown> = {}) {
   const minute = String(i % 60).padStart(2, '0');
   return { id: `o${i}`, floorSpaceId: `f${i}`, occupancyStatus: 'Unoccupied', headcount: i, created: `2026-01-08T10:${minute}:00.000Z`, ...patch };
 }
 
-function paging(limits: Partial<PagingLimits> = {}, startCursor: string | null = null) {
+function paging(limits: Partial<PagingLimits> = {}, startCursor: string | null = null, options: { style?: PagingStyle; endSlackMs?: number } = {}) {
   return new WindowPaging({
     where: 'window [10:00, 11:00)',
+    style: options.style ?? relay,
     validate: compileRecord(occupancy.record),
     keyFields: sinkKey('occupancy'),
-    window: { from: FROM, to: TO, cursorField: 'observedAt', apiPath: 'created' },
+    window: { from: FROM, to: TO, endSlackMs: options.endSlackMs ?? 0, cursorField: 'observedAt', apiPath: 'created' },
     startCursor,
     limits: { ...DEFAULT_LIMITS, ...limits },
   });
@@ -35,6 +39,8 @@ function violation(fn: () => unknown): ContractViolation {
 }
 
 const page = (nodes: unknown[], hasNextPage: boolean, endCursor: string | null) => ({ occupancy: { nodes, pageInfo: { hasNextPage, endCursor } } });
+/** One answer through the style and the contract, as the engine reads it. */
+const read = (p: WindowPaging<any>, data: unknown, style: PagingStyle = relay) => p.accept(style.read(data, { cursor: null, pageSize: 100 }), 100);
 
 describe('the shape of an answer', () => {
   it.each([
@@ -47,110 +53,144 @@ describe('the shape of an answer', () => {
     [{ occupancy: { nodes: [], pageInfo: { hasNextPage: true, endCursor: null } } }, 'data.occupancy.pageInfo.hasNextPage is true but endCursor is null, so the next page cannot be asked for'],
     [{ occupancy: { nodes: [], pageInfo: { hasNextPage: true, endCursor: '' } } }, 'data.occupancy.pageInfo.hasNextPage is true but endCursor is the string "", so the next page cannot be asked for'],
   ])('%j breaks the shape rule', (data, detail) => {
-    expect(readConnectionPage(data, ['occupancy'])).toBe(detail);
-    const error = violation(() => paging().accept(readConnectionPage(data, ['occupancy'])));
+    expect(relay.read(data, { cursor: null, pageSize: 10 })).toBe(detail);
+    const error = violation(() => read(paging(), data));
     expect(error.rule).toBe('shape');
     expect(error.message).toContain('window [10:00, 11:00), page 1: the API answer broke the page contract (shape)');
   });
 
-  it('a list answer must be a list', () => {
-    expect(readListPage({ buildings: null }, ['buildings'])).toBe('data.buildings is null, expected a list');
-    expect(readListPage({ buildings: [] }, ['buildings'])).toEqual({ nodes: [], hasNextPage: false, endCursor: null });
-  });
-
   it('a last page may leave endCursor null', () => {
-    expect(readConnectionPage(page([], false, null), ['occupancy'])).toEqual({ nodes: [], hasNextPage: false, endCursor: null });
+    expect(relay.read(page([], false, null), { cursor: null, pageSize: 10 })).toEqual({ nodes: [], next: null });
   });
 });
 
 describe('records inside the window, paging that progresses', () => {
   it('accepts pages of new records, passing equal keys on to the store in order (it keeps the last)', () => {
     const p = paging();
-    const first = p.accept(readConnectionPage(page([node(1), node(2), node(1, { headcount: 9 })], true, 'A'), ['occupancy']));
+    const first = read(p, page([node(1), node(2), node(1, { headcount: 9 })], true, 'A'));
     // The one de-duplication rule is the store's (test/store/store.test.ts, "duplicates inside one page").
-    expect(first.records.map((r) => [r.floorSpaceId, r.headcount])).toEqual([['f1', 1], ['f2', 2], ['f1', 9]]);
-    expect(first.number).toBe(1);
-    const second = p.accept(readConnectionPage(page([node(3)], false, null), ['occupancy']));
-    expect(second).toMatchObject({ number: 2, hasNextPage: false, rejected: [] });
+    expect(first.records.map((r: any) => [r.floorSpaceId, r.headcount])).toEqual([['f1', 1], ['f2', 2], ['f1', 9]]);
+    expect(first).toMatchObject({ number: 1, next: 'A', newest: Date.parse('2026-01-08T10:02:00.000Z') });
+    const second = read(p, page([node(3)], false, null));
+    expect(second).toMatchObject({ number: 2, next: null, rejected: [] });
   });
 
-  it('refuses a record whose cursor field lies outside [from, to), at either edge', () => {
-    expect(violation(() => paging().accept(readConnectionPage(page([node(1, { created: TO })], false, null), ['occupancy']))).detail).toBe(
-      `a record's created ${TO} lies outside the requested window [${FROM}, ${TO})`,
-    );
-    expect(violation(() => paging().accept(readConnectionPage(page([node(1, { created: '2026-01-08T09:59:59.999Z' })], false, null), ['occupancy']))).rule).toBe('window');
-    expect(paging().accept(readConnectionPage(page([node(1, { created: FROM })], false, null), ['occupancy'])).records).toHaveLength(1);
+  it('refuses records outside [from, to) at either edge, naming how many, where they lie and the evidence instants', () => {
+    const after = violation(() => read(paging(), page([node(1, { created: TO })], false, null)));
+    expect(after.rule).toBe('window');
+    expect(after.detail).toBe(`1 record(s) lie outside the requested window [${FROM}, ${TO}): created from ${TO} to ${TO}`);
+    expect(after.message).toContain('declare `window: { end: inclusive }`');
+    const before = violation(() => read(paging(), page([node(1, { created: '2026-01-08T08:00:00.000Z' }), node(2, { created: '2026-01-08T08:30:00.000Z' })], false, null)));
+    expect(before.outside).toEqual({ earliest: Date.parse('2026-01-08T08:00:00.000Z'), latest: Date.parse('2026-01-08T08:30:00.000Z') });
+    expect(read(paging(), page([node(1, { created: FROM })], false, null)).records).toHaveLength(1);
+  });
+
+  it('with an inclusive end, records at the end bound (within its precision) are left to the next window, not refused', () => {
+    const p = paging({}, null, { endSlackMs: 1000 });
+    const result = read(p, page([node(1), node(2, { created: TO }), node(3, { created: '2026-01-08T11:00:00.999Z' })], false, null));
+    expect(result.records.map((r: any) => r.observedAt)).toEqual(['2026-01-08T10:01:00.000Z']);
+    expect(violation(() => read(paging({}, null, { endSlackMs: 1000 }), page([node(1, { created: '2026-01-08T11:00:01.000Z' })], false, null))).rule).toBe('window');
   });
 
   it('refuses a cursor seen before in the window: the same cursor again, a cycle, and the checkpoint it resumed at', () => {
     const same = paging();
-    same.accept(readConnectionPage(page([node(1)], true, 'A'), ['occupancy']));
-    expect(violation(() => same.accept(readConnectionPage(page([node(1)], true, 'A'), ['occupancy']))).rule).toBe('cursor-repeated');
+    read(same, page([node(1)], true, 'A'));
+    expect(violation(() => read(same, page([node(2)], true, 'A'))).rule).toBe('cursor-repeated');
 
     const cycle = paging();
-    cycle.accept(readConnectionPage(page([node(1)], true, 'A'), ['occupancy']));
-    cycle.accept(readConnectionPage(page([node(2)], true, 'B'), ['occupancy']));
-    const error = violation(() => cycle.accept(readConnectionPage(page([node(3)], true, 'A'), ['occupancy'])));
+    read(cycle, page([node(1)], true, 'A'));
+    read(cycle, page([node(2)], true, 'B'));
+    const error = violation(() => read(cycle, page([node(3)], true, 'A')));
     expect(error.rule).toBe('cursor-repeated');
     expect(error.message).toContain('page 3');
 
     const resumed = paging({}, 'R');
-    const back = violation(() => resumed.accept(readConnectionPage(page([node(1)], true, 'R'), ['occupancy'])));
+    const back = violation(() => read(resumed, page([node(1)], true, 'R')));
     expect(back.message).toContain('page 1 after the checkpoint');
   });
 
-  it('fails after three pages in a row without a new record: empty pages or the same records under fresh cursors', () => {
-    const empty = paging();
-    empty.accept(readConnectionPage(page([], true, 'A'), ['occupancy']));
-    empty.accept(readConnectionPage(page([], true, 'B'), ['occupancy']));
-    expect(violation(() => empty.accept(readConnectionPage(page([], true, 'C'), ['occupancy']))).rule).toBe('no-progress');
-
+  it('a page that repeats the records before it is a broken cursor at once, on the last page too (an API ignoring after)', () => {
     const repeat = paging();
-    repeat.accept(readConnectionPage(page([node(1), node(2)], true, 'A'), ['occupancy']));
-    repeat.accept(readConnectionPage(page([node(1), node(2)], true, 'B'), ['occupancy']));
-    repeat.accept(readConnectionPage(page([node(1), node(2)], true, 'C'), ['occupancy']));
-    expect(violation(() => repeat.accept(readConnectionPage(page([node(1), node(2)], true, 'D'), ['occupancy']))).rule).toBe('no-progress');
+    read(repeat, page([node(1), node(2)], true, 'A'));
+    const error = violation(() => read(repeat, page([node(1), node(2)], true, 'B')));
+    expect(error.rule).toBe('no-progress');
+    expect(error.detail).toContain('does it ignore the paging variables $first, $after?');
+
+    const last = paging();
+    read(last, page([node(1), node(2)], true, 'A'));
+    expect(violation(() => read(last, page([node(1), node(2)], false, null))).rule).toBe('no-progress');
   });
 
-  it('a new record resets the count; an empty last page is fine', () => {
+  it('an overlap of one record per page passes, and so does a last page holding only the overlapping record', () => {
     const p = paging();
-    p.accept(readConnectionPage(page([], true, 'A'), ['occupancy']));
-    p.accept(readConnectionPage(page([], true, 'B'), ['occupancy']));
-    p.accept(readConnectionPage(page([node(1)], true, 'C'), ['occupancy']));
-    p.accept(readConnectionPage(page([], true, 'D'), ['occupancy']));
-    p.accept(readConnectionPage(page([], true, 'E'), ['occupancy']));
-    expect(p.accept(readConnectionPage(page([], false, null), ['occupancy'])).number).toBe(6);
+    read(p, page([node(1), node(2), node(3)], true, 'A'));
+    read(p, page([node(3), node(4), node(5)], true, 'B'));
+    read(p, page([node(5), node(6)], true, 'C'));
+    expect(read(p, page([node(6)], false, null)).number).toBe(4);
+  });
+
+  it('empty pages may not go on: three in a row while more are announced fail; a record resets the count', () => {
+    const empty = paging();
+    read(empty, page([], true, 'A'));
+    read(empty, page([], true, 'B'));
+    expect(violation(() => read(empty, page([], true, 'C'))).rule).toBe('no-progress');
+
+    const p = paging();
+    read(p, page([], true, 'A'));
+    read(p, page([], true, 'B'));
+    read(p, page([node(1)], true, 'C'));
+    read(p, page([], true, 'D'));
+    read(p, page([], true, 'E'));
+    expect(read(p, page([], false, null)).number).toBe(6);
   });
 
   it('no window pages forever: the page limit', () => {
     const p = paging({ maxPages: 3 });
-    p.accept(readConnectionPage(page([node(1)], true, 'A'), ['occupancy']));
-    p.accept(readConnectionPage(page([node(2)], true, 'B'), ['occupancy']));
-    expect(violation(() => p.accept(readConnectionPage(page([node(3)], true, 'C'), ['occupancy']))).rule).toBe('page-limit');
+    read(p, page([node(1)], true, 'A'));
+    read(p, page([node(2)], true, 'B'));
+    expect(violation(() => read(p, page([node(3)], true, 'C'))).rule).toBe('page-limit');
+  });
+});
+
+describe('the truncation guard', () => {
+  const single = styleOf({ style: 'single', records: 'readings', maxPageSize: 3 });
+  const list = (n: number) => ({ readings: Array.from({ length: n }, (_, i) => node(i + 1)) });
+
+  it('a single page holding the declared maximum fails the window: it may have been cut, and nothing can ask for more', () => {
+    const error = violation(() => read(paging({}, null, { style: single }), list(3), single));
+    expect(error.rule).toBe('truncated');
+    expect(error.message).toContain('the answer holds 3 records, the most the API answers (maxPageSize 3)');
+    expect(error.message).toContain('Fix: give the stream a smaller window');
+    expect(read(paging({}, null, { style: single }), list(2), single).records).toHaveLength(2);
+  });
+
+  it('a paged style reaching its page size asks for the next page instead', () => {
+    const p = paging();
+    expect(read(p, page([node(1), node(2), node(3)], true, 'A')).next).toBe('A');
   });
 });
 
 describe('rejected records', () => {
   it('quarantines a stray bad record with its reason and raw JSON, and goes on', () => {
     const bad = node(2, { headcount: null });
-    const result = paging().accept(readConnectionPage(page([node(1), bad, node(3)], false, null), ['occupancy']));
+    const result = read(paging(), page([node(1), bad, node(3)], false, null));
     expect(result.records).toHaveLength(2);
     expect(result.rejected).toEqual([{ fingerprint: expect.stringMatching(/^[0-9a-f]{32}$/), raw: JSON.stringify(bad), reason: expect.stringMatching(/^headcount: /) }]);
   });
 
   it('one bad record alone in a page does not fail the window (it must not block a stream)', () => {
-    const result = paging().accept(readConnectionPage(page([node(1, { floorSpaceId: null })], false, null), ['occupancy']));
+    const result = read(paging(), page([node(1, { floorSpaceId: null })], false, null));
     expect(result.rejected).toHaveLength(1);
   });
 
   it('fails the window when rejections are wholesale: at least 10 and more than the share', () => {
     const nodes = Array.from({ length: 12 }, (_, i) => node(i, { headcount: null }));
-    expect(violation(() => paging().accept(readConnectionPage(page(nodes, false, null), ['occupancy']))).rule).toBe('records-rejected');
+    expect(violation(() => read(paging(), page(nodes, false, null))).rule).toBe('records-rejected');
     const mixed = [...Array.from({ length: 10 }, (_, i) => node(i, { headcount: null })), ...Array.from({ length: 11 }, (_, i) => node(20 + i))];
-    expect(paging().accept(readConnectionPage(page(mixed, false, null), ['occupancy'])).rejected).toHaveLength(10);
+    expect(read(paging(), page(mixed, false, null)).rejected).toHaveLength(10);
   });
 
   it('with SYNC_REJECTED_RECORDS=fail any rejected record fails the window', () => {
-    expect(violation(() => paging({ onRejected: 'fail' }).accept(readConnectionPage(page([node(1), node(2, { created: 5 })], false, null), ['occupancy']))).rule).toBe('record-rejected');
+    expect(violation(() => read(paging({ onRejected: 'fail' }), page([node(1), node(2, { created: 5 })], false, null))).rule).toBe('record-rejected');
   });
 });

@@ -45,6 +45,9 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     maxRejectedShare: 0.5,
     maxPagesPerWindow: 10_000,
     concurrency: 4,
+    // One window at a time unless a test asks: the in-process tests pin page-by-page behaviour; the CLI tests run the
+    // default (SYNC_WINDOW_CONCURRENCY).
+    windowConcurrency: 1,
     completenessMinShare: 0.5,
     completenessWindowMs: HOUR,
     runHistoryRetentionMs: 28 * DAY,

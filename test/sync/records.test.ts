@@ -29,8 +29,8 @@ describe('occupancy records are checked against their declared types, never coer
     [{ floorSpaceId: 'f\u0000' }, 'floorSpaceId: contains a NUL character'],
     [{ occupancyStatus: null }, 'occupancyStatus: expected a non-empty string, got null'],
     [{ occupancyStatus: '\ud800' }, 'occupancyStatus: contains a lone surrogate (not valid UTF-8)'],
-    [{ created: 1767866400000 }, 'created: expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got number 1767866400000'],
-    [{ created: '2026-01-08T10:00:00' }, 'created: expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got the string "2026-01-08T10:00:00"'],
+    [{ created: 1767866400000 }, 'created: expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got number 1767866400000 (a number: declare format: epoch-milliseconds or epoch-seconds)'],
+    [{ created: '2026-01-08T10:00:00' }, 'created: expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got the string "2026-01-08T10:00:00" (a time without a zone is ambiguous: the API must give Z or an offset)'],
     [{ created: '2026-02-30T10:00:00Z' }, 'created: expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got the string "2026-02-30T10:00:00Z"'],
     [{ created: undefined }, 'created: expected an ISO 8601 date-time with a zone (e.g. 2026-01-01T10:00:00Z), got nothing (the field is missing)'],
     [{ id: '' }, 'id: expected a non-empty string id, got the string ""'],
@@ -53,5 +53,46 @@ describe('occupancy records are checked against their declared types, never coer
     const nested = compileRecord({ a: { path: 'x.y', type: 'count' } });
     expect(nested({ x: { y: 2 } })).toEqual({ ok: true, record: { a: 2 } });
     expect(nested({ x: null })).toEqual({ ok: false, reason: 'x.y: expected a whole number from 0 to 2,147,483,647, got nothing (the field is missing)' });
+  });
+});
+
+describe('time formats and value maps: the API\'s forms, stored in one canonical form', () => {
+  const spec = (observedAt: Record<string, unknown>, status: Record<string, unknown> = {}) =>
+    compileRecord({
+      floorSpaceId: { path: 'space', type: 'id' },
+      observedAt: { path: 'at', type: 'timestamp', ...observedAt },
+      occupancyStatus: { path: 'state', type: 'text', ...status },
+      headcount: { path: 'n', type: 'count' },
+      eventId: { path: 'id', type: 'id', nullable: true },
+    } as never);
+  const node = (at: unknown, state: unknown = 'CurrentlyOccupied') => ({ space: 'f1', at, state, n: 1, id: null });
+  const at = (v: ReturnType<ReturnType<typeof spec>>) => (v.ok ? (v.record as { observedAt: string }).observedAt : v.reason);
+
+  it('ISO 8601 with Z or any offset, epoch milliseconds and seconds as numbers or digits in a string', () => {
+    expect(at(spec({})(node('2026-01-08T12:30:00.5+02:00')))).toBe('2026-01-08T10:30:00.500Z');
+    expect(at(spec({ format: 'epoch-milliseconds' })(node(1767868200500)))).toBe('2026-01-08T10:30:00.500Z');
+    expect(at(spec({ format: 'epoch-milliseconds' })(node('1767868200500')))).toBe('2026-01-08T10:30:00.500Z');
+    expect(at(spec({ format: 'epoch-seconds' })(node(1767868200)))).toBe('2026-01-08T10:30:00.000Z');
+    expect(at(spec({ format: 'epoch-seconds' })(node('1767868200.25')))).toBe('2026-01-08T10:30:00.250Z');
+    expect(at(spec({ format: 'date' })(node('2026-01-08')))).toBe('2026-01-08T00:00:00.000Z');
+  });
+
+  it('nothing is guessed: the wrong unit, text that is not digits, a negative instant are refused with the fix', () => {
+    expect(at(spec({ format: 'epoch-seconds' })(node(1767868200500)))).toBe('at: epoch-seconds 1767868200500 is after the year 9999 (it looks like epoch milliseconds: format: epoch-milliseconds)');
+    expect(at(spec({ format: 'epoch-milliseconds' })(node('2026-01-08T10:30:00Z')))).toBe('at: expected epoch-milliseconds (a number, or digits in a string), got the string "2026-01-08T10:30:00Z"');
+    expect(at(spec({ format: 'epoch-milliseconds' })(node(-5)))).toMatch(/^at: expected epoch-milliseconds/);
+    expect(at(spec({ format: 'epoch-milliseconds' })(node(null)))).toMatch(/got null$/);
+  });
+
+  it('a value map stores the canonical value; a spelling not in it is refused, naming it and the map', () => {
+    const mapped = spec({}, { map: { CURRENTLY_OCCUPIED: 'CurrentlyOccupied', NOT_OCCUPIED: 'Unoccupied', true: 'CurrentlyOccupied', false: 'Unoccupied' } });
+    const state = (v: ReturnType<typeof mapped>) => (v.ok ? (v.record as { occupancyStatus: string }).occupancyStatus : v.reason);
+    expect(state(mapped(node('2026-01-08T10:00:00Z', 'CURRENTLY_OCCUPIED')))).toBe('CurrentlyOccupied');
+    expect(state(mapped(node('2026-01-08T10:00:00Z', 'NOT_OCCUPIED')))).toBe('Unoccupied');
+    expect(state(mapped(node('2026-01-08T10:00:00Z', true)))).toBe('CurrentlyOccupied');
+    expect(state(mapped(node('2026-01-08T10:00:00Z', 'occupied')))).toBe(
+      'state: the string "occupied" is not in the field\'s map (CURRENTLY_OCCUPIED, NOT_OCCUPIED, true, false); add its spelling to the map in the definitions',
+    );
+    expect(state(mapped(node('2026-01-08T10:00:00Z', null)))).toMatch(/^state: null is not in the field's map/);
   });
 });

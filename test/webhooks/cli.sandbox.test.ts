@@ -56,8 +56,10 @@ it('webhook serve refuses to start closed to everyone: no secret, no header, no 
   const result = await run(['webhook', 'serve'], env);
   expect(result.code).toBe(78);
   expect(result.stderr).toBe(
-    'occupancy-sync: no customer has a webhook secret or custom header, so the receiver would accept no delivery. Fix: set WEBHOOK_SECRET ' +
-      '(or WEBHOOK_REQUIRED_HEADERS, or the customers file entries), or WEBHOOK_ACCEPT_UNSIGNED=true to accept unsigned deliveries\n',
+    `occupancy-sync: WEBHOOK_SECRET=(unset): no customer has a webhook secret or custom header (${customerId}), so the receiver would accept no delivery. ` +
+      'Fix: set WEBHOOK_SECRET (or WEBHOOK_SECRET_FILE) to the signature secret set on the webhook, or WEBHOOK_REQUIRED_HEADERS ' +
+      '(with CUSTOMERS_FILE: webhookSecretEnv, webhookSecretFile or webhookHeaders in the entry); ' +
+      'WEBHOOK_ACCEPT_UNSIGNED=true accepts unsigned deliveries (a development machine only)\n',
   );
 });
 

@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { afterEach, expect, it } from 'vitest';
 import { createApiClient, type ApiClient } from '../../src/api/index.ts';
 import { FakeClock } from '../../src/clock.ts';
@@ -45,13 +46,13 @@ it('receives a day of occupancy for two customers (gzip for one, a secret rotati
     { id: b!.id, apiKey: b!.writeKey.key, apiSecret: b!.writeKey.secret, webhookSecrets: [secretB], webhookHeaders: { [headerB.key]: headerB.value } },
   ];
 
-  let receiver: Receiver = await startReceiver({ store, customers: configFor([secretA1]), clock, logger });
+  let receiver: Receiver = await startReceiver({ deliveries: DELIVERIES,  store, customers: configFor([secretA1]), clock, logger });
   const port = receiver.port;
   cleanups.push(() => receiver.close());
   /** Restarting on the same port, as a redeploy with a new configuration would. */
   const restart = async (secretsA: string[]) => {
     await receiver.close();
-    receiver = await startReceiver({ store, customers: configFor(secretsA), clock, logger, port });
+    receiver = await startReceiver({ deliveries: DELIVERIES,  store, customers: configFor(secretsA), clock, logger, port });
   };
 
   const clients: ApiClient[] = [a!, b!].map((c) => createApiClient({ baseUrl: sandbox.url, apiKey: c.writeKey.key, apiSecret: c.writeKey.secret, clock }));

@@ -1,15 +1,19 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { gzipSync } from 'node:zlib';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { memoryLogger } from '../../src/logger.ts';
 import type { Store } from '../../src/store/types.ts';
-import { PendingBudget } from '../../src/webhooks/body.ts';
+import { INFLATER_BYTES, PendingBudget } from '../../src/webhooks/body.ts';
+import { checkFraming } from '../../src/webhooks/framing.ts';
+import type { IncomingMessage } from 'node:http';
 import { startReceiver, type Receiver } from '../../src/webhooks/receiver.ts';
 import { RefusalLog } from '../../src/webhooks/refusal-log.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { storageRefusal } from '../../src/webhooks/store-failure.ts';
-import { CUSTOMER_A, SECRET_A, customer, delivery, send } from './helpers.ts';
+import { CUSTOMER_A, SECRET_A, customer, delivery, flakyStore, send } from './helpers.ts';
+import { waitFor } from '../support/wait.ts';
 import { DIALECTS, migratedStore, PG_BASE_URL, requirePostgres } from '../support/databases.ts';
 
 const NOW = Date.UTC(2026, 0, 1, 10, 0, 5);
@@ -40,7 +44,7 @@ function signedBytes(raw: Buffer, gzip = false) {
 describe.each(DIALECTS)('the signed bytes are the stored bytes (%s)', (dialect) => {
   it('stores exactly what was signed, and both databases refuse the same deliveries with the same 400', async () => {
     target = await migratedStore(dialect, 'hardening');
-    receiver = await startReceiver({ store: target.store, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW) });
+    receiver = await startReceiver({ deliveries: DELIVERIES,  store: target.store, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW) });
     const stored = async (id: string) =>
       (await target!.store.query<{ body: string }>('SELECT body FROM webhook_deliveries WHERE id = $1', [id]))[0]?.body;
 
@@ -128,7 +132,7 @@ describe('quiet under attack', () => {
     target = await migratedStore('sqlite', 'hardening');
     const { logger, lines } = memoryLogger();
     let refused = 0;
-    receiver = await startReceiver({
+    receiver = await startReceiver({ deliveries: DELIVERIES, 
       store: target.store,
       customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })],
       clock: new FakeClock(NOW),
@@ -149,5 +153,78 @@ describe('quiet under attack', () => {
     expect(budget.used).toBe(60);
     budget.release(60);
     expect(budget.reserve(100)).toBe(true);
+  });
+
+  it('gzip inflaters take at most a quarter of the budget, each charged in full, and give it back', () => {
+    const budget = new PendingBudget(8 * INFLATER_BYTES);
+    expect(budget.maxInflaters).toBe(2);
+    expect([budget.reserveInflater(), budget.reserveInflater(), budget.reserveInflater()]).toEqual([true, true, false]);
+    expect(budget.used).toBe(2 * INFLATER_BYTES);
+    budget.releaseInflater();
+    expect(budget.reserveInflater()).toBe(true);
+    budget.releaseInflater();
+    budget.releaseInflater();
+    expect(budget.used).toBe(0);
+    // A budget smaller than four inflaters still lets one through.
+    expect(new PendingBudget(64 * 1024).maxInflaters).toBe(1);
+  });
+});
+
+describe('one reading of every request', () => {
+  const request = (rawHeaders: string[], httpVersion = '1.1') => {
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < rawHeaders.length; i += 2) headers[rawHeaders[i]!.toLowerCase()] ??= rawHeaders[i + 1]!;
+    return { rawHeaders, headers, httpVersion } as unknown as IncomingMessage;
+  };
+  const problem = (req: IncomingMessage, also: string[] = []) => {
+    try {
+      checkFraming(req, also);
+      return 'ok';
+    } catch (error) {
+      return `${(error as { status: number }).status} ${JSON.stringify((error as { details: unknown }).details)}`;
+    }
+  };
+
+  it('refuses what a lenient parser or a proxy could read another way, and lets a plain request through', () => {
+    expect(problem(request(['Host', 'hooks.example.com:8443', 'Content-Length', '2']))).toBe('ok');
+    expect(problem(request(['Host', '[::1]:8080', 'Transfer-Encoding', 'chunked']))).toBe('ok');
+    expect(problem(request(['Content-Length', '2'], '1.0'))).toBe('ok');
+    expect(problem(request(['Host', 'a', 'host', 'b']))).toBe('400 {"problem":"duplicate_header","header":"host"}');
+    expect(problem(request(['Host', 'a', 'X-Token', '1', 'x-token', '1']), ['x-token'])).toBe('400 {"problem":"duplicate_header","header":"x-token"}');
+    expect(problem(request(['Host', 'a', 'X-Other', '1', 'X-Other', '2']))).toBe('ok');
+    expect(problem(request(['Content-Length', '2']))).toBe('400 {"problem":"missing_host"}');
+    expect(problem(request(['Host', 'a b']))).toBe('400 {"problem":"invalid_host"}');
+    expect(problem(request(['Host', 'user@a']))).toBe('400 {"problem":"invalid_host"}');
+    expect(problem(request(['Host', 'a', 'X-Note', 'a\u0000b']))).toBe('400 {"problem":"control_character","header":"x-note"}');
+    expect(problem(request(['Host', 'a', 'X-Note', 'a\tb']))).toBe('ok');
+    expect(problem(request(['Host', 'a', 'Transfer-Encoding', 'chunked'], '1.0'))).toBe('400 {"problem":"transfer_encoding_in_http_1_0"}');
+    expect(problem(request(['Host', 'a', 'Transfer-Encoding', 'chunked', 'Content-Length', '5']))).toBe('400 {"problem":"content_length_with_transfer_encoding"}');
+    expect(problem(request(['Host', 'a', 'Transfer-Encoding', 'gzip, chunked']))).toBe('400 {"problem":"unsupported_transfer_encoding"}');
+  });
+});
+
+describe('stopping', () => {
+  it('answers a delivery the database never answers with 503 stopping once the grace is over, and closes', async () => {
+    target = await migratedStore('sqlite', 'hardening');
+    let calls = 0;
+    // A database that takes the write and never answers (a black-holed network path).
+    const silent = flakyStore(target.store);
+    const hanging = new Proxy(silent, {
+      get: (t, prop) => (prop === 'storeDelivery' ? () => (calls++, new Promise(() => {})) : Reflect.get(t, prop, t)),
+    });
+    const { logger, records } = memoryLogger();
+    receiver = await startReceiver({ deliveries: DELIVERIES,  store: hanging, customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })], clock: new FakeClock(NOW), logger, closeGraceMs: 100 });
+    const raw = Buffer.from(JSON.stringify(delivery()));
+    const answer = send(receiver.url, signedBytes(raw));
+    await waitFor(() => calls === 1, 'the delivery to reach the database');
+    expect(receiver.handler.waiting).toEqual({ body: 0, database: 1 });
+    const closed = receiver.close();
+    const res = await answer;
+    expect([res.status, res.json, res.headers['retry-after'], res.headers.connection]).toEqual([503, { error: 'stopping' }, '5', 'close']);
+    await closed;
+    receiver = undefined;
+    expect(records().find((r) => r.level === 40 && String(r.msg).includes('answered 503'))?.msg).toBe(
+      'webhook receiver stopping: 1 delivery still waiting for the database after 100 ms; answered 503 so the platform sends them again',
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
@@ -24,7 +25,7 @@ afterEach(async () => {
 
 it('stores gzip and plain deliveries in Postgres once each, acknowledging retries and answering 503 on failure', async () => {
   let failing = false;
-  receiver = await startReceiver({
+  receiver = await startReceiver({ deliveries: DELIVERIES, 
     store: flakyStore(store, { failing: () => failing }),
     customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })],
     clock: new FakeClock(NOW),

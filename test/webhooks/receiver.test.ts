@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -47,7 +48,7 @@ afterEach(async () => {
 
 /** Customer A signs with a secret (previous one too, mid-rotation); customer B uses a custom header only. */
 async function start(overrides: Partial<ReceiverOptions> = {}): Promise<Receiver> {
-  receiver = await startReceiver({
+  receiver = await startReceiver({ deliveries: DELIVERIES, 
     store,
     customers: [
       customer(CUSTOMER_A, { webhookSecrets: [SECRET_A, SECRET_A_OLD] }),

@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
@@ -23,7 +24,7 @@ it('speaks HTTPS directly when given a certificate and key', async () => {
   const { store, drop } = await migratedStore('sqlite', 'webhooks');
   cleanups.push(drop);
   const now = Date.UTC(2026, 0, 1, 10, 0, 5);
-  const receiver: Receiver = await startReceiver({
+  const receiver: Receiver = await startReceiver({ deliveries: DELIVERIES, 
     store,
     customers: [customer(CUSTOMER_A, { webhookSecrets: [SECRET_A] })],
     clock: new FakeClock(now),
@@ -43,7 +44,7 @@ it('speaks HTTPS directly when given a certificate and key', async () => {
 it('names the variable when the certificate file cannot be read', async () => {
   const { store, drop } = await migratedStore('sqlite', 'webhooks');
   cleanups.push(drop);
-  await expect(startReceiver({ store, customers: [], tlsCert: '/nonexistent/cert.pem', tlsKey: '/nonexistent/key.pem' })).rejects.toThrow(
+  await expect(startReceiver({ deliveries: DELIVERIES,  store, customers: [], tlsCert: '/nonexistent/cert.pem', tlsKey: '/nonexistent/key.pem' })).rejects.toThrow(
     new ConfigError('WEBHOOK_TLS_CERT="/nonexistent/cert.pem": cannot read the file (ENOENT). Fix: point it at a readable PEM file'),
   );
 });

@@ -1,3 +1,4 @@
+import { DELIVERIES } from '../support/deliveries.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApiClient } from '../../src/api/client.ts';
 import { runOnce } from '../../src/app/run-once.ts';
@@ -52,7 +53,7 @@ describe.each(['sqlite', 'postgres'] as const)('webhook and poll reconciliation 
 
     const customer = sandbox.customers[0]!;
     const secret = generateSecret();
-    const receiver = await startReceiver({
+    const receiver = await startReceiver({ deliveries: DELIVERIES, 
       store,
       customers: [{ id: customer.id, apiKey: customer.writeKey.key, apiSecret: customer.writeKey.secret, webhookSecrets: [secret], webhookHeaders: {} }],
       clock,

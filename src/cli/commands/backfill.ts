@@ -11,7 +11,7 @@ export const backfillCommand: CommandModule = (program, ctx) => {
         '(<stream>#backfill): it never moves the incremental watermark, and can run while `sync` runs from cron.',
     )
     .requiredOption('--from <time>', 'start of the range, inclusive: 2026-01-01, 2026-01-01T06:00:00Z, or 30d (thirty days ago, rounded down to the hour)')
-    .requiredOption('--to <time>', 'end of the range, exclusive (same format)')
+    .option('--to <time>', 'end of the range, exclusive: the same forms, or now (the start of this hour, as 0h)', 'now')
     .option('--customer <id>', 'only this customer')
     .option('--stream <name>', 'only this incremental stream (default: every stream; buildings is refreshed whole)')
     .option('--restart', 'start over although a backfill of another range (or this one, complete) is stored')
@@ -31,6 +31,7 @@ Exit codes as for \`sync\` (0 ok or interrupted, 1 failure, 64 bad usage, 75 loc
 
 Examples:
   $ occupancy-sync backfill --from 2026-01-01 --to 2026-02-01
+  $ occupancy-sync backfill --from 30d
   $ occupancy-sync backfill --from 2026-01-15T00:00:00Z --to 2026-01-16T00:00:00Z --customer 6f1c0d2e-...
   $ occupancy-sync backfill --from 2026-01-01 --to 2026-03-01 --restart
 `,

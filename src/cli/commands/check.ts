@@ -1,136 +1,165 @@
-import { fileURLToPath } from 'node:url';
-import { relative, resolve } from 'node:path';
 import type { CommandModule } from '../context.ts';
-import { requireApi, selectCustomers } from '../../config.ts';
-import { ExitCode } from '../../errors.ts';
+import { requireApi, selectCustomers, type Config, type CustomerConfig } from '../../config.ts';
+import { ConfigError, ExitCode, exitCodeFor, UsageError } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
-import type { CustomerCheck } from '../../api/diagnose.ts';
-import type { formatMismatch } from '../../api/documents.ts';
-
-const PACKAGE_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-/** The webhook management documents encode assumed mutation names too, so they are checked with the job documents. */
-const WEBHOOK_DOCUMENTS_DIR = resolve(PACKAGE_ROOT, 'src/webhooks/graphql');
-/** In the order of their files' names, as they were always listed. */
-const WEBHOOK_OPERATIONS = ['registerWebhook', 'sendTestEvent', 'updateWebhook', 'webhooks'] as const;
+import type { Finding } from '../../api/diagnose.ts';
+import type { CheckPlan, CustomerCheck } from '../../app/check.ts';
 
 interface CheckOptions {
   customer?: string;
   json?: boolean;
-  documents?: string;
 }
 
-/** Human report: one status line per step, then each mismatch as `file:line:column: message`. */
-export function formatCheck(result: CustomerCheck, mismatchLine: typeof formatMismatch): string {
+const OK = '  ok    ';
+const FAIL = '  FAIL  ';
+const WARN = '  warn  ';
+const SKIP = '  skip  ';
+
+/** The human report of one customer: a status line per step, each problem and warning on its own line with its fix. */
+export function formatCheck(result: CustomerCheck, line: (f: Finding) => string): string {
   const lines = [`customer ${result.customer} (key ${result.apiKey})`];
-  const mark = (ok: boolean) => (ok ? '  ok    ' : '  FAIL  ');
+  const findings = (pick: (f: Finding) => boolean) => [
+    ...result.problems.filter(pick).map((f) => `${FAIL}${line(f)}`),
+    ...result.warnings.filter(pick).map((f) => `${WARN}${line(f)}`),
+  ];
   if (result.token) {
     const t = result.token;
     const who = t.jwtCustomer ? `; token customer ${t.jwtCustomer}` : '';
     const scopes = t.scopes ? `; scopes ${t.scopes.join(', ') || '(none)'}` : '';
-    lines.push(`${mark(true)}authenticated: token valid for ${t.lifetimeSeconds} s (until ${t.expiresAt})${who}${scopes}`);
+    lines.push(`${OK}authenticated: token valid for ${t.lifetimeSeconds} s (until ${t.expiresAt})${who}${scopes}`);
   }
-  if (result.query) lines.push(`${mark(true)}query ${result.query.operationName}: ${result.query.buildings} building(s)`);
-  if (result.schema) {
-    const s = result.schema;
-    if (s.source === 'unavailable') lines.push(`  warn  schema: ${s.note}`);
-    else if (s.mismatches.length === 0) lines.push(`${mark(true)}schema (introspection): ${s.documents} job document(s) valid`);
-    else lines.push(`${mark(false)}schema (introspection): ${s.mismatches.length} mismatch(es) in ${s.documents} job document(s):`);
-    for (const m of s.mismatches) lines.push(mismatchLine(m));
+  lines.push(...findings((f) => f.kind === 'credentials'));
+  const s = result.schema;
+  if (s?.source === 'introspection') {
+    lines.push(s.valid === s.documents ? `${OK}schema (introspection): ${s.documents} job document(s) valid` : `${FAIL}schema (introspection): ${s.documents - s.valid} of ${s.documents} document(s) in force do not match the live schema`);
   }
-  for (const problem of result.problems) lines.push(`${mark(false)}${problem}`);
-  lines.push(result.ok ? '  => all good' : '  => problems found');
+  lines.push(...findings((f) => f.kind === 'schema'));
+  for (const stream of result.streams) {
+    lines.push(...findings((f) => f.stream === stream.name));
+    const p = stream.probe;
+    if (stream.skipped) lines.push(`${SKIP}stream ${stream.name}: not probed: ${stream.skipped}`);
+    else if (p && !p.failure && p.rejected === 0) {
+      const from = p.window ? `window [${p.window.from}, ${p.window.to}${p.window.endInclusive ? ']' : ')'}` : "the listing's first page";
+      const size = p.pageSize !== undefined ? `page size ${p.pageSize}; ` : '';
+      const run = p.runPageSize !== undefined ? `; a run's page size ${p.runPageSize} accepted` : '';
+      lines.push(`${OK}stream ${stream.name}: probe read ${p.records} record(s) from ${from} (${size}${p.more ? 'more pages follow' : 'no more pages'}${run})`);
+    }
+  }
+  for (const op of result.webhooks) {
+    lines.push(...findings((f) => f.operation === op.operation));
+    if (op.status === 'absent') lines.push(`${SKIP}webhook ${op.operation}: absent (declared in ${op.declaredIn})`);
+    else if (op.status === 'valid') lines.push(`${OK}webhook ${op.operation}: ${op.document}`);
+    else if (op.status === 'unchecked') lines.push(`${SKIP}webhook ${op.operation}: ${op.document} not validated (no schema)`);
+  }
+  const warned = result.warnings.length ? ` (${result.warnings.length} warning(s))` : '';
+  lines.push(result.ok ? `  => all good${warned}` : `  => ${result.problems.length} problem(s) found${warned}`);
   return `${lines.join('\n')}\n`;
+}
+
+/** A configuration error's lines (`file:line:column: what. Fix: how`) as findings, for --json. */
+function configFindings(error: ConfigError | UsageError): Finding[] {
+  return error.message.split('\n').filter(Boolean).map((text) => {
+    const m = /^(.+?):(\d+):(\d+): (.*)$/s.exec(text);
+    const [message, fix] = splitFix(m ? m[4]! : text);
+    return m ? { kind: 'definitions', file: m[1]!, line: Number(m[2]), column: Number(m[3]), message, ...(fix && { fix }) } : { kind: 'configuration', message, ...(fix && { fix }) };
+  });
+}
+
+function splitFix(text: string): [string, string | undefined] {
+  const at = text.lastIndexOf('. Fix: ');
+  return at < 0 ? [text, undefined] : [text.slice(0, at), text.slice(at + '. Fix: '.length)];
 }
 
 export const checkCommand: CommandModule = (program, ctx) => {
   program
     .command('check')
     .description(
-      'Check the API setup for each configured customer: authenticate, show the token lifetime and (from the JWT) ' +
-        'customer and scopes, run one cheap query, and validate every job and webhook document in force (jobs/*.graphql, src/webhooks/graphql/*.graphql, and those of a definitions file, DEFINITIONS_FILE) against the ' +
-        'live schema via introspection, reporting each mismatch as file:line:column: message.',
+      'Deploy gate: whether the definitions in force (the built-in streams and webhook documents, with DEFINITIONS_FILE over ' +
+        'them) will work against the live API, for each configured customer. Authenticates, validates every document in ' +
+        "force against the live schema, compares each stream's record types, paging variables and window bounds with the " +
+        "schema's types, reads one page of each stream (a recent window, a small page) through its paging style, page " +
+        'contract and record declaration, storing nothing, and lists the webhook operations. One line per problem: what, ' +
+        'where (file:line:column), the fix.',
     )
     .option('--customer <id>', 'check only this configured customer')
-    .option('--json', 'print the results as JSON on stdout')
-    .option('--documents <dir>', "directory of .graphql job documents (default: the package's jobs/)")
+    .option('--json', 'print one JSON object on stdout: ok (true exactly when the exit code is 0), every problem and warning')
     .addHelpText(
       'after',
       `
-Run this first against the real API: the job documents encode assumed query names and fields, and this names
-each one the live schema does not have. Tokens are always obtained fresh (the token cache is not used).
+Run it before deploying, and after changing a definitions file. Tokens are always obtained fresh (the token cache is
+not used); nothing is written to the database. Each stream in force is probed: an incremental stream reads the
+last window (window.step or SYNC_STEP) before now - SYNC_SETTLE_DELAY, a full stream the first page of its listing,
+at most 10 records a page, then once more at the page size a run asks for (an API limit such as "first must be
+between 1 and 100" shows here, not in every run). Webhook operations declared \`absent\` are listed as absent, never
+a failure. Warnings (an enum stored without a map, a probe window with no records) do not change the exit code.
 
-Exit codes: 0 all good; 1 a query failed or a document does not match the schema; 77 authentication failed
-(wrong key or secret, missing scope); 78 configuration error.
+Exit codes: 0 the definitions in force work; 1 a problem was found (a document, a type, a probe, a webhook
+operation); 77 authentication failed (wrong key or secret); 78 configuration error (DEFINITIONS_FILE or a document
+it names cannot be used: each problem as file:line:column).
 
 Examples:
   $ occupancy-sync check
-  $ occupancy-sync check --customer 0b7c6f1e-4d1a-4a57-9a43-5c2d8c1f0e11
-  $ occupancy-sync check --json | jq '.customers[] | {customer, ok}'`,
+  $ DEFINITIONS_FILE=./occupancy-sync.streams.yaml occupancy-sync check --customer 0b7c6f1e-4d1a-4a57-9a43-5c2d8c1f0e11
+  $ occupancy-sync check --json | jq '.customers[] | {customer, ok, problems: [.problems[].message]}'
+  $ occupancy-sync check --json > check.json || exit 1     # in CI: fail the deploy`,
     )
     .action(async (options: CheckOptions) => {
-      const [{ createClient }, { checkCustomer }, { formatMismatch, loadDocument, loadJobDocuments, parseDocumentSource }, { loadStreams }] = await Promise.all([
+      const [{ createClient }, { checkCustomer, prepareCheck }, { formatFinding }] = await Promise.all([
         import('../../app/clients.ts'),
+        import('../../app/check.ts'),
         import('../../api/diagnose.ts'),
-        import('../../api/documents.ts'),
-        import('../../app/streams.ts'),
       ]);
-      const config = ctx.config();
-      requireApi(config);
-      const customers = selectCustomers(config, options.customer);
-      // Paths relative to the package (jobs/occupancy.graphql) read best; an outside directory keeps its own path.
-      const labelFor = (dir: string) => {
-        const rel = relative(PACKAGE_ROOT, dir);
-        return (name: string) => (rel.startsWith('..') ? resolve(dir, name) : `${rel ? `${rel}/` : ''}${name}`);
-      };
-      // Syntax errors in a document or the definitions fail here, before any request (ConfigError names
-      // file:line:column). Without --documents, the documents in force: the streams' (the user's definitions over
-      // the built-ins) and the webhook documents (the user's replacing the built-in ones).
-      let documents;
-      if (options.documents) {
-        const dir = resolve(options.documents);
-        documents = loadJobDocuments(dir, labelFor(dir));
-      } else {
-        const setup = loadStreams(config, { parseDocument: parseDocumentSource });
-        if (setup.file && !options.json) {
-          const replaced = Object.keys(setup.webhooks).length;
-          ctx.stdout.write(`definitions: ${setup.file} (streams ${setup.streams.map((s) => s.name).join(', ')}; ${replaced} webhook document(s) replaced)\n`);
-        }
-        const webhookPaths = WEBHOOK_OPERATIONS.map((op) => setup.webhooks[op] ?? resolve(WEBHOOK_DOCUMENTS_DIR, `${op}.graphql`));
-        const paths = [...new Set([...setup.streams.map((s) => s.document), ...webhookPaths])];
-        documents = paths.map((path) => {
-          const doc = loadDocument(path);
-          const rel = relative(PACKAGE_ROOT, path);
-          return rel.startsWith('..') ? doc : { ...doc, file: rel.split('\\').join('/') };
-        });
+      let plan: CheckPlan;
+      let config: Config;
+      let customers: CustomerConfig[];
+      try {
+        config = ctx.config();
+        requireApi(config);
+        customers = selectCustomers(config, options.customer);
+        // The definitions and their documents are read and checked before any request (exit 78 when broken).
+        plan = prepareCheck(config);
+      } catch (error) {
+        if (!(options.json && (error instanceof ConfigError || error instanceof UsageError))) throw error;
+        // CI reads one JSON object whatever happened: the configuration's problems, each line structured.
+        const exitCode = exitCodeFor(error);
+        ctx.stdout.write(`${JSON.stringify({ ok: false, exitCode, problems: configFindings(error), customers: [] }, null, 2)}\n`);
+        ctx.exitCode = exitCode;
+        return;
+      }
+      if (plan.file && !options.json) {
+        const replaced = plan.webhooks.filter((w) => w.replaced && !w.absent).length;
+        const absent = plan.webhooks.filter((w) => w.absent).map((w) => w.operation);
+        ctx.stdout.write(
+          `definitions: ${plan.file} (streams ${plan.streams.map((s) => s.stream.name).join(', ')}; ${replaced} webhook document(s) replaced${absent.length ? `; absent: ${absent.join(', ')}` : ''})\n`,
+        );
       }
       const logger = ctx.logger().child({ command: 'check' });
-
       const results: CustomerCheck[] = [];
       for (const customer of customers) {
         const client = createClient(config, customer, 'check', { logger });
         try {
-          const result = await checkCustomer({
+          const result = await checkCustomer(plan, {
             client,
             customerId: customer.id,
             apiKey: customer.apiKey,
-            documents,
+            settings: config.sync,
             clock: systemClock,
             logger,
             signal: ctx.signal,
           });
           results.push(result);
-          if (!options.json) ctx.stdout.write(formatCheck(result, formatMismatch));
+          if (!options.json) ctx.stdout.write(formatCheck(result, formatFinding));
         } finally {
           await client.close();
         }
       }
+      ctx.exitCode = results.some((r) => r.error?.kind === 'auth') ? ExitCode.AUTH : results.every((r) => r.ok) ? ExitCode.OK : ExitCode.FAILURE;
       if (options.json) {
-        ctx.stdout.write(`${JSON.stringify({ ok: results.every((r) => r.ok), customers: results }, null, 2)}\n`);
+        const definitions = {
+          file: plan.file ?? null,
+          streams: plan.streams.map((s) => ({ name: s.stream.name, kind: s.stream.kind, document: s.document.file, definedIn: s.place?.file ?? null })),
+        };
+        ctx.stdout.write(`${JSON.stringify({ ok: ctx.exitCode === ExitCode.OK, exitCode: ctx.exitCode, definitions, customers: results }, null, 2)}\n`);
       }
-      ctx.exitCode = results.some((r) => r.error?.kind === 'auth')
-        ? ExitCode.AUTH
-        : results.every((r) => r.ok)
-          ? ExitCode.OK
-          : ExitCode.FAILURE;
     });
 };

@@ -1,6 +1,7 @@
 import type { CommandModule } from '../context.ts';
 import { sandboxCommand } from './sandbox.ts';
 import { checkCommand } from './check.ts';
+import { schemaCommand } from './schema.ts';
 import { migrateCommand } from './migrate.ts';
 import { syncCommand } from './sync.ts';
 import { backfillCommand } from './backfill.ts';
@@ -11,6 +12,7 @@ import { webhookCommand } from './webhook.ts';
 import { reportCommand } from './report.ts';
 import { serveCommand } from './serve.ts';
 import { stateCommand } from './state.ts';
+import { recordCommand } from './record.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
 export const commands: CommandModule[] = [
@@ -23,7 +25,9 @@ export const commands: CommandModule[] = [
   serveCommand,
   migrateCommand,
   checkCommand,
+  schemaCommand,
   webhookCommand,
   sandboxCommand,
+  recordCommand,
   demoCommand,
 ];

@@ -3,6 +3,8 @@ import type { CommandModule } from '../context.ts';
 import { ConfigError } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
+// The variants' names and summaries only: the sandbox itself (graphql and all) loads when the command runs.
+import { API_VARIANT_INFO, API_VARIANTS, isApiVariant, type ApiVariant } from '../../sandbox/api-variants.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -26,12 +28,19 @@ interface SandboxCliOptions {
   buildings: number;
   floorSpaces: number;
   insecureWebhookTls?: boolean;
-  apiVariant: 'v1' | 'v2';
+  apiVariant: ApiVariant;
+  replay?: string;
 }
 
 /** What a user needs to point occupancy-sync (or their own client) at this sandbox. */
 export function describeSandbox(sandbox: Sandbox): string {
-  const lines = [`occupancy-sync sandbox listening on ${sandbox.url}`, '', 'Customers and demo API keys (local toy data, not real secrets):'];
+  const variant = API_VARIANT_INFO[sandbox.apiVariant];
+  const lines = [
+    `occupancy-sync sandbox listening on ${sandbox.url}`,
+    `API variant ${sandbox.apiVariant}: ${variant.query} (schema: ${variant.schemaFile})`,
+    '',
+    'Customers and demo API keys (local toy data, not real secrets):',
+  ];
   for (const c of sandbox.customers) {
     lines.push(`  ${c.name}`, `    CUSTOMER_ID  ${c.id}`);
     lines.push(`    read-only key   (ReadPublicApi)                 ${c.readKey.key}   secret ${c.readKey.secret}`);
@@ -70,27 +79,40 @@ export const sandboxCommand: CommandModule = (program, ctx) => {
     .option('--floor-spaces <n>', 'floor spaces per building', integer('--floor-spaces', 0, 10000), 4)
     .option('--insecure-webhook-tls', 'accept self-signed certificates of https webhook receivers')
     .option(
-      '--api-variant <variant>',
-      'v1: the API occupancy-sync assumes; v2: a differently shaped one over the same data (offset-paged, nested, other names), to adapt to with a definitions file (docs/api-assumptions.md)',
+      '--api-variant <name>',
+      `the shape of the API over the same data: ${API_VARIANTS.join(', ')} (below); v1 is the API occupancy-sync assumes, the others are shaped otherwise, to adapt to with a definitions file (docs/api-assumptions.md)`,
       (value: string) => {
-        if (value !== 'v1' && value !== 'v2') throw new InvalidArgumentError('use v1 or v2');
+        if (!isApiVariant(value)) throw new InvalidArgumentError(`use one of ${API_VARIANTS.join(', ')}`);
         return value;
       },
       'v1',
     )
+    // --replay (issue 26, the record helper's): a recording's answers instead of synthetic data; record.ts serves it.
+    .option('--replay <dir>', 'answer from a recording made by `occupancy-sync record` instead (only --port and --host apply); prints how to run the recorded command against it')
     .addHelpText(
       'after',
       `
 Observations arrive every 5 minutes per floor space and become visible up to 5 minutes late. Webhooks registered
 through the API get one Occupancy delivery per new tick (signed when a signatureSecret is set).
 
+API variants (--api-variant): the same data, ids and webhook deliveries; auth, gzip and buildings(nameLike) as
+documented in all; the occupancy query and the webhook mutations differ (schemas and details: docs/sandbox.md):
+${API_VARIANTS.map((v) => `  ${v.padEnd(7)} ${API_VARIANT_INFO[v].query}\n          ${API_VARIANT_INFO[v].summary}`).join('\n')}
+
 Examples:
   $ occupancy-sync sandbox --port 4000
   $ occupancy-sync sandbox --port 4000 --seed 42 --customers 3 --days 30
   $ occupancy-sync sandbox --port 0 --expires-in 60      # short-lived tokens, to watch re-authentication
-  $ occupancy-sync sandbox --api-variant v2              # an API shaped otherwise, to practise adapting to it`,
+  $ occupancy-sync sandbox --api-variant v2              # an API shaped otherwise, to practise adapting to it
+  $ occupancy-sync sandbox --api-variant token           # AppSync-like: items + nextToken, inclusive epoch-second end
+  $ occupancy-sync sandbox --replay ./recording          # answers as the platform did in a recorded run`,
     )
     .action(async (opts: SandboxCliOptions) => {
+      if (opts.replay !== undefined) {
+        const { replaySandbox } = await import('./record.ts');
+        await replaySandbox(ctx, { dir: opts.replay, host: opts.host, port: opts.port });
+        return;
+      }
       const { startSandbox } = await import('../../sandbox/index.ts');
       const now = systemClock.now();
       let sandbox: Sandbox;

@@ -168,7 +168,7 @@ Examples:
         'to replay quarantined records. Upserts make the re-read idempotent. Needs --yes; recorded in sync_state_changes.',
     )
     .requiredOption('--stream <name>', 'the incremental stream (occupancy)')
-    .requiredOption('--to <time>', 'the new watermark: 2026-03-03, 2026-03-03T06:00:00Z, or 2d (two days ago); before the current one')
+    .requiredOption('--to <time>', 'the new watermark: 2026-03-03, 2026-03-03T06:00:00Z, 2d (two days ago, rounded down to the hour) or now (this hour\'s start); before the current one')
     .option('--customer <id>', 'only this customer (default: every configured customer)')
     .option('--yes', 'really change it (without: print what would change, exit 64)')
     .addHelpText(
@@ -186,8 +186,8 @@ Examples:
       const [{ parseInstant }, { loadStreams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
       const { streams } = loadStreams(ctx.config());
       const stream = streams.find((s) => s.name === flags.stream);
-      if (!stream || stream.kind !== 'incremental-window') {
-        const names = streams.filter((s) => s.kind === 'incremental-window').map((s) => s.name);
+      if (!stream || stream.kind !== 'incremental') {
+        const names = streams.filter((s) => s.kind === 'incremental').map((s) => s.name);
         throw new UsageError(
           `--stream ${JSON.stringify(flags.stream)}: only the watermark of an incremental stream can be rewound. Fix: use one of ${names.join(', ')}` +
             ' (a backfill or buildings: state reset)',

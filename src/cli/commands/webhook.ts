@@ -25,9 +25,9 @@ async function adminFor(ctx: CliContext, customer: CustomerConfig): Promise<{ cl
     import('../../api/documents.ts'),
   ]);
   // The user's definitions file may replace webhook documents (docs/api-assumptions.md); read before any request.
-  const { webhooks } = loadStreams(ctx.config(), { parseDocument: parseDocumentSource });
+  const { webhooks, file } = loadStreams(ctx.config(), { parseDocument: parseDocumentSource });
   const client = createClient(ctx.config(), customer, 'admin', { logger: ctx.logger() });
-  return { client, admin: createWebhookAdmin(client, { signal: ctx.signal, documents: webhooks }) };
+  return { client, admin: createWebhookAdmin(client, { signal: ctx.signal, operations: webhooks, ...(file && { definitionsFile: file }) }) };
 }
 
 /** Mutations concern one customer: with several configured, --customer must say which. */

@@ -1,0 +1,290 @@
+import {
+  getNamedType,
+  isEnumType,
+  isInterfaceType,
+  isListType,
+  isNonNullType,
+  isObjectType,
+  isScalarType,
+  isSpecifiedScalarType,
+  isUnionType,
+  type GraphQLInputType,
+  type GraphQLNamedType,
+  type GraphQLOutputType,
+  type GraphQLSchema,
+} from 'graphql';
+import { answerFields, declaredVariables, inputTypeAt, type AnswerField, type LoadedDocument } from '../api/documents.ts';
+import type { Finding } from '../api/diagnose.ts';
+import { UNMAPPED } from '../sync/definition-parts.ts';
+import type { PagingRole } from '../sync/paging/index.ts';
+import type { FieldSpec } from '../sync/records.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import type { StreamPlace } from './check-places.ts';
+
+/**
+ * Whether a stream's declarations fit the live schema's types, before any record is read: each mapped field's
+ * schema type against its declared type (a count mapped to an enum, an ISO timestamp mapped to a number), the records
+ * path's lists, the paging variables and the paging information the style reads, and the window bounds against the
+ * variables that carry them. Pure: the schema, the stream, its document and where it is defined in, findings out.
+ */
+
+export interface Fit {
+  problems: Finding[];
+  warnings: Finding[];
+}
+
+/** The shape GraphQL gives a value, in the words a message uses. */
+function describeType(type: GraphQLOutputType | GraphQLInputType): string {
+  const named = getNamedType(type);
+  const what = isEnumType(named) ? 'the enum' : isSpecifiedScalarType(named) ? '' : isScalarType(named) ? 'the custom scalar' : isObjectType(named) ? 'the object type' : isInterfaceType(named) ? 'the interface' : isUnionType(named) ? 'the union' : 'the input type';
+  return `${what ? `${what} ` : ''}${String(type)}`;
+}
+
+const unwrap = <T extends GraphQLOutputType | GraphQLInputType>(type: T): T => (isNonNullType(type) ? (type.ofType as T) : type);
+
+/** A judgement of one type: fine, or a problem or warning with its fix. */
+type Verdict = undefined | { level: 'problem' | 'warning'; message: string; fix: string };
+
+/** The canonical status a spelling most likely means, for a suggested map (reports count CurrentlyOccupied). */
+function canonicalGuess(spelling: string): string {
+  return /\b(not|un|no|vacant|free|empty|available)|^(un|not|no)/i.test(spelling.replace(/_/g, ' ')) ? 'Unoccupied' : /occupied|busy|in.?use/i.test(spelling) ? 'CurrentlyOccupied' : '<stored value>';
+}
+
+/** `an enum`, `a String`, `an ID`: what a value of the type is, for a message. */
+function kindOf(named: GraphQLNamedType): string {
+  if (isEnumType(named)) return 'an enum';
+  if (isScalarType(named) && !isSpecifiedScalarType(named)) return 'a custom scalar';
+  return /^[AEIOU]/.test(named.name) ? `an ${named.name}` : `a ${named.name}`;
+}
+
+function fitField(field: string, spec: FieldSpec, entry: AnswerField): Verdict {
+  const type = entry.type;
+  const target = `${entry.parent}.${entry.name} is ${String(type)}`;
+  const inner = unwrap(type);
+  if (isListType(inner)) {
+    return { level: 'problem', message: `${field} is mapped to a list (${target}), and a column holds one value`, fix: 'map one value of it, or walk the list with [] in the paging records path' };
+  }
+  const named = getNamedType(type);
+  if (isObjectType(named) || isInterfaceType(named) || isUnionType(named)) {
+    const sample = isObjectType(named) || isInterfaceType(named) ? Object.keys(named.getFields())[0] : undefined;
+    return { level: 'problem', message: `${field} is mapped to an object, not a value (${target})`, fix: `map one of its fields${sample ? ` (e.g. ${spec.path}.${sample})` : ''}` };
+  }
+  const name = named.name;
+  const custom = isScalarType(named) && !isSpecifiedScalarType(named);
+  const mapped = `mapped to ${kindOf(named)} (${target})`;
+  switch (spec.type) {
+    case 'count':
+      if (name === 'Int') return undefined;
+      if (name === 'Float') return { level: 'warning', message: `${field} is a count ${mapped}: a value with a fraction will be rejected`, fix: 'map a whole number, or accept the rejections' };
+      if (custom) return { level: 'warning', message: `${field} is a count ${mapped}, whose values the schema does not describe`, fix: 'make sure it answers whole numbers (the probe below reads real records)' };
+      return { level: 'problem', message: `${field} is a count ${mapped}, which holds no whole numbers`, fix: `map ${field} to an Int field (\`occupancy-sync schema ${entry.parent}\` lists them)` };
+    case 'timestamp': {
+      const format = spec.format ?? 'iso';
+      if (name === 'Boolean' || isEnumType(named)) return { level: 'problem', message: `${field} is a timestamp ${mapped}`, fix: `map the field that holds the time (\`occupancy-sync schema ${entry.parent}\`)` };
+      if (format === 'epoch-seconds' || format === 'epoch-milliseconds') {
+        if (name === 'Int' && format === 'epoch-milliseconds') {
+          return { level: 'problem', message: `${field} is a timestamp in epoch-milliseconds ${mapped}, whose 32 bits hold no epoch milliseconds after January 1970`, fix: 'declare format: epoch-seconds if the API answers seconds' };
+        }
+        return undefined;
+      }
+      if (name === 'Int' || name === 'Float') {
+        return { level: 'problem', message: `${field} is a timestamp in format ${format} ${mapped}: the API answers numbers`, fix: 'declare format: epoch-seconds or epoch-milliseconds for it' };
+      }
+      return undefined;
+    }
+    default: {
+      if (isEnumType(named)) {
+        const values = named.getValues().map((v) => v.name);
+        if (spec.map) {
+          const missing = values.filter((v) => !Object.hasOwn(spec.map!, v));
+          if (missing.length === 0) return undefined;
+          return { level: 'warning', message: `${field} is ${mapped}, whose values ${missing.join(', ')} its map does not translate: records with them will be rejected`, fix: `add them to the map (${missing.map((v) => `${v}: ...`).join(', ')})` };
+        }
+        const views = field === 'occupancyStatus' ? '; the reporting views count only CurrentlyOccupied as occupied (docs/reporting.md)' : '';
+        return {
+          level: 'warning',
+          message: `${field} is ${mapped}: without a map the stored values are its spellings (${values.join(', ')})${views}`,
+          fix: `add map: { ${values.map((v) => `${v}: ${field === 'occupancyStatus' ? canonicalGuess(v) : '<stored value>'}`).join(', ')} }`,
+        };
+      }
+      if (name === 'String' || name === 'ID' || custom) return undefined;
+      if (spec.map) {
+        if (name !== 'Boolean') return undefined;
+        const missing = ['true', 'false'].filter((v) => !Object.hasOwn(spec.map!, v));
+        return missing.length ? { level: 'warning', message: `${field} is ${mapped}, and its map does not translate ${missing.join(', ')}`, fix: `add ${missing.map((v) => `'${v}': ...`).join(', ')} to the map` } : undefined;
+      }
+      return { level: 'problem', message: `${field} is declared ${spec.type} (text) and ${mapped}: the API answers ${name === 'Boolean' ? 'booleans' : 'numbers'}`, fix: 'map a text field, or translate the values with a map (map: { ... })' };
+    }
+  }
+}
+
+/** What the paging information a style reads must be, by its place in the answer. */
+function expectedRead(style: AnyStream['paging']['style'], path: readonly string[]): 'Boolean' | 'text' | 'Int' {
+  const last = path.at(-1);
+  if (style === 'relay-nodes' || style === 'relay-edges') return last === 'hasNextPage' ? 'Boolean' : 'text';
+  return style === 'token' ? 'text' : 'Int';
+}
+
+const ROLE_TYPE: Record<PagingRole, 'Int' | 'text'> = { pageSize: 'Int', offset: 'Int', page: 'Int', cursor: 'text', token: 'text' };
+
+/** Whether a named type holds what `want` means: an Int, or a text (String, ID, or a custom scalar). */
+function holds(named: GraphQLNamedType, want: 'Boolean' | 'Int' | 'text'): 'yes' | 'maybe' | 'no' {
+  if (isScalarType(named) && !isSpecifiedScalarType(named)) return 'maybe';
+  if (want === 'text') return named.name === 'String' || named.name === 'ID' ? 'yes' : 'no';
+  return named.name === want ? 'yes' : 'no';
+}
+
+export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedDocument, place: StreamPlace | undefined, settings: Readonly<Record<string, unknown>>): Fit {
+  const fit: Fit = { problems: [], warnings: [] };
+  const answer = answerFields(schema, doc);
+  const inDoc = (f: AnswerField | { line: number; column: number }) => ({ file: doc.file, line: f.line, column: f.column });
+  const inDefinitions = (path: ReadonlyArray<string | number>, key = false) => (place ? place.at(path, key) : undefined);
+  const add = (verdict: Verdict, where: { file: string; line: number; column: number } | undefined) => {
+    if (!verdict) return;
+    (verdict.level === 'problem' ? fit.problems : fit.warnings).push({ kind: 'record', stream: stream.name, ...where, message: verdict.message, fix: verdict.fix });
+  };
+  const style = stream.paging;
+
+  // The lists the records are walked through.
+  const levels: string[][] = [[...style.records.path]];
+  for (const step of style.records.each) levels.push([...levels.at(-1)!, ...step]);
+  const lists = style.style === 'relay-nodes' ? [levels[0]!] : style.style === 'relay-edges' ? [levels[0]!.slice(0, -1)] : levels;
+  for (const list of lists) {
+    const entry = answer.get(list.join('.'));
+    if (entry && !isListType(unwrap(entry.type))) {
+      fit.problems.push({ kind: 'paging', stream: stream.name, ...inDoc(entry), message: `data.${list.join('.')} is ${describeType(entry.type)}, not a list, and ${style.style} paging reads the records from a list`, fix: 'correct the records path in the definitions (mark each list walked with [])' });
+    }
+  }
+
+  for (const [field, spec] of Object.entries(stream.record as Record<string, FieldSpec>)) {
+    if (spec.path === UNMAPPED) continue;
+    const parts = spec.path.split('.');
+    const up = parts.filter((p) => p === '$parent').length;
+    const rest = parts.slice(up);
+    const level = levels[levels.length - 1 - up];
+    if (!level || !answer.has(level.join('.'))) continue; // the records path itself is wrong: the document check says where
+    const key = place?.recordKey(field) ?? field;
+    const entry = answer.get([...level, ...rest].join('.'));
+    if (entry) {
+      // A step through a list reads nothing: records.ts follows objects only.
+      const through = rest.slice(0, -1).map((_, i) => answer.get([...level, ...rest.slice(0, i + 1)].join('.'))!).find((a) => isListType(unwrap(a.type)));
+      if (through) {
+        fit.problems.push({
+          kind: 'record',
+          stream: stream.name,
+          ...inDefinitions(['record', key, 'path']),
+          message: `${field} is read from ${spec.path}, through ${through.parent}.${through.name}, which is a list (${String(through.type)}): a column holds one value`,
+          fix: 'map a field outside the list, or walk the list with [] in the paging records path',
+        });
+      } else add(fitField(field, spec, entry), inDefinitions(['record', key, 'type']));
+      continue;
+    }
+    for (let i = 0; i < rest.length; i++) {
+      if (answer.has([...level, ...rest.slice(0, i + 1)].join('.'))) continue;
+      const parent = getNamedType(answer.get([...level, ...rest.slice(0, i)].join('.'))!.type);
+      const names = isObjectType(parent) || isInterfaceType(parent) ? Object.keys(parent.getFields()) : [];
+      fit.problems.push({
+        kind: 'record',
+        stream: stream.name,
+        ...inDefinitions(['record', key, 'path']),
+        message: `${field} is read from ${spec.path}, and the live schema's ${parent.name} has no field ${rest[i]}${names.length ? ` (its fields: ${names.join(', ')})` : ''}`,
+        fix: `map ${field} to a field the type has, and select it in ${doc.file}`,
+      });
+      break;
+    }
+  }
+
+  for (const alternatives of style.reads) {
+    const found = alternatives.map((p) => ({ p, entry: answer.get(p.join('.')) })).find((a) => a.entry);
+    if (!found) continue; // not selected, or not in the schema: the loader and the document check say which
+    const want = expectedRead(style.style, found.p);
+    const named = getNamedType(found.entry!.type);
+    if (holds(named, want) === 'no' || isListType(unwrap(found.entry!.type))) {
+      fit.problems.push({ kind: 'paging', stream: stream.name, ...inDoc(found.entry!), message: `data.${found.p.join('.')} is ${describeType(found.entry!.type)}, and ${style.style} paging reads ${want === 'text' ? 'a text (String or ID)' : `a ${want}`} there`, fix: 'correct the paging in the definitions, or select the field that carries it' });
+    }
+  }
+
+  const variables = declaredVariables(schema, doc);
+  for (const [role, name] of Object.entries(style.variableNames) as Array<[PagingRole, string | undefined]>) {
+    const declared = name === undefined ? undefined : variables.get(name);
+    if (!declared?.type) continue;
+    const want = ROLE_TYPE[role];
+    const verdict = isListType(unwrap(declared.type)) ? 'no' : holds(getNamedType(declared.type), want);
+    if (verdict === 'yes') continue;
+    const what = role === 'pageSize' ? 'a page size' : role === 'offset' ? 'an offset' : role === 'page' ? 'a page number' : role === 'cursor' ? 'a cursor' : 'a next token';
+    const finding: Finding = {
+      kind: 'paging',
+      stream: stream.name,
+      file: doc.file,
+      line: declared.line,
+      column: declared.column,
+      message: `$${name} carries ${what} (paging.variables.${role}) and is declared ${declared.written}; ${what} is ${want === 'Int' ? 'an Int' : 'a String'}`,
+      fix: verdict === 'maybe' ? `make sure ${declared.written} takes ${want === 'Int' ? 'a whole number' : 'text'}` : `declare $${name}: ${want === 'Int' ? 'Int' : 'String'} (as the argument it is passed to is typed), or name the right variable in paging.variables.${role}`,
+    };
+    (verdict === 'maybe' ? fit.warnings : fit.problems).push(finding);
+  }
+
+  if (stream.kind === 'incremental') fitWindow(stream, variables, settings, inDefinitions, fit);
+  return fit;
+}
+
+/** Two windows whose bounds differ in every format (dates included), to tell which values are window bounds. */
+const A = Date.UTC(2026, 0, 1);
+const WINDOWS = [{ from: A, to: A + 86_400_000 }, { from: A + 2 * 86_400_000, to: A + 5 * 86_400_000 }];
+const INT_MAX = 2 ** 31 - 1;
+
+/** The leaves of a variables value (input objects and lists), with their paths. */
+function leaves(value: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; value: unknown }> {
+  if (Array.isArray(value)) return value.flatMap((v, i) => leaves(v, [...path, i]));
+  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => leaves(v, [...path, k]));
+  return [{ path, value }];
+}
+
+/** Each window bound the stream sends, against the type of the variable (or input field) it is sent in. */
+function fitWindow(
+  stream: AnyStream,
+  variables: ReturnType<typeof declaredVariables>,
+  settings: Readonly<Record<string, unknown>>,
+  inDefinitions: (path: ReadonlyArray<string | number>) => { file: string; line: number; column: number } | undefined,
+  fit: Fit,
+): void {
+  const [first, second] = WINDOWS.map((window) => leaves(stream.variables({ settings, window })));
+  for (const leaf of first!) {
+    const other = second!.find((l) => l.path.join('\u0000') === leaf.path.join('\u0000'));
+    if (!other || other.value === leaf.value) continue; // not a window bound
+    const [top, ...inner] = leaf.path as [string, ...Array<string | number>];
+    const declared = variables.get(top);
+    if (!declared?.type) continue;
+    const type = inputTypeAt(declared.type, inner);
+    if (!type || isListType(unwrap(type))) continue;
+    const named = getNamedType(type);
+    const custom = isScalarType(named) && !isSpecifiedScalarType(named);
+    if (custom) continue;
+    const where = `$${top}${inner.map((s) => (typeof s === 'number' ? `[${s}]` : `.${s}`)).join('')}`;
+    // The value shown is the bound of a sample window starting 2026-01-01T00:00:00Z, named as such.
+    const sample = new Date(WINDOWS[0]!.from).toISOString();
+    const sent =
+      typeof leaf.value === 'number'
+        ? `a number (${leaf.value} for ${sample})`
+        : /^\d{4}-\d\d-\d\d/.test(String(leaf.value))
+          ? `ISO text (e.g. ${JSON.stringify(leaf.value)})`
+          : `text (${JSON.stringify(leaf.value)} for ${sample})`;
+    const at = inDefinitions(['variables', ...leaf.path]);
+    const problem = (message: string, fix: string) => fit.problems.push({ kind: 'window', stream: stream.name, ...at, message, fix });
+    if (typeof leaf.value === 'number') {
+      if (named.name === 'Int' && (leaf.value > INT_MAX || (other.value as number) > INT_MAX)) {
+        problem(`a window bound is sent to ${where} (${describeType(type)}) as ${sent}, epoch milliseconds, which do not fit a 32-bit Int`, "send epoch seconds if the API reads seconds: '{{window.from | epoch-seconds}}'");
+      } else if (named.name !== 'Int' && named.name !== 'Float') {
+        problem(`a window bound is sent to ${where} (${describeType(type)}) as ${sent}, and the API takes ${named.name === 'String' || named.name === 'ID' ? 'text' : describeType(type)} there`, named.name === 'String' || named.name === 'ID' ? "send it as text: add | string ('{{window.from | epoch-milliseconds | string}}')" : 'send the bound the API reads (docs/api-assumptions.md, "Window bounds")');
+      }
+    } else if (named.name === 'Int' || named.name === 'Float') {
+      const digits = typeof leaf.value === 'string' && /^\d+$/.test(leaf.value);
+      problem(
+        `a window bound is sent to ${where} (${describeType(type)}) as ${sent}, and the API takes a number there`,
+        digits ? 'drop | string from the placeholder' : "send it as a number in the unit the API reads, e.g. '{{window.from | epoch-seconds}}' (or epoch-milliseconds)",
+      );
+    } else if (isEnumType(named) || named.name === 'Boolean') {
+      problem(`a window bound is sent to ${where}, which is ${describeType(type)}`, 'send the bounds to the variables (or input fields) that carry the time');
+    }
+  }
+}

@@ -1,0 +1,227 @@
+import { relative } from 'node:path';
+import type { GraphQLSchema } from 'graphql';
+import { fileURLToPath } from 'node:url';
+import type { ApiClient } from '../api/client.ts';
+import { checkCredentials, type Credentials, type Finding } from '../api/diagnose.ts';
+import { loadDocument, parseDocumentSource, validateDocuments, type LoadedDocument } from '../api/documents.ts';
+import { fetchLiveSchema, INTROSPECTION_FIX, IntrospectionRefusedError } from '../api/schema.ts';
+import type { Clock } from '../clock.ts';
+import type { Config } from '../config.ts';
+import { AuthError } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import { probeStream, type ProbeResult } from '../sync/probe.ts';
+import { streamSettingsOf, type EngineSettings } from '../sync/settings.ts';
+import type { AnyStream } from '../sync/stream.ts';
+import { webhookDocuments } from '../webhooks/admin.ts';
+import { WEBHOOK_OPERATIONS, type WebhookOperation } from '../webhook-operations.ts';
+import { BUILTIN_DEFINITIONS_FILE } from '../../jobs/index.ts';
+import { fitStream } from './check-fit.ts';
+import { DefinitionPlaces, type Place, type StreamPlace } from './check-places.ts';
+import { loadStreams } from './streams.ts';
+
+/**
+ * `occupancy-sync check` as a deploy gate: for one customer, whether the definitions in force (the built-in ones with
+ * a user's DEFINITIONS_FILE over them) will work against the live API. Authenticates, validates exactly the documents
+ * in force against the live schema, compares each stream's declarations with the schema's types (check-fit.ts),
+ * probes each stream with one real request read as a run reads it (src/sync/probe.ts), and lists the webhook
+ * operations (those declared absent skipped). Every finding is one line: what, where, the fix.
+ */
+
+/** Paths inside the package read best relative to it (jobs/occupancy.graphql); a user's keep their own. */
+const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const label = (path: string) => {
+  const rel = relative(PACKAGE_ROOT, path);
+  return rel.startsWith('..') ? path : rel.split('\\').join('/');
+};
+
+/** What `check` checks, read once before any customer: the streams and webhook operations in force, with their documents. */
+export interface CheckPlan {
+  /** The user's definitions file, when there is one. */
+  file: string | undefined;
+  streams: Array<{ stream: AnyStream; document: LoadedDocument; place: StreamPlace | undefined }>;
+  webhooks: Array<{ operation: WebhookOperation; document?: LoadedDocument; replaced: boolean; absent?: { declaredIn: string } }>;
+}
+
+/** Loads the definitions in force with their documents (a broken file or document is a ConfigError, as for every command). */
+export function prepareCheck(config: Config, options: { cwd?: string } = {}): CheckPlan {
+  const setup = loadStreams(config, { parseDocument: parseDocumentSource, ...(options.cwd && { cwd: options.cwd }) });
+  const places = new DefinitionPlaces([{ path: BUILTIN_DEFINITIONS_FILE, label: label(BUILTIN_DEFINITIONS_FILE) }, ...(setup.file ? [{ path: setup.file, label: setup.file }] : [])]);
+  const relabel = (doc: LoadedDocument): LoadedDocument => (label(doc.file) === doc.file ? doc : { ...doc, file: label(doc.file) });
+  const builtin = webhookDocuments();
+  return {
+    file: setup.file,
+    streams: setup.streams.map((stream) => ({ stream, document: relabel(loadDocument(stream.document)), place: places.stream(stream.name) })),
+    webhooks: WEBHOOK_OPERATIONS.map((operation) => {
+      const spec = setup.webhooks[operation];
+      if (spec && 'absent' in spec) {
+        const at = places.webhook(operation);
+        return { operation, replaced: true, absent: { declaredIn: at ? `${at.file}:${at.line}:${at.column}` : (setup.file ?? 'the definitions file') } };
+      }
+      return { operation, replaced: spec !== undefined, document: relabel(spec ? loadDocument(spec.document) : builtin[operation]) };
+    }),
+  };
+}
+
+export interface StreamCheck {
+  name: string;
+  kind: AnyStream['kind'];
+  document: string;
+  /** Whether the document validates against the live schema (absent: not validated, no schema). */
+  valid?: boolean;
+  /** The probe's answer; absent when the stream was not probed (`skipped` says why). */
+  probe?: ProbeResult;
+  skipped?: string;
+}
+
+export interface WebhookCheck {
+  operation: WebhookOperation;
+  status: 'valid' | 'invalid' | 'absent' | 'unchecked';
+  document?: string;
+  /** `file:line:column` of the `absent` declaration. */
+  declaredIn?: string;
+}
+
+export interface CustomerCheck {
+  customer: string;
+  apiKey: string;
+  /** No problem found: the definitions in force work for this customer. */
+  ok: boolean;
+  token?: Credentials;
+  schema?: { source: 'introspection' | 'unavailable'; documents: number; valid: number };
+  streams: StreamCheck[];
+  webhooks: WebhookCheck[];
+  problems: Finding[];
+  warnings: Finding[];
+  /** Set when the check stopped before the schema (no token); `auth` maps to exit code 77. */
+  error?: { kind: 'auth' | 'failure'; message: string };
+}
+
+export interface CheckCustomerOptions {
+  client: ApiClient;
+  customerId: string;
+  apiKey: string;
+  settings: EngineSettings;
+  clock: Clock;
+  logger: Logger;
+  signal: AbortSignal;
+}
+
+const at = (place: Place | undefined) => place ?? {};
+
+export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptions): Promise<CustomerCheck> {
+  const { client, signal } = options;
+  const result: CustomerCheck = { customer: options.customerId, apiKey: options.apiKey, ok: false, streams: [], webhooks: [], problems: [], warnings: [] };
+  const credentials = await checkCredentials({ client, customerId: options.customerId, clock: options.clock, signal });
+  if (credentials.token) result.token = credentials.token;
+  result.problems.push(...credentials.problems);
+  if (credentials.error) {
+    result.error = credentials.error;
+    return result;
+  }
+
+  let schema: GraphQLSchema | undefined;
+  try {
+    schema = (await fetchLiveSchema(client, signal)).schema;
+  } catch (error) {
+    signal.throwIfAborted();
+    if (!(error instanceof IntrospectionRefusedError)) {
+      const message = error instanceof Error ? error.message : String(error);
+      result.problems.push({ kind: 'schema', message: `the live schema could not be read: ${message}` });
+      result.error = { kind: error instanceof AuthError ? 'auth' : 'failure', message };
+      return result;
+    }
+    const message = error.message.replace(/\. Fix: .*$/s, '');
+    result.warnings.push({ kind: 'schema', message: `${message}: the documents, record types and webhook operations were not compared with the schema; the probes below still read real answers`, fix: INTROSPECTION_FIX });
+    options.logger.warn({ customer: options.customerId }, message);
+  }
+  let validated = 0;
+  let valid = 0;
+  const validate = (doc: LoadedDocument, finding: Omit<Finding, 'file' | 'line' | 'column' | 'message' | 'kind'> & { kind: Finding['kind'] }, fix: string): boolean => {
+    if (!schema) return true;
+    validated += 1;
+    const mismatches = validateDocuments(schema, [doc]);
+    for (const m of mismatches) result.problems.push({ ...finding, file: m.file, line: m.line, column: m.column, message: m.message, fix });
+    if (mismatches.length === 0) valid += 1;
+    return mismatches.length === 0;
+  };
+
+  const settings = streamSettingsOf(options.settings);
+  for (const { stream, document, place } of plan.streams) {
+    const check: StreamCheck = { name: stream.name, kind: stream.kind, document: document.file };
+    result.streams.push(check);
+    const builtin = !plan.file || place?.file !== plan.file;
+    const fix = builtin
+      ? `give stream ${stream.name} a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`occupancy-sync schema Query\` lists the queries)`
+      : `adapt ${document.file} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`;
+    const ok = validate(document, { kind: 'document', stream: stream.name }, fix);
+    if (schema) {
+      check.valid = ok;
+      const fit = fitStream(schema, stream, document, place, settings);
+      result.problems.push(...fit.problems);
+      result.warnings.push(...fit.warnings);
+    }
+    if (!ok) {
+      check.skipped = 'its document does not match the live schema';
+      continue;
+    }
+    const probe = await probeStream({ stream, client, document, settings: options.settings, now: () => options.clock.now(), signal });
+    check.probe = probe;
+    judgeProbe(stream, probe, place, result);
+  }
+
+  for (const op of plan.webhooks) {
+    if (op.absent) {
+      result.webhooks.push({ operation: op.operation, status: 'absent', declaredIn: op.absent.declaredIn });
+      continue;
+    }
+    const doc = op.document!;
+    const entry: WebhookCheck = { operation: op.operation, status: 'unchecked', document: doc.file };
+    result.webhooks.push(entry);
+    if (!schema) continue;
+    const root = op.operation === 'webhooks' ? 'Query' : 'Mutation';
+    const fix = op.replaced
+      ? `adapt ${doc.file} to the platform's operation (\`occupancy-sync schema ${root}\` lists them), or declare \`${op.operation}: absent\` under webhooks: if the platform has none`
+      : `give the platform's operation in a definitions file (webhooks: { ${op.operation}: { document, result, errors } }, docs/api-assumptions.md; \`occupancy-sync schema ${root}\` lists them), or declare \`webhooks: { ${op.operation}: absent }\` if the platform has none`;
+    entry.status = validate(doc, { kind: 'webhook', operation: op.operation }, fix) ? 'valid' : 'invalid';
+  }
+  if (schema) result.schema = { source: 'introspection', documents: validated, valid };
+  else result.schema = { source: 'unavailable', documents: 0, valid: 0 };
+  result.ok = result.problems.length === 0;
+  return result;
+}
+
+/** The probe's findings: a refused request or a broken contract, rejected records, or a window with nothing to judge. */
+function judgeProbe(stream: AnyStream, probe: ProbeResult, place: StreamPlace | undefined, result: CustomerCheck): void {
+  const read = probe.window ? `the probe of window [${probe.window.from}, ${probe.window.to}${probe.window.endInclusive ? ']' : ')'}` : "the probe of the listing's first page";
+  if (probe.failure) {
+    // A failure after the first page was read is the run's page size refused (probe.ts).
+    const key =
+      probe.runPageSize !== undefined
+        ? ['paging']
+        : probe.failure.rule === 'truncated'
+        ? stream.kind === 'incremental' ? ['window', 'step'] : ['paging', 'maxPageSize']
+        : probe.failure.kind === 'refused' || probe.failure.rule === 'window' ? ['variables'] : ['name'];
+    result.problems.push({ kind: 'probe', stream: stream.name, ...at(place?.at(key)), message: `${read}: ${probe.failure.message}`, ...(probe.failure.fix && { fix: probe.failure.fix }) });
+    return;
+  }
+  if (probe.rejected > 0) {
+    const field = probe.fields[0];
+    result.problems.push({
+      kind: 'probe',
+      stream: stream.name,
+      ...at(place?.at(field ? ['record', place.recordKey(field), 'type'] : ['record'])),
+      message: `${read}: ${probe.rejected} of ${probe.nodes} record(s) break their declaration${probe.fields.length ? ` (field ${probe.fields.join(', ')})` : ''}: ${probe.reasons.join('; ')}`,
+      fix: 'correct the record mapping (path, type, format, map) so it reads what the API answers',
+    });
+    return;
+  }
+  if (probe.nodes === 0) {
+    result.warnings.push({
+      kind: 'probe',
+      stream: stream.name,
+      ...at(place?.at(['name'])),
+      message: `${read} answered no records: the record declaration was compared with the schema only`,
+      fix: stream.kind === 'incremental' ? 'run check again once the platform has recent data (or give the stream a longer window.step)' : 'run check again once the listing has records',
+    });
+  }
+}

@@ -1,0 +1,129 @@
+import { describeYaml, isPlainObject, mapAt, stringAt, type YamlPath, type YamlSource } from '../definition-yaml.ts';
+import { recordsPathOf, type RecordsPath } from './answer.ts';
+import { offset } from './offset.ts';
+import { pageNumber } from './page-number.ts';
+import { relayEdges } from './relay-edges.ts';
+import { relayNodes } from './relay-nodes.ts';
+import { single } from './single.ts';
+import { PAGING_STYLES, type Need, type PagingInput, type PagingRole, type PagingStyle, type PagingStyleName, type StyleModule } from './style.ts';
+import { token } from './token.ts';
+
+export type { PageAt, PageRead, PagingStyle, PagingStyleName, PagingRole } from './style.ts';
+export { PAGING_STYLES, effectivePageSize } from './style.ts';
+
+/** The paging styles by their name in a definitions file (the same word as the module and its `style`). */
+export const STYLES: Record<PagingStyleName, StyleModule> = {
+  single,
+  'relay-nodes': relayNodes,
+  'relay-edges': relayEdges,
+  token,
+  offset,
+  'page-number': pageNumber,
+};
+
+const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
+const ANSWER_PATH = { re: /^[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a path of fields', example: 'occupancy or list.nextToken' };
+const RECORDS_PATH = { re: /^[_A-Za-z][_0-9A-Za-z]*(\[\])?(\.[_A-Za-z][_0-9A-Za-z]*(\[\])?)*$/, rule: 'is not a records path', example: 'buildings or floorSpaceReadings[].floorSpaces[].readings' };
+
+/**
+ * Version 1 of the format named the styles and their variables otherwise (`none`, `cursor` with `pageSize`/`cursor`
+ * naming variables, `offset` with `offset`/`limit`): a version-1 map in version-2 words, so a file written for an
+ * earlier release keeps working (docs/api-assumptions.md, "Versions").
+ */
+function fromVersion1(p: Record<string, unknown>): Record<string, unknown> {
+  switch (p.style) {
+    case 'none':
+      return { style: 'single', records: p.records };
+    case 'cursor':
+      return { style: 'relay-nodes', connection: p.connection, variables: { pageSize: p.pageSize, cursor: p.cursor } };
+    case 'offset':
+      return { style: 'offset', records: p.records, variables: { pageSize: p.limit, offset: p.offset } };
+    default:
+      return p;
+  }
+}
+const VERSION1_KEYS: Record<string, string[]> = { none: ['style', 'records'], cursor: ['style', 'connection', 'pageSize', 'cursor'], offset: ['style', 'records', 'offset', 'limit'] };
+
+/** Reads a stream's `paging` map: its style, keys and variables; each problem one located error. */
+export function pagingAt(src: YamlSource, at: YamlPath, value: unknown, need: Need, version: number): PagingStyle | undefined {
+  const styleName = isPlainObject(value) ? value.style : undefined;
+  if (version === 1) {
+    if (typeof styleName !== 'string' || !(styleName in VERSION1_KEYS)) {
+      src.error(isPlainObject(value) ? [...at, 'style'] : at, `paging style ${JSON.stringify(styleName ?? null)} is not one of none, cursor, offset (version 1)`, 'write e.g. paging: { style: cursor, connection: occupancy, pageSize: first, cursor: after }, or move the file to version 2 (docs/api-assumptions.md)');
+      return undefined;
+    }
+    const keys = VERSION1_KEYS[styleName]!;
+    if (!mapAt(src, at, value, `${styleName} paging`, keys, keys)) return undefined;
+    return parseStyle(src, at, fromVersion1(value as Record<string, unknown>), need, true);
+  }
+  if (typeof styleName !== 'string' || !(PAGING_STYLES as readonly string[]).includes(styleName)) {
+    src.error(
+      isPlainObject(value) ? [...at, 'style'] : at,
+      `paging style ${JSON.stringify(styleName ?? null)} is not one of ${PAGING_STYLES.join(', ')}`,
+      'write e.g. paging: { style: relay-nodes, connection: occupancy, variables: { pageSize: first, cursor: after } } (docs/api-assumptions.md lists each style)',
+    );
+    return undefined;
+  }
+  const module = STYLES[styleName as PagingStyleName];
+  const allowed = ['style', ...module.keys, ...(module.roles.length ? ['variables'] : [])];
+  const p = mapAt(src, at, value, `${styleName} paging`, allowed, module.required);
+  if (!p) return undefined;
+  return parseStyle(src, at, p, need, false);
+}
+
+function parseStyle(src: YamlSource, at: YamlPath, p: Record<string, unknown>, need: Need, version1: boolean): PagingStyle | undefined {
+  const module = STYLES[p.style as PagingStyleName];
+  const before = src.errors.length;
+  const vars = p.variables;
+  const varsAt: YamlPath = version1 ? at : [...at, 'variables'];
+  if (vars !== undefined && !version1) {
+    const roles = mapAt(src, varsAt, vars, `the variables of ${module.name} paging`, module.roles);
+    if (!roles) return undefined;
+  }
+  const input: PagingInput = {
+    src,
+    at,
+    p,
+    variable(role: PagingRole, required: boolean) {
+      const name = isPlainObject(vars) ? vars[role] : undefined;
+      const where: YamlPath = version1 ? [...at, role === 'pageSize' && module.name === 'offset' ? 'limit' : role] : [...varsAt, role];
+      if (name === undefined || name === null) {
+        if (required) src.error(version1 ? at : varsAt, `${module.name} paging needs the variable that carries the ${roleText(role)}`, `add variables: { ${role}: <the variable's name in the document> }`);
+        return undefined;
+      }
+      if (typeof name !== 'string' || !GRAPHQL_NAME.test(name)) {
+        src.error(where, `the ${role} variable ${describeYaml(name)} is not a GraphQL name`, 'use the name the document declares, without $');
+        return undefined;
+      }
+      need(where, name, `the ${roleText(role)} variable`);
+      return name;
+    },
+    records(key: string): RecordsPath | undefined {
+      const text = stringAt(src, [...at, key], p[key], key, RECORDS_PATH);
+      return text ? recordsPathOf(text) : undefined;
+    },
+    answerPath(key: string, required: boolean) {
+      if (p[key] === undefined && !required) return undefined;
+      const text = stringAt(src, [...at, key], p[key], key, ANSWER_PATH);
+      return text?.split('.');
+    },
+    count(key: string, min: number) {
+      const v = p[key];
+      if (v === undefined) return undefined;
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < min) {
+        src.error([...at, key], `${key} must be a whole number from ${min}, got ${describeYaml(v)}`, `write e.g. ${key}: ${Math.max(min, 100)}`);
+        return undefined;
+      }
+      return v;
+    },
+  };
+  const style = module.parse(input);
+  if (style?.pageSize !== undefined && style.maxPageSize !== undefined && style.pageSize > style.maxPageSize) {
+    src.error([...at, 'pageSize'], `pageSize ${style.pageSize} is above maxPageSize ${style.maxPageSize}, the most the API answers`, `lower pageSize to ${style.maxPageSize} or less`);
+  }
+  return src.errors.length > before ? undefined : style;
+}
+
+function roleText(role: PagingRole): string {
+  return { pageSize: 'page size', cursor: 'cursor of the next page', token: 'token of the next page', offset: 'offset', page: 'page number' }[role];
+}

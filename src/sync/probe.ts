@@ -1,0 +1,169 @@
+import { ContractViolation, GraphQLResponseError, type ContractRule } from '../errors.ts';
+import { toIsoUtc, type IsoUtc } from '../time.ts';
+import { WindowPaging, type ContractWindow } from './contract.ts';
+import { fetchPage, type GraphQLRequester } from './fetch.ts';
+import { effectivePageSize } from './paging/index.ts';
+import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
+import { limitsOf, validatorOf } from './run-parts.ts';
+import { streamSettingsOf, type EngineSettings } from './settings.ts';
+import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
+import { sinkKey } from '../store/sinks.ts';
+
+/**
+ * One real page of a stream, read and checked exactly as a run reads it (the stream's paging style, the page
+ * contract, the record declaration), and nothing stored: what `occupancy-sync check` asks of every stream in force.
+ * An incremental stream reads its most recent settled window (one step before now - settle delay), a full stream the
+ * first page of its listing, both with a small page so the probe costs little; when a run asks for more a page, the
+ * same first page is asked for once more at that size, which the API may refuse (a documented limit of 100, say).
+ */
+
+/** Records a probe page asks for at most (the stream's own page size when smaller, never above its maxPageSize). */
+export const PROBE_PAGE_SIZE = 10;
+/** How many rejection reasons a probe keeps: the first few say what is wrong; the count says how much. */
+const REASONS_KEPT = 3;
+
+export interface ProbeOptions {
+  stream: AnyStream;
+  client: GraphQLRequester;
+  /** The stream's parsed document, as the client sends it. */
+  document: unknown;
+  settings: EngineSettings;
+  now: () => number;
+  signal: AbortSignal;
+}
+
+export interface ProbeResult {
+  stream: string;
+  /** The window read (incremental streams); `endInclusive`: the API reads records at `to` too. */
+  window?: { from: IsoUtc; to: IsoUtc; endInclusive: boolean };
+  /** Records asked for (a single page asks for none: the API answers all, up to its maxPageSize). */
+  pageSize: number | undefined;
+  /** Records in the answer, those that passed their declaration, and those rejected with the first reasons. */
+  nodes: number;
+  records: number;
+  rejected: number;
+  reasons: string[];
+  /** The record fields (columns) the rejected records break, in the declaration's order. */
+  fields: string[];
+  /** The style found a next page. */
+  more: boolean;
+  /**
+   * The page size a run asks for, when larger than the probe's: the first page was asked for once more at that size,
+   * to see the API accepts it (a refusal is the `failure`).
+   */
+  runPageSize?: number;
+  /** The request was refused (GraphQL errors), failed, or its answer broke the page contract. */
+  failure?: { kind: 'contract' | 'refused' | 'request'; rule?: ContractRule; message: string; fix?: string };
+}
+
+/** Reads one page of the stream; every failure is in the result, only an abort is thrown. */
+export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
+  const { stream, settings } = options;
+  const style = stream.paging;
+  const pageSize = Math.min(effectivePageSize(style, settings.pageSize), PROBE_PAGE_SIZE);
+  const result: ProbeResult = { stream: stream.name, pageSize: style.style === 'single' ? undefined : pageSize, nodes: 0, records: 0, rejected: 0, reasons: [], fields: [], more: false };
+  let window: ContractWindow | undefined;
+  let bounds: { from: number; to: number } | undefined;
+  if (stream.kind === 'incremental') {
+    const spec = stream.window ?? DEFAULT_WINDOW;
+    const stepMs = spec.stepMs ?? settings.stepMs;
+    if (stepMs % spec.gridMs !== 0) {
+      result.failure = {
+        kind: 'request',
+        message: `its window bounds lie on a grid of ${spec.gridMs} ms (a date is a whole day), and its windows are ${stepMs} ms long`,
+        fix: 'set `window: { step: ... }` for the stream to a multiple of it (e.g. 1d)',
+      };
+      return result;
+    }
+    const to = Math.floor((options.now() - settings.settleDelayMs) / spec.gridMs) * spec.gridMs;
+    bounds = { from: to - stepMs, to };
+    const cursorField = stream.cursorField as string;
+    window = { from: toIsoUtc(bounds.from), to: toIsoUtc(to), endSlackMs: spec.endSlackMs, cursorField, apiPath: apiPathOf(stream.record as never, cursorField as never) };
+    result.window = { from: window.from, to: window.to, endInclusive: spec.endInclusive };
+  }
+  const read = (size: number) =>
+    fetchPage({
+      stream,
+      client: options.client,
+      document: options.document,
+      variables: stream.variables({ settings: streamSettingsOf(settings), ...(bounds && { window: bounds }) }),
+      pageSize: size,
+      cursor: null,
+      signal: options.signal,
+      paging: new WindowPaging<unknown>({
+        where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
+        style,
+        validate: validatorOf(stream),
+        keyFields: sinkKey(stream.sink),
+        ...(window && { window }),
+        startCursor: null,
+        // Rejected records are counted and reported here, never a reason to stop reading the page.
+        limits: { ...limitsOf(settings), onRejected: 'quarantine', maxRejectedShare: 1, minRejectedForShare: Number.POSITIVE_INFINITY },
+      }),
+      now: options.now,
+    });
+  try {
+    const page = await read(pageSize);
+    result.nodes = page.nodes;
+    result.records = page.records.length;
+    result.rejected = page.rejected.length;
+    result.reasons = [...new Set(page.rejected.map((r) => r.reason))].slice(0, REASONS_KEPT);
+    result.fields = brokenFields(stream, page.rejected.slice(0, REASONS_KEPT).map((r) => r.raw));
+    result.more = page.next !== null;
+  } catch (error) {
+    options.signal.throwIfAborted();
+    result.failure = failureOf(error);
+    return result;
+  }
+  // A run asks for more records a page than the probe did: an API that refuses that many ("first must be between 1
+  // and 100") would fail every run while the small probe passed. The same first page again, at the run's size.
+  const runSize = effectivePageSize(style, settings.pageSize);
+  if (runSize > pageSize && style.variableNames.pageSize !== undefined) {
+    result.runPageSize = runSize;
+    try {
+      await read(runSize);
+    } catch (error) {
+      options.signal.throwIfAborted();
+      const failure = failureOf(error);
+      result.failure = { ...failure, message: `with the page size a run asks for (${runSize}): ${failure.message}` };
+    }
+  }
+  return result;
+}
+
+/**
+ * Which declared fields the rejected records break, field by field: a reason names the API path only, and two columns
+ * may read the same path (a count mapped to the status field).
+ */
+function brokenFields(stream: AnyStream, raws: string[]): string[] {
+  const nodes = raws.flatMap((raw) => {
+    try {
+      return [JSON.parse(raw) as unknown];
+    } catch {
+      return []; // cut at the quarantine's size limit: its reason still says what broke
+    }
+  });
+  const broken = Object.entries(stream.record as Record<string, FieldSpec>).filter(([field, spec]) => {
+    const validate = compileRecord<Record<string, unknown>>({ [field]: spec });
+    return nodes.some((node) => !validate(node).ok);
+  });
+  return broken.map(([field]) => field);
+}
+
+function failureOf(error: unknown): NonNullable<ProbeResult['failure']> {
+  if (error instanceof ContractViolation) {
+    // The run's message says what happens to the window (nothing stored, retried); a probe stores nothing anyway.
+    const fix = /\. Fix: (.*)$/s.exec(error.message)?.[1];
+    return { kind: 'contract', rule: error.rule, message: `the answer broke the page contract (${error.rule}): ${error.detail}`, ...(fix && { fix }) };
+  }
+  // fetchPage names the stream; the probe's reader already knows it.
+  const message = (error instanceof Error ? error.message : String(error)).replace(/^stream [^:]+: /, '');
+  const [what, fix] = splitFix(message);
+  return { kind: error instanceof GraphQLResponseError ? 'refused' : 'request', message: what, ...(fix && { fix }) };
+}
+
+/** `what. Fix: how` as its two parts (the fix, when the message has one). */
+function splitFix(message: string): [string, string | undefined] {
+  const at = message.lastIndexOf('. Fix: ');
+  return at < 0 ? [message, undefined] : [message.slice(0, at), message.slice(at + '. Fix: '.length)];
+}

@@ -1,0 +1,347 @@
+import { ConfigError, ContractViolation } from '../errors.ts';
+import type { Logger } from '../logger.ts';
+import type { SyncState, SyncStateUpdate } from '../store/types.ts';
+import { epochMsOrNull, isoUtcOrNull, toIsoUtc } from '../time.ts';
+import { WindowPaging } from './contract.ts';
+import { fetchPage, type FetchedPage } from './fetch.ts';
+import { Frontier, type WindowProgress } from './frontier.ts';
+import { effectivePageSize } from './paging/index.ts';
+import { runPipeline } from './pipeline.ts';
+import { apiPathOf } from './records.ts';
+import { streamSettingsOf } from './settings.ts';
+import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
+import type { RunRequest, StreamOutcome, StreamRunContext } from './stream-run.ts';
+import { commitSpan, counted, emit, limitsOf, validatorOf } from './run-parts.ts';
+import { sinkKey } from '../store/sinks.ts';
+import { tracer, type SpanHandle } from '../tracing.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, trustedServerTime, watermarkLimit, type Plan } from './windows.ts';
+
+/** The stored state in the engine's terms: instants as epoch ms (converted once, here, at the store boundary). */
+interface EngineState {
+  watermark: number | null;
+  head: { from: number; to: number; cursor: string | null } | null;
+}
+
+function fromStore(state: SyncState | undefined): EngineState {
+  const from = epochMsOrNull(state?.windowStart);
+  const to = epochMsOrNull(state?.windowEnd);
+  return {
+    watermark: epochMsOrNull(state?.watermark),
+    head: from !== null && to !== null ? { from, to, cursor: state?.pageCursor ?? null } : null,
+  };
+}
+
+/** The plan of one run and what its checkpoint is after each commit. */
+interface RunPlan extends Plan {
+  windowsTotal: number;
+  windowsDone: number;
+  /** What the state becomes after a commit: the frontier's head, and the watermark after the windows just completed. */
+  checkpoint(frontier: Frontier, completed: WindowProgress[], page: FetchedPage): EngineState;
+}
+
+function head(frontier: Frontier, always: boolean): EngineState['head'] {
+  const h = frontier.head;
+  return h && (always || h.cursor !== null) ? { from: h.from, to: h.to, cursor: h.cursor } : null;
+}
+
+/**
+ * Reads an incremental stream's windows (or a backfill's) and keeps the state exact: each page commits with its
+ * checkpoint; the watermark (a backfill's progress) moves only over the completed windows from the first. Windows are
+ * read `windowConcurrency` at a time, each page by page in order.
+ */
+export async function runWindowed(
+  ctx: StreamRunContext,
+  stream: AnyStream,
+  request: RunRequest,
+  key: string,
+  state: SyncState | undefined,
+  runId: number,
+  outcome: StreamOutcome,
+  log: Logger,
+): Promise<'done' | 'interrupted'> {
+  const spec = stream.window ?? DEFAULT_WINDOW;
+  const stepMs = spec.stepMs ?? ctx.settings.stepMs;
+  if (stepMs % spec.gridMs !== 0) {
+    throw new ConfigError(
+      `stream ${stream.name} sends its window bounds on a grid of ${spec.gridMs} ms (a date is a whole day), and its windows are ${stepMs} ms long. Fix: set \`window: { step: ... }\` for the stream to a multiple of it (e.g. 1d)`,
+    );
+  }
+  const now = ctx.clock.now();
+  const stored = fromStore(state);
+  const base = { customerId: ctx.customerId, stream: key };
+  let watermark = stored.watermark;
+  let skewWarned = false;
+  let newest: number | undefined;
+  const windowSettings = { ...ctx.settings, stepMs, gridMs: spec.gridMs };
+  let plan: RunPlan;
+  let range: { rangeStart: string | null; rangeEnd: string | null };
+
+  if (request.mode === 'backfill') {
+    const backfill = planBackfill({
+      now,
+      range: { from: request.from, to: request.to },
+      state: state && !request.restart ? { inFlight: stored.head && { windowStart: stored.head.from, windowEnd: stored.head.to, pageCursor: stored.head.cursor }, rangeStart: epochMsOrNull(state.rangeStart), rangeEnd: epochMsOrNull(state.rangeEnd) } : null,
+      settings: windowSettings,
+    });
+    range = { rangeStart: toIsoUtc(request.from), rangeEnd: toIsoUtc(request.to) };
+    if (backfill.restart && state?.rangeStart) {
+      log.info({ previous: [state.rangeStart, state.rangeEnd] }, 'starting the backfill over (--restart): the stored progress is dropped');
+    } else if (!backfill.restart && stored.head) {
+      outcome.note = `resumed at ${toIsoUtc(stored.head.from)}${stored.head.cursor ? ' (mid-window, at its last committed page)' : ''}: ${backfill.windowsDone} of ${backfill.windowsTotal} windows were done`;
+      log.info({ windowStart: toIsoUtc(stored.head.from), windowsDone: backfill.windowsDone, windowsTotal: backfill.windowsTotal }, `backfill ${outcome.note}`);
+    }
+    plan = {
+      ...backfill,
+      checkpoint: (frontier) => {
+        const h = head(frontier, true);
+        if (h) return { watermark, head: h };
+        // Every planned window is done; the range may go on beyond now - settle delay: the next run starts there.
+        const last = frontier.windows.at(-1)!;
+        const next = nextBackfillWindow(last.to, request, stepMs, spec.gridMs);
+        return { watermark, head: next && { from: next.windowStart, to: next.windowEnd, cursor: null } };
+      },
+    };
+  } else {
+    const incremental = planIncremental({ now, watermark, inFlight: stored.head && { windowStart: stored.head.from, windowEnd: stored.head.to, pageCursor: stored.head.cursor }, settings: windowSettings });
+    range = { rangeStart: state?.rangeStart ?? null, rangeEnd: state?.rangeEnd ?? null };
+    plan = {
+      ...incremental,
+      windowsTotal: incremental.windows.length,
+      windowsDone: 0,
+      checkpoint: (frontier, completed, page) => {
+        const last = completed.at(-1);
+        if (last) {
+          // The platform's time of the latest answer: the window holds nothing the platform had not produced then.
+          const server = trustedServerTime(page.serverTime, page.localTime, ctx.settings.maxClockSkewMs);
+          let limit = watermarkLimit(incremental.limit, server.time, ctx.settings.settleDelayMs);
+          if (server.ignored) {
+            // Neither clock can be trusted: only the data proves how far the platform has produced. No record, no move.
+            limit = Math.min(limit, newest ?? Number.NEGATIVE_INFINITY);
+            if (!skewWarned) {
+              skewWarned = true;
+              log.warn(
+                { platformTime: isoUtcOrNull(page.serverTime!), localTime: isoUtcOrNull(page.localTime), maxClockSkewMs: ctx.settings.maxClockSkewMs, newestRecord: isoUtcOrNull(newest ?? null) },
+                `the platform's Date header is ${Math.round(Math.abs(page.serverTime! - page.localTime) / 1000)} s away from the local clock, ` +
+                  'more than SYNC_MAX_CLOCK_SKEW: neither clock moves the watermark, only the newest record read does (check both clocks; keep NTP on here)',
+              );
+            }
+          }
+          if (Number.isFinite(limit)) watermark = advanceWatermark(watermark, last.to, limit);
+        }
+        return { watermark, head: head(frontier, false) };
+      },
+    };
+  }
+
+  if (plan.windows.length === 0) {
+    outcome.note = plan.reason;
+    if (plan.reason === 'clock-behind') {
+      log.warn({ watermark: state?.watermark, limit: isoUtcOrNull(plan.limit) }, 'the clock is behind the watermark (clock moved backwards?): nothing to read until it catches up');
+    }
+    emit(ctx, outcome, plan.windowsTotal, plan.windowsDone);
+    return 'done';
+  }
+
+  const frontier = new Frontier(plan.windows);
+  const validate = validatorOf(stream);
+  const cursorField = stream.cursorField as string;
+  const apiPath = apiPathOf(stream.record as never, cursorField as never);
+  const limits = limitsOf(ctx.settings);
+  const pageSize = effectivePageSize(stream.paging, ctx.settings.pageSize);
+  const streamSettings = streamSettingsOf(ctx.settings);
+  const pagings = new Map<number, WindowPaging<unknown>>();
+  const pagingOf = (w: WindowProgress) => {
+    let paging = pagings.get(w.index);
+    if (!paging) {
+      const from = toIsoUtc(w.from);
+      const to = toIsoUtc(w.to);
+      paging = new WindowPaging({
+        where: `window [${from}, ${to}${spec.endInclusive ? ']' : ')'}`,
+        style: stream.paging,
+        validate,
+        keyFields: sinkKey(stream.sink),
+        window: { from, to, endSlackMs: spec.endSlackMs, cursorField, apiPath },
+        startCursor: w.cursor,
+        limits,
+      });
+      pagings.set(w.index, paging);
+    }
+    return paging;
+  };
+
+  // One span per window, from its first request to its last commit; the requests and commits are its children.
+  const spans = new Map<number, SpanHandle>();
+  const windowSpan = (w: WindowProgress): SpanHandle => {
+    let span = spans.get(w.index);
+    if (!span) {
+      span = tracer().start('sync.window', { 'window.from': toIsoUtc(w.from), 'window.to': toIsoUtc(w.to), 'window.resumed': w.cursor !== null });
+      spans.set(w.index, span);
+    }
+    return span;
+  };
+  const endWindowSpan = (w: WindowProgress, how: string, error?: unknown) => {
+    const span = spans.get(w.index);
+    if (!span) return;
+    spans.delete(w.index);
+    span.setAttributes({ 'window.outcome': how });
+    if (error) span.fail(error);
+    span.end();
+  };
+
+  type Job = { window: WindowProgress; cursor: string | null };
+  const queue = [...frontier.windows];
+  const concurrency = Math.max(1, Math.min(ctx.settings.windowConcurrency ?? 1, queue.length));
+  // Windows read ahead of the first incomplete one are kept in the checkpoint until it completes: a slow window must
+  // not let the others run unboundedly far ahead of it.
+  const maxAhead = 4 * concurrency;
+  const waiting: Array<() => void> = [];
+  const headMoved = () => {
+    for (const wake of waiting.splice(0)) wake();
+  };
+  const take = async (): Promise<Job | undefined> => {
+    while (queue.length && !signal.aborted && queue[0]!.index - (frontier.head?.index ?? 0) > maxAhead) {
+      await new Promise<void>((resolve) => waiting.push(resolve));
+    }
+    const window = signal.aborted ? undefined : queue.shift();
+    return window && { window, cursor: window.cursor };
+  };
+  // Commits are taken one at a time, in the order pages arrive: each checkpoint is computed from the frontier as
+  // it is after every earlier commit.
+  let commits: Promise<unknown> = Promise.resolve();
+  const commit = (page: FetchedPage, job: Job) => {
+    const run = commits.then(async () => {
+      const completed = frontier.page(job.window.index, page.next);
+      if (completed.length) headMoved();
+      if (page.newest !== undefined && (newest === undefined || page.newest > newest)) newest = page.newest;
+      const after = plan.checkpoint(frontier, completed, page);
+      const checkpoint: SyncStateUpdate = {
+        ...base,
+        ...range,
+        watermark: isoUtcOrNull(after.watermark),
+        windowStart: isoUtcOrNull(after.head?.from ?? null),
+        windowEnd: isoUtcOrNull(after.head?.to ?? null),
+        pageCursor: after.head?.cursor ?? null,
+      };
+      // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
+      const span = windowSpan(job.window);
+      await span.run(() => commitSpan(page, job.window, () => ctx.store.commitPage({
+        customerId: ctx.customerId,
+        sink: stream.sink,
+        records: page.records,
+        at: toIsoUtc(ctx.clock.now()),
+        checkpoint,
+        runId,
+        quarantine: { stream: stream.name, window: { from: toIsoUtc(job.window.from), to: toIsoUtc(job.window.to) }, records: page.rejected },
+      })));
+      if (page.next === null) endWindowSpan(job.window, 'complete');
+      outcome.watermark = checkpoint.watermark;
+      counted(outcome, page);
+      if (page.next === null) outcome.windows += 1;
+      emit(ctx, outcome, plan.windowsTotal, plan.windowsDone + outcome.windows);
+    });
+    commits = run.catch(() => {});
+    return run;
+  };
+
+  const stop = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  signal.addEventListener('abort', () => headMoved(), { once: true });
+  let failure: { error: unknown } | undefined;
+  // The other readers start once one answer came back valid: a request the platform refuses (a wrong document, a
+  // page size too large) fails once, not once per window in flight.
+  let proven!: () => void;
+  const firstAnswer = new Promise<void>((resolve) => (proven = resolve));
+  const worker = async (lead: boolean): Promise<void> => {
+    if (!lead) {
+      const stopped = signal.aborted ? Promise.resolve() : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      await Promise.race([firstAnswer, stopped]);
+    }
+    const first = await take();
+    if (!first) return;
+    try {
+      await runPipeline<Job, FetchedPage>(
+        first,
+        {
+          fetch: (job, fetchSignal) =>
+            windowSpan(job.window).run(() => fetchPage({
+              stream,
+              client: ctx.client,
+              document: ctx.document,
+              variables: stream.variables({ settings: streamSettings, window: { from: job.window.from, to: job.window.to } }),
+              pageSize,
+              cursor: job.cursor,
+              signal: fetchSignal,
+              paging: pagingOf(job.window),
+              now: () => ctx.clock.now(),
+            }).then((page) => {
+              proven();
+              return page;
+            })),
+          // The next page of this window, or the first page of the next window nobody reads yet: fetched while this
+          // page commits.
+          next: (page, job) => (page.next !== null ? { window: job.window, cursor: page.next } : take()),
+          commit,
+        },
+        signal,
+      );
+    } catch (error) {
+      if (!failure) failure = { error };
+      stop.abort();
+      headMoved();
+    }
+  };
+  emit(ctx, outcome, plan.windowsTotal, plan.windowsDone);
+  await Promise.all(Array.from({ length: concurrency }, (_, i) => worker(i === 0)));
+  await commits;
+  for (const [index] of spans) endWindowSpan(frontier.windows[index]!, failure ? 'failed' : 'interrupted', failure?.error);
+  if (failure) {
+    if (failure.error instanceof ContractViolation && failure.error.outside) {
+      await rewindOnEvidence(ctx, stream, request, key, state, plan, failure.error, log, stepMs, spec.gridMs);
+    }
+    throw failure.error;
+  }
+  return ctx.signal?.aborted && frontier.head ? 'interrupted' : 'done';
+}
+
+/**
+ * An answer holding records outside the window asked for proves the platform reads the bounds otherwise than sent
+ * (a time zone, a unit): every window this run committed may have been read wrongly, and so may the time the stray
+ * records come from. The state goes back over both (recorded in sync_state_changes for a watermark), so the next
+ * runs read them again once the cause is fixed; upserts make the re-read harmless.
+ */
+async function rewindOnEvidence(
+  ctx: StreamRunContext,
+  stream: AnyStream,
+  request: RunRequest,
+  key: string,
+  state: SyncState | undefined,
+  plan: RunPlan,
+  violation: ContractViolation,
+  log: Logger,
+  stepMs: number,
+  gridMs: number,
+): Promise<void> {
+  const target = Math.floor(Math.min(plan.windows[0]!.from, violation.outside!.earliest) / gridMs) * gridMs;
+  const current = await ctx.store.getState(ctx.customerId, key);
+  const at = toIsoUtc(ctx.clock.now());
+  try {
+    if (request.mode === 'backfill') {
+      const progress = epochMsOrNull(current?.windowStart) ?? (current?.rangeStart ? Number.POSITIVE_INFINITY : null);
+      const from = Math.max(request.from, Math.floor((target - request.from) / stepMs) * stepMs + request.from);
+      if (progress === null || progress <= from || !current) return;
+      const first = nextBackfillWindow(from, { from: request.from, to: request.to }, stepMs, gridMs);
+      await ctx.store.saveState({ ...current, windowStart: isoUtcOrNull(first?.windowStart ?? null), windowEnd: isoUtcOrNull(first?.windowEnd ?? null), pageCursor: null });
+      log.warn({ rewoundTo: toIsoUtc(from), evidence: violation.detail }, `the answer proves windows already loaded may be incomplete: the backfill's progress went back to ${toIsoUtc(from)}, so the next run reads them again`);
+      return;
+    }
+    const watermark = epochMsOrNull(current?.watermark);
+    if (watermark === null || watermark <= target) return;
+    const change = await ctx.store.changeState({ customerId: ctx.customerId, stream: key, actor: `occupancy-sync (page contract: ${violation.rule})`, at, action: 'rewind', to: toIsoUtc(target) });
+    log.warn(
+      { from: change.oldWatermark, to: change.newWatermark, change: change.id, evidence: violation.detail },
+      `the answer proves windows already committed may be incomplete: the watermark went back from ${change.oldWatermark} to ${change.newWatermark} (sync_state_changes #${change.id}), so the next runs read them again`,
+    );
+  } catch (error) {
+    log.error({ err: error, stream: stream.name, state: state?.watermark }, 'could not move the state back over the windows the answer puts in doubt');
+  }
+}

@@ -1,0 +1,54 @@
+import { systemClock } from '../../src/clock.ts';
+import { SecretRegistry, createLogger } from '../../src/logger.ts';
+import { defaultSleep } from '../../src/api/abort.ts';
+import { createApiClient } from '../../src/api/client.ts';
+import { PgBudgetBackend } from '../../src/api/budget/postgres-store.ts';
+import { SqliteBudgetBackend } from '../../src/api/budget/sqlite-store.ts';
+import { DEFAULT_BUDGET, type BudgetBackend } from '../../src/api/budget/types.ts';
+import { runPool } from '../support/pool.ts';
+import { BUILDINGS } from './support.ts';
+
+/**
+ * One process of test/api/budget-shared.test.ts: a client of the shared key, drawing on the key's budget in Postgres
+ * or in the SQLite coordinator file, sending `requests` queries `concurrency` at a time (variables carry `tag`, so the
+ * test's platform can tell the processes apart). Prints `ready`, then `done <stats>`.
+ */
+
+interface Job {
+  backend: 'postgres' | 'sqlite';
+  /** Postgres: the URL without its schema, and the schema; SQLite: the coordinator file. */
+  url?: string;
+  schema?: string;
+  file?: string;
+  platform: string;
+  tag: string;
+  requests: number;
+  concurrency: number;
+  adaptive: boolean;
+  maxInFlight: number;
+}
+
+const job = JSON.parse(process.argv[2]!) as Job;
+const settings = { ...DEFAULT_BUDGET, adaptive: job.adaptive, maxInFlight: job.maxInFlight };
+// The budget's own lines (limit changes, pauses) on stderr, for a failing test to show.
+const logger = createLogger({ level: 'info', pretty: false });
+const common = { settings, clock: systemClock, sleep: defaultSleep, logger, maxPauseMs: 120_000 };
+const backend: BudgetBackend =
+  job.backend === 'postgres'
+    ? new PgBudgetBackend({ ...common, target: async () => ({ url: job.url!, schema: job.schema }) })
+    : new SqliteBudgetBackend({ ...common, file: job.file!, leaseMs: 60_000 });
+const client = createApiClient({
+  baseUrl: job.platform,
+  apiKey: 'shared-key',
+  apiSecret: 'secret-abcdefgh',
+  secrets: new SecretRegistry(),
+  logger: createLogger({ level: 'error', pretty: false }),
+  budget: backend.budget(job.platform, 'shared-key'),
+  // Refused queries wait their Retry-After of one second for real; no more than that.
+  http: { maxAttempts: 20, backoffMinMs: 10, backoffMaxMs: 50 },
+});
+console.log('ready');
+await runPool(job.requests, job.concurrency, () => client.request(BUILDINGS, { nameLike: job.tag }));
+console.log(`done ${JSON.stringify(client.stats)}`);
+await client.close();
+await backend.close();

@@ -1,0 +1,164 @@
+import { API_VARIANT_INFO, type ApiVariant, type GroundTruthObservation } from '../../src/sandbox/index.ts';
+import { gql } from './helpers.ts';
+
+/**
+ * Raw GraphQL clients of each API variant's occupancy query (plain HTTP, not occupancy-sync's client or engine), each
+ * paging a whole window the way the variant's documentation says and turning its records back into v1's canonical
+ * form, so a test compares them with `sandbox.truth`. Every reader checks the variant's formats as it goes: a record
+ * in another format fails the test instead of being converted silently.
+ */
+
+export interface Canonical {
+  id: string;
+  floorSpaceId: string;
+  occupancyStatus: string;
+  headcount: number;
+  created: string;
+}
+
+export interface Read {
+  records: Canonical[];
+  /** Requests made. */
+  pages: number;
+}
+
+export const canonical = (o: GroundTruthObservation): Canonical => ({
+  id: o.id,
+  floorSpaceId: o.floorSpaceId,
+  occupancyStatus: o.occupancyStatus,
+  headcount: o.headcount,
+  created: o.created,
+});
+
+/** The canonical status a variant's spelling stands for; a spelling the variant does not use fails. */
+export function unspell(variant: ApiVariant, spelled: unknown): string {
+  const entry = Object.entries(API_VARIANT_INFO[variant].statuses).find(([, s]) => s === spelled);
+  if (!entry) throw new Error(`${variant}: status ${JSON.stringify(spelled)} is none of ${JSON.stringify(API_VARIANT_INFO[variant].statuses)}`);
+  return entry[0];
+}
+
+async function data(url: string, token: string, query: string, operationName: string, variables: Record<string, unknown>): Promise<any> {
+  const res = await gql(url, token, { query, operationName, variables }, { 'Accept-Encoding': 'gzip' });
+  if (res.status !== 200 || res.json?.errors) throw new Error(`${operationName} failed: ${res.status} ${res.text}`);
+  return res.json.data;
+}
+
+/** A loop bound: no test window holds anywhere near this many pages. */
+const MAX_PAGES = 10_000;
+
+export const EDGES_QUERY = `query Events($filter: OccupancyFilter!, $first: Int!, $after: String) {
+  occupancyEvents(filter: $filter, first: $first, after: $after) {
+    edges { cursor node { id floorSpace { id } status headcount observedAt } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+export async function readEdges(url: string, token: string, observedFrom: string, observedBefore: string, first: number): Promise<Read> {
+  const records: Canonical[] = [];
+  let after: string | null = null;
+  for (let pages = 1; pages <= MAX_PAGES; pages++) {
+    const page: any = (await data(url, token, EDGES_QUERY, 'Events', { filter: { observedFrom, observedBefore }, first, after })).occupancyEvents;
+    for (const { cursor, node } of page.edges) {
+      if (typeof cursor !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+00:00$/.test(node.observedAt)) {
+        throw new Error(`edges: bad edge ${JSON.stringify({ cursor, node })}`);
+      }
+      records.push({
+        id: node.id,
+        floorSpaceId: node.floorSpace.id,
+        occupancyStatus: unspell('edges', node.status),
+        headcount: node.headcount,
+        created: new Date(Date.parse(node.observedAt)).toISOString(),
+      });
+    }
+    if (page.pageInfo.endCursor !== (page.edges.at(-1)?.cursor ?? null)) throw new Error('edges: endCursor is not the last edge cursor');
+    if (!page.pageInfo.hasNextPage) return { records, pages };
+    after = page.pageInfo.endCursor;
+  }
+  throw new Error('edges: paging did not end');
+}
+
+export const TOKEN_QUERY = `query Readings($startTime: Int!, $endTime: Int!, $limit: Int, $nextToken: String) {
+  listOccupancyReadings(startTime: $startTime, endTime: $endTime, limit: $limit, nextToken: $nextToken) {
+    items { id floorSpaceId status headcount timestamp }
+    nextToken
+  }
+}`;
+
+/** startTime and endTime in epoch seconds, both inclusive. */
+export async function readToken(url: string, token: string, startTime: number, endTime: number, limit?: number): Promise<Read & { lastPageSize: number }> {
+  const records: Canonical[] = [];
+  let nextToken: string | null = null;
+  for (let pages = 1; pages <= MAX_PAGES; pages++) {
+    const page: any = (await data(url, token, TOKEN_QUERY, 'Readings', { startTime, endTime, limit, nextToken })).listOccupancyReadings;
+    for (const item of page.items) {
+      if (typeof item.timestamp !== 'number' || !Number.isSafeInteger(item.timestamp)) throw new Error(`token: timestamp ${JSON.stringify(item.timestamp)} is not epoch ms`);
+      records.push({ id: item.id, floorSpaceId: item.floorSpaceId, occupancyStatus: unspell('token', item.status), headcount: item.headcount, created: new Date(item.timestamp).toISOString() });
+    }
+    if (page.nextToken == null) return { records, pages, lastPageSize: page.items.length };
+    nextToken = page.nextToken;
+  }
+  throw new Error('token: paging did not end');
+}
+
+export const PAGES_QUERY = `query Page($from: String!, $to: String!, $page: Int!, $pageSize: Int!) {
+  occupancyPage(from: $from, to: $to, page: $page, pageSize: $pageSize) {
+    totalCount totalPages page pageSize
+    readings { id floorSpaceId status headcount recordedAt }
+  }
+}`;
+
+/** from and to in epoch ms, [from, to). Pages until a short page, checking totalCount and totalPages on the way. */
+export async function readPages(url: string, token: string, fromMs: number, toMs: number, pageSize: number): Promise<Read & { totalCount: number }> {
+  const records: Canonical[] = [];
+  let totalCount = -1;
+  for (let page = 1; page <= MAX_PAGES; page++) {
+    const answer = (await data(url, token, PAGES_QUERY, 'Page', { from: String(fromMs), to: String(toMs), page, pageSize })).occupancyPage;
+    if (answer.page !== page || answer.pageSize !== pageSize || answer.totalPages !== Math.ceil(answer.totalCount / pageSize)) {
+      throw new Error(`pages: inconsistent page ${JSON.stringify({ ...answer, readings: answer.readings.length })}`);
+    }
+    if (totalCount >= 0 && answer.totalCount !== totalCount) throw new Error('pages: totalCount changed while paging');
+    totalCount = answer.totalCount;
+    for (const r of answer.readings) {
+      if (typeof r.recordedAt !== 'string' || !/^\d+$/.test(r.recordedAt)) throw new Error(`pages: recordedAt ${JSON.stringify(r.recordedAt)} is not epoch ms digits`);
+      records.push({ id: r.id, floorSpaceId: r.floorSpaceId, occupancyStatus: unspell('pages', r.status), headcount: r.headcount, created: new Date(Number(r.recordedAt)).toISOString() });
+    }
+    if (answer.readings.length < pageSize) return { records, pages: page, totalCount };
+  }
+  throw new Error('pages: paging did not end');
+}
+
+export const V2_QUERY = `query Readings($since: DateTime!, $until: DateTime!, $limit: Int!, $offset: Int) {
+  floorSpaceReadings(since: $since, until: $until, limit: $limit, offset: $offset) {
+    buildingId
+    floorSpaces { floorSpaceId readings { id status people observedAt } }
+  }
+}`;
+
+export async function readV2(url: string, token: string, since: string, until: string, limit: number): Promise<Read> {
+  const records: Canonical[] = [];
+  for (let pages = 1; pages <= MAX_PAGES; pages++) {
+    const groups = (await data(url, token, V2_QUERY, 'Readings', { since, until, limit, offset: records.length })).floorSpaceReadings;
+    const before = records.length;
+    for (const b of groups) {
+      for (const f of b.floorSpaces) {
+        for (const r of f.readings) records.push({ id: r.id, floorSpaceId: f.floorSpaceId, occupancyStatus: unspell('v2', r.status), headcount: r.people, created: r.observedAt });
+      }
+    }
+    if (records.length - before < limit) return { records: sortCanonical(records), pages };
+  }
+  throw new Error('v2: paging did not end');
+}
+
+/** v2 groups a page by building and floor space; (created, id) order is restored across the whole read. */
+function sortCanonical(records: Canonical[]): Canonical[] {
+  return records.sort((a, b) => (a.created < b.created ? -1 : a.created > b.created ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+}
+
+export const CAPPED_QUERY = `query Readings($from: DateTime!, $to: DateTime!) {
+  occupancyReadings(from: $from, to: $to) { id floorSpaceId occupancyStatus headcount created }
+}`;
+
+export async function readCapped(url: string, token: string, from: string, to: string): Promise<Read> {
+  const rows = (await data(url, token, CAPPED_QUERY, 'Readings', { from, to })).occupancyReadings as Canonical[];
+  return { records: rows.map((r) => ({ ...r, occupancyStatus: unspell('capped', r.occupancyStatus) })), pages: 1 };
+}

@@ -1,0 +1,97 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { Frontier } from '../../src/sync/frontier.ts';
+import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
+import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
+
+/**
+ * Windows of one stream read at the same time (issue 25): whatever order they complete in, the watermark and a
+ * backfill's progress move only over the completed windows from the first, and a run stopped at any page resumes to a
+ * database equal to the truth.
+ */
+
+describe('the frontier', () => {
+  const w = (from: number) => ({ from, to: from + 1, cursor: null });
+
+  it('moves only over the completed windows from the first, whatever order they complete in', () => {
+    const f = new Frontier([w(0), w(1), w(2), w(3)]);
+    expect(f.page(2, null)).toEqual([]);
+    expect(f.page(1, 'c1')).toEqual([]);
+    expect(f.head).toMatchObject({ index: 0 });
+    expect(f.beyondHead.map((x) => [x.index, x.cursor, x.done])).toEqual([[1, 'c1', false], [2, null, true]]);
+    expect(f.page(0, null).map((x) => x.index)).toEqual([0]);
+    expect(f.page(1, null).map((x) => x.index)).toEqual([1, 2]);
+    expect(f.head).toMatchObject({ index: 3 });
+    expect(f.page(3, null).map((x) => x.index)).toEqual([3]);
+    expect(f.head).toBeUndefined();
+    expect(() => f.page(3, null)).toThrow(RangeError);
+  });
+});
+
+const START = Date.parse('2026-01-10T00:00:00.000Z');
+
+describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
+  let clock: FakeClock;
+  let sandbox: Sandbox;
+  let db: TestDatabase;
+  let store: Store;
+  const settings = syncSettings({ stepMs: HOUR, pageSize: 37, initialHistoryMs: 2 * DAY, windowConcurrency: 4 });
+
+  beforeEach(async () => {
+    clock = new FakeClock(START);
+    sandbox = await startSandbox({ clock, seed: 21, customers: 1, dataStart: START - 3 * DAY, intervalMs: 5 * MIN, lateArrivalMaxMs: 10 * MIN });
+    db = await freshDatabase(dialect, 'parallel');
+    store = await openTestStore(db);
+  });
+  afterEach(async () => {
+    await store.close();
+    await sandbox.close();
+    await db.drop();
+  });
+
+  it('an incremental run and a backfill land exactly the truth, the watermark at the last window', async () => {
+    const customer = sandbox.customers[0]!.id;
+    const report = await syncOnce({ store, sandbox, clock, settings });
+    expect(report.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+    const state = await store.getState(customer, 'occupancy');
+    expect(state).toMatchObject({ windowStart: null, pageCursor: null });
+    const to = Date.parse(state!.watermark!);
+    expect(to).toBe(START - MIN);
+    expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { from: START - 2 * DAY, to }));
+
+    const range = { from: START - 3 * DAY, to: START - 2 * DAY };
+    const backfill = await syncOnce({ store, sandbox, clock, settings, request: { mode: 'backfill', ...range } });
+    expect(backfill.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+    expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { from: range.from, to }));
+    expect(await store.getState(customer, 'occupancy#backfill')).toMatchObject({ windowStart: null });
+  });
+
+  it('stopped after any number of pages, the state never claims a window that is not stored, and the rerun completes it', async () => {
+    const customer = sandbox.customers[0]!.id;
+    for (const stopAfter of [3, 17, 40]) {
+      const controller = new AbortController();
+      let pages = 0;
+      const report = await syncOnce({
+        store,
+        sandbox,
+        clock,
+        settings,
+        request: { mode: 'backfill', from: START - 3 * DAY, to: START - DAY },
+        signal: controller.signal,
+        onProgress: (e) => {
+          if (e.stream.startsWith('occupancy') && ++pages === stopAfter) controller.abort(new Error('SIGTERM'));
+        },
+      });
+      expect(report.outcomes.find((o) => o.stream === 'occupancy#backfill')?.status).toBe('interrupted');
+      // Everything before the stored progress is stored: the frontier never passes a window still being read.
+      const state = await store.getState(customer, 'occupancy#backfill');
+      const progress = Date.parse(state!.windowStart!);
+      expect(await dbRows(store, customer, { to: progress })).toEqual(truthRows(sandbox, customer, { from: START - 3 * DAY, to: progress }));
+    }
+    const rest = await syncOnce({ store, sandbox, clock, settings, request: { mode: 'backfill', from: START - 3 * DAY, to: START - DAY } });
+    expect(rest.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+    expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { from: START - 3 * DAY, to: START - DAY }));
+  });
+});
