@@ -42,6 +42,7 @@ export type Floor = 'network' | 'rate' | 'storage';
 
 /** One run of ours under one limit, with what the server saw. */
 export interface LatencyRun {
+  /** NaN when the run failed (`error`). */
   ms: number;
   cpuMs: number;
   /** Requests to the token and query endpoints, 429s included. */
@@ -52,18 +53,22 @@ export interface LatencyRun {
   pages: number;
   /** Most queries open at the server at once (429s included). */
   maxOpen: number;
+  /** Why ours failed (e.g. it gave up after too many 429s): a figure of the client, not a fault of the harness. */
+  error?: string;
 }
 
 export interface LimitFigures {
   inFlight: number;
   perSecond?: number;
   runs: LatencyRun[];
+  /** Runs of ours that failed (their error), out of runs.length. */
+  failed: string[];
   /** The minimal client with N windows in flight, under the same limits. */
   minimalRuns: LatencyRun[];
   minimalMs: number;
   /** floor / minimal. */
   minimalRatio: number;
-  /** Medians over the runs, except maxOpen (the most of any run). */
+  /** Medians over the runs (oursMs over those that succeeded: NaN if none did), except maxOpen (the most of any run). */
   oursMs: number;
   share429: number;
   requests: number;
@@ -165,7 +170,17 @@ export class LatencyBench {
       // Setting the limits resets their counters: what the server reports next is this run's alone.
       await setLimits(url, limits);
       const job: ReplayJob = { ...this.#job(db.url), ...(impl === 'parallel' && { inFlight: limits.maxInFlight ?? 1 }) };
-      const result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)]);
+      let result: Pick<ReplayResult, 'ms' | 'cpuMs'>;
+      let error: string | undefined;
+      try {
+        result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)]);
+      } catch (cause) {
+        // Ours may give up (too many 429s, say): that is a figure to report, not a reason to lose the whole run.
+        if (impl !== 'ours') throw cause;
+        const text = (cause as Error).message;
+        error = /backfill \w+: [^\n]*/.exec(text)?.[0] ?? text.split('\n').filter(Boolean).at(-1) ?? text;
+        result = { ms: Number.NaN, cpuMs: Number.NaN };
+      }
       const after = await fetchStats(url);
       if (after.misses !== before.misses) {
         throw new Error(`latency replay: ${after.misses - before.misses} request(s) of ${impl} on ${dialect} were not recorded (answered 500), e.g. ${after.missed.join(' | ')}`);
@@ -182,10 +197,11 @@ export class LatencyBench {
         answered429: l.refusedInFlight + l.refusedRate,
         pages: l.pages,
         maxOpen: l.maxOpen,
+        ...(error !== undefined && { error }),
       };
       const shown = limits.maxInFlight === undefined ? 'no limit' : `${limits.maxInFlight} in flight${limits.perSecond ? `, ${limits.perSecond}/s` : ''}`;
       this.#log(
-        `  ${dialect} ${impl.padEnd(8)} ${limits.latencyMs} ms, ${shown}: ${(run.ms / 1000).toFixed(2)} s, ${run.requests} requests, ` +
+        `  ${dialect} ${impl.padEnd(8)} ${limits.latencyMs} ms, ${shown}: ${error ? `FAILED (${error})` : `${(run.ms / 1000).toFixed(2)} s`}, ${run.requests} requests, ` +
           `${run.answered429} answered 429, ${run.pages} pages, most in flight ${run.maxOpen}`,
       );
       return run;
@@ -223,13 +239,15 @@ export class LatencyBench {
       const candidates: Array<[Floor, number]> = [['network', networkFloorMs], ['storage', ceilingMs]];
       if (rateFloorMs !== undefined) candidates.push(['rate', rateFloorMs]);
       const [floorBy, floorMs] = candidates.reduce((a, b) => (b[1] > a[1] ? b : a));
-      const oursMs = median(runs.map((r) => r.ms));
+      const done = runs.filter((r) => r.error === undefined);
+      const oursMs = done.length ? median(done.map((r) => r.ms)) : Number.NaN;
       const minimalRuns = minimal.get(inFlight)!;
       const minimalMs = median(minimalRuns.map((r) => r.ms));
       return {
         inFlight,
         ...(settings.perSecond !== undefined && { perSecond: settings.perSecond }),
         runs,
+        failed: runs.flatMap((r) => (r.error === undefined ? [] : [r.error])),
         minimalRuns,
         minimalMs,
         minimalRatio: floorMs / minimalMs,

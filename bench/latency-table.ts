@@ -27,12 +27,13 @@ export function latencyRows(f: LatencyFigures): Row[] {
   for (const [dialect, d] of Object.entries(f.dialects) as Array<[Dialect, NonNullable<LatencyFigures['dialects'][Dialect]>]>) {
     for (const l of d.limits) {
       const limit = `${l.inFlight} in flight${l.perSecond !== undefined ? `, ${l.perSecond}/s` : ''}`;
-      const met = l.ratio >= LATENCY_GOALS.ratio && l.share429 <= LATENCY_GOALS.share429;
+      const met = l.failed.length === 0 && l.ratio >= LATENCY_GOALS.ratio && l.share429 <= LATENCY_GOALS.share429;
+      const failed = l.failed.length ? `FAILED in ${l.failed.length} of ${l.runs.length} run(s) (${l.failed[0]}); ` : '';
       rows.push({
         benchmark: `Backfill into ${NAME[dialect]}, ${formatNumber(f.rows)} readings of 50 spaces, default settings, ${f.latencyMs} ms per answer, ${limit}: ours vs floor`,
-        ours: `${seconds(l.oursMs)}; ${(l.share429 * 100).toFixed(1)} % answered 429, most in flight ${l.maxOpen}, ${formatNumber(l.requests)} requests`,
+        ours: `${failed}${Number.isNaN(l.oursMs) ? '-' : seconds(l.oursMs)}; ${(l.share429 * 100).toFixed(1)} % answered 429, most in flight ${l.maxOpen}, ${formatNumber(l.requests)} requests`,
         baseline: floorText(f, l, d.ceilingMs),
-        ratio: l.ratio,
+        ...(!Number.isNaN(l.ratio) && { ratio: l.ratio }),
         goal: `>= ${LATENCY_GOALS.ratio.toFixed(2)}, 429 <= ${LATENCY_GOALS.share429 * 100} %`,
         met,
       });
