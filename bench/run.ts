@@ -161,7 +161,8 @@ async function main(): Promise<void> {
       return !(d === 'postgres' && pgProblem);
     });
     log(`Replay: recording ${formatNumber(mode.replayRows)} readings per shape from the sandbox`);
-    const replay = await ReplayBench.start(log, mode.replayRows);
+    // The steady state alone reads only the small shape: the large one is recorded only for the replay rows.
+    const replay = await ReplayBench.start(log, mode.replayRows, wants('replay') || args.has('profile') ? ['large', 'small'] : ['small']);
     try {
       const r: ReplayFigures = { rows: mode.replayRows, runs: mode.replayRuns, steadyRuns: mode.steadyRuns, pgStyle, steadyWindow: replay.steady, dialects: {}, server: replay.serverCpuPerMillion() };
       for (const dialect of dialects) {
