@@ -16,7 +16,8 @@ import { renderTable, type Row } from './table.ts';
 import { replayRows, type ReplayFigures } from './replay-table.ts';
 import { ReplayBench, SHAPES } from './replay-bench.ts';
 import { measureSteady } from './steady.ts';
-import { LatencyBench, type LatencyFigures, type LatencySettings } from './latency-bench.ts';
+import { LatencyBench, type LatencyFigures } from './latency-bench.ts';
+import { LATENCY_FLAGS, latencyHeader, latencySettings, measureLatency } from './latency-part.ts';
 import { latencyRows } from './latency-table.ts';
 
 /**
@@ -53,7 +54,11 @@ interface Mode {
   receiverSeconds: number;
   receiverRuns: number;
   auth: { passes: number; everyMs: number };
-  /** The latency benchmark: readings of the 50-space site, repetitions, the in-flight allowances and dialects compared. */
+  /**
+   * The latency benchmark: readings of the 50-space site, repetitions, the in-flight allowances and dialects compared
+   * (100 ms per answer, bench/latency-part.ts). Smoke runs 2 on SQLite only: the same code (the dialect is only the
+   * database's) with a sixth of the processes, so the CI test keeps its time.
+   */
   latency: { rows: number; runs: number; inFlight: number[]; dialects: Dialect[] };
 }
 
@@ -62,12 +67,6 @@ const MODES: Record<Mode['name'], Mode> = {
   quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] } },
   smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 }, latency: { rows: 2_500, runs: 1, inFlight: [2], dialects: ['sqlite'] } },
 };
-/**
- * Issue 25's platform: 100 ms per answer, 8 or 2 queries in flight allowed, no per-second limit. Smoke runs 2 on
- * SQLite only: the same code (the dialect is only the database's), a sixth of the processes, so the CI test stays
- * within its time.
- */
-const LATENCY = { latencyMs: 100 };
 const CONNECTIONS = 50;
 /**
  * The Postgres baselines' page insert: one `INSERT ... SELECT FROM unnest(...)` per page was faster than one
@@ -97,30 +96,6 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const stopAtExit: Array<() => Promise<void>> = [];
 const rate = (v: number) => `${formatNumber(v)} rows/s`;
 
-/** A whole number >= min from --name, or `fallback`; anything else names the flag and the fix. */
-function wholeFlag(args: Map<string, string>, name: string, min: number, fallback: number): number;
-function wholeFlag(args: Map<string, string>, name: string, min: number, fallback?: number): number | undefined;
-function wholeFlag(args: Map<string, string>, name: string, min: number, fallback?: number): number | undefined {
-  const text = args.get(name);
-  if (text === undefined) return fallback;
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < min) throw new Error(`--${name} ${text}: use a whole number >= ${min}`);
-  return value;
-}
-
-function latencySettings(args: Map<string, string>, mode: Mode): LatencySettings {
-  const inFlight = (args.get('in-flight') ?? mode.latency.inFlight.join(',')).split(',').map(Number);
-  if (inFlight.some((n) => !Number.isInteger(n) || n < 1)) throw new Error(`--in-flight ${args.get('in-flight')}: use whole numbers >= 1, comma-separated (e.g. 8,2)`);
-  const perSecond = wholeFlag(args, 'per-second', 1);
-  return {
-    rows: wholeFlag(args, 'latency-rows', 1, mode.latency.rows),
-    latencyMs: wholeFlag(args, 'latency-ms', 0, LATENCY.latencyMs),
-    inFlight,
-    ...(perSecond !== undefined && { perSecond }),
-    runs: mode.latency.runs,
-  };
-}
-
 async function main(): Promise<void> {
   const args = flags();
   const base = MODES[args.has('smoke') ? 'smoke' : args.has('quick') ? 'quick' : 'full'];
@@ -136,7 +111,7 @@ async function main(): Promise<void> {
     throw new Error(`--page-size ${args.get('page-size')}: use a whole number from 1 to ${PAGE_SIZE} (SYNC_PAGE_SIZE's range)`);
   }
   // Parsed before anything runs, so a mistyped flag fails at once rather than after the earlier parts.
-  const latencyPlan = wants('latency') ? latencySettings(args, mode) : undefined;
+  const latencyPlan = wants('latency') ? latencySettings(args, mode.latency) : undefined;
   const started = performance.now();
   const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' ');
   const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
@@ -200,33 +175,12 @@ async function main(): Promise<void> {
   // Their own block in docs/performance.md (see the write below); printed with the rest.
   const latencyTableRows: Row[] = [];
   if (latencyPlan && latencyStarted) {
-    const settings = latencyPlan;
     const dialects = mode.latency.dialects.filter((d) => {
       if (d === 'postgres' && pgProblem) figures.skipped.push(`latency postgres: ${pgProblem}`);
       return !(d === 'postgres' && pgProblem);
     });
-    log(`Latency: ${formatNumber(settings.rows)} readings of a 50-space site, recorded at the default window and page size`);
-    const latency = await latencyStarted;
-    try {
-      const l: LatencyFigures = {
-        rows: settings.rows,
-        pages: latency.pages,
-        latencyMs: settings.latencyMs,
-        ...(settings.perSecond !== undefined && { perSecond: settings.perSecond }),
-        runs: settings.runs,
-        pageSize: latency.plan.pageSize,
-        stepMs: latency.plan.stepMs,
-        dialects: {},
-      };
-      for (const dialect of dialects) {
-        log(`Latency, ${dialect}: ${settings.runs} run(s) of ours and the minimal client at ${settings.inFlight.join(' and ')} in flight (${settings.latencyMs} ms per answer) and of the storage ceiling, rotating`);
-        l.dialects[dialect] = await latency.compare(dialect, settings);
-      }
-      figures.latency = l;
-      latencyTableRows.push(...latencyRows(l));
-    } finally {
-      await latency.close();
-    }
+    figures.latency = await measureLatency(latencyStarted, latencyPlan, dialects, log);
+    latencyTableRows.push(...latencyRows(figures.latency));
   }
 
   const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log, pageSize) : undefined;
@@ -342,7 +296,7 @@ async function main(): Promise<void> {
 
   if (args.has('json')) writeFileSync(args.get('json')!, JSON.stringify(figures, null, 2));
   const out = args.get('out') ?? fileURLToPath(new URL('../docs/performance.md', import.meta.url));
-  const experiment = ['rows', 'latency-ms', 'in-flight', 'per-second', 'latency-rows'].some((f) => args.has(f));
+  const experiment = ['rows', ...LATENCY_FLAGS].some((f) => args.has(f));
   const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !experiment;
   const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
@@ -354,18 +308,10 @@ async function main(): Promise<void> {
         `${minutes} min in all${profile || replayProfile ? ' (profile included)' : ''}.`;
       blocks.results = `${header}\n\n${renderTable(rows)}`;
     }
-    if (figures.latency) blocks.latency = `${latencyHeader(mode, machine, figures.latency)}\n\n${renderTable(latencyTableRows)}`;
+    if (figures.latency) blocks.latency = `${latencyHeader(mode.name, machine, figures.latency)}\n\n${renderTable(latencyTableRows)}`;
     updateDoc(out, { ...blocks, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
     log(`wrote ${out}`);
   }
-}
-
-function latencyHeader(mode: Mode, machine: string, l: LatencyFigures): string {
-  return (
-    `Mode \`${mode.name}\`, ${machine}, medians of ${l.runs} run(s), most in flight: the most of any run. ` +
-    `${formatNumber(l.rows)} readings = ${l.pages} pages of up to ${formatNumber(l.pageSize)} in windows of ${l.stepMs / 60_000} min (the defaults). ` +
-    'Ratio: the floor\'s time / ours (= our rate / the floor\'s rate): 1.00 is the floor, higher is better (issue 25 measured 0.11 and 0.44).'
-  );
 }
 
 main()
