@@ -15,7 +15,7 @@ import type { SyncResult } from './sync-job.ts';
 import { renderTable, type Row } from './table.ts';
 import { replayRows, type ReplayFigures } from './replay-table.ts';
 import { ReplayBench, SHAPES } from './replay-bench.ts';
-import { measureSteady } from './steady.ts';
+import { buildDist, measureSteady } from './steady.ts';
 import { LatencyBench, type LatencyFigures } from './latency-bench.ts';
 import { LATENCY_FLAGS, latencyHeader, latencySettings, measureLatency } from './latency-part.ts';
 import { latencyRows } from './latency-table.ts';
@@ -136,8 +136,17 @@ async function main(): Promise<void> {
       return !(d === 'postgres' && pgProblem);
     });
     log(`Replay: recording ${formatNumber(mode.replayRows)} readings per shape from the sandbox`);
+    // The steady state's dist/ is built while the sandboxes record (both untimed), and ready before any timed run.
+    const building = wants('steady') ? buildDist(log) : undefined;
+    building?.catch(() => undefined);
     // The steady state alone reads only the small shape: the large one is recorded only for the replay rows.
     const replay = await ReplayBench.start(log, mode.replayRows, wants('replay') || args.has('profile') ? ['large', 'small'] : ['small']);
+    try {
+      await building;
+    } catch (error) {
+      await replay.close();
+      throw error;
+    }
     try {
       const r: ReplayFigures = { rows: mode.replayRows, runs: mode.replayRuns, steadyRuns: mode.steadyRuns, pgStyle, steadyWindow: replay.steady, dialects: {}, server: replay.serverCpuPerMillion() };
       for (const dialect of dialects) {
