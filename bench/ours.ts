@@ -18,14 +18,16 @@ export function benchEnv(job: SyncJob): Record<string, string> {
     API_SECRET: job.sandbox.apiSecret,
     CUSTOMER_ID: job.sandbox.customerId,
     DATABASE_URL: job.databaseUrl,
-    SYNC_PAGE_SIZE: String(job.pageSize),
-    SYNC_STEP: `${job.stepMs}ms`,
+    ...(!job.defaultSettings && { SYNC_PAGE_SIZE: String(job.pageSize), SYNC_STEP: `${job.stepMs}ms` }),
     LOG_LEVEL: 'silent',
   };
 }
 
 export async function oursBackfill(job: SyncJob): Promise<void> {
   const config = resolveConfig(benchEnv(job));
+  if (job.defaultSettings && (config.sync.pageSize !== job.pageSize || config.sync.stepMs !== job.stepMs)) {
+    throw new Error(`the replay was recorded with pages of ${job.pageSize} and windows of ${job.stepMs} ms, but the defaults are ${config.sync.pageSize} and ${config.sync.stepMs} ms`);
+  }
   const request: RunRequest = { mode: 'backfill', from: job.from, to: job.to };
   const store = await openDatabase(config.database);
   try {

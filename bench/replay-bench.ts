@@ -83,8 +83,11 @@ export class ReplayBench {
     this.steady = steady;
   }
 
-  /** Starts a sandbox per shape, records `rows` readings of each (and the steady-state window), stops the sandboxes. */
-  static async start(log: (line: string) => void, rows: number): Promise<ReplayBench> {
+  /**
+   * Starts a sandbox per shape, records `rows` readings of each (and the steady-state window), stops the sandboxes.
+   * `only` records fewer shapes (the steady state needs only the small one).
+   */
+  static async start(log: (line: string) => void, rows: number, only: ReadonlyArray<Shape['name']> = ['large', 'small']): Promise<ReplayBench> {
     const start = dataStart();
     // The steady-state window: the last three whole ticks before now - settle delay, read by the small shape.
     const to = Math.floor((Date.now() - SETTLE_MS) / 300_000) * 300_000;
@@ -93,7 +96,7 @@ export class ReplayBench {
     const started = performance.now();
     try {
       await Promise.all(
-        SHAPES.map(async (shape) => {
+        SHAPES.filter((shape) => only.includes(shape.name)).map(async (shape) => {
           const sandboxChild = spawnBench<SandboxInfo>('sandbox-process.ts', [
             '--data-start', start, '--buildings', String(shape.buildings), '--spaces', String(shape.spaces), '--expires-in', String(TOKEN_SECONDS),
           ]);

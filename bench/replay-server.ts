@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
+import { Gate, parseLimits, type LimitStats, type ReplayLimits, type Verdict } from './replay-limits.ts';
 
 /**
  * The replay server: the platform at (nearly) zero cost, so a sync measured against it is bound by the client and
@@ -13,11 +15,15 @@ import { request } from 'undici';
  * keep-alive. GraphQL answers are keyed by operation name and variables (canonical JSON), never by the query text,
  * which may differ between our .graphql document and a baseline's. A request that was not recorded is a miss: it is
  * answered 500, counted, and the harness fails the benchmark, so a figure never includes a silent fallback.
+ *
+ * `PUT /__replay/limits` sets latency and limits (bench/replay-limits.ts) for the requests that follow and resets
+ * their counters, so one server serves both the runs at zero cost and the runs against a platform far away.
  */
 
 export const AUTH_PATH = '/api/v1/auth';
 export const QUERY_PATH = '/api/external/query';
 export const STATS_PATH = '/__replay/stats';
+export const LIMITS_PATH = '/__replay/limits';
 export const OPERATION = 'Occupancy';
 
 /** What a client reads: [from, to) in windows of `stepMs` aligned on `from`, pages of `pageSize`. */
@@ -43,6 +49,12 @@ export interface ReplayStats {
   rowsServed: number;
   /** This process's CPU (user + system) since it started serving, in microseconds. */
   cpuUs: number;
+  /** The limits in force and what they saw since they were set (PUT /__replay/limits). */
+  limits: ReplayLimits;
+  limited: LimitStats & {
+    /** Queries answered with their recorded page (200). */
+    pages: number;
+  };
 }
 
 interface Answer {
@@ -138,45 +150,87 @@ export interface ReplayServer {
   close(): Promise<void>;
 }
 
-export async function serveReplay(recording: Recording, host = '127.0.0.1'): Promise<ReplayServer> {
+export interface ServeOptions {
+  host?: string;
+  /** How an answer waits out the latency (tests hold answers back with it). Default: a timer. */
+  wait?: (ms: number) => Promise<unknown>;
+}
+
+export async function serveReplay(recording: Recording, options: ServeOptions = {}): Promise<ReplayServer> {
   const { answers } = recording;
-  const stats: ReplayStats = { hits: 0, misses: 0, missed: [], rowsServed: 0, cpuUs: 0 };
+  const host = options.host ?? '127.0.0.1';
+  const wait = options.wait ?? ((ms: number) => sleep(ms));
+  const stats = { hits: 0, misses: 0, missed: [] as string[], rowsServed: 0 };
+  let gate = new Gate();
+  let pages = 0;
   const cpuAtStart = process.cpuUsage();
   const snapshot = (): ReplayStats => {
     const cpu = process.cpuUsage(cpuAtStart);
-    return { ...stats, missed: [...stats.missed], cpuUs: cpu.user + cpu.system };
+    return { ...stats, missed: [...stats.missed], cpuUs: cpu.user + cpu.system, limits: gate.limits, limited: { ...gate.stats(), pages } };
+  };
+  const sendJsonBody = (res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}) => {
+    const body = JSON.stringify(value);
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+    res.end(body);
+  };
+
+  const answer = (res: ServerResponse, key: string) => {
+    const found = answers.get(key);
+    if (!found) {
+      stats.misses++;
+      if (stats.missed.length < 5) stats.missed.push(key);
+      sendJsonBody(res, 500, { error: 'REPLAY_MISS', message: `not recorded: ${key}` });
+      return false;
+    }
+    stats.hits++;
+    stats.rowsServed += found.rows;
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': found.gz.length });
+    res.end(found.gz);
+    return true;
   };
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0]!;
-    if (req.method === 'GET' && path === STATS_PATH) {
-      const body = JSON.stringify(snapshot());
-      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-      res.end(body);
-      return;
-    }
+    if (req.method === 'GET' && path === STATS_PATH) return sendJsonBody(res, 200, snapshot());
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      let key: string;
+      let body: Record<string, unknown> | undefined;
       try {
-        key = replayKey(path, JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>);
+        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
       } catch {
-        key = `unparsable body for ${path}`;
+        body = undefined;
       }
-      const answer = answers.get(key);
-      if (!answer) {
-        stats.misses++;
-        if (stats.missed.length < 5) stats.missed.push(key);
-        const body = JSON.stringify({ error: 'REPLAY_MISS', message: `not recorded: ${key}` });
-        res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-        return;
+      if (path === LIMITS_PATH && req.method === 'PUT') {
+        try {
+          gate = new Gate(parseLimits(body));
+          pages = 0;
+          return sendJsonBody(res, 200, gate.limits);
+        } catch (error) {
+          return sendJsonBody(res, 400, { error: 'BAD_LIMITS', message: (error as Error).message });
+        }
       }
-      stats.hits++;
-      stats.rowsServed += answer.rows;
-      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': answer.gz.length });
-      res.end(answer.gz);
+      const key = body ? replayKey(path, body) : `unparsable body for ${path}`;
+      // Decided on arrival, against the limits in force then; the answer leaves after the latency.
+      const admitted = gate;
+      let verdict: Verdict | undefined;
+      if (path === QUERY_PATH) verdict = admitted.admit(performance.now());
+      else if (path === AUTH_PATH) admitted.token();
+      const respond = () => {
+        try {
+          if (verdict === 'in-flight' || verdict === 'rate') {
+            const why = verdict === 'in-flight' ? `more than ${admitted.limits.maxInFlight} queries in flight` : `more than ${admitted.limits.perSecond} queries per second`;
+            sendJsonBody(res, 429, { errors: [{ message: `replay: ${why}`, extensions: { code: 'RATE_LIMITED' } }] }, { 'retry-after': String(admitted.retryAfterSeconds) });
+          } else if (answer(res, key) && verdict === 'accepted' && admitted === gate) {
+            pages++;
+          }
+        } finally {
+          if (verdict) admitted.done(verdict);
+        }
+      };
+      const { latencyMs } = admitted.limits;
+      if (latencyMs > 0) void wait(latencyMs).then(respond);
+      else respond();
     });
   });
   server.keepAliveTimeout = 120_000;
@@ -197,4 +251,11 @@ export async function serveReplay(recording: Recording, host = '127.0.0.1'): Pro
 export async function fetchStats(url: string): Promise<ReplayStats> {
   const res = await request(`${url}${STATS_PATH}`);
   return (await res.body.json()) as ReplayStats;
+}
+
+/** Sets the latency and limits of the requests that follow (and resets their counters). */
+export async function setLimits(url: string, limits: ReplayLimits): Promise<void> {
+  const res = await request(`${url}${LIMITS_PATH}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(limits) });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`replay server: PUT ${LIMITS_PATH}: HTTP ${res.statusCode} ${text}`);
 }

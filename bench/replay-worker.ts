@@ -1,5 +1,5 @@
 import { flags, report, required } from './child.ts';
-import { readOverlapped, readSequential, type ReadJob } from './minimal-client.ts';
+import { readOverlapped, readParallel, readSequential, type ReadJob } from './minimal-client.ts';
 import { countReadings, openWriter, target, type PgStyle, type Reading } from './raw-writers.ts';
 import { threadWriter } from './sqlite-writer-thread.ts';
 import type { SyncJob } from './sync-job.ts';
@@ -7,11 +7,12 @@ import type { SyncJob } from './sync-job.ts';
 /**
  * One replay measurement in a fresh process, on a fresh migrated database:
  *
- *   --impl ours | minimal | overlap | ceiling | load  --job '<ReplayJob JSON>'
+ *   --impl ours | minimal | overlap | parallel | ceiling | load  --job '<ReplayJob JSON>'
  *
  * - ours: the real backfill (bench/ours.ts), timed from before resolveConfig to after the store closed.
  * - minimal: bench/minimal-client.ts one page at a time, bench/raw-writers.ts one transaction per page.
  * - overlap: the same, the fetch of page n+1 overlapping the write of page n (SQLite: writer on a worker thread).
+ * - parallel: the minimal client with job.inFlight windows in flight at once, writes one at a time (issue 25).
  * - ceiling: the same pages fetched and parsed before the clock starts, then only the writes: no network.
  * - load: the minimal client, untimed use (steady state's pre-loaded readings).
  *
@@ -19,12 +20,14 @@ import type { SyncJob } from './sync-job.ts';
  * Every run then counts the stored readings: a run that missed any fails instead of producing a figure.
  */
 
-export type Impl = 'ours' | 'minimal' | 'overlap' | 'ceiling' | 'load';
+export type Impl = 'ours' | 'minimal' | 'overlap' | 'parallel' | 'ceiling' | 'load';
 
 export interface ReplayJob extends SyncJob {
   pgStyle: PgStyle;
   /** Readings already in the database before the run (the steady state's pre-load); added to expectedRows. */
   storedBefore?: number;
+  /** parallel: windows in flight at once. */
+  inFlight?: number;
 }
 
 export interface ReplayResult {
@@ -64,8 +67,9 @@ if (ours) {
   try {
     if (impl === 'minimal' || impl === 'load') await readSequential(read, (nodes) => writer.write(nodes));
     else if (impl === 'overlap') await readOverlapped(read, async (nodes) => writer.write(nodes));
+    else if (impl === 'parallel') await readParallel(read, job.inFlight ?? 1, (nodes) => writer.write(nodes));
     else if (impl === 'ceiling') for (const nodes of preloaded) await writer.write(nodes);
-    else throw new Error(`--impl must be ours, minimal, overlap, ceiling or load, got ${impl}`);
+    else throw new Error(`--impl must be ours, minimal, overlap, parallel, ceiling or load, got ${impl}`);
   } finally {
     await writer.close();
   }

@@ -15,11 +15,15 @@ import type { SyncResult } from './sync-job.ts';
 import { renderTable, type Row } from './table.ts';
 import { replayRows, type ReplayFigures } from './replay-table.ts';
 import { ReplayBench, SHAPES } from './replay-bench.ts';
-import { measureSteady } from './steady.ts';
+import { buildDist, measureSteady } from './steady.ts';
+import { LatencyBench, type LatencyFigures } from './latency-bench.ts';
+import { LATENCY_FLAGS, latencyHeader, latencySettings, measureLatency } from './latency-part.ts';
+import { latencyRows } from './latency-table.ts';
 
 /**
- * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,sqlite,postgres,memory,receiver,auth]
+ * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,latency,sqlite,postgres,memory,receiver,auth]
  *               [--pg-style unnest|rows] [--page-size N] [--write | --no-write] [--out FILE] [--json FILE]
+ *               [--latency-ms L] [--in-flight 8,2] [--per-second R] [--latency-rows N]
  *
  * Prints one table (figures, same-run baselines, ratios, goals) on stdout, progress on stderr. The default mode
  * writes the table into docs/performance.md; --quick and --smoke write only when asked (--write or --out).
@@ -28,7 +32,10 @@ import { measureSteady } from './steady.ts';
  *
  * `replay` and `steady` (bench/replay-bench.ts, bench/steady.ts) measure our sync against the limit: a replay server
  * answering from memory, the minimal clients and the storage ceiling. `sqlite` and `postgres` are the older
- * end-to-end comparison through the sandbox, which shares our two cores and so is not a limit.
+ * end-to-end comparison through the sandbox, which shares our two cores and so is not a limit. `latency`
+ * (bench/latency-bench.ts) measures a default backfill against a replay server that answers L ms late and refuses
+ * queries beyond N in flight (and R per second) with 429: ours against the floor those limits allow. Its rows go to
+ * their own block of docs/performance.md, so `--only latency` rewrites that block alone.
  */
 
 interface Mode {
@@ -47,12 +54,18 @@ interface Mode {
   receiverSeconds: number;
   receiverRuns: number;
   auth: { passes: number; everyMs: number };
+  /**
+   * The latency benchmark: readings of the 50-space site, repetitions, the in-flight allowances and dialects compared
+   * (100 ms per answer, bench/latency-part.ts). Smoke runs 2 on SQLite only: the same code (the dialect is only the
+   * database's) with a sixth of the processes, so the CI test keeps its time.
+   */
+  latency: { rows: number; runs: number; inFlight: number[]; dialects: Dialect[] };
 }
 
 const MODES: Record<Mode['name'], Mode> = {
-  full: { name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 } },
-  quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 } },
-  smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 } },
+  full: { name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 200_000, runs: 3, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] } },
+  quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] } },
+  smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 }, latency: { rows: 2_500, runs: 1, inFlight: [2], dialects: ['sqlite'] } },
 };
 const CONNECTIONS = 50;
 /**
@@ -62,13 +75,14 @@ const CONNECTIONS = 50;
 const PG_STYLE: PgStyle = 'unnest';
 /** Deliveries per transaction for the storage floor: what the receiver's group commit averaged at 50 connections. */
 const FLOOR_GROUP = 25;
-const PARTS = ['replay', 'steady', 'sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
+const PARTS = ['replay', 'steady', 'latency', 'sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
 type Part = (typeof PARTS)[number];
 
 /** Everything measured, for --json (the smoke test reads it). */
 export interface BenchFigures {
   mode: Mode['name'];
   replay?: ReplayFigures;
+  latency?: LatencyFigures;
   sync: Partial<Record<Dialect, { rows: number; ours: number; raw: number; ratio: number; samples: SyncSamples }>>;
   memory?: { smallRows: number; largeRows: number; small: number; large: number; ratio: number };
   receiver?: { ours: LoadResult; bare: LoadResult; ratio: number; floor: FloorResult; bound: number; ratioToBound: number };
@@ -78,6 +92,8 @@ export interface BenchFigures {
 }
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
+/** Children to stop however main ends (a failed part must not leave a replay server keeping the process alive). */
+const stopAtExit: Array<() => Promise<void>> = [];
 const rate = (v: number) => `${formatNumber(v)} rows/s`;
 
 async function main(): Promise<void> {
@@ -94,6 +110,8 @@ async function main(): Promise<void> {
   if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > PAGE_SIZE) {
     throw new Error(`--page-size ${args.get('page-size')}: use a whole number from 1 to ${PAGE_SIZE} (SYNC_PAGE_SIZE's range)`);
   }
+  // Parsed before anything runs, so a mistyped flag fails at once rather than after the earlier parts.
+  const latencyPlan = wants('latency') ? latencySettings(args, mode.latency) : undefined;
   const started = performance.now();
   const loadAtStart = loadavg().map((l) => l.toFixed(1)).join(' ');
   const load = { connections: CONNECTIONS, durationSeconds: mode.receiverSeconds };
@@ -102,7 +120,14 @@ async function main(): Promise<void> {
   let replayProfile: string | undefined;
   log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
-  const pgProblem = wants('postgres') || wants('replay') || wants('steady') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
+  const pgProblem = wants('postgres') || wants('replay') || wants('steady') || wants('latency') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
+  // The latency part records from its own sandbox while the replay part records from its two: it is ready when its
+  // turn comes.
+  const latencyStarted = latencyPlan ? LatencyBench.start(log, latencyPlan.rows) : undefined;
+  if (latencyStarted) {
+    latencyStarted.catch(() => undefined);
+    stopAtExit.push(async () => (await latencyStarted.catch(() => undefined))?.close());
+  }
   const pgStyle = (args.get('pg-style') ?? PG_STYLE) as PgStyle;
   if (pgStyle !== 'unnest' && pgStyle !== 'rows') throw new Error(`--pg-style ${pgStyle}: use unnest or rows`);
   if (wants('replay') || wants('steady') || args.has('profile')) {
@@ -111,7 +136,17 @@ async function main(): Promise<void> {
       return !(d === 'postgres' && pgProblem);
     });
     log(`Replay: recording ${formatNumber(mode.replayRows)} readings per shape from the sandbox`);
-    const replay = await ReplayBench.start(log, mode.replayRows);
+    // The steady state's dist/ is built while the sandboxes record (both untimed), and ready before any timed run.
+    const building = wants('steady') ? buildDist(log) : undefined;
+    building?.catch(() => undefined);
+    // The steady state alone reads only the small shape: the large one is recorded only for the replay rows.
+    const replay = await ReplayBench.start(log, mode.replayRows, wants('replay') || args.has('profile') ? ['large', 'small'] : ['small']);
+    try {
+      await building;
+    } catch (error) {
+      await replay.close();
+      throw error;
+    }
     try {
       const r: ReplayFigures = { rows: mode.replayRows, runs: mode.replayRuns, steadyRuns: mode.steadyRuns, pgStyle, steadyWindow: replay.steady, dialects: {}, server: replay.serverCpuPerMillion() };
       for (const dialect of dialects) {
@@ -144,6 +179,17 @@ async function main(): Promise<void> {
     } finally {
       await replay.close();
     }
+  }
+
+  // Their own block in docs/performance.md (see the write below); printed with the rest.
+  const latencyTableRows: Row[] = [];
+  if (latencyPlan && latencyStarted) {
+    const dialects = mode.latency.dialects.filter((d) => {
+      if (d === 'postgres' && pgProblem) figures.skipped.push(`latency postgres: ${pgProblem}`);
+      return !(d === 'postgres' && pgProblem);
+    });
+    figures.latency = await measureLatency(latencyStarted, latencyPlan, dialects, log);
+    latencyTableRows.push(...latencyRows(figures.latency));
   }
 
   const sync = wants('sqlite') || wants('postgres') || wants('memory') || args.has('profile') ? await SyncBench.start(log, pageSize) : undefined;
@@ -252,25 +298,36 @@ async function main(): Promise<void> {
     }
   }
 
-  figures.table = renderTable(rows);
+  figures.table = renderTable([...rows, ...latencyTableRows]);
   const minutes = ((performance.now() - started) / 60_000).toFixed(1);
   process.stdout.write(`${figures.table}\n`);
   log(`bench (${mode.name}) finished in ${minutes} min`);
 
   if (args.has('json')) writeFileSync(args.get('json')!, JSON.stringify(figures, null, 2));
   const out = args.get('out') ?? fileURLToPath(new URL('../docs/performance.md', import.meta.url));
-  const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !args.has('rows');
+  const experiment = ['rows', ...LATENCY_FLAGS].some((f) => args.has(f));
+  const standard = mode.name === 'full' && pageSize === PAGE_SIZE && !experiment;
   const write = !args.has('no-write') && (standard || args.has('write') || args.has('out'));
   if (write) {
-    const header = `Mode \`${mode.name}\`, ${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, ` +
-      `load average ${loadAtStart} at the start, medians of ${mode.replayRuns} run(s) (replay), ${mode.steadyRuns} (steady state), ${mode.runs} (end to end with the sandbox, memory) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
-      `${minutes} min in all${profile || replayProfile ? ' (profile included)' : ''}.`;
-    updateDoc(out, { results: `${header}\n\n${figures.table}`, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
+    const machine = `${new Date().toISOString().slice(0, 10)}: ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart} at the start and ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end`;
+    const blocks: Record<string, string> = {};
+    // The latency rows have their own block: a run of that part alone must not wipe the other rows, nor they it.
+    if (rows.length) {
+      const header = `Mode \`${mode.name}\`, ${machine}, medians of ${mode.replayRuns} run(s) (replay), ${mode.steadyRuns} (steady state), ${mode.runs} (end to end with the sandbox, memory) (receiver: ${mode.receiverRuns} x ${mode.receiverSeconds} s), ` +
+        `${minutes} min in all${profile || replayProfile ? ' (profile included)' : ''}.`;
+      blocks.results = `${header}\n\n${renderTable(rows)}`;
+    }
+    if (figures.latency) blocks.latency = `${latencyHeader(mode.name, machine, figures.latency)}\n\n${renderTable(latencyTableRows)}`;
+    updateDoc(out, { ...blocks, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
     log(`wrote ${out}`);
   }
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
-  process.exitCode = 1;
-});
+main()
+  .catch((error: unknown) => {
+    process.stderr.write(`bench failed: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    for (const stop of stopAtExit.splice(0)) await stop().catch(() => undefined);
+  });

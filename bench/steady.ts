@@ -7,7 +7,7 @@ import { ROOT } from '../test/support/process.ts';
 import { runBench } from './child.ts';
 import { countReadings, deleteReadingsFrom } from './raw-writers.ts';
 import type { ReplayBench } from './replay-bench.ts';
-import { fetchStats } from './replay-server.ts';
+import { fetchStats, type ReplayStats } from './replay-server.ts';
 import type { ReplayResult } from './replay-worker.ts';
 import { BENCH_PG_URL, PAGE_SIZE, STEP_MS } from './sync-bench.ts';
 import type { SteadyMinimalJob } from './steady-minimal.ts';
@@ -49,7 +49,7 @@ const KINDS: SteadyKind[] = ['ours', 'minimal', 'node'];
 const FROZEN_CLOCK = fileURLToPath(new URL('./frozen-clock.ts', import.meta.url));
 
 /** Runs `argv` under bash and reads the children's CPU from `times` (second line: user and system of children). */
-function timed(argv: string[], env: Record<string, string>): Promise<SteadySample & { code: number | null; stderr: string }> {
+export function timed(argv: string[], env: Record<string, string>): Promise<SteadySample & { code: number | null; stderr: string }> {
   return new Promise((resolve, reject) => {
     const started = performance.now();
     const child = spawn('bash', ['-c', '"$@" 1>&2; s=$?; times; exit $s', 'bash', ...argv], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -70,12 +70,27 @@ function timed(argv: string[], env: Record<string, string>): Promise<SteadySampl
 
 let built: Promise<unknown> | undefined;
 /** dist/ from the current sources, once per bench run: the steady state times what an installed package runs. */
-function buildDist(log: (line: string) => void): Promise<unknown> {
+export function buildDist(log: (line: string) => void): Promise<unknown> {
   built ??= (log('  building dist/ (npm run build) for the steady state'), promisify(execFile)(process.execPath, ['--import', 'tsx', 'scripts/build.ts'], { cwd: ROOT }));
   return built;
 }
 
-export async function measureSteady(bench: ReplayBench, dialect: Dialect, runs: number, log: (line: string) => void): Promise<SteadyFigures> {
+/** The steady state ready to run: the database loaded and the watermark set; `reset` deletes the window's readings. */
+export interface SteadySetup {
+  dialect: Dialect;
+  storedBefore: number;
+  readings: number;
+  commands: Record<SteadyKind, string[]>;
+  envs: Record<SteadyKind, Record<string, string>>;
+  /** Untimed: deletes the window's readings, so the next run inserts them again. */
+  reset(): Promise<void>;
+  /** Checks after a run that wrote: no replay miss, and exactly the window's readings added. */
+  check(kind: SteadyKind, stderr: string, before: ReplayStats): Promise<void>;
+  stats(): Promise<ReplayStats>;
+  drop(): Promise<void>;
+}
+
+export async function prepareSteady(bench: ReplayBench, dialect: Dialect, log: (line: string) => void): Promise<SteadySetup> {
   await buildDist(log);
   const replay = bench.replay('small');
   const { steady } = bench;
@@ -115,37 +130,62 @@ export async function measureSteady(bench: ReplayBench, dialect: Dialect, runs: 
       pageSize: PAGE_SIZE,
       databaseUrl: db.url,
     };
-    const commands: Record<SteadyKind, string[]> = {
-      ours: [process.execPath, '--import', FROZEN_CLOCK, 'dist/bin/occupancy-sync.js', 'sync', '--stream', 'occupancy'],
-      minimal: [process.execPath, 'bench/steady-minimal.ts', JSON.stringify(minimalJob)],
-      node: [process.execPath, '-e', '0'],
+    return {
+      dialect,
+      storedBefore,
+      readings: steady.readings,
+      commands: {
+        ours: [process.execPath, '--import', FROZEN_CLOCK, 'dist/bin/occupancy-sync.js', 'sync', '--stream', 'occupancy'],
+        minimal: [process.execPath, 'bench/steady-minimal.ts', JSON.stringify(minimalJob)],
+        node: [process.execPath, '-e', '0'],
+      },
+      envs: { ours: oursEnv, minimal: base, node: base },
+      reset: async () => void (await deleteReadingsFrom(db.url, customerId, steady.from)),
+      stats: () => fetchStats(replay.info.url),
+      async check(kind, stderr, before) {
+        const after = await fetchStats(replay.info.url);
+        if (after.misses !== before.misses) throw new Error(`steady state, ${kind} on ${dialect}: ${after.misses - before.misses} replay miss(es), e.g. ${after.missed.join(' | ')}`);
+        const stored = await countReadings(db.url);
+        if (stored !== storedBefore + steady.readings) {
+          throw new Error(`steady state, ${kind} on ${dialect}: ${stored} readings stored, expected ${storedBefore} + ${steady.readings}\n${stderr.slice(-2000)}`);
+        }
+      },
+      drop: () => db.drop(),
     };
+  } catch (error) {
+    await db.drop();
+    throw error;
+  }
+}
 
+/** One process of `kind`, timed; a run that writes is checked (see SteadySetup.check). `nodeFlags` go before its script. */
+export async function steadyRun(setup: SteadySetup, kind: SteadyKind, nodeFlags: string[] = []): Promise<SteadySample> {
+  const writes = kind !== 'node';
+  if (writes) await setup.reset();
+  const before = writes ? await setup.stats() : undefined;
+  const [node, ...rest] = setup.commands[kind];
+  const result = await timed([node!, ...nodeFlags, ...rest], setup.envs[kind]);
+  if (result.code !== 0) throw new Error(`steady state, ${kind} on ${setup.dialect}: exit code ${result.code}\n${result.stderr.slice(-3000)}`);
+  if (before) await setup.check(kind, result.stderr, before);
+  return { wallMs: result.wallMs, cpuMs: result.cpuMs };
+}
+
+export async function measureSteady(bench: ReplayBench, dialect: Dialect, runs: number, log: (line: string) => void): Promise<SteadyFigures> {
+  const setup = await prepareSteady(bench, dialect, log);
+  try {
     const samples: Record<SteadyKind, SteadySample[]> = { ours: [], minimal: [], node: [] };
     for (let i = 0; i < runs; i++) {
       for (const kind of KINDS.map((_, k) => KINDS[(k + i) % KINDS.length]!)) {
-        const writes = kind !== 'node';
-        if (writes) await deleteReadingsFrom(db.url, customerId, steady.from);
-        const before = writes ? await fetchStats(replay.info.url) : undefined;
-        const result = await timed(commands[kind], kind === 'ours' ? oursEnv : base);
-        if (result.code !== 0) throw new Error(`steady state, ${kind} on ${dialect}: exit code ${result.code}\n${result.stderr.slice(-3000)}`);
-        if (before) {
-          const after = await fetchStats(replay.info.url);
-          if (after.misses !== before.misses) throw new Error(`steady state, ${kind} on ${dialect}: ${after.misses - before.misses} replay miss(es), e.g. ${after.missed.join(' | ')}`);
-          const stored = await countReadings(db.url);
-          if (stored !== storedBefore + steady.readings) {
-            throw new Error(`steady state, ${kind} on ${dialect}: ${stored} readings stored, expected ${storedBefore} + ${steady.readings}\n${result.stderr.slice(-2000)}`);
-          }
-        }
-        samples[kind].push({ wallMs: result.wallMs, cpuMs: result.cpuMs });
+        const result = await steadyRun(setup, kind);
+        samples[kind].push(result);
         log(`  ${dialect} steady ${kind.padEnd(7)} wall ${result.wallMs.toFixed(0)} ms, CPU ${result.cpuMs.toFixed(0)} ms`);
       }
     }
     const pick = (f: (s: SteadySample) => number) => Object.fromEntries(KINDS.map((k) => [k, median(samples[k].map(f))])) as Record<SteadyKind, number>;
     const wallMs = pick((s) => s.wallMs);
     const cpuMs = pick((s) => s.cpuMs);
-    return { storedBefore, readings: steady.readings, samples, wallMs, cpuMs, wallRatio: wallMs.ours / wallMs.minimal, cpuRatio: cpuMs.ours / cpuMs.minimal };
+    return { storedBefore: setup.storedBefore, readings: setup.readings, samples, wallMs, cpuMs, wallRatio: wallMs.ours / wallMs.minimal, cpuRatio: cpuMs.ours / cpuMs.minimal };
   } finally {
-    await db.drop();
+    await setup.drop();
   }
 }

@@ -13,6 +13,11 @@ export interface SyncJob {
   databaseUrl: string;
   /** The observations the range holds, checked against the table afterwards. */
   expectedRows: number;
+  /**
+   * Ours runs with the settings' defaults (SYNC_PAGE_SIZE, SYNC_STEP and whatever else is not set), as a user who
+   * sets nothing would; stepMs and pageSize must then be those defaults (the recording follows them).
+   */
+  defaultSettings?: boolean;
 }
 
 /** What a worker reports. */

@@ -37,6 +37,7 @@ describe('benchmark harness (--smoke)', () => {
       'Steady state, SQLite',
       'Steady state, Postgres',
       'Replay server: its own CPU per million rows',
+      'Backfill into SQLite, 2,500 readings of 50 spaces, default settings, 100 ms per answer, 2 in flight',
       'Sync into SQLite, 2,500 rows, end-to-end with the sandbox (not a limit)',
       'Sync into Postgres',
       'Memory: peak RSS',
@@ -76,6 +77,29 @@ describe('benchmark harness (--smoke)', () => {
       }
       expectPositive(steady.wallRatio, `${dialect} steady wall ratio`);
       expectPositive(steady.cpuRatio, `${dialect} steady CPU ratio`);
+    }
+    const latency = figures.latency!;
+    // 2,500 readings of 50 spaces: 50 ticks of 5 minutes, one page per one-hour window.
+    expect(latency.pages, 'latency pages').toBe(5);
+    // --smoke runs one allowance (2) on SQLite; full and quick modes 8 and 2 on both dialects, through the same code.
+    expect(Object.keys(latency.dialects)).toEqual(['sqlite']);
+    for (const dialect of ['sqlite'] as const) {
+      const d = latency.dialects[dialect]!;
+      expectPositive(d.ceilingMs, `${dialect} latency storage ceiling`);
+      expect(d.limits.map((l) => l.inFlight), dialect).toEqual([2]);
+      for (const l of d.limits) {
+        const where = `${dialect} latency, ${l.inFlight} in flight`;
+        expectPositive(l.oursMs, `${where} ours`);
+        expectPositive(l.floorMs, `${where} floor`);
+        expectPositive(l.ratio, `${where} ratio`);
+        expectPositive(l.minimalMs, `${where} minimal client`);
+        expect(l.minimalRuns.every((r) => r.pages === latency.pages), where).toBe(true);
+        expect(l.share429, where).toBeGreaterThanOrEqual(0);
+        // The server saw the run: the token and every page at least once, and at least one query at a time.
+        expect(l.requests, where).toBeGreaterThanOrEqual(latency.pages + 1);
+        expect(l.runs.every((r) => r.pages === latency.pages), where).toBe(true);
+        expect(l.maxOpen, where).toBeGreaterThanOrEqual(1);
+      }
     }
     for (const dialect of ['sqlite', 'postgres'] as const) {
       const sync = figures.sync[dialect]!;
