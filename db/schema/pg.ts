@@ -106,6 +106,7 @@ export const syncState = pgTable(
     windowStart: ts('window_start'),
     windowEnd: ts('window_end'),
     pageCursor: text('page_cursor'),
+    windows: text('windows'),
     rangeStart: ts('range_start'),
     rangeEnd: ts('range_end'),
     updatedAt: ts('updated_at').notNull(),

@@ -111,6 +111,7 @@ export const syncState = sqliteTable(
     windowStart: text('window_start'),
     windowEnd: text('window_end'),
     pageCursor: text('page_cursor'),
+    windows: text('windows'),
     rangeStart: text('range_start'),
     rangeEnd: text('range_end'),
     updatedAt: text('updated_at').notNull(),

@@ -22,6 +22,7 @@ import type {
   Store,
   SyncState,
   SyncStateUpdate,
+  WindowCheckpoint,
 } from './types.ts';
 
 /**
@@ -170,9 +171,10 @@ export class SqlStore implements Store {
           }
           // The one statement that moves a watermark backwards: not through #writeState and its forward-only guard.
           await tx.run(sql`
-            UPDATE sync_state SET watermark = ${to}, window_start = NULL, window_end = NULL, page_cursor = NULL, updated_at = ${at}
+            UPDATE sync_state SET watermark = ${to}, window_start = NULL, window_end = NULL, page_cursor = NULL, windows = NULL, updated_at = ${at}
             WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
-          after = { ...before, watermark: to, windowStart: null, windowEnd: null, pageCursor: null, updatedAt: at };
+          const { windows: _dropped, ...rest } = before;
+          after = { ...rest, watermark: to, windowStart: null, windowEnd: null, pageCursor: null, updatedAt: at };
         } else {
           await tx.run(sql`DELETE FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
         }
@@ -380,14 +382,14 @@ export class SqlStore implements Store {
    */
   async #writeState(tx: Executor, s: Normalised): Promise<void> {
     const changed = await tx.run(sql`
-      INSERT INTO sync_state (customer_id, stream, watermark, window_start, window_end, page_cursor, range_start,
+      INSERT INTO sync_state (customer_id, stream, watermark, window_start, window_end, page_cursor, windows, range_start,
                               range_end, updated_at)
       VALUES (${s.customerId}, ${s.stream}, ${s.watermark}, ${s.windowStart}, ${s.windowEnd}, ${s.pageCursor},
-              ${s.rangeStart}, ${s.rangeEnd}, ${toIso(this.#clock.now())})
+              ${s.windows}, ${s.rangeStart}, ${s.rangeEnd}, ${toIso(this.#clock.now())})
       ON CONFLICT (customer_id, stream) DO UPDATE SET
         watermark = excluded.watermark, window_start = excluded.window_start, window_end = excluded.window_end,
-        page_cursor = excluded.page_cursor, range_start = excluded.range_start, range_end = excluded.range_end,
-        updated_at = excluded.updated_at
+        page_cursor = excluded.page_cursor, windows = excluded.windows, range_start = excluded.range_start,
+        range_end = excluded.range_end, updated_at = excluded.updated_at
       WHERE sync_state.watermark IS NULL OR excluded.watermark >= sync_state.watermark`);
     if (changed === 0) {
       const [current] = await tx.all<{ watermark: string | null }>(
@@ -415,11 +417,18 @@ export class SqlStore implements Store {
   }
 }
 
-type Normalised = SyncStateUpdate;
+type Normalised = Omit<SyncStateUpdate, 'windows'> & { windows: string | null };
 
 function normaliseState(s: SyncStateUpdate): Normalised {
   const field = (name: string) => `state ${s.customerId}/${s.stream}: ${name}`;
+  const windows = (s.windows ?? []).map((w, i) => ({
+    from: canonicalTimestamp(w.from, field(`windows[${i}].from`)),
+    to: canonicalTimestamp(w.to, field(`windows[${i}].to`)),
+    cursor: w.cursor ?? null,
+    done: w.done === true,
+  }));
   return {
+    windows: windows.length ? JSON.stringify(windows) : null,
     customerId: s.customerId,
     stream: s.stream,
     watermark: canonicalOrNull(s.watermark, field('watermark')),
@@ -440,6 +449,7 @@ interface StateRow {
   window_start: string | null;
   window_end: string | null;
   page_cursor: string | null;
+  windows?: string | null;
   range_start: string | null;
   range_end: string | null;
   updated_at: string;
@@ -455,6 +465,7 @@ function toState(r: StateRow): SyncState {
     pageCursor: r.page_cursor,
     rangeStart: r.range_start,
     rangeEnd: r.range_end,
+    ...(r.windows && { windows: JSON.parse(r.windows) as WindowCheckpoint[] }),
     updatedAt: r.updated_at,
   };
 }

@@ -61,7 +61,20 @@ export interface SyncState {
   /** For backfills: the whole requested range. */
   rangeStart: IsoUtc | null;
   rangeEnd: IsoUtc | null;
+  /**
+   * Windows after [windowStart, windowEnd) read at the same time, with their progress: those started (a cursor) or
+   * complete. Absent when there are none. The watermark (a backfill's progress) covers none of them yet.
+   */
+  windows?: ReadonlyArray<WindowCheckpoint>;
   updatedAt: IsoUtc;
+}
+
+/** A window read ahead of the first incomplete one: its bounds, the cursor of its last committed page, complete or not. */
+export interface WindowCheckpoint {
+  from: IsoUtc;
+  to: IsoUtc;
+  cursor: string | null;
+  done: boolean;
 }
 
 export type SyncStateUpdate = Omit<SyncState, 'updatedAt'>;

@@ -19,8 +19,10 @@ export class Frontier {
   readonly #windows: WindowProgress[];
   #head = 0;
 
-  constructor(windows: ReadonlyArray<SyncWindow>) {
-    this.#windows = windows.map((w, index) => ({ index, from: w.from, to: w.to, cursor: w.cursor, done: false }));
+  /** `done`: windows a stopped run had completed after its first incomplete one (the stored state's `windows`). */
+  constructor(windows: ReadonlyArray<SyncWindow & { done?: boolean }>) {
+    this.#windows = windows.map((w, index) => ({ index, from: w.from, to: w.to, cursor: w.cursor, done: w.done === true }));
+    while (this.#head < this.#windows.length && this.#windows[this.#head]!.done) this.#head++;
   }
 
   get windows(): ReadonlyArray<WindowProgress> {

@@ -14,12 +14,14 @@ import type { RunRequest, StreamOutcome, StreamRunContext } from './stream-run.t
 import { commitSpan, counted, emit, limitsOf, validatorOf } from './run-parts.ts';
 import { sinkKey } from '../store/sinks.ts';
 import { tracer, type SpanHandle } from '../tracing.ts';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, trustedServerTime, watermarkLimit, type Plan } from './windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, trustedServerTime, watermarkLimit, type Plan, type SyncWindow } from './windows.ts';
 
 /** The stored state in the engine's terms: instants as epoch ms (converted once, here, at the store boundary). */
 interface EngineState {
   watermark: number | null;
   head: { from: number; to: number; cursor: string | null } | null;
+  /** Windows after the head read at the same time: started (a cursor) or complete. */
+  beyond: ReadonlyArray<{ from: number; to: number; cursor: string | null; done: boolean }>;
 }
 
 function fromStore(state: SyncState | undefined): EngineState {
@@ -28,7 +30,27 @@ function fromStore(state: SyncState | undefined): EngineState {
   return {
     watermark: epochMsOrNull(state?.watermark),
     head: from !== null && to !== null ? { from, to, cursor: state?.pageCursor ?? null } : null,
+    beyond: (state?.windows ?? []).map((w) => ({ from: epochMsOrNull(w.from)!, to: epochMsOrNull(w.to)!, cursor: w.cursor, done: w.done })),
   };
+}
+
+function toStore(state: EngineState): Pick<SyncStateUpdate, 'watermark' | 'windowStart' | 'windowEnd' | 'pageCursor' | 'windows'> {
+  return {
+    watermark: isoUtcOrNull(state.watermark),
+    windowStart: isoUtcOrNull(state.head?.from ?? null),
+    windowEnd: isoUtcOrNull(state.head?.to ?? null),
+    pageCursor: state.head?.cursor ?? null,
+    ...(state.beyond.length && { windows: state.beyond.map((w) => ({ from: toIsoUtc(w.from), to: toIsoUtc(w.to), cursor: w.cursor, done: w.done })) }),
+  };
+}
+
+/** The windows a stopped run read ahead, carried onto this run's plan where their bounds are the same. */
+function resumed(windows: ReadonlyArray<SyncWindow>, beyond: EngineState['beyond']): Array<SyncWindow & { done: boolean }> {
+  const progress = new Map(beyond.map((w) => [`${w.from}/${w.to}`, w]));
+  return windows.map((w) => {
+    const stored = progress.get(`${w.from}/${w.to}`);
+    return stored && w.cursor === null ? { ...w, cursor: stored.done ? null : stored.cursor, done: stored.done } : { ...w, done: false };
+  });
 }
 
 /** The plan of one run and what its checkpoint is after each commit. */
@@ -36,7 +58,7 @@ interface RunPlan extends Plan {
   windowsTotal: number;
   windowsDone: number;
   /** What the state becomes after a commit: the frontier's head, and the watermark after the windows just completed. */
-  checkpoint(frontier: Frontier, completed: WindowProgress[], page: FetchedPage): EngineState;
+  checkpoint(frontier: Frontier, completed: WindowProgress[], page: FetchedPage): Omit<EngineState, 'beyond'>;
 }
 
 function head(frontier: Frontier, always: boolean): EngineState['head'] {
@@ -74,6 +96,7 @@ export async function runWindowed(
   let newest: number | undefined;
   const windowSettings = { ...ctx.settings, stepMs, gridMs: spec.gridMs };
   let plan: RunPlan;
+  let readAhead = stored.beyond;
   let range: { rangeStart: string | null; rangeEnd: string | null };
 
   if (request.mode === 'backfill') {
@@ -84,6 +107,7 @@ export async function runWindowed(
       settings: windowSettings,
     });
     range = { rangeStart: toIsoUtc(request.from), rangeEnd: toIsoUtc(request.to) };
+    if (backfill.restart) readAhead = [];
     if (backfill.restart && state?.rangeStart) {
       log.info({ previous: [state.rangeStart, state.rangeEnd] }, 'starting the backfill over (--restart): the stored progress is dropped');
     } else if (!backfill.restart && stored.head) {
@@ -142,7 +166,7 @@ export async function runWindowed(
     return 'done';
   }
 
-  const frontier = new Frontier(plan.windows);
+  const frontier = new Frontier(resumed(plan.windows, readAhead));
   const validate = validatorOf(stream);
   const cursorField = stream.cursorField as string;
   const apiPath = apiPathOf(stream.record as never, cursorField as never);
@@ -189,7 +213,7 @@ export async function runWindowed(
   };
 
   type Job = { window: WindowProgress; cursor: string | null };
-  const queue = [...frontier.windows];
+  const queue = frontier.windows.filter((w) => !w.done);
   const concurrency = Math.max(1, Math.min(ctx.settings.windowConcurrency ?? 1, queue.length));
   // Windows read ahead of the first incomplete one are kept in the checkpoint until it completes: a slow window must
   // not let the others run unboundedly far ahead of it.
@@ -214,14 +238,8 @@ export async function runWindowed(
       if (completed.length) headMoved();
       if (page.newest !== undefined && (newest === undefined || page.newest > newest)) newest = page.newest;
       const after = plan.checkpoint(frontier, completed, page);
-      const checkpoint: SyncStateUpdate = {
-        ...base,
-        ...range,
-        watermark: isoUtcOrNull(after.watermark),
-        windowStart: isoUtcOrNull(after.head?.from ?? null),
-        windowEnd: isoUtcOrNull(after.head?.to ?? null),
-        pageCursor: after.head?.cursor ?? null,
-      };
+      const beyond = frontier.beyondHead.map((w) => ({ from: w.from, to: w.to, cursor: w.cursor, done: w.done }));
+      const checkpoint: SyncStateUpdate = { ...base, ...range, ...toStore({ ...after, beyond }) };
       // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
       const span = windowSpan(job.window);
       await span.run(() => commitSpan(page, job.window, () => ctx.store.commitPage({
@@ -330,7 +348,9 @@ async function rewindOnEvidence(
       const from = Math.max(request.from, Math.floor((target - request.from) / stepMs) * stepMs + request.from);
       if (progress === null || progress <= from || !current) return;
       const first = nextBackfillWindow(from, { from: request.from, to: request.to }, stepMs, gridMs);
-      await ctx.store.saveState({ ...current, windowStart: isoUtcOrNull(first?.windowStart ?? null), windowEnd: isoUtcOrNull(first?.windowEnd ?? null), pageCursor: null });
+      // The windows read ahead of the old progress go too: they are read again after it.
+      const { windows: _readAhead, ...kept } = current;
+      await ctx.store.saveState({ ...kept, windowStart: isoUtcOrNull(first?.windowStart ?? null), windowEnd: isoUtcOrNull(first?.windowEnd ?? null), pageCursor: null });
       log.warn({ rewoundTo: toIsoUtc(from), evidence: violation.detail }, `the answer proves windows already loaded may be incomplete: the backfill's progress went back to ${toIsoUtc(from)}, so the next run reads them again`);
       return;
     }
