@@ -129,7 +129,8 @@ export function createTransport(options: TransportOptions): Transport {
       return { status: response.statusCode, headers: response.headers, body };
     } catch (error) {
       if (error instanceof ApiTransportError) {
-        response.body.destroy();
+        // undici's body errors with "Request aborted" when destroyed unread; nobody reads it any more.
+        response.body.on('error', () => undefined).destroy();
         throw new ApiTransportError(error.reason, `POST ${path}: ${error.message}`, { status: response.statusCode, retryable: error.retryable, cause: error.cause });
       }
       const compressed = encoding === 'gzip' || encoding === 'x-gzip';

@@ -8,10 +8,10 @@ import type { Store } from '../store/types.ts';
  * commands open it read-only and refuse a schema this version cannot read, naming the fix, instead of migrating it.
  * `signal` is the command's SIGTERM/SIGINT: what waits on the database then is cancelled (openStore).
  */
-export async function openForWriting(database: Config['database'], logger?: Logger, signal?: AbortSignal): Promise<Store> {
+export async function openForWriting(database: Config['database'], logger?: Logger, signal?: AbortSignal, migrationSignal?: AbortSignal): Promise<Store> {
   const store = await openStore(database, { ...(logger && { logger }), ...(signal && { signal }) });
   try {
-    await store.migrate();
+    await store.migrate(migrationSignal ? { signal: migrationSignal } : {});
   } catch (error) {
     await store.close().catch(() => {});
     throw error;

@@ -49,7 +49,7 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
   }
   let store: Store;
   try {
-    store = options.store ?? (await untilAborted(openForWriting(config.database, logger), signal));
+    store = options.store ?? (await untilAborted(openForWriting(config.database, logger, undefined, signal), signal));
   } catch (error) {
     // better-sqlite3 waits for a lock synchronously: a SIGTERM that came meanwhile is handled in the next turn.
     await new Promise((resolve) => setImmediate(resolve));

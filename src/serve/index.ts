@@ -80,7 +80,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
   const streams = options.streams ?? loadStreams(config, { parseDocument: parseDocumentSource }).streams;
 
-  const store = options.store ?? (await openForWriting(config.database, logger));
+  // SIGTERM ends a wait for another process's migration; the store itself keeps its statements for a clean stop.
+  const store = options.store ?? (await openForWriting(config.database, logger, undefined, signal));
   let stopping = false;
   let receiver: Receiver | undefined;
   let ops: OpsServer | undefined;

@@ -67,8 +67,9 @@ export class SqlStore implements Store {
     );
   }
 
-  async migrate(): Promise<string[]> {
-    const applied = await this.#wrap('applying migrations', () => migrate(this.#db, { ...this.#migrator, logger: this.#logger }), true);
+  async migrate(options: { signal?: AbortSignal } = {}): Promise<string[]> {
+    const signal = options.signal ?? this.#migrator.signal;
+    const applied = await this.#wrap('applying migrations', () => migrate(this.#db, { ...this.#migrator, ...(signal && { signal }), logger: this.#logger }), true);
     if (applied.length > 0) this.#logger.info({ dialect: this.dialect, applied }, 'applied database migrations');
     return applied;
   }

@@ -1,6 +1,7 @@
 import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
-import type { SinkName, SinkRecords } from '../store/types.ts';
+import { SINK_NAMES, sinkColumns, sinkKey } from '../store/columns.ts';
+import type { SinkName } from '../store/types.ts';
 import { recordLevels, selects } from './definition-selection.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, type YamlPath, type YamlSource } from './definition-yaml.ts';
 import type { PagingStyle } from './paging/index.ts';
@@ -13,27 +14,22 @@ import { isTimeFormat, TIME_FORMATS } from './time-formats.ts';
  */
 
 /**
- * Our tables' columns, by record field, as a definition may name them (field or column name); `key`: part of the
- * sink's key (the store's sinkKey, which test/definitions/format.test.ts compares; not imported here, so loading the
- * definitions does not load the store and its SQL builder).
+ * Our tables' columns, by record field, as a definition may name them (field or column name): taken from the store's
+ * one definition of each sink (src/store/columns.ts, derived from the Drizzle schema), so a column added there is
+ * mappable here with no second list.
  */
-export const COLUMNS: { [S in SinkName]: { [K in keyof SinkRecords[S]]-?: { column: string; nullable?: true; key?: true } } } = {
-  occupancy: {
-    floorSpaceId: { column: 'floor_space_id', key: true },
-    observedAt: { column: 'observed_at', key: true },
-    occupancyStatus: { column: 'occupancy_status' },
-    headcount: { column: 'headcount' },
-    eventId: { column: 'event_id', nullable: true },
-  },
-  buildings: { id: { column: 'id', key: true }, name: { column: 'name' } },
-};
-/** The record fields of a sink's key, in the sink's order. */
-export function keyOf(sink: SinkName): string[] {
-  return Object.entries(COLUMNS[sink] as Record<string, { key?: true }>).filter(([, c]) => c.key).map(([field]) => field);
+function columnsOf(sink: SinkName): Record<string, { column: string; nullable: boolean; key: boolean }> {
+  return Object.fromEntries(sinkColumns(sink).columns.map((c) => [c.field, { column: c.column, nullable: c.nullable, key: c.key }]));
 }
 
-/** Sinks whose rows a complete listing may soft-delete. */
-export const SOFT_DELETE_SINKS: readonly SinkName[] = ['buildings'];
+/** The record fields of a sink's key, in the sink's order. */
+export function keyOf(sink: SinkName): string[] {
+  return [...sinkKey(sink)];
+}
+
+/** Whether a complete listing may soft-delete the sink's rows. */
+export const softDeletes = (sink: SinkName): boolean => sinkColumns(sink).softDelete;
+export { SINK_NAMES };
 export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'timestamp'];
 /** A nullable column a definition leaves unmapped reads this (never present): it is stored as null. */
 export const UNMAPPED = '(unmapped)';
@@ -77,17 +73,17 @@ export function checkSelected(
   }
 }
 
-export const isSink = (value: unknown): value is SinkName => typeof value === 'string' && Object.hasOwn(COLUMNS, value);
+export const isSink = (value: unknown): value is SinkName => typeof value === 'string' && (SINK_NAMES as string[]).includes(value);
 
 export function columnField(sink: SinkName, name: string): string | undefined {
-  const columns = COLUMNS[sink] as Record<string, { column: string }>;
+  const columns = columnsOf(sink);
   if (name in columns) return name;
   return Object.entries(columns).find(([, c]) => c.column === name)?.[0];
 }
 
 export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: SinkName, depth: number): Record<string, FieldSpec> | undefined {
   if (value === undefined) return undefined;
-  const columns = COLUMNS[sink] as Record<string, { column: string; nullable?: true }>;
+  const columns = columnsOf(sink);
   const names = Object.entries(columns).map(([f, c]) => `${f} (${c.column})`).join(', ');
   if (!isPlainObject(value)) {
     src.error(at, `record must map columns to fields, got ${describeYaml(value)}`, `map each column of ${sink}: ${names}`);

@@ -5,7 +5,7 @@ import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
 import type { SinkName } from '../store/types.ts';
 import { parseDuration, STREAM_SETTINGS } from '../config.ts';
-import { checkSelected, columnField, COLUMNS, isSink, keyOf, recordAt, SOFT_DELETE_SINKS, UNMAPPED } from './definition-parts.ts';
+import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDeletes, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt } from './paging/index.ts';
 import { selects } from './definition-selection.ts';
@@ -232,7 +232,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
   const sink = s.sink as SinkName;
   if (s.sink !== undefined && !isSink(s.sink)) {
-    src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${Object.keys(COLUMNS).join(', ')}`);
+    src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${SINK_NAMES.join(', ')}`);
   }
   const kinds = KINDS[version]!;
   const kind = typeof s.kind === 'string' && Object.hasOwn(kinds, s.kind) ? kinds[s.kind] : undefined;
@@ -303,7 +303,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     const rule = mapAt(src, at, s.softDelete, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
     const unset = rule?.completeWhenUnset;
     if (kind !== 'full') src.error(at, 'only a full stream can soft-delete', 'remove softDelete');
-    else if (!SOFT_DELETE_SINKS.includes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
+    else if (!softDeletes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
     if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables?.names.includes(v)))) {
       src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
     } else if (Array.isArray(unset)) {

@@ -1,5 +1,5 @@
 import { CANONICAL_FAST } from '../time.ts';
-import { parseInstantAs, type TimeFormat } from './time-formats.ts';
+import { describe, parseInstantAs, type TimeFormat } from './time-formats.ts';
 
 /**
  * Record declarations: how one API node becomes one row, field by field, with the type each field must have. A node
@@ -44,14 +44,6 @@ export type RecordSpec<R> = { readonly [K in keyof R]-?: FieldSpec };
 export type RecordResult<R> = { ok: true; record: R } | { ok: false; reason: string };
 
 const MAX_COUNT = 2_147_483_647;
-
-function describe(value: unknown): string {
-  if (value === undefined) return 'nothing (the field is missing)';
-  if (value === null) return 'null';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
-  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`;
-  return Array.isArray(value) ? 'an array' : 'an object';
-}
 
 /**
  * Why both databases would not store the string as it is (a NUL: Postgres text refuses it; a lone surrogate: not

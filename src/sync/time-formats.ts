@@ -46,7 +46,8 @@ const EPOCH_TEXT = /^\d{1,16}(\.\d{1,6})?$/;
 
 export type ParsedInstant = { ok: true; iso: IsoUtc; ms: number } | { ok: false; reason: string };
 
-function describe(value: unknown): string {
+/** A value from an answer as an error names it: its type and (shortened) text. */
+export function describe(value: unknown): string {
   if (value === undefined) return 'nothing (the field is missing)';
   if (value === null) return 'null';
   if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;

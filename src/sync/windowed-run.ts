@@ -232,8 +232,15 @@ export async function runWindowed(
   // Commits are taken one at a time, in the order pages arrive: each checkpoint is computed from the frontier as
   // it is after every earlier commit.
   let commits: Promise<unknown> = Promise.resolve();
+  let broken: { error: unknown } | undefined;
   const commit = (page: FetchedPage, job: Job) => {
     const run = commits.then(async () => {
+      // Stopping (SIGTERM, or another window failed): the pages waiting for their turn are not committed, so a
+      // shutdown waits for one commit at most; the next run fetches them again.
+      if (signal.aborted) throw new Error('stopped before this page was committed', { cause: signal.reason });
+      // A commit that failed had already counted its page in the frontier: no checkpoint computed after it may be
+      // written (it could claim that page), whatever the database answers next.
+      if (broken) throw new Error('an earlier page of this run was not committed', { cause: broken.error });
       const completed = frontier.page(job.window.index, page.next);
       if (completed.length) headMoved();
       if (page.newest !== undefined && (newest === undefined || page.newest > newest)) newest = page.newest;
@@ -242,15 +249,23 @@ export async function runWindowed(
       const checkpoint: SyncStateUpdate = { ...base, ...range, ...toStore({ ...after, beyond }) };
       // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
       const span = windowSpan(job.window);
-      await span.run(() => commitSpan(page, job.window, () => ctx.store.commitPage({
-        customerId: ctx.customerId,
-        sink: stream.sink,
-        records: page.records,
-        at: toIsoUtc(ctx.clock.now()),
-        checkpoint,
-        runId,
-        quarantine: { stream: stream.name, window: { from: toIsoUtc(job.window.from), to: toIsoUtc(job.window.to) }, records: page.rejected },
-      })));
+      try {
+        await span.run(() => commitSpan(page, job.window, () => ctx.store.commitPage({
+          customerId: ctx.customerId,
+          sink: stream.sink,
+          records: page.records,
+          at: toIsoUtc(ctx.clock.now()),
+          checkpoint,
+          runId,
+          quarantine: { stream: stream.name, window: { from: toIsoUtc(job.window.from), to: toIsoUtc(job.window.to) }, records: page.rejected },
+        })));
+      } catch (error) {
+        broken = { error };
+        // A commit cancelled by SIGTERM leaves the run interrupted; any other failure fails it.
+        if (!ctx.signal?.aborted && !failure) failure = { error };
+        stop.abort();
+        throw error;
+      }
       if (page.next === null) endWindowSpan(job.window, 'complete');
       outcome.watermark = checkpoint.watermark;
       counted(outcome, page);

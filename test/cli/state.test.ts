@@ -57,8 +57,12 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
       expect((await cli(['sync', '--stream', 'occupancy'], env)).code).toBe(ExitCode.OK);
       const [run] = (await store.lastRuns(customer)).filter((r) => r.stream === 'occupancy');
       const after = (await store.getState(customer, 'occupancy'))!.watermark!;
+      // The run's last window may end after the watermark (capped by the platform's Date header, whole seconds):
+      // what it read lies between the rewound period up to the watermark and up to the run's end.
       const reread = truthRows(sandbox, customer, { from: Date.parse(to) - 15 * MIN, to: Date.parse(after) });
-      expect(run!.records).toBe(reread.length);
+      const readable = truthRows(sandbox, customer, { from: Date.parse(to) - 15 * MIN, to: Date.parse(run!.finishedAt!) });
+      expect(run!.records).toBeGreaterThanOrEqual(reread.length);
+      expect(run!.records).toBeLessThanOrEqual(readable.length);
       const all = await dbRows(store, customer);
       expect(all.slice(0, rowsBefore.length)).toEqual(rowsBefore);
       expect(all).toEqual(truthRows(sandbox, customer, { from: Date.parse(all[0]!.observedAt), to: Date.parse(after) }));

@@ -5,8 +5,6 @@ import { ConfigError } from '../../src/errors.ts';
 import { loadDefinitionsFile, parseDefinitions } from '../../src/sync/definitions.ts';
 import { parseDocumentSource } from '../../src/api/documents.ts';
 import { compileRecord } from '../../src/sync/records.ts';
-import { keyOf } from '../../src/sync/definition-parts.ts';
-import { sinkKey } from '../../src/store/sinks.ts';
 import { BUILTIN_DEFINITIONS_FILE, buildings, occupancy, streams } from '../../jobs/index.ts';
 import { syncSettings } from '../sync/helpers.ts';
 
@@ -142,11 +140,6 @@ describe('definitions files', () => {
     expect(read.streams.map((s) => s.document)).toEqual(['/defs/broken.graphql']);
   });
 
-  it('the sinks\' keys the definitions check against are the store\'s', () => {
-    expect(keyOf('occupancy')).toEqual([...sinkKey('occupancy')]);
-    expect(keyOf('buildings')).toEqual([...sinkKey('buildings')]);
-  });
-
   it('a file without a version, or of a version this release does not read, is refused naming the version', () => {
     expect(errors('streams: []\n')).toEqual([
       '/defs/streams.yaml:1:1: the definitions file has no version, and this release of occupancy-sync reads version 1, 2. Fix: add `version: 2` at the top',
@@ -178,7 +171,7 @@ describe('definitions files', () => {
       '/defs/streams.yaml:16:10: the key of sink occupancy is [floorSpaceId, observedAt], not ["floorSpaceId"]. Fix: write key: [floorSpaceId, observedAt] or leave key out',
     ]);
     expect(errors(VALID.replace('sink: occupancy', 'sink: floorSpaces'))).toEqual([
-      '/defs/streams.yaml:5:11: unknown sink "floorSpaces". Fix: use one of occupancy, buildings',
+      '/defs/streams.yaml:5:11: unknown sink "floorSpaces". Fix: use one of buildings, occupancy',
     ]);
   });
 

@@ -38,7 +38,8 @@ export type Kind =
   | 'oversized'
   | 'truncated'
   | 'non_json'
-  | 'wrong_shape';
+  | 'wrong_shape'
+  | 'broken_item';
 
 /** Relative weights: about half the stream is accepted, the rest covers every refusal. */
 export const WEIGHTS: Record<Kind, number> = {
@@ -57,7 +58,8 @@ export const WEIGHTS: Record<Kind, number> = {
   oversized: 3,
   truncated: 3,
   non_json: 4,
-  wrong_shape: 4,
+  wrong_shape: 3,
+  broken_item: 3,
 };
 
 /** The status and reason the receiver must answer (for truncated: its outcome; the sender is gone by then). */
@@ -79,6 +81,8 @@ export const EXPECTED: Record<Kind, { status: number; reason: string }> = {
   truncated: { status: 400, reason: 'body_aborted' },
   non_json: { status: 400, reason: 'invalid_json' },
   wrong_shape: { status: 400, reason: 'invalid_delivery' },
+  // One item breaks the stream's declaration: quarantined with its reason, the rest of the delivery stored.
+  broken_item: { status: 200, reason: 'stored' },
 };
 
 /** What each kind is, for docs/reliability.md. */
@@ -98,7 +102,8 @@ export const DESCRIPTION: Record<Kind, string> = {
   oversized: '68 KiB body (limit 64 KiB)',
   truncated: 'sender hangs up after half the declared body',
   non_json: 'signed body that is not JSON (or empty)',
-  wrong_shape: 'signed JSON: no Id, a bad date, a negative or fractional Headcount, or Data not a list',
+  wrong_shape: 'signed JSON: no Id, a bad Created date, or Data not a list',
+  broken_item: 'signed delivery whose first item has a negative or fractional Headcount',
 };
 
 export interface StreamRequest {
@@ -169,10 +174,11 @@ export class StreamGenerator {
     return headers;
   }
 
-  #accept(d: { Id: string; CustomerId: string; Created: string; Type: string; Data: unknown[] }): void {
+  /** `quarantined`: how many leading items break the declaration (stored in quarantine, not in occupancy). */
+  #accept(d: { Id: string; CustomerId: string; Created: string; Type: string; Data: unknown[] }, quarantined = 0): void {
     const items =
       d.Type === 'Occupancy'
-        ? (d.Data as Array<{ FloorSpaceId: string; Headcount: number }>).map((i) => `${i.FloorSpaceId}|${new Date(d.Created).toISOString()}|${i.Headcount}`)
+        ? (d.Data as Array<{ FloorSpaceId: string; Headcount: number }>).slice(quarantined).map((i) => `${i.FloorSpaceId}|${new Date(d.Created).toISOString()}|${i.Headcount}`)
         : [];
     this.expected.set(d.Id, { customerId: d.CustomerId, items, sends: 1 });
     this.#retryable.push({ id: d.Id, type: d.Type, customerId: d.CustomerId, created: d.Created, data: d.Data });
@@ -250,14 +256,19 @@ export class StreamGenerator {
       }
       case 'wrong_shape': {
         const d = this.#delivery(customerId) as Record<string, unknown>;
-        const damage = this.#pick(['no-id', 'bad-created', 'negative', 'data-object', 'float']);
+        const damage = this.#pick(['no-id', 'bad-created', 'data-object']);
         if (damage === 'no-id') delete d.Id;
         if (damage === 'bad-created') d.Created = '2026-01-08 12:00';
-        if (damage === 'negative') (d.Data as Array<Record<string, unknown>>)[0]!.Headcount = -1;
         if (damage === 'data-object') d.Data = { FloorSpaceId: 'x' };
-        if (damage === 'float') (d.Data as Array<Record<string, unknown>>)[0]!.Headcount = 1.5;
         const raw = json(d);
         return { index, kind, headers: this.#signed(customerId, raw), body: raw };
+      }
+      case 'broken_item': {
+        const d = this.#delivery(customerId);
+        (d.Data as Array<Record<string, unknown>>)[0]!.Headcount = this.#pick([-1, 1.5]);
+        const raw = json(d);
+        this.#accept(d, 1);
+        return { index, kind, headers: this.#signed(customerId, raw), body: raw, storedId: d.Id };
       }
     }
   }

@@ -141,6 +141,10 @@ it(`answers a seeded stream of ${DELIVERIES.toLocaleString('en-US')} valid and h
   expect(storedItems.length).toBe(expectedItems.length);
   expect(storedItems).toEqual(expectedItems);
   expect(rows.every((r) => r.source === 'webhook' && generator.expected.has(r.event_id))).toBe(true);
+  // Each broken item is quarantined once with its reason (a retry of its delivery is a duplicate, not a second one).
+  const quarantined = await store.query<{ reason: string }>('SELECT reason FROM quarantined_records');
+  expect(quarantined.length).toBe(generator.planned.broken_item);
+  expect(quarantined.every((q) => /headcount/i.test(q.reason))).toBe(true);
 
   // Memory: the heap after a full GC is back near its level before the stream (generous bound: the expectation map
   // and SQLite's page cache legitimately grew; a leak of request bodies would be tens of megabytes).
@@ -153,6 +157,7 @@ it(`answers a seeded stream of ${DELIVERIES.toLocaleString('en-US')} valid and h
     if (kind === 'retry') return '200 duplicate; stored once, attempts counted';
     if (kind === 'valid' || kind === 'valid_gzip' || kind === 'unknown_type') return `200 stored, exactly once${kind === 'unknown_type' ? ' (raw, no occupancy rows)' : ''}`;
     if (kind === 'truncated') return 'sender hung up mid-body: handler outcome 400 body_aborted, nothing stored';
+    if (kind === 'broken_item') return '200 stored, exactly once: the broken item quarantined with its reason, the others stored';
     return `${e.status} ${e.reason}, nothing stored`;
   };
   const problems = publishFigures({

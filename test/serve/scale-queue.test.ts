@@ -19,7 +19,7 @@ import { serveEnv, spawnServe, type ServeProcess } from './helpers.ts';
 
 const CUSTOMERS = 1_000;
 const INTERVAL_S = 30;
-const LATENCY_MS = 20;
+const LATENCY_MS = 100;
 const STREAMS = 2;
 
 const cleanups: Array<() => Promise<void> | void> = [];
@@ -62,7 +62,7 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
   const env = serveEnv(sandbox, pg.url, {
     SYNC_CRON: `*/${INTERVAL_S} * * * * *`,
     SYNC_INITIAL_HISTORY: '1h',
-    SYNC_CONCURRENCY: '8',
+    ...(process.env.SCALE_CONCURRENCY && { SYNC_CONCURRENCY: process.env.SCALE_CONCURRENCY }),
     CUSTOMERS_FILE: `${tmp.dir}/customers.json`,
     ...secrets,
   });

@@ -91,7 +91,7 @@ describe.each(DIALECTS)('processes migrating one database at the same moment on 
         await migrateAsReleased(db, '0008_compact_occupancy');
         const answers = await race(db, BATCH);
         expect(answers.filter((a) => 'error' in a), `round ${round}`).toEqual([]);
-        expect(answers.flatMap((a) => (a as { applied: string[] }).applied), `round ${round}`).toEqual(['0009_compact_done']);
+        expect(answers.flatMap((a) => (a as { applied: string[] }).applied), `round ${round}`).toEqual(migrationNames(dialect).filter((name) => name > '0008_compact_occupancy'));
         const store = await openStore(db.database, { readonly: true });
         try {
           expect(readRows(await store.query<LegacyRow>('SELECT * FROM occupancy')), `round ${round}`).toEqual(convertedRows(rows));

@@ -147,4 +147,38 @@ describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
     expect(await store.getState(customer, 'occupancy#backfill')).toMatchObject({ windowStart: null });
     expect((await store.getState(customer, 'occupancy#backfill'))!.windows).toBeUndefined();
   });
+
+  it('a commit that fails ends the run, and no page committed after it claims the failed one', async () => {
+    const customer = sandbox.customers[0]!.id;
+    const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - DAY };
+    for (const failAt of [4, 9, 15]) {
+      let commits = 0;
+      // The database refuses one commit; those queued behind it would succeed.
+      const flaky = new Proxy(store, {
+        get(target, name, receiver) {
+          if (name !== 'commitPage') {
+            const value = Reflect.get(target, name, receiver) as unknown;
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return async (page: Parameters<Store['commitPage']>[0]) => {
+            if (++commits === failAt) {
+              await new Promise((resolve) => setTimeout(resolve, 20));
+              throw new Error('the database went away');
+            }
+            return target.commitPage(page);
+          };
+        },
+      });
+      const report = await syncOnce({ store: flaky, sandbox, clock, settings, request });
+      const outcome = report.outcomes.find((o) => o.stream === 'occupancy#backfill')!;
+      expect(outcome.status).toBe('failed');
+      expect(commits).toBe(failAt);
+      const state = await store.getState(customer, 'occupancy#backfill');
+      const progress = Date.parse(state!.windowStart!);
+      expect(await dbRows(store, customer, { to: progress })).toEqual(truthRows(sandbox, customer, { from: request.from, to: progress }));
+    }
+    const rest = await syncOnce({ store, sandbox, clock, settings, request });
+    expect(rest.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+    expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, request));
+  });
 });
