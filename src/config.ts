@@ -91,6 +91,11 @@ export interface Config {
     /** Streams synced at once by one process (customers are independent, so one slow customer holds one slot). */
     concurrency: number;
     /**
+     * Jobs of the Postgres queue one `serve` instance works at once: the same SYNC_CONCURRENCY when set, else a larger
+     * default, because a job mostly waits on the API and the instance should work on other customers meanwhile.
+     */
+    queueConcurrency: number;
+    /**
      * Windows of one stream read at the same time (SYNC_WINDOW_CONCURRENCY), each page by page: a backfill or a
      * catch-up keeps several requests in flight, within the key's API budget (API_IN_FLIGHT).
      */
@@ -545,6 +550,7 @@ export function resolveConfig(env: Env): Config {
     maxRejectedShare: share(env, 'SYNC_MAX_REJECTED_SHARE', 0.5),
     maxPagesPerWindow: integer(env, 'SYNC_MAX_PAGES_PER_WINDOW', 10_000, 1, 10_000_000),
     concurrency: integer(env, 'SYNC_CONCURRENCY', 4, 1, 256),
+    queueConcurrency: integer(env, 'SYNC_CONCURRENCY', 32, 1, 256),
     windowConcurrency: integer(env, 'SYNC_WINDOW_CONCURRENCY', 8, 1, 64),
     completenessMinShare: share(env, 'COMPLETENESS_MIN_SHARE', 0.5),
     completenessWindowMs: duration(env, 'COMPLETENESS_WINDOW', '1h', 60_000),

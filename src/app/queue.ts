@@ -100,8 +100,9 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     runner = await run({
       ...common,
       concurrency: options.concurrency,
-      // One connection per running job (taken and completed through it), and one more for LISTEN: fewer stalls the pool.
-      maxPoolSize: options.concurrency + 2,
+      // A job holds a connection only to be taken and completed, not while it runs: a few connections serve many jobs
+      // (three instances of 32 jobs would otherwise need a third of Postgres's default 100 connections each).
+      maxPoolSize: Math.min(options.concurrency + 2, 12),
       noHandleSignals: true,
       pollInterval: options.pollIntervalMs ?? 2_000,
       taskList: {

@@ -131,7 +131,7 @@ export async function serve(options: ServeOptions): Promise<void> {
           pass,
           customerIds: customers.map((c) => c.id),
           streams,
-          concurrency: config.sync.concurrency,
+          concurrency: config.sync.queueConcurrency,
           logger,
           ...(options.queue ?? {}),
         });

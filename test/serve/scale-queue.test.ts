@@ -11,9 +11,11 @@ import { waitFor } from '../support/wait.ts';
 import { serveEnv, spawnServe, type ServeProcess } from './helpers.ts';
 
 /**
- * A thousand customers on one Postgres (issue 17): three `serve` instances work one job queue. Every customer is
- * synced every interval, no stream runs twice at once, a customer whose API refuses it does not delay the others,
- * and after one instance is killed with SIGKILL the other two keep every customer within two intervals.
+ * A thousand customers on one Postgres (issue 17): three `serve` instances work one job queue with default settings,
+ * the API answering each request 100 ms later (issue 25). Every customer is synced every interval (the worst 5 % of
+ * streams wait at most 1.5 intervals between runs), no stream runs twice at once, a customer whose API refuses it does
+ * not delay the others, and after one instance is killed with SIGKILL the other two keep every customer within two
+ * intervals.
  * The figures are printed (docs/operations.md quotes them).
  */
 
@@ -62,7 +64,6 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
   const env = serveEnv(sandbox, pg.url, {
     SYNC_CRON: `*/${INTERVAL_S} * * * * *`,
     SYNC_INITIAL_HISTORY: '1h',
-    ...(process.env.SCALE_CONCURRENCY && { SYNC_CONCURRENCY: process.env.SCALE_CONCURRENCY }),
     CUSTOMERS_FILE: `${tmp.dir}/customers.json`,
     ...secrets,
   });
@@ -132,7 +133,8 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
     gaps.push(worst);
   }
   const p95 = percentile(gaps, 95);
-  expect(p95, 'the worst 5 % wait at most two intervals between runs').toBeLessThanOrEqual(2 * INTERVAL_S * 1000);
+  // Issue 25: at 100 ms a request, a daemon works on other customers while it waits, so the streams keep their pace.
+  expect(p95, 'the worst 5 % wait at most 1.5 intervals between runs').toBeLessThanOrEqual(1.5 * INTERVAL_S * 1000);
   // Across the kill: every healthy stream's last success before it and first after it, at most two intervals apart.
   const acrossKill: number[] = [];
   for (const [key, list] of byKey) {
@@ -151,7 +153,7 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
   expect(failed.every((r) => r.status === 'failed')).toBe(true);
 
   console.log(
-    `scale: ${CUSTOMERS} customers x ${STREAMS} streams, 3 instances, SYNC_CONCURRENCY=8, ${LATENCY_MS} ms per request, ` +
+    `scale: ${CUSTOMERS} customers x ${STREAMS} streams, 3 instances, default SYNC_CONCURRENCY, ${LATENCY_MS} ms per request, ` +
       `interval ${INTERVAL_S} s: first full round ${(firstRound / 1000).toFixed(1)} s; every stream synced again ${(recovered / 1000).toFixed(1)} s after ` +
       `SIGKILL of one instance, the longest wait across the kill ${(worstAcrossKill / 1000).toFixed(1)} s; gap between runs p95 ` +
       `${(p95 / 1000).toFixed(1)} s, max ${(Math.max(...gaps) / 1000).toFixed(1)} s; ` +

@@ -45,6 +45,7 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     maxRejectedShare: 0.5,
     maxPagesPerWindow: 10_000,
     concurrency: 4,
+    queueConcurrency: 4,
     // One window at a time unless a test asks: the in-process tests pin page-by-page behaviour; the CLI tests run the
     // default (SYNC_WINDOW_CONCURRENCY).
     windowConcurrency: 1,
