@@ -20,7 +20,7 @@ import { serveEnv, spawnServe, type ServeProcess } from './helpers.ts';
  */
 
 const CUSTOMERS = 1_000;
-const INTERVAL_S = 30;
+const INTERVAL_S = 60;
 const LATENCY_MS = 100;
 const STREAMS = 2;
 
