@@ -43,6 +43,11 @@ interface Waiter {
   onAbort: () => void;
 }
 
+/** The options every backend passes on as they were given (the rest is per backend and per key). */
+export function passedOn(o: Pick<KeyBudgetOptions, 'clock' | 'sleep' | 'logger' | 'maxPauseMs'>): Pick<KeyBudgetOptions, 'clock' | 'sleep' | 'logger' | 'maxPauseMs'> {
+  return { clock: o.clock, sleep: o.sleep, logger: o.logger, maxPauseMs: o.maxPauseMs };
+}
+
 export class KeyBudget implements ApiBudget {
   readonly #store: KeyStore;
   readonly #settings: BudgetSettings;

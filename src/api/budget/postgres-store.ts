@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.ts';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { initialState, reconcile, type LimitState } from './aimd.ts';
-import { KeyBudget } from './key-budget.ts';
+import { KeyBudget, passedOn } from './key-budget.ts';
 import { keyIds } from './keys.ts';
 import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from './types.ts';
 
@@ -85,15 +85,7 @@ export class PgBudgetBackend implements BudgetBackend {
     let entry = this.#budgets.get(keyId);
     if (!entry) {
       const store = new PgKeyStore(this, keyId, lockKey, this.#o.settings, this.#o.clock);
-      const budget = new KeyBudget(store, this.#o.settings, {
-        clock: this.#o.clock,
-        sleep: this.#o.sleep,
-        logger: this.#o.logger,
-        label: apiKey,
-        maxPauseMs: this.#o.maxPauseMs,
-        pollMs: POLL_MS,
-        reuseMs: REUSE_MS,
-      });
+      const budget = new KeyBudget(store, this.#o.settings, { ...passedOn(this.#o), label: apiKey, pollMs: POLL_MS, reuseMs: REUSE_MS });
       entry = { budget, store };
       this.#budgets.set(keyId, entry);
     }

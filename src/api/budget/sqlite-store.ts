@@ -5,7 +5,7 @@ import type { Clock } from '../../clock.ts';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { initialState, reconcile, type LimitState } from './aimd.ts';
-import { KeyBudget } from './key-budget.ts';
+import { KeyBudget, passedOn } from './key-budget.ts';
 import { admit, lowestFree, reserveRate } from './limiter.ts';
 import { keyIds } from './keys.ts';
 import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from './types.ts';
@@ -94,11 +94,8 @@ export class SqliteBudgetBackend implements BudgetBackend {
     let budget = this.#budgets.get(keyId);
     if (!budget) {
       budget = new KeyBudget(new SqliteKeyStore(this, keyId, this.#o), this.#o.settings, {
-        clock: this.#o.clock,
-        sleep: this.#o.sleep,
-        logger: this.#o.logger,
+        ...passedOn(this.#o),
         label: apiKey,
-        maxPauseMs: this.#o.maxPauseMs,
         pollMs: POLL_MS,
         reuseMs: Math.min(REUSE_MS, this.#o.leaseMs / 2),
       });
