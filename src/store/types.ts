@@ -173,8 +173,8 @@ export interface Store {
   /**
    * Applies pending migrations (idempotent, safe to run concurrently from several processes). Resolves to the names
    * of the migrations this call applied (e.g. `['0000_tables']`), empty when the database was up to date.
+   * `signal`: aborting it ends a wait for another process's migration (the store's own signal when not given).
    */
-  /** `signal`: aborting it ends a wait for another process's migration (the store's own signal when not given). */
   migrate(options?: { signal?: AbortSignal }): Promise<string[]>;
   /** Refuses (StoreError with the fix) a database whose schema is behind this version: for read-only commands. */
   requireCurrentSchema(): Promise<void>;

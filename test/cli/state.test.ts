@@ -4,6 +4,8 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { DAY, HOUR, MIN, dbRows, truthRows, childEnv } from '../sync/helpers.ts';
 import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { runMain } from '../support/cli.ts';
+import { formatStates } from '../../src/cli/commands/state.ts';
+import type { SyncState } from '../../src/store/types.ts';
 
 const cli = runMain;
 
@@ -109,5 +111,30 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
     // With the state gone, another range needs no --restart.
     const other = await cli(['backfill', '--from', from, '--to', new Date(Date.parse(to) + HOUR).toISOString()], env);
     expect(other.code).toBe(ExitCode.OK);
+  });
+});
+
+describe('state show as a table', () => {
+  const base = {
+    customerId: 'c1',
+    stream: 'occupancy#backfill',
+    watermark: '2026-01-05T03:00:00.000Z',
+    windowStart: '2026-01-05T03:00:00.000Z',
+    windowEnd: '2026-01-05T04:00:00.000Z',
+    pageCursor: 'abc',
+    rangeStart: '2026-01-05T00:00:00.000Z',
+    rangeEnd: '2026-01-06T00:00:00.000Z',
+    updatedAt: '2026-01-05T05:00:00.000Z',
+  } as SyncState;
+
+  it('shows the windows read ahead of the one in flight, how many of them complete', () => {
+    const windows = [
+      { from: '2026-01-05T04:00:00.000Z', to: '2026-01-05T05:00:00.000Z', cursor: null, done: true },
+      { from: '2026-01-05T05:00:00.000Z', to: '2026-01-05T06:00:00.000Z', cursor: 'p2', done: false },
+    ];
+    const [header, row] = formatStates([{ ...base, windows }], []).split('\n');
+    expect(header).toMatch(/PAGE CURSOR +READ AHEAD +RANGE/);
+    expect(row).toContain('2 windows, 1 complete');
+    expect(formatStates([base], []).split('\n')[1]).toMatch(/abc +- +\[2026-01-05T00/);
   });
 });

@@ -45,14 +45,18 @@ function table(rows: string[][]): string {
 
 export function formatStates(states: ReadonlyArray<SyncState>, changes: ReadonlyArray<StateChangeRecord>): string {
   if (states.length === 0 && changes.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
-  const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'WINDOW IN FLIGHT', 'PAGE CURSOR', 'RANGE', 'UPDATED']];
+  const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'WINDOW IN FLIGHT', 'PAGE CURSOR', 'READ AHEAD', 'RANGE', 'UPDATED']];
   for (const s of states) {
+    const ahead = s.windows ?? [];
+    const done = ahead.filter((w) => w.done).length;
     rows.push([
       s.customerId,
       s.stream,
       s.watermark ?? '-',
       s.windowStart && s.windowEnd ? `[${s.windowStart}, ${s.windowEnd})` : '-',
       s.pageCursor ? (s.pageCursor.length > 24 ? `${s.pageCursor.slice(0, 24)}…` : s.pageCursor) : '-',
+      // Windows after the one in flight, read at the same time (their bounds and cursors: --json).
+      ahead.length ? `${ahead.length} window${ahead.length === 1 ? '' : 's'}, ${done} complete` : '-',
       s.rangeStart && s.rangeEnd ? `[${s.rangeStart}, ${s.rangeEnd})` : '-',
       s.updatedAt,
     ]);
