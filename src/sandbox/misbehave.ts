@@ -36,6 +36,8 @@ export type MisbehaviourKind =
   | 'strayNullHeadcount'
   /** The first records of a window's first page carry the values of HOSTILE_VALUES, one each. */
   | 'hostileItems'
+  /** Any variant: the buildings listing silently stops at BUILDINGS_CAP records (a server capping an unpaged list). */
+  | 'cappedBuildings'
   // Transport and proxies (every query).
   | 'dateYearBehind'
   | 'hugeGzip'
@@ -51,15 +53,17 @@ export const MISBEHAVIOUR_KINDS: readonly MisbehaviourKind[] = [
   'ignoreAfter', 'sameRecordsFreshCursor', 'firstPageAgain', 'cyclingCursor', 'emptyPagesForever',
   'outOfWindow', 'localTimeWindows',
   'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount', 'hostileItems',
-  'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
+  'cappedBuildings', 'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
   'authEchoesSecret', 'authEchoesSecretEscaped',
 ];
 
 /** The misbehaviours that do not rewrite v1's occupancy query, and so apply whatever the API variant. */
 export const ANY_VARIANT_KINDS: ReadonlySet<MisbehaviourKind> = new Set<MisbehaviourKind>([
-  'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage', 'authEchoesSecret', 'authEchoesSecretEscaped',
+  'cappedBuildings', 'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage', 'authEchoesSecret', 'authEchoesSecretEscaped',
 ]);
 
+/** cappedBuildings: the most buildings one answer holds; nothing in the answer says more exist. */
+export const BUILDINGS_CAP = 2;
 const FAKE = 'mb~';
 const YEAR_MS = 365 * 86_400_000;
 /** localTimeWindows: the server's zone, UTC+02:00. */
@@ -215,6 +219,12 @@ export class Misbehaviour {
       default:
         break;
     }
+  }
+
+  /** Rewrites any executed query's answer: `cappedBuildings` cuts the `buildings` listing, whatever the variant. */
+  listing(result: { data?: Json | null }): void {
+    const list = result.data?.buildings;
+    if (this.kind === 'cappedBuildings' && Array.isArray(list)) list.length = Math.min(list.length, BUILDINGS_CAP);
   }
 
   /** The value of the Date header, offset from the sandbox clock's `now`. */
