@@ -221,10 +221,14 @@ export class Misbehaviour {
     }
   }
 
-  /** Rewrites any executed query's answer: `cappedBuildings` cuts the `buildings` listing, whatever the variant. */
-  listing(result: { data?: Json | null }): void {
-    const list = result.data?.buildings;
-    if (this.kind === 'cappedBuildings' && Array.isArray(list)) list.length = Math.min(list.length, BUILDINGS_CAP);
+  /** Rewrites any executed query's answer: `cappedBuildings` cuts the `buildings` listing (under any alias), whatever the variant. */
+  listing(operation: OperationDefinitionNode, result: { data?: Json | null }): void {
+    if (this.kind !== 'cappedBuildings') return;
+    for (const s of operation.selectionSet.selections) {
+      if (s.kind !== Kind.FIELD || s.name.value !== 'buildings') continue;
+      const list = result.data?.[s.alias?.value ?? s.name.value];
+      if (Array.isArray(list)) list.length = Math.min(list.length, BUILDINGS_CAP);
+    }
   }
 
   /** The value of the Date header, offset from the sandbox clock's `now`. */
