@@ -39,7 +39,7 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     maxPageSize: 5000,
   },
   v2: {
-    summary: 'offset-paged, readings nested under buildings and floor spaces, other field names',
+    summary: 'offset-paged, readings nested under buildings and floor spaces, other field names, times at +02:00',
     schemaFile: 'src/sandbox/schema-v2.graphql',
     query: 'floorSpaceReadings(since, until, limit, offset)',
     statuses: CANONICAL,
@@ -67,7 +67,7 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     maxPageSize: 200,
   },
   capped: {
-    summary: 'one unpaged list that silently stops at 500 readings (what paging none meets on a capping server)',
+    summary: 'one unpaged list that silently stops at 500 readings (what paging none meets on a capping server), epoch-second times',
     schemaFile: 'src/sandbox/schema-capped.graphql',
     query: 'occupancyReadings(from, to)',
     statuses: CANONICAL,

@@ -246,6 +246,7 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
     operationName,
   });
   occupancy?.result(result as { data?: Record<string, unknown> | null }, sentAfter, variables as Record<string, unknown> | undefined);
+  if (operation.operation === 'query') misbehave?.listing(operation, result as { data?: Record<string, unknown> | null });
   if (fault === 'truncatedGzip') {
     deps.stats.faults.truncatedGzip = (deps.stats.faults.truncatedGzip ?? 0) + 1;
     sendTruncatedGzip(res, result);

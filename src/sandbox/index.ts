@@ -16,5 +16,5 @@ export type {
 } from './interfaces.ts';
 export type { ApiVariantInfo, StatusSpelling } from './api-variants.ts';
 export { API_VARIANTS, API_VARIANT_INFO, isApiVariant, spellStatus } from './api-variants.ts';
-export { HOSTILE_VALUES, MISBEHAVIOUR_KINDS } from './misbehave.ts';
+export { BUILDINGS_CAP, HOSTILE_VALUES, MISBEHAVIOUR_KINDS } from './misbehave.ts';
 export { startSandbox } from './server.ts';

@@ -36,6 +36,8 @@ export type MisbehaviourKind =
   | 'strayNullHeadcount'
   /** The first records of a window's first page carry the values of HOSTILE_VALUES, one each. */
   | 'hostileItems'
+  /** Any variant: the buildings listing silently stops at BUILDINGS_CAP records (a server capping an unpaged list). */
+  | 'cappedBuildings'
   // Transport and proxies (every query).
   | 'dateYearBehind'
   | 'hugeGzip'
@@ -51,15 +53,17 @@ export const MISBEHAVIOUR_KINDS: readonly MisbehaviourKind[] = [
   'ignoreAfter', 'sameRecordsFreshCursor', 'firstPageAgain', 'cyclingCursor', 'emptyPagesForever',
   'outOfWindow', 'localTimeWindows',
   'nullHeadcount', 'nullFloorSpaceId', 'nullStatus', 'numericCreated', 'zonelessCreated', 'strayNullHeadcount', 'hostileItems',
-  'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
+  'cappedBuildings', 'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage',
   'authEchoesSecret', 'authEchoesSecretEscaped',
 ];
 
 /** The misbehaviours that do not rewrite v1's occupancy query, and so apply whatever the API variant. */
 export const ANY_VARIANT_KINDS: ReadonlySet<MisbehaviourKind> = new Set<MisbehaviourKind>([
-  'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage', 'authEchoesSecret', 'authEchoesSecretEscaped',
+  'cappedBuildings', 'dateYearBehind', 'hugeGzip', 'redirect', 'brotliEncoding', 'htmlLoginPage', 'authEchoesSecret', 'authEchoesSecretEscaped',
 ]);
 
+/** cappedBuildings: the most buildings one answer holds; nothing in the answer says more exist. */
+export const BUILDINGS_CAP = 2;
 const FAKE = 'mb~';
 const YEAR_MS = 365 * 86_400_000;
 /** localTimeWindows: the server's zone, UTC+02:00. */
@@ -214,6 +218,16 @@ export class Misbehaviour {
         break;
       default:
         break;
+    }
+  }
+
+  /** Rewrites any executed query's answer: `cappedBuildings` cuts the `buildings` listing (under any alias), whatever the variant. */
+  listing(operation: OperationDefinitionNode, result: { data?: Json | null }): void {
+    if (this.kind !== 'cappedBuildings') return;
+    for (const s of operation.selectionSet.selections) {
+      if (s.kind !== Kind.FIELD || s.name.value !== 'buildings') continue;
+      const list = result.data?.[s.alias?.value ?? s.name.value];
+      if (Array.isArray(list)) list.length = Math.min(list.length, BUILDINGS_CAP);
     }
   }
 

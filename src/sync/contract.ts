@@ -240,7 +240,11 @@ export class WindowPaging<R> {
       throw this.#violation(
         'truncated',
         `the answer holds ${nodes.length} records, the most the API answers (maxPageSize ${style.maxPageSize}), and a single page cannot ask for more: records may be missing`,
-        { fix: 'give the stream a smaller window (`window: { step: ... }`) so each answer holds fewer, or a paging style if the API pages (docs/api-assumptions.md)' },
+        {
+          fix: window
+            ? 'give the stream a smaller window (`window: { step: ... }`) so each answer holds fewer, or a paging style if the API pages (docs/api-assumptions.md)'
+            : "page the listing with the API's paging style, or correct `paging.maxPageSize` if the API's documented limit is higher (docs/api-assumptions.md); nothing was soft-deleted",
+        },
       );
     }
     if (read.next !== null && style.serverCursors) {

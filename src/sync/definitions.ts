@@ -268,10 +268,11 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
       }
     }
   }
-  if (paging && windowed && !paging.canAskForMore && paging.maxPageSize === undefined) {
+  // Full listings too: a listing cut at an unknown cap would be committed as complete and soft-delete the rest.
+  if (paging && !paging.canAskForMore && paging.maxPageSize === undefined) {
     src.error(
       [...path, 'paging'],
-      `an incremental stream read in single pages must declare maxPageSize, the most records one answer holds: an answer cut at an unknown cap would be committed as a complete window`,
+      `a stream read in single pages must declare maxPageSize, the most records one answer holds: an answer cut at an unknown cap would be committed as ${windowed ? 'a complete window' : 'a complete listing (and the rows it lacks soft-deleted)'}`,
       "add maxPageSize (the API's documented limit) to paging, or use the API's paging style",
     );
   }

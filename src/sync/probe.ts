@@ -7,6 +7,7 @@ import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
 import { limitsOf, validatorOf } from './run-parts.ts';
 import { streamSettingsOf, type EngineSettings } from './settings.ts';
 import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
+import { stepOffGrid } from './windows.ts';
 import { sinkKey } from '../store/sinks.ts';
 
 /**
@@ -67,12 +68,9 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
   if (stream.kind === 'incremental') {
     const spec = stream.window ?? DEFAULT_WINDOW;
     const stepMs = spec.stepMs ?? settings.stepMs;
-    if (stepMs % spec.gridMs !== 0) {
-      result.failure = {
-        kind: 'request',
-        message: `its window bounds lie on a grid of ${spec.gridMs} ms (a date is a whole day), and its windows are ${stepMs} ms long`,
-        fix: 'set `window: { step: ... }` for the stream to a multiple of it (e.g. 1d)',
-      };
+    const offGrid = stepOffGrid(stepMs, spec.gridMs);
+    if (offGrid) {
+      result.failure = { kind: 'request', message: offGrid.detail, fix: offGrid.fix };
       return result;
     }
     const to = Math.floor((options.now() - settings.settleDelayMs) / spec.gridMs) * spec.gridMs;

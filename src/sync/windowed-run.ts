@@ -14,7 +14,7 @@ import type { RunRequest, StreamOutcome, StreamRunContext } from './stream-run.t
 import { commitSpan, counted, emit, limitsOf, validatorOf } from './run-parts.ts';
 import { sinkKey } from '../store/sinks.ts';
 import { tracer, type SpanHandle } from '../tracing.ts';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, trustedServerTime, watermarkLimit, type Plan, type SyncWindow } from './windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, stepOffGrid, trustedServerTime, watermarkLimit, type Plan, type SyncWindow } from './windows.ts';
 
 /** The stored state in the engine's terms: instants as epoch ms (converted once, here, at the store boundary). */
 interface EngineState {
@@ -83,11 +83,8 @@ export async function runWindowed(
 ): Promise<'done' | 'interrupted'> {
   const spec = stream.window ?? DEFAULT_WINDOW;
   const stepMs = spec.stepMs ?? ctx.settings.stepMs;
-  if (stepMs % spec.gridMs !== 0) {
-    throw new ConfigError(
-      `stream ${stream.name} sends its window bounds on a grid of ${spec.gridMs} ms (a date is a whole day), and its windows are ${stepMs} ms long. Fix: set \`window: { step: ... }\` for the stream to a multiple of it (e.g. 1d)`,
-    );
-  }
+  const offGrid = stepOffGrid(stepMs, spec.gridMs);
+  if (offGrid) throw new ConfigError(`stream ${stream.name}: ${offGrid.detail}. Fix: ${offGrid.fix}`);
   const now = ctx.clock.now();
   const stored = fromStore(state);
   const base = { customerId: ctx.customerId, stream: key };

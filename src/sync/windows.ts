@@ -19,6 +19,19 @@ export interface WindowSettings {
   gridMs?: number;
 }
 
+/**
+ * Why windows `stepMs` long cannot be cut on the bounds' grid (`gridMs`: a whole day for bounds sent as dates, a
+ * second for epoch seconds), or undefined when they can. A step set in the definitions file is checked when it is
+ * loaded; SYNC_STEP (or --step) only when a run or a probe takes it, so both ask here.
+ */
+export function stepOffGrid(stepMs: number, gridMs: number): { detail: string; fix: string } | undefined {
+  if (stepMs % gridMs === 0) return undefined;
+  return {
+    detail: `its window bounds lie on a grid of ${gridMs} ms (a date is a whole day), and its windows are ${stepMs} ms long`,
+    fix: `set \`window: { step: ... }\` for the stream to a multiple of it (e.g. ${gridMs % 86_400_000 === 0 ? '1d' : '1h'})`,
+  };
+}
+
 const down = (t: number, grid: number) => Math.floor(t / grid) * grid;
 const up = (t: number, grid: number) => Math.ceil(t / grid) * grid;
 

@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.ts';
 import type { ApiVariant } from '../../src/sandbox/api-variants.ts';
+import { BUILDINGS_CAP } from '../../src/sandbox/index.ts';
 import { failures, fixtureCopy, positionOf, sandboxFor, type Target } from './support.ts';
 
 /**
@@ -150,6 +151,18 @@ describe('check names what is wrong in the definitions in force', () => {
     expect(declared.stdout).toContain(`  skip  webhook sendTestEvent: absent (declared in ${copy!.file}:${at.line}:${at.column})\n`);
     expect(declared.stdout).not.toContain('FAIL');
     expect(declared.code).toBe(ExitCode.OK);
+  });
+
+  it('a full listing whose probe answer holds its declared cap (buildings cut at 2, under an alias): truncated, at maxPageSize', async () => {
+    copy = fixtureCopy('v1');
+    copy.edit('occupancy-sync.streams.yaml', 'maxPageSize: 10000', `maxPageSize: ${BUILDINGS_CAP}`);
+    target = await sandboxFor('v1', { misbehave: 'cappedBuildings' });
+    const { code, stdout } = await target.run(['check'], { DEFINITIONS_FILE: copy.dir });
+    const at = positionOf(copy.file, `maxPageSize: ${BUILDINGS_CAP}`);
+    expect(failures(stdout)).toEqual([
+      `${copy.file}:${at.line}:${at.column + 13}: stream buildings: the probe of the listing's first page: the answer broke the page contract (truncated): the answer holds 2 records, the most the API answers (maxPageSize 2), and a single page cannot ask for more: records may be missing. Fix: page the listing with the API's paging style, or correct \`paging.maxPageSize\` if the API's documented limit is higher (docs/api-assumptions.md); nothing was soft-deleted`,
+    ]);
+    expect(code).toBe(ExitCode.FAILURE);
   });
 
   it('an enum stored without a map is a warning naming its spellings and what the views count, not a failure', async () => {

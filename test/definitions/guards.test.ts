@@ -2,7 +2,7 @@ import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.ts';
-import { startSandbox, type ApiVariant, type Sandbox } from '../../src/sandbox/index.ts';
+import { BUILDINGS_CAP, startSandbox, type ApiVariant, type Sandbox } from '../../src/sandbox/index.ts';
 import { runMain } from '../support/cli.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
 import { ROOT } from '../support/process.ts';
@@ -71,6 +71,46 @@ describe.each(DIALECTS)('guards against a definitions file that does not fit the
     expect(rows.length).toBeGreaterThan(1000);
   });
 
+  it('a full listing that reaches its declared cap fails the run and soft-deletes nothing it did not see', async () => {
+    sandbox = await startSandbox({ seed: 5, customers: 1, buildingsPerCustomer: 4, floorSpacesPerBuilding: 1, dataStart, lateArrivalMaxMs: 0 });
+    db = await freshDatabase(dialect, 'guard-listing');
+    const customer = sandbox.customers[0]!.id;
+    const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', HTTP_MAX_ATTEMPTS: '2' });
+    const buildings = async () => {
+      const store = await openTestStore(db);
+      try {
+        const rows = await store.query<{ id: string; deleted_at: unknown }>('SELECT id, deleted_at FROM buildings WHERE customer_id = $1 ORDER BY id', [customer]);
+        return { live: rows.filter((r) => r.deleted_at === null).map((r) => r.id), watermark: (await store.getState(customer, 'buildings'))?.watermark ?? null };
+      } finally {
+        await store.close();
+      }
+    };
+    const all = sandbox.truth.buildings(customer).map((b) => b.id).sort();
+    expect(all).toHaveLength(4);
+    const first = await runMain(['sync', '--stream', 'buildings'], env);
+    expect(first.stderr).toBe('');
+    const before = await buildings();
+    expect(before.live).toEqual(all);
+
+    // The API caps its unpaged listing at BUILDINGS_CAP and says nothing of the rest; the definitions declare that cap.
+    sandbox.setMisbehaviour('cappedBuildings');
+    cpSync(join(ROOT, 'jobs/buildings.graphql'), join(dir.dir, 'buildings.graphql'));
+    const built = readFileSync(join(ROOT, 'jobs/streams.yaml'), 'utf8');
+    const stream = built.slice(built.indexOf('  - name: buildings'), built.indexOf('  # Observations'));
+    expect(stream).toContain('maxPageSize: 10000');
+    writeFileSync(join(dir.dir, 'occupancy-sync.streams.yaml'), `version: 2\nstreams:\n${stream.replace('maxPageSize: 10000', `maxPageSize: ${BUILDINGS_CAP}`)}`);
+    const cut = await runMain(['sync', '--stream', 'buildings'], { ...env, DEFINITIONS_FILE: dir.dir });
+    expect(cut.code).toBe(ExitCode.FAILURE);
+    expect(cut.stderr).toMatch(/buildings: failed: the listing, page 1: the API answer broke the page contract \(truncated\): the answer holds 2 records, the most the API answers \(maxPageSize 2\)/);
+    expect(cut.stderr).toContain('nothing was soft-deleted');
+    expect(await buildings()).toEqual(before);
+
+    // The same cut under a cap declared too high is taken for a complete listing: the loss the declaration prevents.
+    const trusted = await runMain(['sync', '--stream', 'buildings'], env);
+    expect(trusted.code).toBe(ExitCode.OK);
+    expect((await buildings()).live).toHaveLength(BUILDINGS_CAP);
+  });
+
   it('a page size the API refuses is one line naming the stream, the variable and the limit, not retried', async () => {
     const env = await setUp('edges', 'api-edges');
     edit('      maxPageSize: 100\n', '');
@@ -108,6 +148,23 @@ describe('definitions refused before any request', () => {
     writeFileSync(file, readFileSync(file, 'utf8').replace(/^ {6}maxPageSize: 500\n/m, ''));
     const result = await runMain(['sync'], { DEFINITIONS_FILE: dir.dir, DATABASE_URL: 'file:/nonexistent/x.db', API_BASE_URL: 'http://127.0.0.1:9', API_KEY: 'k', API_SECRET: 's', CUSTOMER_ID: '6f1c0d2e-0000-4000-8000-000000000001' });
     expect(result.code).toBe(ExitCode.CONFIG);
-    expect(result.stderr).toMatch(/occupancy-sync\.streams\.yaml:\d+:\d+: an incremental stream read in single pages must declare maxPageSize/);
+    expect(result.stderr).toMatch(/occupancy-sync\.streams\.yaml:\d+:\d+: a stream read in single pages must declare maxPageSize, .+ committed as a complete window/);
+  });
+
+  it('a full listing in a single page without the API\'s cap is refused at load too: a cut listing would soft-delete the rest', async () => {
+    cpSync(join(ROOT, 'jobs/buildings.graphql'), join(dir.dir, 'buildings.graphql'));
+    const stream = ['  - name: buildings', '    document: buildings.graphql', '    sink: buildings', '    kind: full', '    paging: { style: single, records: buildings }',
+      '    record:', '      id: { path: id, type: id }', '      name: { path: name, type: string }', '    softDelete: { completeWhenUnset: [] }', ''].join('\n');
+    const file = join(dir.dir, 'occupancy-sync.streams.yaml');
+    writeFileSync(file, `version: 2\nstreams:\n${stream}`);
+    const env = { DEFINITIONS_FILE: dir.dir, DATABASE_URL: 'file:/nonexistent/x.db', API_BASE_URL: 'http://127.0.0.1:9', API_KEY: 'k', API_SECRET: 's', CUSTOMER_ID: '6f1c0d2e-0000-4000-8000-000000000001' };
+    const refused = await runMain(['sync'], env);
+    expect(refused.code).toBe(ExitCode.CONFIG);
+    expect(refused.stderr).toMatch(/occupancy-sync\.streams\.yaml:7:\d+: a stream read in single pages must declare maxPageSize, .+ a complete listing \(and the rows it lacks soft-deleted\)/);
+    // A version-1 file says it with the key it gains in this release.
+    writeFileSync(file, `version: 1\nstreams:\n${stream.replace('kind: full', 'kind: full-refresh').replace('style: single, records: buildings', 'style: none, records: buildings')}`);
+    expect((await runMain(['sync'], env)).stderr).toMatch(/:7:\d+: a stream read in single pages must declare maxPageSize/);
+    writeFileSync(file, `version: 1\nstreams:\n${stream.replace('kind: full', 'kind: full-refresh').replace('style: single, records: buildings', 'style: none, records: buildings, maxPageSize: 50')}`);
+    expect((await runMain(['status'], env)).stderr).not.toMatch(/maxPageSize/);
   });
 });

@@ -125,6 +125,8 @@ describe('the styles', () => {
 
   it('version 1 words (none, cursor, offset with limit) read as the same styles', () => {
     expect(styleOf({ style: 'none', records: 'buildings' }, 1)).toMatchObject({ style: 'single', records: { path: ['buildings'], each: [] } });
+    // The cap a single page must declare (definitions.ts) can be given in a version-1 file too.
+    expect(styleOf({ style: 'none', records: 'buildings', maxPageSize: 50 }, 1)).toMatchObject({ style: 'single', maxPageSize: 50 });
     const relay = styleOf({ style: 'cursor', connection: 'occupancy', pageSize: 'first', cursor: 'after' }, 1);
     expect(relay).toMatchObject({ style: 'relay-nodes', variableNames: { pageSize: 'first', cursor: 'after' } });
     expect(styleOf({ style: 'offset', records: 'r', offset: 'o', limit: 'l' }, 1)).toMatchObject({ style: 'offset', variableNames: { pageSize: 'l', offset: 'o' } });

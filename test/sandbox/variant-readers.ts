@@ -141,7 +141,10 @@ export async function readV2(url: string, token: string, since: string, until: s
     const before = records.length;
     for (const b of groups) {
       for (const f of b.floorSpaces) {
-        for (const r of f.readings) records.push({ id: r.id, floorSpaceId: f.floorSpaceId, occupancyStatus: unspell('v2', r.status), headcount: r.people, created: r.observedAt });
+        for (const r of f.readings) {
+          if (typeof r.observedAt !== 'string' || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}\+02:00$/.test(r.observedAt)) throw new Error(`v2: observedAt ${JSON.stringify(r.observedAt)} is not ISO at +02:00`);
+          records.push({ id: r.id, floorSpaceId: f.floorSpaceId, occupancyStatus: unspell('v2', r.status), headcount: r.people, created: new Date(Date.parse(r.observedAt)).toISOString() });
+        }
       }
     }
     if (records.length - before < limit) return { records: sortCanonical(records), pages };
@@ -159,6 +162,12 @@ export const CAPPED_QUERY = `query Readings($from: DateTime!, $to: DateTime!) {
 }`;
 
 export async function readCapped(url: string, token: string, from: string, to: string): Promise<Read> {
-  const rows = (await data(url, token, CAPPED_QUERY, 'Readings', { from, to })).occupancyReadings as Canonical[];
-  return { records: rows.map((r) => ({ ...r, occupancyStatus: unspell('capped', r.occupancyStatus) })), pages: 1 };
+  const rows = (await data(url, token, CAPPED_QUERY, 'Readings', { from, to })).occupancyReadings as Array<Omit<Canonical, 'created'> & { created: unknown }>;
+  return { records: rows.map((r) => ({ ...r, occupancyStatus: unspell('capped', r.occupancyStatus), created: cappedTime(r.created) })), pages: 1 };
+}
+
+/** capped's `created`: epoch seconds, a JSON number (whole: readings lie on ticks). */
+export function cappedTime(value: unknown): string {
+  if (!Number.isInteger(value)) throw new Error(`capped: created ${JSON.stringify(value)} is not whole epoch seconds`);
+  return new Date((value as number) * 1000).toISOString();
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, watermarkLimit, type SyncWindow } from '../../src/sync/windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, stepOffGrid, watermarkLimit, type SyncWindow } from '../../src/sync/windows.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
@@ -226,5 +226,68 @@ describe('planBackfill', () => {
 
   it('refuses an empty range', () => {
     expect(() => planBackfill({ now, range: { from: T0, to: T0 }, state: null, settings })).toThrow(/empty/);
+  });
+});
+
+describe('windows on the grid of the bounds\' format (iso-seconds and epoch-seconds: a second; date: a day)', () => {
+  const SECOND = 1000;
+
+  it('every bound of an incremental plan lies on the grid, whatever now and the watermark are (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom(SECOND, DAY),
+        fc.integer({ min: 0, max: 40 * DAY }),
+        fc.option(fc.integer({ min: 0, max: 30 * DAY }), { nil: null }),
+        fc.integer({ min: 1, max: 3 }),
+        (grid, nowOffset, watermarkOffset, steps) => {
+          const now = T0 + nowOffset + 7; // never on a grid itself
+          const watermark = watermarkOffset === null ? null : Math.floor((T0 + watermarkOffset) / grid) * grid;
+          const stepMs = steps * (grid === DAY ? DAY : HOUR);
+          const plan = planIncremental({ now, watermark, inFlight: null, settings: { ...settings, stepMs, initialHistoryMs: 3 * DAY, gridMs: grid } });
+          expect(plan.limit % grid).toBe(0);
+          expect(plan.limit).toBeLessThanOrEqual(now - settings.settleDelayMs);
+          for (const w of plan.windows) {
+            expect(w.from % grid).toBe(0);
+            expect(w.to % grid).toBe(0);
+          }
+        },
+      ),
+    );
+  });
+
+  it('a date stream reads whole days: up to the last midnight before now - settleDelay, never part of today', () => {
+    const now = T0 + 2 * DAY + 10 * HOUR;
+    const plan = planIncremental({ now, watermark: T0, inFlight: null, settings: { ...settings, stepMs: DAY, lookbackMs: 0, gridMs: DAY } });
+    expect(plan.windows.map((w) => [w.from - T0, w.to - T0])).toEqual([
+      [0, DAY],
+      [DAY, 2 * DAY],
+    ]);
+    expect(plan.limit).toBe(T0 + 2 * DAY);
+    // A lookback shorter than a day still starts at a midnight: the day before the watermark, read again.
+    const back = planIncremental({ now, watermark: T0, inFlight: null, settings: { ...settings, stepMs: DAY, gridMs: DAY } });
+    expect(back.windows[0]!.from).toBe(T0 - DAY);
+  });
+
+  it('a backfill widens its range to whole grid units: days for dates, seconds for iso-seconds', () => {
+    const days = planBackfill({ now: T0 + 10 * DAY, range: { from: T0 + 5 * HOUR, to: T0 + DAY + MIN }, state: null, settings: { settleDelayMs: MIN, stepMs: DAY, gridMs: DAY } });
+    expect(days.windows.map((w) => [w.from - T0, w.to - T0])).toEqual([
+      [0, DAY],
+      [DAY, 2 * DAY],
+    ]);
+    const seconds = planBackfill({ now: T0 + 10 * DAY, range: { from: T0 + 1500, to: T0 + HOUR + 1 }, state: null, settings: { settleDelayMs: MIN, stepMs: HOUR, gridMs: SECOND } });
+    expect(seconds.windows[0]!.from).toBe(T0 + SECOND);
+    expect(seconds.windows.at(-1)!.to).toBe(T0 + HOUR + SECOND);
+    expect(nextBackfillWindow(T0 + DAY, { from: T0 + 5 * HOUR, to: T0 + DAY + MIN }, DAY, DAY)).toEqual({ windowStart: T0 + DAY, windowEnd: T0 + 2 * DAY, pageCursor: null });
+  });
+
+  it('a step that is not a whole number of grid units is named with its fix (SYNC_STEP is only known at run time)', () => {
+    expect(stepOffGrid(HOUR, DAY)).toEqual({
+      detail: 'its window bounds lie on a grid of 86400000 ms (a date is a whole day), and its windows are 3600000 ms long',
+      fix: 'set `window: { step: ... }` for the stream to a multiple of it (e.g. 1d)',
+    });
+    expect(stepOffGrid(1500, SECOND)?.fix).toMatch(/e\.g\. 1h\)$/);
+    expect(stepOffGrid(2 * DAY, DAY)).toBeUndefined();
+    expect(stepOffGrid(15 * MIN, SECOND)).toBeUndefined();
+    expect(stepOffGrid(15 * MIN, 1)).toBeUndefined();
   });
 });

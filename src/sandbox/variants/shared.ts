@@ -65,6 +65,14 @@ export function takePage(rows: Generator<Observation>, size: number): { rows: Ob
   return { rows: page, more };
 }
 
+/** ISO 8601 at a fixed offset from UTC (`2026-01-08T12:05:00.000+02:00` for 10:05Z): the same instant, local digits. */
+export function isoAtOffset(ms: number, offsetMinutes: number): string {
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  const zone = `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return `${new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, 23)}${zone}`;
+}
+
 /**
  * A formatter of tick instants that remembers the last one: the rows of a tick share `created`, and formatting it
  * per row dominated large pages.

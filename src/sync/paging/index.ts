@@ -33,7 +33,7 @@ const RECORDS_PATH = { re: /^[_A-Za-z][_0-9A-Za-z]*(\[\])?(\.[_A-Za-z][_0-9A-Za-
 function fromVersion1(p: Record<string, unknown>): Record<string, unknown> {
   switch (p.style) {
     case 'none':
-      return { style: 'single', records: p.records };
+      return { style: 'single', records: p.records, ...(p.maxPageSize !== undefined && { maxPageSize: p.maxPageSize }) };
     case 'cursor':
       return { style: 'relay-nodes', connection: p.connection, variables: { pageSize: p.pageSize, cursor: p.cursor } };
     case 'offset':
@@ -43,6 +43,8 @@ function fromVersion1(p: Record<string, unknown>): Record<string, unknown> {
   }
 }
 const VERSION1_KEYS: Record<string, string[]> = { none: ['style', 'records'], cursor: ['style', 'connection', 'pageSize', 'cursor'], offset: ['style', 'records', 'offset', 'limit'] };
+/** Keys a version-1 map may add: `none` must name the API's cap (a single page without one is refused: definitions.ts). */
+const VERSION1_OPTIONAL: Record<string, string[]> = { none: ['maxPageSize'] };
 
 /** Reads a stream's `paging` map: its style, keys and variables; each problem one located error. */
 export function pagingAt(src: YamlSource, at: YamlPath, value: unknown, need: Need, version: number): PagingStyle | undefined {
@@ -53,7 +55,7 @@ export function pagingAt(src: YamlSource, at: YamlPath, value: unknown, need: Ne
       return undefined;
     }
     const keys = VERSION1_KEYS[styleName]!;
-    if (!mapAt(src, at, value, `${styleName} paging`, keys, keys)) return undefined;
+    if (!mapAt(src, at, value, `${styleName} paging`, [...keys, ...(VERSION1_OPTIONAL[styleName] ?? [])], keys)) return undefined;
     return parseStyle(src, at, fromVersion1(value as Record<string, unknown>), need, true);
   }
   if (typeof styleName !== 'string' || !(PAGING_STYLES as readonly string[]).includes(styleName)) {
