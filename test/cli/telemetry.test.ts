@@ -1,20 +1,21 @@
-import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { runMain } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { ROOT } from '../support/process.ts';
+import { ROOT, spawnProcess } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
-import { DAY, childEnv } from '../sync/helpers.ts';
+import { DAY, HOUR, childEnv } from '../sync/helpers.ts';
 
 /**
  * OpenTelemetry traces (issue 26): off unless the standard OTEL_* variables name an OTLP endpoint, then a span per run,
  * stream, window, API request (retries and token refreshes as events) and commit, sent over OTLP/HTTP to a receiver
- * here; with the variables unset, no OpenTelemetry module is even loaded.
+ * here; with the variables unset, no tracing package is loaded, and the one-shot commands load nothing of
+ * OpenTelemetry (prom-client, for /metrics and METRICS_TEXTFILE, requires @opentelemetry/api: docs/operations.md).
  */
 
 interface OtlpSpan {
@@ -97,29 +98,65 @@ describe('OpenTelemetry traces', () => {
     expect(receiver.headers[0]!.authorization).toBe('Bearer collector-token-123456');
   });
 
-  it('with OTEL_* unset no OpenTelemetry module is loaded; with an endpoint it is', () => {
+  it('with OTEL_* unset sync, backfill, demo and status load nothing of OpenTelemetry; serve and METRICS_TEXTFILE only @opentelemetry/api, by prom-client', async () => {
+    sandbox = await startSandbox({ seed: 3, customers: 1, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, dataStart: Math.floor((Date.now() - 3 * HOUR) / 300_000) * 300_000 });
     const dir = tempDir('otel-hooks-');
     try {
-      // A module hook in the child that says each @opentelemetry module it resolves.
+      // A module hook in the child that says each @opentelemetry module it resolves (ES imports and CommonJS requires
+      // alike), and who asked for it.
       const hook = join(dir.dir, 'hook.mjs');
-      writeFileSync(hook, "import { registerHooks } from 'node:module';\nregisterHooks({ resolve(s, c, next) { if (s.includes('@opentelemetry')) process.stderr.write(`LOADED ${s}\\n`); return next(s, c); } });\n");
-      const run = (extra: Record<string, string>) =>
-        execFileSync(process.execPath, ['--import', hook, '--import', 'tsx', join(ROOT, 'bin/occupancy-sync.ts'), 'status'], {
-          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: `file:${join(dir.dir, 'x.db')}`, LOG_LEVEL: 'silent', ...extra },
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'pipe'],
+      writeFileSync(
+        hook,
+        "import { registerHooks } from 'node:module';\n" +
+          "registerHooks({ resolve(s, c, next) { if (s.includes('@opentelemetry')) process.stderr.write(`LOADED ${s} FROM ${c.parentURL}\\n`); return next(s, c); } });\n",
+      );
+      const env = childEnv(sandbox, `file:${join(dir.dir, 'x.db')}`, { LOG_LEVEL: 'silent' });
+      const start = (args: string[], extra: Record<string, string> = {}) =>
+        spawnProcess(process.execPath, ['--import', hook, '--import', 'tsx', join(ROOT, 'bin/occupancy-sync.ts'), ...args], {
+          env: { ...env, ...extra },
+          name: `occupancy-sync ${args.join(' ')}`,
         });
-      const spawnOut = (extra: Record<string, string>) => {
-        try {
-          run(extra);
-          return '';
-        } catch (error) {
-          return String((error as { stderr?: string }).stderr ?? '');
-        }
+      const run = async (args: string[], extra: Record<string, string> = {}) => {
+        const child = start(args, extra);
+        const exit = await child.exit(120_000);
+        return { code: exit.code, stdout: child.stdout(), stderr: child.stderr() };
       };
-      // status on an empty database exits non-zero (nothing to show is fine); only the hook's lines matter.
-      expect(spawnOut({})).not.toContain('LOADED');
-      expect(spawnOut({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toContain('LOADED @opentelemetry/api');
+      const loaded = (stderr: string) => [...new Set(stderr.split('\n').filter((l) => l.startsWith('LOADED ')))];
+      const byPromClient = `LOADED @opentelemetry/api FROM ${pathToFileURL(join(ROOT, 'node_modules/prom-client/lib/metrics/processCpuTotal.js')).href}`;
+
+      const sync = await run(['sync']);
+      expect(sync.code, sync.stderr).toBe(ExitCode.OK);
+      expect(sync.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed/);
+      expect(loaded(sync.stderr)).toEqual([]);
+      const backfill = await run(['backfill', '--from', '2h']);
+      expect(backfill.code, backfill.stderr).toBe(ExitCode.OK);
+      expect(backfill.stdout).toMatch(/^backfill: 1 customer/);
+      expect(loaded(backfill.stderr)).toEqual([]);
+      const status = await run(['status']);
+      expect(status.code, status.stderr).toBe(ExitCode.OK);
+      expect(loaded(status.stderr)).toEqual([]);
+      const demo = await run(['demo', '--days', '1', '--database', `file:${join(dir.dir, 'demo.db')}`]);
+      expect(demo.code, demo.stderr).toBe(ExitCode.OK);
+      expect(loaded(demo.stderr)).toEqual([]);
+
+      // What docs/operations.md says: prom-client requires the API package, and nothing else of OpenTelemetry is loaded.
+      const textfile = join(dir.dir, 'occupancy_sync.prom');
+      const withTextfile = await run(['sync'], { METRICS_TEXTFILE: textfile });
+      expect(withTextfile.code, withTextfile.stderr).toBe(ExitCode.OK);
+      expect(readFileSync(textfile, 'utf8')).toContain('occupancy_sync_runs_total');
+      expect(loaded(withTextfile.stderr)).toEqual([byPromClient]);
+      const serve = start(['serve', '--no-webhooks'], { SERVE_HOST: '127.0.0.1', SERVE_PORT: '0', SYNC_CRON: '0 0 1 1 *' });
+      try {
+        const [, opsUrl] = (await serve.waitForLine(/^serve: health and metrics on (\S+)/, 'serve to listen', { stream: 'stderr', timeoutMs: 60_000 })) as RegExpExecArray;
+        const metrics = await (await fetch(`${opsUrl}/metrics`)).text();
+        expect(metrics).toContain('process_cpu_seconds_total');
+      } finally {
+        await serve.kill('SIGTERM', 30_000);
+      }
+      expect(loaded(serve.stderr())).toEqual([byPromClient]);
+
+      const traced = await run(['status'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+      expect(loaded(traced.stderr).join('\n')).toContain('LOADED @opentelemetry/sdk-trace');
     } finally {
       dir.remove();
     }
