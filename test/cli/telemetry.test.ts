@@ -1,11 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
+import { SIGNATURE_HEADER, signatureHeader } from '../../src/webhooks/signature.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { runMain } from '../support/cli.ts';
+import { capture, runMain } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/databases.ts';
 import { ROOT, spawnProcess } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
@@ -64,8 +67,16 @@ describe('OpenTelemetry traces', () => {
     await receiver?.close();
   });
 
-  it('a sync sends one trace: the run, each stream, each window, each commit, as parent and children', async () => {
-    sandbox = await startSandbox({ seed: 3, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, faults: { seed: 4, serverError: 0.4 } });
+  it('a sync sends one trace: the run, each stream, each window, each commit, as parent and children; token obtained and refreshed as events', async () => {
+    // Tokens live 2 s (1 to 2 s by the JWT's whole-second exp), so the client replaces its token after at most a
+    // second; every answer comes 200 ms late, so the run lasts longer than that.
+    sandbox = await startSandbox({
+      seed: 3,
+      customers: 1,
+      dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000,
+      expiresIn: 2,
+      faults: { seed: 4, serverError: 0.4, latencyMs: 200 },
+    });
     db = await freshDatabase('sqlite', 'otel');
     receiver = await otlpReceiver();
     const env = childEnv(sandbox, db.url, {
@@ -94,8 +105,79 @@ describe('OpenTelemetry traces', () => {
     const requests = byName('api.request');
     expect(requests.length).toBeGreaterThan(windows.length);
     expect(requests.some((r) => r.events?.some((e) => e.name === 'retry'))).toBe(true);
+    // The first token is obtained when the key's customer is checked, before any stream starts: an event of the run.
+    // The later ones replace it from inside a request: events of that request.
+    const withEvent = (name: string) => receiver!.spans.filter((s) => s.events?.some((e) => e.name === name));
+    expect(withEvent('token.obtain').map((s) => s.spanId)).toEqual([run!.spanId]);
+    expect(run!.events!.filter((e) => e.name === 'token.obtain')).toHaveLength(1);
+    const refreshed = withEvent('token.refresh');
+    expect(refreshed.length).toBeGreaterThanOrEqual(1);
+    for (const s of refreshed) expect(s.name).toBe('api.request');
     expect(new Set(receiver.spans.map((s) => s.traceId)).size).toBe(1);
     expect(receiver.headers[0]!.authorization).toBe('Bearer collector-token-123456');
+  });
+
+  it('webhook serve sends a webhook.delivery span for a signed delivery: method, status, outcome, customer, delivery id', async () => {
+    receiver = await otlpReceiver();
+    const dir = tempDir('otel-webhook-');
+    const customerId = '0a1b2c3d-0000-4000-8000-00000000000a';
+    const secret = 'w'.repeat(64);
+    const deliveryId = randomUUID();
+    const controller = new AbortController();
+    let stderr = '';
+    let announced!: (url: string) => void;
+    const listening = new Promise<string>((resolve) => (announced = resolve));
+    const served = main(['node', 'occupancy-sync', 'webhook', 'serve'], {
+      env: {
+        CUSTOMER_ID: customerId,
+        WEBHOOK_SECRET: secret,
+        WEBHOOK_HOST: '127.0.0.1',
+        WEBHOOK_PORT: '0',
+        DATABASE_URL: `file:${join(dir.dir, 'webhooks.db')}`,
+        LOG_LEVEL: 'silent',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      },
+      stdout: capture(),
+      stderr: {
+        write(text: string) {
+          stderr += text;
+          const match = /Receiving webhook deliveries at (\S+)/.exec(stderr);
+          if (match) announced(match[1]!);
+        },
+      },
+      signal: controller.signal,
+    });
+    try {
+      const url = await Promise.race([listening, served.then((code) => Promise.reject(new Error(`webhook serve exited early (${code}): ${stderr}`)))]);
+      const now = new Date();
+      const body = JSON.stringify({
+        Id: deliveryId,
+        Type: 'Occupancy',
+        CustomerId: customerId,
+        Created: now.toISOString(),
+        Sent: now.toISOString(),
+        Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: 3 }],
+      });
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signatureHeader(secret, body, Math.floor(now.getTime() / 1000)) },
+        body,
+      });
+      expect(answer.status, await answer.text()).toBe(200);
+    } finally {
+      controller.abort();
+    }
+    // Telemetry shuts down, sending what is buffered, before main() returns.
+    expect(await served.finally(() => dir.remove()), stderr).toBe(ExitCode.OK);
+    const deliveries = receiver.spans.filter((s) => s.name === 'webhook.delivery');
+    expect(deliveries).toHaveLength(1);
+    const [span] = deliveries;
+    expect(span!.parentSpanId || undefined).toBeUndefined();
+    expect(attr(span!, 'http.request.method')).toBe('POST');
+    expect(Number(attr(span!, 'http.response.status_code'))).toBe(200);
+    expect(attr(span!, 'webhook.outcome')).toBe('stored');
+    expect(attr(span!, 'customer.id')).toBe(customerId);
+    expect(attr(span!, 'webhook.delivery_id')).toBe(deliveryId);
   });
 
   it('with OTEL_* unset sync, backfill, demo and status load nothing of OpenTelemetry; serve and METRICS_TEXTFILE only @opentelemetry/api, by prom-client', async () => {
