@@ -1,8 +1,10 @@
 /**
  * Traces, as the code sees them: spans around a run, a stream, a window, an API request and a commit, and events on
  * them (a retry, a token refresh). A no-op until the application installs OpenTelemetry (src/app/telemetry.ts, when
- * the standard OTEL_* variables ask for it), so with tracing off nothing of OpenTelemetry is loaded and a span costs
- * one call.
+ * the standard OTEL_* variables ask for it), so with tracing off no tracing package is loaded and a span costs one
+ * call. This module imports nothing of OpenTelemetry, and the one-shot commands load none of it; prom-client requires
+ * `@opentelemetry/api` (the interface only), so `serve` and a run with METRICS_TEXTFILE load that one package
+ * (docs/operations.md, "Traces: OpenTelemetry").
  */
 
 export type SpanAttributes = Record<string, string | number | boolean | undefined>;

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createMetrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import type { SyncReport } from '../sync/engine.ts';
 import { errorKind } from './sync-pass.ts';
@@ -10,8 +9,12 @@ import { errorKind } from './sync-pass.ts';
  * node_exporter's textfile collector instead. The run's counts, durations and failures, and from the database each
  * stream's lag and last success (so a failed run still reports how old the last good one is). Written to a temporary
  * file in the same directory and renamed over the old one, so the collector never reads half a file.
+ *
+ * The metrics module is loaded here, only when METRICS_TEXTFILE asks for the file: prom-client requires
+ * `@opentelemetry/api` (for exemplars), and a one-shot command with OTEL_* unset loads nothing of OpenTelemetry.
  */
 export async function writeMetricsTextfile(path: string, report: SyncReport, store: Store): Promise<void> {
+  const { createMetrics } = await import('../metrics.ts');
   const metrics = createMetrics({ processMetrics: false });
   for (const outcome of report.outcomes) {
     metrics.recordRun({

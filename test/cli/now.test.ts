@@ -8,7 +8,8 @@ import { DAY, HOUR, childEnv, dbRows, truthRows } from '../sync/helpers.ts';
 /**
  * `now` wherever a command takes a time, as people type it, and `backfill --to` defaulting to it. A relative time
  * means the start of its hour (src/time.ts), so each check takes the hour before and after the command: a command
- * that straddles an hour boundary may mean either.
+ * that straddles an hour boundary may mean either. `report`'s `now` is the instant it runs (src/report/range.ts), and
+ * each help text says which.
  */
 
 const hourOf = (ms: number) => Math.floor(ms / HOUR) * HOUR;
@@ -70,11 +71,45 @@ describe('now as a time on the command line', () => {
     }
   });
 
-  it('report takes --from and --to now', async () => {
+  it('report takes --from and --to now, and its now is the instant it runs, not the start of the hour', async () => {
     expect((await runMain(['sync'], env)).code).toBe(ExitCode.OK);
-    const report = await runMain(['report', '--from', '2h', '--to', 'now', '--format', 'json'], env);
-    expect(report.code, report.stderr).toBe(ExitCode.OK);
-    expect(JSON.parse(report.stdout)).toHaveProperty('total');
+    const range = async (args: string[]) => {
+      const before = Date.now();
+      const report = await runMain(['report', ...args, '--format', 'json'], env);
+      const after = Date.now();
+      expect(report.code, report.stderr).toBe(ExitCode.OK);
+      const parsed = JSON.parse(report.stdout) as { range: { from: string; to: string }; total: unknown };
+      expect(parsed).toHaveProperty('total');
+      return { from: Date.parse(parsed.range.from), to: Date.parse(parsed.range.to), before, after };
+    };
+    // The relative form is rounded down to the hour, as everywhere; now is not.
+    const to = await range(['--from', '2h', '--to', 'now']);
+    expect(to.to).toBeGreaterThanOrEqual(to.before);
+    expect(to.to).toBeLessThanOrEqual(to.after);
+    expect([hourOf(to.before - 2 * HOUR), hourOf(to.after - 2 * HOUR)]).toContain(to.from);
+    const from = await range(['--from', 'now', '--to', '2100-01-01']);
+    expect(from.from).toBeGreaterThanOrEqual(from.before);
+    expect(from.from).toBeLessThanOrEqual(from.after);
+    // Without --to the report ends now too.
+    const byDefault = await range(['--from', '2h']);
+    expect(byDefault.to).toBeGreaterThanOrEqual(byDefault.before);
+    expect(byDefault.to).toBeLessThanOrEqual(byDefault.after);
+  });
+
+  it('the help of backfill, state rewind and report says what now means there', async () => {
+    const help = async (args: string[]) => {
+      const result = await runMain([...args, '--help'], env);
+      expect(result.code, result.stderr).toBe(ExitCode.OK);
+      // Options as one line each, whatever width commander wraps them to.
+      return result.stdout.replace(/\n {10,}/g, ' ').replace(/ +/g, ' ');
+    };
+    const backfill = await help(['backfill']);
+    expect(backfill).toMatch(/--from <time> start of the range, inclusive: .*or now \(the start of this hour, as 0h, not this instant\)\n/);
+    expect(backfill).toMatch(/--to <time> end of the range, exclusive: the same forms \(now: the start of this hour, as 0h, not this instant\) \(default: "now"\)\n/);
+    expect(await help(['state', 'rewind'])).toMatch(/--to <time> the new watermark: .* or now \(the start of this hour, as 0h, not this instant\); before the current one\n/);
+    const report = await help(['report']);
+    expect(report).toMatch(/--from <time> start \(inclusive\): .*such as 7d \(rounded down to the hour\), or now \(the instant the report runs, not rounded\)\n/);
+    expect(report).toMatch(/--to <time> end \(exclusive\): the same forms as --from; default now \(the instant the report runs, not rounded\)\n/);
   });
 
   it('a time that is none of the forms is a usage error that lists now among them', async () => {

@@ -1,20 +1,24 @@
-import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
+import { SIGNATURE_HEADER, signatureHeader } from '../../src/webhooks/signature.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { runMain } from '../support/cli.ts';
+import { capture, runMain } from '../support/cli.ts';
 import { freshDatabase, type TestDatabase } from '../support/databases.ts';
-import { ROOT } from '../support/process.ts';
+import { ROOT, spawnProcess } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
-import { DAY, childEnv } from '../sync/helpers.ts';
+import { DAY, HOUR, childEnv } from '../sync/helpers.ts';
 
 /**
  * OpenTelemetry traces (issue 26): off unless the standard OTEL_* variables name an OTLP endpoint, then a span per run,
  * stream, window, API request (retries and token refreshes as events) and commit, sent over OTLP/HTTP to a receiver
- * here; with the variables unset, no OpenTelemetry module is even loaded.
+ * here; with the variables unset, no tracing package is loaded, and the one-shot commands load nothing of
+ * OpenTelemetry (prom-client, for /metrics and METRICS_TEXTFILE, requires @opentelemetry/api: docs/operations.md).
  */
 
 interface OtlpSpan {
@@ -63,8 +67,16 @@ describe('OpenTelemetry traces', () => {
     await receiver?.close();
   });
 
-  it('a sync sends one trace: the run, each stream, each window, each commit, as parent and children', async () => {
-    sandbox = await startSandbox({ seed: 3, customers: 1, dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000, faults: { seed: 4, serverError: 0.4 } });
+  it('a sync sends one trace: the run, each stream, each window, each commit, as parent and children; token obtained and refreshed as events', async () => {
+    // Tokens live 2 s (1 to 2 s by the JWT's whole-second exp), so the client replaces its token after at most a
+    // second; every answer comes 200 ms late, so the run lasts longer than that.
+    sandbox = await startSandbox({
+      seed: 3,
+      customers: 1,
+      dataStart: Math.floor((Date.now() - DAY) / 300_000) * 300_000,
+      expiresIn: 2,
+      faults: { seed: 4, serverError: 0.4, latencyMs: 200 },
+    });
     db = await freshDatabase('sqlite', 'otel');
     receiver = await otlpReceiver();
     const env = childEnv(sandbox, db.url, {
@@ -93,33 +105,140 @@ describe('OpenTelemetry traces', () => {
     const requests = byName('api.request');
     expect(requests.length).toBeGreaterThan(windows.length);
     expect(requests.some((r) => r.events?.some((e) => e.name === 'retry'))).toBe(true);
+    // The first token is obtained when the key's customer is checked, before any stream starts: an event of the run.
+    // The later ones replace it from inside a request: events of that request.
+    const withEvent = (name: string) => receiver!.spans.filter((s) => s.events?.some((e) => e.name === name));
+    expect(withEvent('token.obtain').map((s) => s.spanId)).toEqual([run!.spanId]);
+    expect(run!.events!.filter((e) => e.name === 'token.obtain')).toHaveLength(1);
+    const refreshed = withEvent('token.refresh');
+    expect(refreshed.length).toBeGreaterThanOrEqual(1);
+    for (const s of refreshed) expect(s.name).toBe('api.request');
     expect(new Set(receiver.spans.map((s) => s.traceId)).size).toBe(1);
     expect(receiver.headers[0]!.authorization).toBe('Bearer collector-token-123456');
   });
 
-  it('with OTEL_* unset no OpenTelemetry module is loaded; with an endpoint it is', () => {
+  it('webhook serve sends a webhook.delivery span for a signed delivery: method, status, outcome, customer, delivery id', async () => {
+    receiver = await otlpReceiver();
+    const dir = tempDir('otel-webhook-');
+    const customerId = '0a1b2c3d-0000-4000-8000-00000000000a';
+    const secret = 'w'.repeat(64);
+    const deliveryId = randomUUID();
+    const controller = new AbortController();
+    let stderr = '';
+    let announced!: (url: string) => void;
+    const listening = new Promise<string>((resolve) => (announced = resolve));
+    const served = main(['node', 'occupancy-sync', 'webhook', 'serve'], {
+      env: {
+        CUSTOMER_ID: customerId,
+        WEBHOOK_SECRET: secret,
+        WEBHOOK_HOST: '127.0.0.1',
+        WEBHOOK_PORT: '0',
+        DATABASE_URL: `file:${join(dir.dir, 'webhooks.db')}`,
+        LOG_LEVEL: 'silent',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      },
+      stdout: capture(),
+      stderr: {
+        write(text: string) {
+          stderr += text;
+          const match = /Receiving webhook deliveries at (\S+)/.exec(stderr);
+          if (match) announced(match[1]!);
+        },
+      },
+      signal: controller.signal,
+    });
+    try {
+      const url = await Promise.race([listening, served.then((code) => Promise.reject(new Error(`webhook serve exited early (${code}): ${stderr}`)))]);
+      const now = new Date();
+      const body = JSON.stringify({
+        Id: deliveryId,
+        Type: 'Occupancy',
+        CustomerId: customerId,
+        Created: now.toISOString(),
+        Sent: now.toISOString(),
+        Data: [{ FloorSpaceId: '9e8d7c6b-0000-4000-8000-000000000001', OccupancyStatus: 'CurrentlyOccupied', Headcount: 3 }],
+      });
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signatureHeader(secret, body, Math.floor(now.getTime() / 1000)) },
+        body,
+      });
+      expect(answer.status, await answer.text()).toBe(200);
+    } finally {
+      controller.abort();
+    }
+    // Telemetry shuts down, sending what is buffered, before main() returns.
+    expect(await served.finally(() => dir.remove()), stderr).toBe(ExitCode.OK);
+    const deliveries = receiver.spans.filter((s) => s.name === 'webhook.delivery');
+    expect(deliveries).toHaveLength(1);
+    const [span] = deliveries;
+    expect(span!.parentSpanId || undefined).toBeUndefined();
+    expect(attr(span!, 'http.request.method')).toBe('POST');
+    expect(Number(attr(span!, 'http.response.status_code'))).toBe(200);
+    expect(attr(span!, 'webhook.outcome')).toBe('stored');
+    expect(attr(span!, 'customer.id')).toBe(customerId);
+    expect(attr(span!, 'webhook.delivery_id')).toBe(deliveryId);
+  });
+
+  it('with OTEL_* unset sync, backfill, demo and status load nothing of OpenTelemetry; serve and METRICS_TEXTFILE only @opentelemetry/api, by prom-client', async () => {
+    sandbox = await startSandbox({ seed: 3, customers: 1, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, dataStart: Math.floor((Date.now() - 3 * HOUR) / 300_000) * 300_000 });
     const dir = tempDir('otel-hooks-');
     try {
-      // A module hook in the child that says each @opentelemetry module it resolves.
+      // A module hook in the child that says each @opentelemetry module it resolves (ES imports and CommonJS requires
+      // alike), and who asked for it.
       const hook = join(dir.dir, 'hook.mjs');
-      writeFileSync(hook, "import { registerHooks } from 'node:module';\nregisterHooks({ resolve(s, c, next) { if (s.includes('@opentelemetry')) process.stderr.write(`LOADED ${s}\\n`); return next(s, c); } });\n");
-      const run = (extra: Record<string, string>) =>
-        execFileSync(process.execPath, ['--import', hook, '--import', 'tsx', join(ROOT, 'bin/occupancy-sync.ts'), 'status'], {
-          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: `file:${join(dir.dir, 'x.db')}`, LOG_LEVEL: 'silent', ...extra },
-          encoding: 'utf8',
-          stdio: ['ignore', 'pipe', 'pipe'],
+      writeFileSync(
+        hook,
+        "import { registerHooks } from 'node:module';\n" +
+          "registerHooks({ resolve(s, c, next) { if (s.includes('@opentelemetry')) process.stderr.write(`LOADED ${s} FROM ${c.parentURL}\\n`); return next(s, c); } });\n",
+      );
+      const env = childEnv(sandbox, `file:${join(dir.dir, 'x.db')}`, { LOG_LEVEL: 'silent' });
+      const start = (args: string[], extra: Record<string, string> = {}) =>
+        spawnProcess(process.execPath, ['--import', hook, '--import', 'tsx', join(ROOT, 'bin/occupancy-sync.ts'), ...args], {
+          env: { ...env, ...extra },
+          name: `occupancy-sync ${args.join(' ')}`,
         });
-      const spawnOut = (extra: Record<string, string>) => {
-        try {
-          run(extra);
-          return '';
-        } catch (error) {
-          return String((error as { stderr?: string }).stderr ?? '');
-        }
+      const run = async (args: string[], extra: Record<string, string> = {}) => {
+        const child = start(args, extra);
+        const exit = await child.exit(120_000);
+        return { code: exit.code, stdout: child.stdout(), stderr: child.stderr() };
       };
-      // status on an empty database exits non-zero (nothing to show is fine); only the hook's lines matter.
-      expect(spawnOut({})).not.toContain('LOADED');
-      expect(spawnOut({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' })).toContain('LOADED @opentelemetry/api');
+      const loaded = (stderr: string) => [...new Set(stderr.split('\n').filter((l) => l.startsWith('LOADED ')))];
+      const byPromClient = `LOADED @opentelemetry/api FROM ${pathToFileURL(join(ROOT, 'node_modules/prom-client/lib/metrics/processCpuTotal.js')).href}`;
+
+      const sync = await run(['sync']);
+      expect(sync.code, sync.stderr).toBe(ExitCode.OK);
+      expect(sync.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed/);
+      expect(loaded(sync.stderr)).toEqual([]);
+      const backfill = await run(['backfill', '--from', '2h']);
+      expect(backfill.code, backfill.stderr).toBe(ExitCode.OK);
+      expect(backfill.stdout).toMatch(/^backfill: 1 customer/);
+      expect(loaded(backfill.stderr)).toEqual([]);
+      const status = await run(['status']);
+      expect(status.code, status.stderr).toBe(ExitCode.OK);
+      expect(loaded(status.stderr)).toEqual([]);
+      const demo = await run(['demo', '--days', '1', '--database', `file:${join(dir.dir, 'demo.db')}`]);
+      expect(demo.code, demo.stderr).toBe(ExitCode.OK);
+      expect(loaded(demo.stderr)).toEqual([]);
+
+      // What docs/operations.md says: prom-client requires the API package, and nothing else of OpenTelemetry is loaded.
+      const textfile = join(dir.dir, 'occupancy_sync.prom');
+      const withTextfile = await run(['sync'], { METRICS_TEXTFILE: textfile });
+      expect(withTextfile.code, withTextfile.stderr).toBe(ExitCode.OK);
+      expect(readFileSync(textfile, 'utf8')).toContain('occupancy_sync_runs_total');
+      expect(loaded(withTextfile.stderr)).toEqual([byPromClient]);
+      const serve = start(['serve', '--no-webhooks'], { SERVE_HOST: '127.0.0.1', SERVE_PORT: '0', SYNC_CRON: '0 0 1 1 *' });
+      try {
+        const [, opsUrl] = (await serve.waitForLine(/^serve: health and metrics on (\S+)/, 'serve to listen', { stream: 'stderr', timeoutMs: 60_000 })) as RegExpExecArray;
+        const metrics = await (await fetch(`${opsUrl}/metrics`)).text();
+        expect(metrics).toContain('process_cpu_seconds_total');
+      } finally {
+        await serve.kill('SIGTERM', 30_000);
+      }
+      expect(loaded(serve.stderr())).toEqual([byPromClient]);
+
+      const traced = await run(['status'], { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
+      expect(loaded(traced.stderr).join('\n')).toContain('LOADED @opentelemetry/sdk-trace');
     } finally {
       dir.remove();
     }

@@ -1,6 +1,8 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import Database from 'better-sqlite3';
+import type { Config } from '../../src/config.ts';
+import { openStore } from '../../src/store/index.ts';
 import {
   EXCHANGES_DIR,
   exchangeFileName,
@@ -52,22 +54,40 @@ export function leaks(dir: string, secrets: Record<string, string>): string[] {
   return found;
 }
 
-/** The rows a sync leaves in a SQLite database, table by table (run ids, which follow start order, left out). */
+/** The rows a sync leaves, table by table, each query in an order that does not depend on the dialect. */
 type Rows = Array<Record<string, unknown>>;
-export function dump(path: string): Record<'buildings' | 'occupancy' | 'sync_state' | 'sync_runs' | 'quarantined_records' | 'webhook_deliveries', Rows> {
+const DUMPED = {
+  buildings: 'SELECT * FROM buildings ORDER BY customer_id, id',
+  occupancy: 'SELECT * FROM occupancy ORDER BY customer_id, floor_space_id, observed_at',
+  sync_state: 'SELECT * FROM sync_state ORDER BY customer_id, stream',
+  sync_runs: 'SELECT * FROM sync_runs ORDER BY customer_id, stream, started_at',
+  quarantined_records: 'SELECT * FROM quarantined_records ORDER BY 1, 2, 3',
+  webhook_deliveries: 'SELECT * FROM webhook_deliveries ORDER BY 1, 2',
+} as const;
+export type Dump = Record<keyof typeof DUMPED, Rows>;
+
+// Run ids follow start order (and a Postgres sequence is never reset): left out.
+const withoutRunIds = (dump: Dump): Dump => ({ ...dump, sync_runs: dump.sync_runs.map(({ id: _id, ...run }) => run) });
+
+/** The rows a sync leaves in a SQLite database (run ids left out). */
+export function dump(path: string): Dump {
   const db = new Database(path, { readonly: true });
   try {
-    const all = (sql: string) => db.prepare(sql).all() as Rows;
-    return {
-      buildings: all('SELECT * FROM buildings ORDER BY customer_id, id'),
-      occupancy: all('SELECT * FROM occupancy ORDER BY customer_id, floor_space_id, observed_at'),
-      sync_state: all('SELECT * FROM sync_state ORDER BY customer_id, stream'),
-      sync_runs: all('SELECT * FROM sync_runs ORDER BY customer_id, stream, started_at').map(({ id: _id, ...run }) => run),
-      quarantined_records: all('SELECT * FROM quarantined_records ORDER BY 1, 2, 3'),
-      webhook_deliveries: all('SELECT * FROM webhook_deliveries ORDER BY 1, 2'),
-    };
+    return withoutRunIds(Object.fromEntries(Object.entries(DUMPED).map(([table, sql]) => [table, db.prepare(sql).all() as Rows])) as Dump);
   } finally {
     db.close();
+  }
+}
+
+/** The same rows from any database the store opens (a Postgres schema too), through the store's own reading. */
+export async function dumpDatabase(database: Config['database']): Promise<Dump> {
+  const store = await openStore(database);
+  try {
+    const tables: Partial<Dump> = {};
+    for (const [table, sql] of Object.entries(DUMPED)) tables[table as keyof Dump] = await store.query(sql);
+    return withoutRunIds(tables as Dump);
+  } finally {
+    await store.close();
   }
 }
 

@@ -11,15 +11,16 @@ import { silentLogger } from '../../src/logger.ts';
 import { readRecording } from '../../src/sandbox/replay-load.ts';
 import { startReplay } from '../../src/sandbox/replay.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import { freshDatabase } from '../support/databases.ts';
 import { runCli, spawnCli, type Child } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
 import { waitFor } from '../support/wait.ts';
-import { dump, filesOf, leaks, printedEnv, printedNodeOptions } from './helpers.ts';
+import { dump, dumpDatabase, filesOf, leaks, printedEnv, printedNodeOptions } from './helpers.ts';
 
 /**
  * The whole workflow as a user runs it, every step a real child process of the CLI against a sandbox on a random
  * port (real HTTP, real gzip): `record --out DIR sync`, `sandbox --replay DIR`, the printed settings and clock, the
- * replayed `sync`, and the two databases compared row by row.
+ * replayed `sync`, and the two databases compared row by row: two SQLite files, and two Postgres schemas.
  */
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -148,6 +149,38 @@ describe('record and sandbox --replay', () => {
     expect(engine.occupancy).toEqual(before.occupancy);
     const watermarks = (rows: Array<Record<string, unknown>>) => rows.map((r) => [r.stream, r.watermark]);
     expect(watermarks(engine.sync_state)).toEqual(watermarks(before.sync_state));
+  }, 180_000);
+
+  it('on Postgres too: a recorded sync, replayed into another schema with sandbox --replay, gives the same database', async () => {
+    const recordedDb = await freshDatabase('postgres', 'recorded');
+    const replayedDb = await freshDatabase('postgres', 'replayed');
+    try {
+      const out = join(work.dir, 'recording');
+      const recorded = await runCli(['record', '--out', out, 'sync'], { env: { ...env, DATABASE_URL: recordedDb.url }, timeoutMs: 90_000 });
+      expect(recorded.code, recorded.stderr).toBe(0);
+      expect(recorded.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed in 0\.0s\n$/);
+      const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
+      expect(meta).toMatchObject({ command: ['sync'], exitCode: 0, stateAtStart: [] });
+      // The recording names no database: the schema's URL is not in it.
+      expect(filesOf(out).filter((f) => f.text.includes(recordedDb.schema!)).map((f) => f.path)).toEqual([]);
+
+      const { child, env: replayEnv } = await replay(out);
+      const replayed = await runCli(['sync'], { env: { ...replayEnv, DATABASE_URL: replayedDb.url }, timeoutMs: 90_000 });
+      expect(replayed.code, replayed.stderr).toBe(0);
+      expect(replayed.stdout).toBe(recorded.stdout);
+
+      const before = await dumpDatabase(recordedDb.database);
+      expect(before.occupancy.length).toBeGreaterThan(100);
+      expect(before.buildings.length).toBe(3);
+      expect(before.sync_runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+      expect(await dumpDatabase(replayedDb.database)).toEqual(before);
+
+      expect(await child.kill('SIGTERM')).toEqual({ code: 0, signal: null });
+      expect(child.stdout()).toContain(`replay stopped: ${meta.exchanges} recorded answer(s) served, 0 not asked for, 0 request(s) not in the recording`);
+    } finally {
+      await recordedDb.drop();
+      await replayedDb.drop();
+    }
   }, 180_000);
 
   it('replays a sync that started from saved state once record --load-state put that state in the new database', async () => {

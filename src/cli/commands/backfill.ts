@@ -10,8 +10,12 @@ export const backfillCommand: CommandModule = (program, ctx) => {
         '(buildings), so a backfill into an empty database leaves a complete one. A backfill keeps its own state\n' +
         '(<stream>#backfill): it never moves the incremental watermark, and can run while `sync` runs from cron.',
     )
-    .requiredOption('--from <time>', 'start of the range, inclusive: 2026-01-01, 2026-01-01T06:00:00Z, or 30d (thirty days ago, rounded down to the hour)')
-    .option('--to <time>', 'end of the range, exclusive: the same forms, or now (the start of this hour, as 0h)', 'now')
+    .requiredOption(
+      '--from <time>',
+      'start of the range, inclusive: 2026-01-01, 2026-01-01T06:00:00Z, 30d (thirty days ago, rounded down to the hour), ' +
+        'or now (the start of this hour, as 0h, not this instant)',
+    )
+    .option('--to <time>', 'end of the range, exclusive: the same forms (now: the start of this hour, as 0h, not this instant)', 'now')
     .option('--customer <id>', 'only this customer')
     .option('--stream <name>', 'only this incremental stream (default: every stream; buildings is refreshed whole)')
     .option('--restart', 'start over although a backfill of another range (or this one, complete) is stored')

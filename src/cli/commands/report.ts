@@ -47,8 +47,12 @@ export const reportCommand: CommandModule = (program, ctx) => {
     .command('report')
     .description('Occupancy per floor space over a time range, from the reporting views: a table, CSV, JSON, or an HTML page with charts.')
     .option('--customer <id>', 'only this customer')
-    .option('--from <time>', 'start (inclusive): a date or time (read in --tz when it has no offset), or a time before now such as 7d')
-    .option('--to <time>', 'end (exclusive), same forms as --from, or now; default now')
+    .option(
+      '--from <time>',
+      'start (inclusive): a date or time (read in --tz when it has no offset), a time before now in whole hours or days ' +
+        'such as 7d (rounded down to the hour), or now (the instant the report runs, not rounded)',
+    )
+    .option('--to <time>', 'end (exclusive): the same forms as --from; default now (the instant the report runs, not rounded)')
     .option('--tz <zone>', 'IANA time zone for hours, days and dates without an offset, e.g. Europe/Berlin', 'UTC')
     .addOption(new Option('--format <format>', 'output on stdout (default table; with --html only when given)').choices(REPORT_FORMATS))
     .option('--html <file>', 'also write a self-contained HTML report (charts, no network needed) to this file')

@@ -172,7 +172,7 @@ Examples:
         'to replay quarantined records. Upserts make the re-read idempotent. Needs --yes; recorded in sync_state_changes.',
     )
     .requiredOption('--stream <name>', 'the incremental stream (occupancy)')
-    .requiredOption('--to <time>', 'the new watermark: 2026-03-03, 2026-03-03T06:00:00Z, 2d (two days ago, rounded down to the hour) or now (this hour\'s start); before the current one')
+    .requiredOption('--to <time>', 'the new watermark: 2026-03-03, 2026-03-03T06:00:00Z, 2d (two days ago, rounded down to the hour) or now (the start of this hour, as 0h, not this instant); before the current one')
     .option('--customer <id>', 'only this customer (default: every configured customer)')
     .option('--yes', 'really change it (without: print what would change, exit 64)')
     .addHelpText(
