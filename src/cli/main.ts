@@ -54,6 +54,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     };
     signal = controller.signal;
   }
+  if (!options.stdout) ignoreClosedReader(process.stdout);
+  if (!options.stderr) ignoreClosedReader(process.stderr);
   let env: Record<string, string | undefined>;
   try {
     env = options.env ?? loadEnvironment(process.env, process.cwd());
@@ -88,6 +90,21 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     await telemetry?.shutdown();
     cleanup();
   }
+}
+
+/**
+ * A reader that went away (`occupancy-sync report | head`) makes the next write fail with EPIPE, which Node raises as
+ * an unhandled 'error' event: a stack trace, and a sync cut off mid-run. The rest of the output has nowhere to go,
+ * so it is dropped; the command finishes its work, and its exit code says how that went. The listener stays for the
+ * process's life: the error of a write can arrive after main() has returned.
+ */
+const guarded = new WeakSet<NodeJS.WriteStream>();
+function ignoreClosedReader(stream: NodeJS.WriteStream): void {
+  if (guarded.has(stream)) return;
+  guarded.add(stream);
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+  });
 }
 
 /**

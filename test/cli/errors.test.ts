@@ -7,7 +7,7 @@ import { errorLine, loadEnvironment } from '../../src/cli/main.ts';
 import { ExitCode, OccupancySyncError } from '../../src/errors.ts';
 import { createLogger } from '../../src/logger.ts';
 import { PG_BASE_URL, requirePostgres } from '../support/databases.ts';
-import { runCli } from '../support/process.ts';
+import { runCli, spawnCli } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
 import { runMain } from '../support/cli.ts';
 
@@ -180,5 +180,17 @@ describe('.env in the working directory', () => {
     } finally {
       dir.remove();
     }
+  });
+});
+
+describe('a reader that goes away', () => {
+  it('is no crash: `occupancy-sync --help | head -0` exits 0 with no stack trace', async () => {
+    // The pipe's reading end is closed before the child starts, so its first write to stdout fails with EPIPE.
+    const child = spawnCli(['--help'], { stdout: 'pipe' });
+    child.process.stdout?.destroy();
+    const exit = await child.exit();
+    expect(child.stderr()).not.toContain('EPIPE');
+    expectNoStack(child.stderr());
+    expect(exit).toEqual({ code: 0, signal: null });
   });
 });
