@@ -33,6 +33,7 @@ export function emit(ctx: StreamRunContext, outcome: StreamOutcome, windowsTotal
   ctx.onProgress?.({
     customerId: ctx.customerId,
     stream: outcome.stream,
+    stateKey: outcome.stateKey,
     mode: outcome.mode,
     pages: outcome.pages,
     records: outcome.records,

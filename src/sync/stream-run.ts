@@ -23,7 +23,10 @@ export type OutcomeStatus = 'succeeded' | 'failed' | 'interrupted' | 'locked' | 
 
 export interface StreamOutcome {
   customerId: string;
+  /** The stream's name (`occupancy`). */
   stream: string;
+  /** Its state and lock key: the name, or `occupancy#backfill` for a backfill (see `stateKey`). */
+  stateKey: string;
   mode: RunMode;
   status: OutcomeStatus;
   pages: number;
@@ -42,7 +45,10 @@ export interface StreamOutcome {
 
 export interface ProgressEvent {
   customerId: string;
+  /** The stream's name (`occupancy`). */
   stream: string;
+  /** Its state and lock key (`occupancy#backfill` for a backfill). */
+  stateKey: string;
   mode: RunMode;
   pages: number;
   records: number;
@@ -62,6 +68,7 @@ export interface StreamRunContext {
   onProgress?(event: ProgressEvent): void;
 }
 
+/** The state and lock key of a stream's run: its name, or `<name>#backfill` for a backfill. */
 export function stateKey(stream: string, request: RunRequest): string {
   return request.mode === 'backfill' ? `${stream}#backfill` : stream;
 }
@@ -71,12 +78,13 @@ export function stateKey(stream: string, request: RunRequest): string {
 export async function runStream(ctx: StreamRunContext, stream: AnyStream, request: RunRequest): Promise<StreamOutcome> {
   const key = stateKey(stream.name, request);
   const mode: RunMode = request.mode === 'backfill' ? 'backfill' : stream.kind;
-  const log = ctx.logger.child({ customer: ctx.customerId, stream: key });
+  const log = ctx.logger.child({ customer: ctx.customerId, stream: stream.name, stateKey: key });
   const startedAt = toIsoUtc(ctx.clock.now());
   const state = await ctx.store.getState(ctx.customerId, key);
   const outcome: StreamOutcome = {
     customerId: ctx.customerId,
-    stream: key,
+    stream: stream.name,
+    stateKey: key,
     mode,
     status: 'succeeded',
     pages: 0,
@@ -193,10 +201,10 @@ async function fullRefresh(
   return result;
 }
 
-function checkpointOf(customerId: string, key: string, state: SyncState | undefined, patch: Partial<SyncStateUpdate>): SyncStateUpdate {
+function checkpointOf(customerId: string, stateKey: string, state: SyncState | undefined, patch: Partial<SyncStateUpdate>): SyncStateUpdate {
   return {
     customerId,
-    stream: key,
+    stream: stateKey,
     watermark: state?.watermark ?? null,
     windowStart: null,
     windowEnd: null,

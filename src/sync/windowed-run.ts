@@ -75,7 +75,7 @@ export async function runWindowed(
   ctx: StreamRunContext,
   stream: AnyStream,
   request: RunRequest,
-  key: string,
+  stateKey: string,
   state: SyncState | undefined,
   runId: number,
   outcome: StreamOutcome,
@@ -90,7 +90,7 @@ export async function runWindowed(
   }
   const now = ctx.clock.now();
   const stored = fromStore(state);
-  const base = { customerId: ctx.customerId, stream: key };
+  const base = { customerId: ctx.customerId, stream: stateKey };
   let watermark = stored.watermark;
   let skewWarned = false;
   let newest: number | undefined;
@@ -329,7 +329,7 @@ export async function runWindowed(
   for (const [index] of spans) endWindowSpan(frontier.windows[index]!, failure ? 'failed' : 'interrupted', failure?.error);
   if (failure) {
     if (failure.error instanceof ContractViolation && failure.error.outside) {
-      await rewindOnEvidence(ctx, stream, request, key, state, plan, failure.error, log, stepMs, spec.gridMs);
+      await rewindOnEvidence(ctx, stream, request, stateKey, state, plan, failure.error, log, stepMs, spec.gridMs);
     }
     throw failure.error;
   }
@@ -346,7 +346,7 @@ async function rewindOnEvidence(
   ctx: StreamRunContext,
   stream: AnyStream,
   request: RunRequest,
-  key: string,
+  stateKey: string,
   state: SyncState | undefined,
   plan: RunPlan,
   violation: ContractViolation,
@@ -355,7 +355,7 @@ async function rewindOnEvidence(
   gridMs: number,
 ): Promise<void> {
   const target = Math.floor(Math.min(plan.windows[0]!.from, violation.outside!.earliest) / gridMs) * gridMs;
-  const current = await ctx.store.getState(ctx.customerId, key);
+  const current = await ctx.store.getState(ctx.customerId, stateKey);
   const at = toIsoUtc(ctx.clock.now());
   try {
     if (request.mode === 'backfill') {
@@ -371,12 +371,12 @@ async function rewindOnEvidence(
     }
     const watermark = epochMsOrNull(current?.watermark);
     if (watermark === null || watermark <= target) return;
-    const change = await ctx.store.changeState({ customerId: ctx.customerId, stream: key, actor: `occupancy-sync (page contract: ${violation.rule})`, at, action: 'rewind', to: toIsoUtc(target) });
+    const change = await ctx.store.changeState({ customerId: ctx.customerId, stream: stateKey, actor: `occupancy-sync (page contract: ${violation.rule})`, at, action: 'rewind', to: toIsoUtc(target) });
     log.warn(
       { from: change.oldWatermark, to: change.newWatermark, change: change.id, evidence: violation.detail },
       `the answer proves windows already committed may be incomplete: the watermark went back from ${change.oldWatermark} to ${change.newWatermark} (sync_state_changes #${change.id}), so the next runs read them again`,
     );
   } catch (error) {
-    log.error({ err: error, stream: stream.name, state: state?.watermark }, 'could not move the state back over the windows the answer puts in doubt');
+    log.error({ err: error, state: state?.watermark }, 'could not move the state back over the windows the answer puts in doubt');
   }
 }
