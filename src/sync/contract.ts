@@ -106,13 +106,13 @@ export interface ContractWindow {
   apiPath: string;
 }
 
-export interface WindowPagingOptions<R> {
+export interface PageContractOptions<R> {
   /** The window (or listing) for messages; the caller's message names customer and stream. */
   where: string;
   style: PagingStyle;
   validate: RecordValidator<R>;
   keyFields: ReadonlyArray<string>;
-  /** The window being read; absent for full-refresh streams. */
+  /** The window being read; absent for a full stream's listing. */
   window?: ContractWindow;
   /** The checkpoint the window resumes at, if any: it counts as seen. */
   startCursor: string | null;
@@ -120,11 +120,11 @@ export interface WindowPagingOptions<R> {
 }
 
 /**
- * The contract state of one window (or one full-refresh listing): the cursors and record keys seen so far and the
+ * The page contract of one window, or of one full listing (no window): the cursors and record keys seen so far and the
  * running counts. `accept` processes one answer and returns its records, or throws ContractViolation.
  */
-export class WindowPaging<R> {
-  readonly #o: WindowPagingOptions<R>;
+export class PageContract<R> {
+  readonly #o: PageContractOptions<R>;
   readonly #cursors = new Set<string>();
   /** Record keys (and rejected records' fingerprints) seen in this window: a page with none new makes no progress. */
   readonly #seen = new Set<string>();
@@ -134,7 +134,7 @@ export class WindowPaging<R> {
   #nodes = 0;
   #rejected = 0;
 
-  constructor(options: WindowPagingOptions<R>) {
+  constructor(options: PageContractOptions<R>) {
     this.#o = options;
     if (options.startCursor !== null) this.#cursors.add(options.startCursor);
     const w = options.window;

@@ -5,7 +5,7 @@ import { globalSecrets } from '../logger.ts';
 import type { IsoUtc, RunMode, Store, SyncState, SyncStateUpdate } from '../store/types.ts';
 import { sinkKey } from '../store/sinks.ts';
 import { epochMsOrNull, toIsoUtc } from '../time.ts';
-import { WindowPaging } from './contract.ts';
+import { PageContract } from './contract.ts';
 import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
 import { runPipeline } from './pipeline.ts';
@@ -157,7 +157,7 @@ async function fullRefresh(
   const variables = stream.variables({ settings: streamSettingsOf(ctx.settings) });
   // The watermark of a full-refresh stream is the start of its last complete listing; forward only.
   const finalWatermark = state?.watermark && state.watermark > startedAt ? state.watermark : startedAt;
-  const paging = new WindowPaging({
+  const contract = new PageContract({
     where: 'the listing',
     style: stream.paging,
     validate: validatorOf(stream),
@@ -169,7 +169,7 @@ async function fullRefresh(
   let rejected = 0;
   const result = await runPipeline<string | null, FetchedPage>(null, {
     fetch: (cursor, signal) =>
-      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize, cursor, signal, paging, now: () => ctx.clock.now() }),
+      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize, cursor, signal, contract, now: () => ctx.clock.now() }),
     next: (page) => page.next ?? undefined,
     commit: async (page) => {
       const last = page.next === null;

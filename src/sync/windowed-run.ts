@@ -2,7 +2,7 @@ import { ConfigError, ContractViolation } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { SyncState, SyncStateUpdate } from '../store/types.ts';
 import { epochMsOrNull, isoUtcOrNull, toIsoUtc } from '../time.ts';
-import { WindowPaging } from './contract.ts';
+import { PageContract } from './contract.ts';
 import { fetchPage, type FetchedPage } from './fetch.ts';
 import { Frontier, type WindowProgress } from './frontier.ts';
 import { effectivePageSize } from './paging/index.ts';
@@ -173,13 +173,13 @@ export async function runWindowed(
   const limits = limitsOf(ctx.settings);
   const pageSize = effectivePageSize(stream.paging, ctx.settings.pageSize);
   const streamSettings = streamSettingsOf(ctx.settings);
-  const pagings = new Map<number, WindowPaging<unknown>>();
-  const pagingOf = (w: WindowProgress) => {
-    let paging = pagings.get(w.index);
-    if (!paging) {
+  const contracts = new Map<number, PageContract<unknown>>();
+  const contractOf = (w: WindowProgress) => {
+    let contract = contracts.get(w.index);
+    if (!contract) {
       const from = toIsoUtc(w.from);
       const to = toIsoUtc(w.to);
-      paging = new WindowPaging({
+      contract = new PageContract({
         where: `window [${from}, ${to}${spec.endInclusive ? ']' : ')'}`,
         style: stream.paging,
         validate,
@@ -188,9 +188,9 @@ export async function runWindowed(
         startCursor: w.cursor,
         limits,
       });
-      pagings.set(w.index, paging);
+      contracts.set(w.index, contract);
     }
-    return paging;
+    return contract;
   };
 
   // One span per window, from its first request to its last commit; the requests and commits are its children.
@@ -304,7 +304,7 @@ export async function runWindowed(
               pageSize,
               cursor: job.cursor,
               signal: fetchSignal,
-              paging: pagingOf(job.window),
+              contract: contractOf(job.window),
               now: () => ctx.clock.now(),
             }).then((page) => {
               proven();
