@@ -68,14 +68,14 @@ export function selectStreams(
   request: RunRequest = { mode: 'incremental' },
   available: ReadonlyArray<AnyStream> = registry,
 ): AnyStream[] {
-  // A backfill of everything loads the windowed streams' range and refreshes the full-refresh ones (engine.ts).
+  // A backfill of everything loads the windowed streams' range and refreshes the full ones (engine.ts).
   if (!name) return [...available];
   const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental') : [...available];
   const match = eligible.filter((s) => s.name === name);
   if (match.length === 0) {
     const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full');
     const problem = full
-      ? `a full-refresh stream: every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
+      ? `a full stream (kind: full): every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
       : `no such ${request.mode === 'backfill' ? 'stream that can be backfilled' : 'stream'}`;
     throw new UsageError(`--stream ${JSON.stringify(name)}: ${problem}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
   }

@@ -82,7 +82,7 @@ interface PlannedStream {
 }
 
 /**
- * A backfill loads its range of the windowed streams and refreshes the full-refresh ones, so a backfill into an
+ * A backfill loads its range of the windowed streams and refreshes the full ones, so a backfill into an
  * empty database leaves a complete one (buildings included). Those refreshes are ordinary full runs under their own
  * key; when a concurrent `sync` holds their lock, it is refreshing them already.
  */

@@ -155,7 +155,7 @@ async function fullRefresh(
   outcome: StreamOutcome,
 ): Promise<'done' | 'interrupted'> {
   const variables = stream.variables({ settings: streamSettingsOf(ctx.settings) });
-  // The watermark of a full-refresh stream is the start of its last complete listing; forward only.
+  // The watermark of a full stream is the start of its last complete listing; forward only.
   const finalWatermark = state?.watermark && state.watermark > startedAt ? state.watermark : startedAt;
   const contract = new PageContract({
     where: 'the listing',
