@@ -6,7 +6,8 @@ import type { RunRequest } from '../sync/engine.ts';
 import { loadDefinitionsFile, type DefinitionsIo } from '../sync/definitions.ts';
 import type { WebhookOperationSpecs } from '../webhook-operations.ts';
 import type { AnyStream } from '../sync/stream.ts';
-import { deliveryRules, type DeliveryRule } from '../sync/deliveries.ts';
+import { deliveryRules } from '../sync/deliveries.ts';
+import type { DeliveryRule } from '../store/types.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
 /** The built-in streams: the plug-ins in jobs/ (jobs/streams.yaml). */

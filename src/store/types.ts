@@ -105,6 +105,18 @@ export interface DeliveryRecord {
   body: string;
 }
 
+/**
+ * How the webhook receiver reads the items of one event type (src/webhooks/delivery.ts): built by the engine from the
+ * declaration of the stream whose records they are (src/sync/deliveries.ts), handed over by the wiring. Here because
+ * both sides use it and neither may import the other (docs/architecture.md, layers).
+ */
+export interface DeliveryRule {
+  /** The stream whose records the items are (its quarantine takes the rejected ones). */
+  stream: string;
+  /** One item, with its delivery's envelope: the record, or the item as the quarantine keeps it, with the reason. */
+  read(item: unknown, envelope: Record<string, unknown>): { ok: true; record: OccupancyRecord } | { ok: false; rejected: QuarantinedRecord };
+}
+
 export interface PageWrite<S extends SinkName = SinkName> {
   customerId: string;
   sink: S;
@@ -119,11 +131,14 @@ export interface PageWrite<S extends SinkName = SinkName> {
   quarantine?: QuarantineWrite;
 }
 
-/** One raw API record that broke its stream's declared types. */
+/**
+ * A record that broke its stream's declaration, as quarantined_records keeps it: a polled node
+ * (src/sync/contract.ts) or a delivered item (src/webhooks/delivery.ts) alike.
+ */
 export interface QuarantinedRecord {
-  /** Stable id of the raw record (the same raw record read again is one row). */
+  /** Stable id of the raw record (SHA-256 of its JSON), so the same raw record read again is one row. */
   fingerprint: string;
-  /** The record as received, as JSON. */
+  /** The record as received, as JSON (cut at a maximum length). */
   raw: string;
   reason: string;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ContractViolation, type ContractRule } from '../errors.ts';
+import type { QuarantinedRecord } from '../store/types.ts';
 import { parseIsoInstant, toIsoUtc, type IsoUtc } from '../time.ts';
 import type { PageRead, PagingStyle } from './paging/index.ts';
 import type { RecordValidator } from './records.ts';
@@ -20,19 +21,10 @@ import type { RecordValidator } from './records.ts';
  *   empty pages do not go on; at most `maxPages` pages per window. No window can page forever.
  */
 
-/** A node that broke its declaration, as kept in the quarantine table. */
-export interface RejectedRecord {
-  /** Stable id of the raw node (SHA-256 of its JSON), so a node read again is one quarantine row. */
-  fingerprint: string;
-  /** The node as received, as JSON (cut at MAX_RAW_CHARS). */
-  raw: string;
-  reason: string;
-}
-
 export interface ProcessedPage<R> {
   /** Valid records of the window, equal keys collapsed to the last one (an upsert cannot touch one row twice). */
   records: R[];
-  rejected: RejectedRecord[];
+  rejected: QuarantinedRecord[];
   /** Nodes in the answer. */
   nodes: number;
   /** The checkpoint of the next page; null when the window (or listing) is complete. */
@@ -69,7 +61,7 @@ const MAX_RAW_CHARS = 16_384;
 const MAX_PAGE_NODES = 1 << 20;
 
 /** A node that broke its declaration as the quarantine keeps it (polled pages and webhook deliveries alike). */
-export function rejectedRecord(node: unknown, reason: string): RejectedRecord {
+export function quarantinedRecord(node: unknown, reason: string): QuarantinedRecord {
   return { ...rawOf(node), reason };
 }
 
@@ -159,7 +151,7 @@ export class PageContract<R> {
     if (nodes.length >= MAX_PAGE_NODES) throw this.#violation('shape', `a page of ${nodes.length} records, more than any page size asked for`);
 
     const records: R[] = [];
-    const rejected: RejectedRecord[] = [];
+    const rejected: QuarantinedRecord[] = [];
     let fresh = 0;
     const more = read.next !== null;
     const later = this.#pages > 1;
