@@ -15,6 +15,7 @@ import {
 } from 'graphql';
 import { answerFields, declaredVariables, inputTypeAt, type AnswerField, type LoadedDocument } from '../api/documents.ts';
 import type { Finding } from '../api/diagnose.ts';
+import { INT4_MAX } from '../store/checks.ts';
 import { UNMAPPED } from '../sync/definition-parts.ts';
 import type { PagingRole } from '../sync/paging/index.ts';
 import type { FieldSpec } from '../sync/records.ts';
@@ -231,7 +232,6 @@ export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedD
 /** Two windows whose bounds differ in every format (dates included), to tell which values are window bounds. */
 const A = Date.UTC(2026, 0, 1);
 const WINDOWS = [{ from: A, to: A + 86_400_000 }, { from: A + 2 * 86_400_000, to: A + 5 * 86_400_000 }];
-const INT_MAX = 2 ** 31 - 1;
 
 /** The leaves of a variables value (input objects and lists), with their paths. */
 function leaves(value: unknown, path: Array<string | number> = []): Array<{ path: Array<string | number>; value: unknown }> {
@@ -272,7 +272,7 @@ function fitWindow(
     const at = inDefinitions(['variables', ...leaf.path]);
     const problem = (message: string, fix: string) => fit.problems.push({ kind: 'window', stream: stream.name, ...at, message, fix });
     if (typeof leaf.value === 'number') {
-      if (named.name === 'Int' && (leaf.value > INT_MAX || (other.value as number) > INT_MAX)) {
+      if (named.name === 'Int' && (leaf.value > INT4_MAX || (other.value as number) > INT4_MAX)) {
         problem(`a window bound is sent to ${where} (${describeType(type)}) as ${sent}, epoch milliseconds, which do not fit a 32-bit Int`, "send epoch seconds if the API reads seconds: '{{window.from | epoch-seconds}}'");
       } else if (named.name !== 'Int' && named.name !== 'Float') {
         problem(`a window bound is sent to ${where} (${describeType(type)}) as ${sent}, and the API takes ${named.name === 'String' || named.name === 'ID' ? 'text' : describeType(type)} there`, named.name === 'String' || named.name === 'ID' ? "send it as text: add | string ('{{window.from | epoch-milliseconds | string}}')" : 'send the bound the API reads (docs/api-assumptions.md, "Window bounds")');

@@ -6,7 +6,7 @@ import type { EngineSettings } from '../sync/settings.ts';
  * definitions may send as `{{settings.NAME}}` (STREAM_SETTINGS); nothing else of the configuration (no schedule, no
  * database, no webhook) reaches the engine.
  */
-export function engineSettings(config: Config): EngineSettings {
+export function engineSettings(config: Pick<Config, 'sync'>): EngineSettings {
   const s = config.sync;
   return {
     lookbackMs: s.lookbackMs,

@@ -6,7 +6,8 @@ import type { RunRequest } from '../sync/engine.ts';
 import { loadDefinitionsFile, type DefinitionsIo } from '../sync/definitions.ts';
 import type { WebhookOperationSpecs } from '../webhook-operations.ts';
 import type { AnyStream } from '../sync/stream.ts';
-import { deliveryRules, type DeliveryRule } from '../sync/deliveries.ts';
+import { deliveryRules } from '../sync/deliveries.ts';
+import type { DeliveryRule } from '../store/types.ts';
 import { streams as registry } from '../../jobs/index.ts';
 
 /** The built-in streams: the plug-ins in jobs/ (jobs/streams.yaml). */
@@ -68,14 +69,14 @@ export function selectStreams(
   request: RunRequest = { mode: 'incremental' },
   available: ReadonlyArray<AnyStream> = registry,
 ): AnyStream[] {
-  // A backfill of everything loads the windowed streams' range and refreshes the full-refresh ones (engine.ts).
+  // A backfill of everything loads the windowed streams' range and refreshes the full ones (engine.ts).
   if (!name) return [...available];
   const eligible = request.mode === 'backfill' ? available.filter((s) => s.kind === 'incremental') : [...available];
   const match = eligible.filter((s) => s.name === name);
   if (match.length === 0) {
     const full = request.mode === 'backfill' && available.some((s) => s.name === name && s.kind === 'full');
     const problem = full
-      ? `a full-refresh stream: every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
+      ? `a full stream (kind: full): every run reads it whole, there is no range to backfill (\`sync --stream ${name}\` refreshes it)`
       : `no such ${request.mode === 'backfill' ? 'stream that can be backfilled' : 'stream'}`;
     throw new UsageError(`--stream ${JSON.stringify(name)}: ${problem}. Fix: use one of ${eligible.map((s) => s.name).join(', ')}`);
   }

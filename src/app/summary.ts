@@ -22,7 +22,7 @@ export function summaryFigures(report: SyncReport): SummaryFigures {
   const { outcomes } = report;
   return {
     customers: new Set(outcomes.map((o) => o.customerId)).size,
-    streams: new Set(outcomes.map((o) => o.stream)).size,
+    streams: new Set(outcomes.map((o) => o.stateKey)).size,
     pages: outcomes.reduce((n, o) => n + o.pages, 0),
     records: outcomes.reduce((n, o) => n + o.records, 0),
     rejected: outcomes.reduce((n, o) => n + o.rejected, 0),
@@ -63,15 +63,15 @@ export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
       const message = o.error instanceof Error ? o.error.message : String(o.error);
       const key = `${o.customerId}\u0000${message}`;
       const entry = failures.get(key);
-      if (entry) entry.streams.push(o.stream);
-      else failures.set(key, { customerId: o.customerId, streams: [o.stream], message });
+      if (entry) entry.streams.push(o.stateKey);
+      else failures.set(key, { customerId: o.customerId, streams: [o.stateKey], message });
     }
   }
   for (const f of failures.values()) lines.push(`  ${f.customerId} ${f.streams.join(', ')}: failed: ${f.message}`);
   for (const o of outcomes) {
-    if (o.status === 'locked') lines.push(`  ${o.customerId} ${o.stream}: locked by another run (nothing done)`);
+    if (o.status === 'locked') lines.push(`  ${o.customerId} ${o.stateKey}: locked by another run (nothing done)`);
     else if (o.status !== 'failed' && o.rejected > 0) {
-      lines.push(`  ${o.customerId} ${o.stream}: ${count(o.rejected)} record(s) broke their declared types and were quarantined (SELECT * FROM quarantined_records)`);
+      lines.push(`  ${o.customerId} ${o.stateKey}: ${count(o.rejected)} record(s) broke their declared types and were quarantined (SELECT * FROM quarantined_records)`);
     }
   }
   return lines;
@@ -80,8 +80,8 @@ export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
 /** What a run did besides its figures: a backfill resumed or already complete, a stream left to a concurrent run. */
 export function noteLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
   return outcomes.flatMap((o) => {
-    if (o.status === 'skipped') return [`  ${o.customerId} ${o.stream}: skipped: ${o.note ?? 'not run'}`];
-    if (o.mode === 'backfill' && o.note?.startsWith('resumed')) return [`  ${o.customerId} ${o.stream}: ${o.note}`];
+    if (o.status === 'skipped') return [`  ${o.customerId} ${o.stateKey}: skipped: ${o.note ?? 'not run'}`];
+    if (o.mode === 'backfill' && o.note?.startsWith('resumed')) return [`  ${o.customerId} ${o.stateKey}: ${o.note}`];
     return [];
   });
 }

@@ -91,7 +91,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         finishedAt: clock.now(),
       };
       for (const outcome of report.outcomes) {
-        const entry = backoff.record(outcome.customerId, outcome.stream, outcome.status === 'failed', clock.now());
+        const entry = backoff.record(outcome.customerId, outcome.stateKey, outcome.status === 'failed', clock.now());
         if (entry && entry.failures >= PARKED_AFTER_FAILURES) {
           logger.warn(
             { customer: outcome.customerId, stream: outcome.stream, failures: entry.failures, until: toIsoUtc(entry.until) },
@@ -120,13 +120,13 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
   async function execute(signal: AbortSignal, chosen: typeof targets, streams: ReadonlyArray<AnyStream>): Promise<SyncReport> {
     // Pages are counted as they commit (progress events carry running totals), so /metrics moves during long runs.
     const seen = new Map<string, { pages: number; records: number }>();
-    const key = (customerId: string, stream: string) => `${customerId}\u0000${stream}`;
+    const key = (customerId: string, stateKey: string) => `${customerId}\u0000${stateKey}`;
     const onProgress = (event: ProgressEvent) => {
-      const before = seen.get(key(event.customerId, event.stream)) ?? { pages: 0, records: 0 };
+      const before = seen.get(key(event.customerId, event.stateKey)) ?? { pages: 0, records: 0 };
       const pages = event.pages - before.pages;
       if (pages > 0) {
-        metrics?.recordPage(event.customerId, event.stream, event.records - before.records, pages);
-        seen.set(key(event.customerId, event.stream), { pages: event.pages, records: event.records });
+        metrics?.recordPage(event.customerId, event.stateKey, event.records - before.records, pages);
+        seen.set(key(event.customerId, event.stateKey), { pages: event.pages, records: event.records });
       }
     };
     running += 1;
@@ -143,7 +143,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         signal,
         onProgress,
       });
-      for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stream)));
+      for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stateKey)));
       for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
       return report;
     } finally {
@@ -155,7 +155,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
   function record(outcome: StreamOutcome, counted = { pages: 0, records: 0 }): void {
     metrics?.recordRun({
       customerId: outcome.customerId,
-      stream: outcome.stream,
+      stream: outcome.stateKey,
       status: outcome.status,
       // Whatever progress events did not already count.
       pages: outcome.pages - counted.pages,

@@ -39,7 +39,7 @@ export class ProgressTracker {
   }
 
   update(event: ProgressEvent): void {
-    const key = `${event.customerId}\u0000${event.stream}`;
+    const key = `${event.customerId}\u0000${event.stateKey}`;
     if (!this.#initialDone.has(key)) this.#initialDone.set(key, event.windowsDone);
     this.#latest.set(key, event);
   }

@@ -15,7 +15,7 @@ import type { CliContext } from './context.ts';
 export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
   const outcomes = report.outcomes.map((o) => ({
     customerId: o.customerId,
-    stream: o.stream,
+    stream: o.stateKey,
     mode: o.mode,
     status: o.status,
     pages: o.pages,
@@ -49,10 +49,10 @@ async function completeLines(store: Store, result: SyncReport, request: RunReque
   if (request?.mode !== 'backfill') return [];
   const lines: string[] = [];
   for (const o of result.outcomes.filter((x) => x.note === 'complete')) {
-    const [last] = (await store.lastRuns(o.customerId)).filter((r) => r.stream === o.stream);
+    const [last] = (await store.lastRuns(o.customerId)).filter((r) => r.stream === o.stateKey);
     const by = last ? ` (run ${last.id}, finished ${last.finishedAt ?? 'never'}, ${last.records.toLocaleString('en-US')} records)` : '';
     lines.push(
-      `  ${o.customerId} ${o.stream}: [${new Date(request.from).toISOString()}, ${new Date(request.to).toISOString()}) is already complete${by}; ` +
+      `  ${o.customerId} ${o.stateKey}: [${new Date(request.from).toISOString()}, ${new Date(request.to).toISOString()}) is already complete${by}; ` +
         'nothing to do. Add --restart to load it again',
     );
   }

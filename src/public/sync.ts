@@ -3,6 +3,7 @@
  * for every configured customer, each page committed with its checkpoint.
  */
 import { openForWriting } from '../app/database.ts';
+import { engineSettings as engineSettingsImpl } from '../app/engine-settings.ts';
 import { runOnce as runOnceImpl } from '../app/run-once.ts';
 import { allStreams, loadStreams as loadStreamsImpl, selectStreams as selectStreamsImpl } from '../app/streams.ts';
 import { parseDefinitions as parseDefinitionsImpl } from '../sync/definitions.ts';
@@ -97,15 +98,27 @@ export const runOnce: typeof runOnceImpl = runOnceImpl;
  * the way the CLI does.
  *
  * @example
- * import { runSync, streams } from 'occupancy-sync/sync';
+ * import { engineSettings, runSync, streams } from 'occupancy-sync/sync';
  * import { createApiClient, loadDocument } from 'occupancy-sync/client';
  * import { systemClock } from 'occupancy-sync';
  *
  * const client = createApiClient({ baseUrl, apiKey, apiSecret });
  * const report = await runSync({
- *   store, clock: systemClock, logger, settings: config.sync, streams, loadDocument,
+ *   store, clock: systemClock, logger, settings: engineSettings(config), streams, loadDocument,
  *   targets: [{ customerId: config.customers[0]!.id, client }],
  * });
  * await client.close();
  */
 export const runSync: typeof runSyncImpl = runSyncImpl;
+
+/**
+ * The engine's settings (`runSync`'s `settings`) from a resolved configuration, as the CLI makes them: the window,
+ * page and contract settings, and the values a definitions file's `{{settings.NAME}}` placeholders read
+ * (`buildingsNameLike`, from BUILDINGS_NAME_LIKE).
+ *
+ * @example
+ * import { resolveConfig } from 'occupancy-sync';
+ * import { engineSettings } from 'occupancy-sync/sync';
+ * const settings = engineSettings(resolveConfig(process.env));
+ */
+export const engineSettings: typeof engineSettingsImpl = engineSettingsImpl;

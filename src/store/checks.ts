@@ -2,7 +2,8 @@ import { StoreError } from '../errors.ts';
 
 /**
  * What the store accepts in a record's value, the same on both dialects: an integer column takes exactly what
- * Postgres's `integer` holds, so SQLite (whose integers are 64-bit) refuses what Postgres would.
+ * Postgres's `integer` holds, so SQLite (whose integers are 64-bit) refuses what Postgres would. The range is a 32-bit
+ * signed integer's, GraphQL's `Int` too: record declarations (`count`) and `check` use these bounds.
  */
 export const INT4_MIN = -2147483648;
 export const INT4_MAX = 2147483647;

@@ -130,10 +130,10 @@ export class SqlStore implements Store {
     }
   }
 
-  getState(customerId: string, stream: string): Promise<SyncState | undefined> {
+  getState(customerId: string, stateKey: string): Promise<SyncState | undefined> {
     return this.#wrap('reading sync state', async () => {
       const rows = await this.#db.all<StateRow>(
-        sql`SELECT * FROM sync_state WHERE customer_id = ${customerId} AND stream = ${stream}`,
+        sql`SELECT * FROM sync_state WHERE customer_id = ${customerId} AND stream = ${stateKey}`,
       );
       return rows[0] && toState(rows[0]);
     });
@@ -249,12 +249,12 @@ export class SqlStore implements Store {
     });
   }
 
-  closeAbandonedRuns(customerId: string, stream: string, at: IsoUtc): Promise<number[]> {
+  closeAbandonedRuns(customerId: string, stateKey: string, at: IsoUtc): Promise<number[]> {
     return this.#wrap('closing runs left running by an ended process', async () => {
       const finishedAt = canonicalTimestamp(at, 'at');
       const rows = await this.#db.all<{ id: number | string }>(sql`
         UPDATE sync_runs SET status = 'interrupted', finished_at = ${finishedAt}, error = ${ABANDONED_RUN_ERROR}
-        WHERE customer_id = ${customerId} AND stream = ${stream} AND status = 'running' RETURNING id`);
+        WHERE customer_id = ${customerId} AND stream = ${stateKey} AND status = 'running' RETURNING id`);
       return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
     });
   }
@@ -368,8 +368,8 @@ export class SqlStore implements Store {
     return 'stored';
   }
 
-  tryLock(customerId: string, stream: string) {
-    return this.#wrap(`locking ${customerId}/${stream}`, () => this.#db.tryLock(customerId, stream), true);
+  tryLock(customerId: string, stateKey: string) {
+    return this.#wrap(`locking ${customerId}/${stateKey}`, () => this.#db.tryLock(customerId, stateKey), true);
   }
 
   query<T = Record<string, unknown>>(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<T[]> {

@@ -51,6 +51,7 @@ export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
  */
 export interface SyncState {
   customerId: string;
+  /** The state key (column `stream`): the stream's name, or `occupancy#backfill` for a backfill. */
   stream: string;
   /** Everything with cursor < watermark is stored. Only ever moves forward. */
   watermark: IsoUtc | null;
@@ -82,6 +83,7 @@ export type SyncStateUpdate = Omit<SyncState, 'updatedAt'>;
 export interface RunRecord {
   id: number;
   customerId: string;
+  /** The state key (column `stream`): the stream's name, or `occupancy#backfill` for a backfill. */
   stream: string;
   mode: RunMode;
   startedAt: IsoUtc;
@@ -105,6 +107,18 @@ export interface DeliveryRecord {
   body: string;
 }
 
+/**
+ * How the webhook receiver reads the items of one event type (src/webhooks/delivery.ts): built by the engine from the
+ * declaration of the stream whose records they are (src/sync/deliveries.ts), handed over by the wiring. Here because
+ * both sides use it and neither may import the other (docs/architecture.md, layers).
+ */
+export interface DeliveryRule {
+  /** The stream whose records the items are (its quarantine takes the rejected ones). */
+  stream: string;
+  /** One item, with its delivery's envelope: the record, or the item as the quarantine keeps it, with the reason. */
+  read(item: unknown, envelope: Record<string, unknown>): { ok: true; record: OccupancyRecord } | { ok: false; rejected: QuarantinedRecord };
+}
+
 export interface PageWrite<S extends SinkName = SinkName> {
   customerId: string;
   sink: S;
@@ -119,11 +133,14 @@ export interface PageWrite<S extends SinkName = SinkName> {
   quarantine?: QuarantineWrite;
 }
 
-/** One raw API record that broke its stream's declared types. */
+/**
+ * A record that broke its stream's declaration, as quarantined_records keeps it: a polled node
+ * (src/sync/contract.ts) or a delivered item (src/webhooks/delivery.ts) alike.
+ */
 export interface QuarantinedRecord {
-  /** Stable id of the raw record (the same raw record read again is one row). */
+  /** Stable id of the raw record (SHA-256 of its JSON), so the same raw record read again is one row. */
   fingerprint: string;
-  /** The record as received, as JSON. */
+  /** The record as received, as JSON (cut at a maximum length). */
   raw: string;
   reason: string;
 }
@@ -150,6 +167,7 @@ export type StateChange = { customerId: string; stream: string; actor: string; a
 export interface StateChangeRecord {
   id: number;
   customerId: string;
+  /** The state key (column `stream`): the stream's name, or `occupancy#backfill` for a backfill. */
   stream: string;
   action: 'rewind' | 'reset';
   actor: string;
@@ -182,7 +200,7 @@ export interface Store {
 
   /** Upserts a page of records and saves the checkpoint atomically. */
   commitPage<S extends SinkName>(page: PageWrite<S>): Promise<void>;
-  getState(customerId: string, stream: string): Promise<SyncState | undefined>;
+  getState(customerId: string, stateKey: string): Promise<SyncState | undefined>;
   /** Saves state on its own; refuses (StoreError) to move an existing watermark backwards. */
   saveState(state: SyncStateUpdate): Promise<void>;
   listStates(customerId?: string): Promise<SyncState[]>;
@@ -204,11 +222,11 @@ export interface Store {
   startRun(run: { customerId: string; stream: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
   finishRun(id: number, outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null }): Promise<void>;
   /**
-   * Marks the runs of (customer, stream) still 'running' as interrupted with ABANDONED_RUN_ERROR, and returns their
+   * Marks the runs of (customer, state key) still 'running' as interrupted with ABANDONED_RUN_ERROR, and returns their
    * ids. Call it only while holding that pair's lock: the lock dies with its holder (kill -9 included), so a
    * 'running' row nobody holds the lock for belongs to a process that ended without recording its outcome.
    */
-  closeAbandonedRuns(customerId: string, stream: string, at: IsoUtc): Promise<number[]>;
+  closeAbandonedRuns(customerId: string, stateKey: string, at: IsoUtc): Promise<number[]>;
   /**
    * Deletes up to `limit` finished runs that finished before `before`, never the latest run or the latest successful
    * run of a stream; returns how many went. Run it in batches until it returns less than `limit`.
@@ -229,11 +247,11 @@ export interface Store {
   ): Promise<'stored' | 'duplicate'>;
 
   /**
-   * Non-blocking lock per customer and stream, held until released or until the process dies (kill -9 included:
+   * Non-blocking lock per customer and state key (a backfill has its own), held until released or until the process dies (kill -9 included:
    * Postgres advisory locks end with the session; SQLite locks check the holder's liveness).
    * Returns undefined when another holder has it.
    */
-  tryLock(customerId: string, stream: string): Promise<Lock | undefined>;
+  tryLock(customerId: string, stateKey: string): Promise<Lock | undefined>;
 
   /**
    * Records of the customer in `sink` whose `field` (a timestamp field of its records, e.g. observedAt) lies in

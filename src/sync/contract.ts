@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { ContractViolation, type ContractRule } from '../errors.ts';
+import type { QuarantinedRecord } from '../store/types.ts';
 import { parseIsoInstant, toIsoUtc, type IsoUtc } from '../time.ts';
 import type { PageRead, PagingStyle } from './paging/index.ts';
 import type { RecordValidator } from './records.ts';
@@ -20,19 +21,10 @@ import type { RecordValidator } from './records.ts';
  *   empty pages do not go on; at most `maxPages` pages per window. No window can page forever.
  */
 
-/** A node that broke its declaration, as kept in the quarantine table. */
-export interface RejectedRecord {
-  /** Stable id of the raw node (SHA-256 of its JSON), so a node read again is one quarantine row. */
-  fingerprint: string;
-  /** The node as received, as JSON (cut at MAX_RAW_CHARS). */
-  raw: string;
-  reason: string;
-}
-
 export interface ProcessedPage<R> {
   /** Valid records of the window, equal keys collapsed to the last one (an upsert cannot touch one row twice). */
   records: R[];
-  rejected: RejectedRecord[];
+  rejected: QuarantinedRecord[];
   /** Nodes in the answer. */
   nodes: number;
   /** The checkpoint of the next page; null when the window (or listing) is complete. */
@@ -69,7 +61,7 @@ const MAX_RAW_CHARS = 16_384;
 const MAX_PAGE_NODES = 1 << 20;
 
 /** A node that broke its declaration as the quarantine keeps it (polled pages and webhook deliveries alike). */
-export function rejectedRecord(node: unknown, reason: string): RejectedRecord {
+export function quarantinedRecord(node: unknown, reason: string): QuarantinedRecord {
   return { ...rawOf(node), reason };
 }
 
@@ -106,13 +98,13 @@ export interface ContractWindow {
   apiPath: string;
 }
 
-export interface WindowPagingOptions<R> {
+export interface PageContractOptions<R> {
   /** The window (or listing) for messages; the caller's message names customer and stream. */
   where: string;
   style: PagingStyle;
   validate: RecordValidator<R>;
   keyFields: ReadonlyArray<string>;
-  /** The window being read; absent for full-refresh streams. */
+  /** The window being read; absent for a full stream's listing. */
   window?: ContractWindow;
   /** The checkpoint the window resumes at, if any: it counts as seen. */
   startCursor: string | null;
@@ -120,11 +112,11 @@ export interface WindowPagingOptions<R> {
 }
 
 /**
- * The contract state of one window (or one full-refresh listing): the cursors and record keys seen so far and the
+ * The page contract of one window, or of one full listing (no window): the cursors and record keys seen so far and the
  * running counts. `accept` processes one answer and returns its records, or throws ContractViolation.
  */
-export class WindowPaging<R> {
-  readonly #o: WindowPagingOptions<R>;
+export class PageContract<R> {
+  readonly #o: PageContractOptions<R>;
   readonly #cursors = new Set<string>();
   /** Record keys (and rejected records' fingerprints) seen in this window: a page with none new makes no progress. */
   readonly #seen = new Set<string>();
@@ -134,7 +126,7 @@ export class WindowPaging<R> {
   #nodes = 0;
   #rejected = 0;
 
-  constructor(options: WindowPagingOptions<R>) {
+  constructor(options: PageContractOptions<R>) {
     this.#o = options;
     if (options.startCursor !== null) this.#cursors.add(options.startCursor);
     const w = options.window;
@@ -159,7 +151,7 @@ export class WindowPaging<R> {
     if (nodes.length >= MAX_PAGE_NODES) throw this.#violation('shape', `a page of ${nodes.length} records, more than any page size asked for`);
 
     const records: R[] = [];
-    const rejected: RejectedRecord[] = [];
+    const rejected: QuarantinedRecord[] = [];
     let fresh = 0;
     const more = read.next !== null;
     const later = this.#pages > 1;

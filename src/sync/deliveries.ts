@@ -1,22 +1,14 @@
-import type { OccupancyRecord } from '../store/types.ts';
-import { rejectedRecord, type RejectedRecord } from './contract.ts';
+import type { DeliveryRule, OccupancyRecord } from '../store/types.ts';
+import { quarantinedRecord } from './contract.ts';
 import { compileRecord, type RecordValidator } from './records.ts';
 import type { AnyStream } from './stream.ts';
 
 /**
- * The rules by which the webhook receiver reads a delivery's items: per event type, the stream whose records they
- * are and the validator compiled from that stream's declaration (src/sync/records.ts), so a reading is checked by one
- * declaration whichever way it arrived (polled or delivered). The wiring hands these to the receiver.
- */
-export interface DeliveryRule {
-  /** The stream whose records the items are (its quarantine takes the rejected ones). */
-  stream: string;
-  /** One item, with its delivery's envelope: the record, or the item as the quarantine keeps it, with the reason. */
-  read(item: unknown, envelope: Record<string, unknown>): { ok: true; record: OccupancyRecord } | { ok: false; rejected: RejectedRecord };
-}
-
-/**
- * Rules by event type: the streams in force (a user's definitions over the built-in ones) first, then the built-in
+ * The rules by which the webhook receiver reads a delivery's items (`DeliveryRule`): per event type, the stream whose
+ * records they are and the validator compiled from that stream's declaration (src/sync/records.ts), so a reading is
+ * checked by one declaration whichever way it arrived (polled or delivered). The wiring hands these to the receiver.
+ *
+ * By event type: the streams in force (a user's definitions over the built-in ones) first, then the built-in
  * streams' rules for the types no stream in force declares, so a definitions file that replaces a stream without
  * `deliveries` keeps the documented delivery shape.
  */
@@ -29,7 +21,7 @@ export function deliveryRules(inForce: ReadonlyArray<AnyStream>, builtin: Readon
       stream: stream.name,
       read(item, envelope) {
         const result = validate(item, envelope);
-        return result.ok ? result : { ok: false, rejected: rejectedRecord(item, result.reason) };
+        return result.ok ? result : { ok: false, rejected: quarantinedRecord(item, result.reason) };
       },
     });
   }

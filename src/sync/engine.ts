@@ -82,7 +82,7 @@ interface PlannedStream {
 }
 
 /**
- * A backfill loads its range of the windowed streams and refreshes the full-refresh ones, so a backfill into an
+ * A backfill loads its range of the windowed streams and refreshes the full ones, so a backfill into an
  * empty database leaves a complete one (buildings included). Those refreshes are ordinary full runs under their own
  * key; when a concurrent `sync` holds their lock, it is refreshing them already.
  */
@@ -103,7 +103,8 @@ async function syncCustomer(
 ): Promise<StreamOutcome[]> {
   const blank = (p: PlannedStream, status: StreamOutcome['status'], extra: Partial<StreamOutcome> = {}): StreamOutcome => ({
     customerId: target.customerId,
-    stream: p.key,
+    stream: p.stream.name,
+    stateKey: p.key,
     mode: p.mode,
     status,
     pages: 0,
@@ -127,7 +128,7 @@ async function syncCustomer(
         continue;
       }
       if (!lock) {
-        log.warn({ stream: p.key }, 'another run holds the lock for this customer and stream: skipping this customer');
+        log.warn({ stream: p.stream.name, stateKey: p.key }, 'another run holds the lock for this customer and stream: skipping this customer');
         return planned.map((q) => blank(q, 'locked'));
       }
       locks.push(lock);
@@ -137,9 +138,9 @@ async function syncCustomer(
       // Holding the lock, any run of this pair still marked 'running' was left by a process that died (kill -9).
       try {
         const runs = await options.store.closeAbandonedRuns(target.customerId, p.key, toIsoUtc(options.clock.now()));
-        if (runs.length > 0) log.warn({ stream: p.key, runs }, `marked ${runs.length} run(s) left 'running' by an ended process as interrupted`);
+        if (runs.length > 0) log.warn({ stream: p.stream.name, stateKey: p.key, runs }, `marked ${runs.length} run(s) left 'running' by an ended process as interrupted`);
       } catch (error) {
-        log.warn({ err: error, stream: p.key }, 'could not close runs left running by an ended process');
+        log.warn({ err: error, stream: p.stream.name, stateKey: p.key }, 'could not close runs left running by an ended process');
       }
     }
     // Before any data is written: the credentials must belong to the customer their data is filed under. A failure

@@ -1,6 +1,6 @@
 import { ContractViolation, GraphQLResponseError } from '../errors.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
-import type { ProcessedPage, WindowPaging } from './contract.ts';
+import type { ProcessedPage, PageContract } from './contract.ts';
 import type { PagingRole } from './paging/index.ts';
 import type { AnyStream } from './stream.ts';
 
@@ -25,7 +25,7 @@ export interface FetchedPage<S extends SinkName = SinkName> extends ProcessedPag
 
 /**
  * One request of a stream: the stream's variables with its paging style's over them, the answer read by the style and
- * checked against the page contract by the window's `paging` (which throws ContractViolation) before anything of it
+ * checked against the page contract by the window's `contract` (which throws ContractViolation) before anything of it
  * can be committed.
  */
 export async function fetchPage(input: {
@@ -36,7 +36,7 @@ export async function fetchPage(input: {
   pageSize: number;
   cursor: string | null;
   signal: AbortSignal;
-  paging: WindowPaging<any>;
+  contract: PageContract<any>;
   now: () => number;
 }): Promise<FetchedPage> {
   const style = input.stream.paging;
@@ -54,7 +54,7 @@ export async function fetchPage(input: {
   }
   const serverTime = input.client.serverTime?.();
   const localTime = input.now();
-  const page = input.paging.accept(style.read(data, at), input.pageSize);
+  const page = input.contract.accept(style.read(data, at), input.pageSize);
   return { ...page, localTime, ...(serverTime !== undefined && { serverTime }) } as FetchedPage;
 }
 

@@ -1,6 +1,6 @@
 import { ContractViolation, GraphQLResponseError, type ContractRule } from '../errors.ts';
 import { toIsoUtc, type IsoUtc } from '../time.ts';
-import { WindowPaging, type ContractWindow } from './contract.ts';
+import { PageContract, type ContractWindow } from './contract.ts';
 import { fetchPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
 import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
@@ -88,7 +88,7 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
       pageSize: size,
       cursor: null,
       signal: options.signal,
-      paging: new WindowPaging<unknown>({
+      contract: new PageContract<unknown>({
         where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
         style,
         validate: validatorOf(stream),

@@ -1,3 +1,4 @@
+import { INT4_MAX } from '../store/checks.ts';
 import { CANONICAL_FAST } from '../time.ts';
 import { describe, parseInstantAs, type TimeFormat } from './time-formats.ts';
 
@@ -43,8 +44,6 @@ export type RecordSpec<R> = { readonly [K in keyof R]-?: FieldSpec };
 
 export type RecordResult<R> = { ok: true; record: R } | { ok: false; reason: string };
 
-const MAX_COUNT = 2_147_483_647;
-
 /**
  * Why both databases would not store the string as it is (a NUL: Postgres text refuses it; a lone surrogate: not
  * UTF-8), or undefined when they would.
@@ -77,8 +76,8 @@ const CHECKS: Record<FieldType, Check> = {
     reason: (v) => (typeof v === 'string' ? storableText(v)! : `expected a string, got ${describe(v)}`),
   },
   count: {
-    accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_COUNT ? v : REJECT),
-    reason: (v) => `expected a whole number from 0 to ${MAX_COUNT.toLocaleString('en-US')}, got ${describe(v)}`,
+    accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= INT4_MAX ? v : REJECT),
+    reason: (v) => `expected a whole number from 0 to ${INT4_MAX.toLocaleString('en-US')}, got ${describe(v)}`,
   },
   timestamp: timestampCheck('iso'),
 };

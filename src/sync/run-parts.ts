@@ -6,7 +6,7 @@ import type { AnyStream } from './stream.ts';
 import type { StreamOutcome, StreamRunContext } from './stream-run.ts';
 import { inSpan } from '../tracing.ts';
 
-/** Small pieces shared by the full-refresh and the windowed runners. */
+/** Small pieces shared by the full and the windowed runners. */
 
 const validators = new WeakMap<AnyStream, RecordValidator<unknown>>();
 /** The stream's record declaration compiled once per stream (it runs for every node). */
@@ -33,6 +33,7 @@ export function emit(ctx: StreamRunContext, outcome: StreamOutcome, windowsTotal
   ctx.onProgress?.({
     customerId: ctx.customerId,
     stream: outcome.stream,
+    stateKey: outcome.stateKey,
     mode: outcome.mode,
     pages: outcome.pages,
     records: outcome.records,

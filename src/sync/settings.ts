@@ -1,7 +1,7 @@
 /**
  * What the engine is configured with: its own settings, not the application's configuration (no cron expression, no
- * database, no webhook). The wiring (src/app/) makes them from the configuration (`engineSettings(config)`); a
- * library user may pass `config.sync` as it is, whose fields are a superset.
+ * database, no webhook). The wiring (src/app/) makes them from the configuration, in one place
+ * (`engineSettings(config)`, src/app/engine-settings.ts), which a library user calls too.
  */
 export interface EngineSettings {
   lookbackMs: number;
@@ -24,14 +24,13 @@ export interface EngineSettings {
   concurrency?: number;
   /** Windows of one stream read at the same time (each page by page, in order). Default 1. */
   windowConcurrency?: number;
-  /**
-   * Values of the definitions' `{{settings.NAME}}` placeholders, by NAME (e.g. `buildingsNameLike`). Unset, the
-   * settings object's own field of that name is read (so `config.sync` works as it is).
-   */
+  /** Values of the definitions' `{{settings.NAME}}` placeholders, by NAME (e.g. `buildingsNameLike`); unset: none. */
   streamSettings?: Readonly<Record<string, unknown>>;
 }
 
-/** The value of `{{settings.NAME}}`, from `streamSettings` or the settings' own field. */
+const NO_STREAM_SETTINGS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** The values of `{{settings.NAME}}`: `streamSettings`, and nothing else of the settings. */
 export function streamSettingsOf(settings: EngineSettings): Readonly<Record<string, unknown>> {
-  return settings.streamSettings ?? (settings as unknown as Record<string, unknown>);
+  return settings.streamSettings ?? NO_STREAM_SETTINGS;
 }

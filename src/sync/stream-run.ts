@@ -5,7 +5,7 @@ import { globalSecrets } from '../logger.ts';
 import type { IsoUtc, RunMode, Store, SyncState, SyncStateUpdate } from '../store/types.ts';
 import { sinkKey } from '../store/sinks.ts';
 import { epochMsOrNull, toIsoUtc } from '../time.ts';
-import { WindowPaging } from './contract.ts';
+import { PageContract } from './contract.ts';
 import { fetchPage, type FetchedPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
 import { runPipeline } from './pipeline.ts';
@@ -23,7 +23,10 @@ export type OutcomeStatus = 'succeeded' | 'failed' | 'interrupted' | 'locked' | 
 
 export interface StreamOutcome {
   customerId: string;
+  /** The stream's name (`occupancy`). */
   stream: string;
+  /** Its state and lock key: the name, or `occupancy#backfill` for a backfill (see `stateKey`). */
+  stateKey: string;
   mode: RunMode;
   status: OutcomeStatus;
   pages: number;
@@ -42,7 +45,10 @@ export interface StreamOutcome {
 
 export interface ProgressEvent {
   customerId: string;
+  /** The stream's name (`occupancy`). */
   stream: string;
+  /** Its state and lock key (`occupancy#backfill` for a backfill). */
+  stateKey: string;
   mode: RunMode;
   pages: number;
   records: number;
@@ -62,6 +68,7 @@ export interface StreamRunContext {
   onProgress?(event: ProgressEvent): void;
 }
 
+/** The state and lock key of a stream's run: its name, or `<name>#backfill` for a backfill. */
 export function stateKey(stream: string, request: RunRequest): string {
   return request.mode === 'backfill' ? `${stream}#backfill` : stream;
 }
@@ -71,12 +78,13 @@ export function stateKey(stream: string, request: RunRequest): string {
 export async function runStream(ctx: StreamRunContext, stream: AnyStream, request: RunRequest): Promise<StreamOutcome> {
   const key = stateKey(stream.name, request);
   const mode: RunMode = request.mode === 'backfill' ? 'backfill' : stream.kind;
-  const log = ctx.logger.child({ customer: ctx.customerId, stream: key });
+  const log = ctx.logger.child({ customer: ctx.customerId, stream: stream.name, stateKey: key });
   const startedAt = toIsoUtc(ctx.clock.now());
   const state = await ctx.store.getState(ctx.customerId, key);
   const outcome: StreamOutcome = {
     customerId: ctx.customerId,
-    stream: key,
+    stream: stream.name,
+    stateKey: key,
     mode,
     status: 'succeeded',
     pages: 0,
@@ -147,9 +155,9 @@ async function fullRefresh(
   outcome: StreamOutcome,
 ): Promise<'done' | 'interrupted'> {
   const variables = stream.variables({ settings: streamSettingsOf(ctx.settings) });
-  // The watermark of a full-refresh stream is the start of its last complete listing; forward only.
+  // The watermark of a full stream is the start of its last complete listing; forward only.
   const finalWatermark = state?.watermark && state.watermark > startedAt ? state.watermark : startedAt;
-  const paging = new WindowPaging({
+  const contract = new PageContract({
     where: 'the listing',
     style: stream.paging,
     validate: validatorOf(stream),
@@ -161,7 +169,7 @@ async function fullRefresh(
   let rejected = 0;
   const result = await runPipeline<string | null, FetchedPage>(null, {
     fetch: (cursor, signal) =>
-      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize, cursor, signal, paging, now: () => ctx.clock.now() }),
+      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize, cursor, signal, contract, now: () => ctx.clock.now() }),
     next: (page) => page.next ?? undefined,
     commit: async (page) => {
       const last = page.next === null;
@@ -193,10 +201,10 @@ async function fullRefresh(
   return result;
 }
 
-function checkpointOf(customerId: string, key: string, state: SyncState | undefined, patch: Partial<SyncStateUpdate>): SyncStateUpdate {
+function checkpointOf(customerId: string, stateKey: string, state: SyncState | undefined, patch: Partial<SyncStateUpdate>): SyncStateUpdate {
   return {
     customerId,
-    stream: key,
+    stream: stateKey,
     watermark: state?.watermark ?? null,
     windowStart: null,
     windowEnd: null,

@@ -2,7 +2,7 @@ import { ConfigError, ContractViolation } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { SyncState, SyncStateUpdate } from '../store/types.ts';
 import { epochMsOrNull, isoUtcOrNull, toIsoUtc } from '../time.ts';
-import { WindowPaging } from './contract.ts';
+import { PageContract } from './contract.ts';
 import { fetchPage, type FetchedPage } from './fetch.ts';
 import { Frontier, type WindowProgress } from './frontier.ts';
 import { effectivePageSize } from './paging/index.ts';
@@ -75,7 +75,7 @@ export async function runWindowed(
   ctx: StreamRunContext,
   stream: AnyStream,
   request: RunRequest,
-  key: string,
+  stateKey: string,
   state: SyncState | undefined,
   runId: number,
   outcome: StreamOutcome,
@@ -87,7 +87,7 @@ export async function runWindowed(
   if (offGrid) throw new ConfigError(`stream ${stream.name}: ${offGrid.detail}. Fix: ${offGrid.fix}`);
   const now = ctx.clock.now();
   const stored = fromStore(state);
-  const base = { customerId: ctx.customerId, stream: key };
+  const base = { customerId: ctx.customerId, stream: stateKey };
   let watermark = stored.watermark;
   let skewWarned = false;
   let newest: number | undefined;
@@ -170,13 +170,13 @@ export async function runWindowed(
   const limits = limitsOf(ctx.settings);
   const pageSize = effectivePageSize(stream.paging, ctx.settings.pageSize);
   const streamSettings = streamSettingsOf(ctx.settings);
-  const pagings = new Map<number, WindowPaging<unknown>>();
-  const pagingOf = (w: WindowProgress) => {
-    let paging = pagings.get(w.index);
-    if (!paging) {
+  const contracts = new Map<number, PageContract<unknown>>();
+  const contractOf = (w: WindowProgress) => {
+    let contract = contracts.get(w.index);
+    if (!contract) {
       const from = toIsoUtc(w.from);
       const to = toIsoUtc(w.to);
-      paging = new WindowPaging({
+      contract = new PageContract({
         where: `window [${from}, ${to}${spec.endInclusive ? ']' : ')'}`,
         style: stream.paging,
         validate,
@@ -185,9 +185,9 @@ export async function runWindowed(
         startCursor: w.cursor,
         limits,
       });
-      pagings.set(w.index, paging);
+      contracts.set(w.index, contract);
     }
-    return paging;
+    return contract;
   };
 
   // One span per window, from its first request to its last commit; the requests and commits are its children.
@@ -301,7 +301,7 @@ export async function runWindowed(
               pageSize,
               cursor: job.cursor,
               signal: fetchSignal,
-              paging: pagingOf(job.window),
+              contract: contractOf(job.window),
               now: () => ctx.clock.now(),
             }).then((page) => {
               proven();
@@ -326,7 +326,7 @@ export async function runWindowed(
   for (const [index] of spans) endWindowSpan(frontier.windows[index]!, failure ? 'failed' : 'interrupted', failure?.error);
   if (failure) {
     if (failure.error instanceof ContractViolation && failure.error.outside) {
-      await rewindOnEvidence(ctx, stream, request, key, state, plan, failure.error, log, stepMs, spec.gridMs);
+      await rewindOnEvidence(ctx, stream, request, stateKey, state, plan, failure.error, log, stepMs, spec.gridMs);
     }
     throw failure.error;
   }
@@ -343,7 +343,7 @@ async function rewindOnEvidence(
   ctx: StreamRunContext,
   stream: AnyStream,
   request: RunRequest,
-  key: string,
+  stateKey: string,
   state: SyncState | undefined,
   plan: RunPlan,
   violation: ContractViolation,
@@ -352,7 +352,7 @@ async function rewindOnEvidence(
   gridMs: number,
 ): Promise<void> {
   const target = Math.floor(Math.min(plan.windows[0]!.from, violation.outside!.earliest) / gridMs) * gridMs;
-  const current = await ctx.store.getState(ctx.customerId, key);
+  const current = await ctx.store.getState(ctx.customerId, stateKey);
   const at = toIsoUtc(ctx.clock.now());
   try {
     if (request.mode === 'backfill') {
@@ -368,12 +368,12 @@ async function rewindOnEvidence(
     }
     const watermark = epochMsOrNull(current?.watermark);
     if (watermark === null || watermark <= target) return;
-    const change = await ctx.store.changeState({ customerId: ctx.customerId, stream: key, actor: `occupancy-sync (page contract: ${violation.rule})`, at, action: 'rewind', to: toIsoUtc(target) });
+    const change = await ctx.store.changeState({ customerId: ctx.customerId, stream: stateKey, actor: `occupancy-sync (page contract: ${violation.rule})`, at, action: 'rewind', to: toIsoUtc(target) });
     log.warn(
       { from: change.oldWatermark, to: change.newWatermark, change: change.id, evidence: violation.detail },
       `the answer proves windows already committed may be incomplete: the watermark went back from ${change.oldWatermark} to ${change.newWatermark} (sync_state_changes #${change.id}), so the next runs read them again`,
     );
   } catch (error) {
-    log.error({ err: error, stream: stream.name, state: state?.watermark }, 'could not move the state back over the windows the answer puts in doubt');
+    log.error({ err: error, state: state?.watermark }, 'could not move the state back over the windows the answer puts in doubt');
   }
 }

@@ -1,5 +1,5 @@
 import { canonicalTimestamp } from '../store/timestamps.ts';
-import type { DeliveryRecord, OccupancyRecord } from '../store/types.ts';
+import type { DeliveryRecord, DeliveryRule, OccupancyRecord, QuarantinedRecord } from '../store/types.ts';
 import { Refusal } from './refusal.ts';
 import { checkStrictJson } from './strict-json.ts';
 
@@ -13,19 +13,6 @@ import { checkStrictJson } from './strict-json.ts';
  * Hand-written rather than a schema library: this runs once per delivery on the receiver's hot path, where zod took
  * ~35 us of a ~260 us delivery (docs/performance.md).
  */
-
-/** How the items of one event type are read (src/sync/deliveries.ts `DeliveryRule`). */
-export interface DeliveryItemRule {
-  stream: string;
-  read(item: unknown, envelope: Record<string, unknown>): { ok: true; record: OccupancyRecord } | { ok: false; rejected: RejectedItem };
-}
-
-/** An item that broke its stream's declaration, as the quarantine keeps it. */
-export interface RejectedItem {
-  fingerprint: string;
-  raw: string;
-  reason: string;
-}
 
 
 // Any UUID version: the API promises UUIDs but not which kind.
@@ -83,7 +70,7 @@ export interface ParsedDelivery {
   delivery: Omit<DeliveryRecord, 'receivedAt'>;
   occupancy: OccupancyRecord[];
   /** Items that broke their stream's declaration (quarantined with the delivery), and that stream. */
-  rejected: { stream: string; records: RejectedItem[] } | undefined;
+  rejected: { stream: string; records: QuarantinedRecord[] } | undefined;
 }
 
 // Fatal: invalid UTF-8 is refused instead of being replaced with U+FFFD and stored as something never sent. A byte
@@ -91,7 +78,7 @@ export interface ParsedDelivery {
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** Decodes, parses and validates the raw decompressed body. Throws a 400 `Refusal` naming the field at fault. */
-export function parseDelivery(rawBody: Buffer, rules: ReadonlyMap<string, DeliveryItemRule>): ParsedDelivery {
+export function parseDelivery(rawBody: Buffer, rules: ReadonlyMap<string, DeliveryRule>): ParsedDelivery {
   let text: string;
   try {
     text = utf8.decode(rawBody);

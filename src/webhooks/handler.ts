@@ -2,13 +2,13 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CustomerConfig } from '../config.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { silentLogger, type Logger } from '../logger.ts';
-import type { Store } from '../store/types.ts';
+import type { DeliveryRule, Store } from '../store/types.ts';
 import { toIsoUtc } from '../time.ts';
 import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
 import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
 import { checkFraming } from './framing.ts';
-import { parseDelivery, type DeliveryItemRule } from './delivery.ts';
+import { parseDelivery } from './delivery.ts';
 import { tracer } from '../tracing.ts';
 import { Refusal } from './refusal.ts';
 import { RefusalLog } from './refusal-log.ts';
@@ -36,7 +36,7 @@ export interface WebhookHandlerOptions {
    * How the items of each event type are read: the rules compiled from the streams' declarations
    * (src/sync/deliveries.ts, `deliveryRules`); a type without a rule is stored as a delivery with no items read.
    */
-  deliveries: ReadonlyMap<string, DeliveryItemRule>;
+  deliveries: ReadonlyMap<string, DeliveryRule>;
   /** Default `/webhook`. */
   path?: string;
   /** Default 1 MiB on the wire. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation } from '../../src/errors.ts';
-import { DEFAULT_LIMITS, WindowPaging } from '../../src/sync/contract.ts';
+import { DEFAULT_LIMITS, PageContract } from '../../src/sync/contract.ts';
 import { sinkKey } from '../../src/store/sinks.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import { flattenNested } from '../../src/sync/paging/answer.ts';
@@ -146,8 +146,8 @@ describe('the styles', () => {
 });
 
 describe('an API that ignores the paging variables cannot page on', () => {
-  function windowPaging(style: ReturnType<typeof styleOf>, validate = flatRecord) {
-    return new WindowPaging({
+  function pageContract(style: ReturnType<typeof styleOf>, validate = flatRecord) {
+    return new PageContract({
       where: 'window [10:00, 11:00)',
       style,
       validate,
@@ -164,7 +164,7 @@ describe('an API that ignores the paging variables cannot page on', () => {
     ['token', { style: 'token', records: 'r', nextToken: 't', variables: { token: 't' } }, { r: [flat(1), flat(2)], t: 'fresh' }],
   ])('%s: the same records on the second page fail the window at once (no-progress)', (_, paging, answer) => {
     const style = styleOf(paging);
-    const contract = windowPaging(style);
+    const contract = pageContract(style);
     let page = contract.accept(style.read(answer, at(null, 2)), 2);
     expect(page.records).toHaveLength(2);
     const again = style.serverCursors ? { ...answer, t: 'fresher' } : answer;

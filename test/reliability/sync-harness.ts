@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from '../../src/logger.ts';
 import type { Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { runSync, type RunRequest, type SyncReport } from '../../src/sync/engine.ts';
+import { engineSettings } from '../../src/app/engine-settings.ts';
 import { streams } from '../../jobs/index.ts';
 import { DAY, HOUR, MIN, dbRows, syncSettings, truthRows } from '../sync/helpers.ts';
 
@@ -44,7 +45,7 @@ export async function runEngine(input: {
       store: input.store,
       clock: input.clock,
       logger: input.logger ?? silentLogger,
-      settings: input.settings ?? syncSettings(),
+      settings: engineSettings({ sync: input.settings ?? syncSettings() }),
       streams,
       targets: [{ customerId: customer.id, client }],
       loadDocument,

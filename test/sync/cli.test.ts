@@ -117,7 +117,7 @@ describe('sync, backfill, status commands (SQLite)', () => {
       [['--from', '2026-02-01', '--to', '2026-02-30T00:00:00Z'], '--to "2026-02-30T00:00:00Z": no such date or time. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z, 7d (seven days ago) or now'],
       [['--from', 'yesterday', '--to', '2026-01-01'], '--from "yesterday": not an ISO 8601 date or date-time with a zone, a time ago such as 36h or 7d, nor now. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z, 7d (seven days ago) or now'],
       [['--from', '2026-01-02', '--to', '2026-01-01'], '--from "2026-01-02" is not before --to "2026-01-01". Fix: give a range with --from earlier than --to'],
-      [['--from', '2026-01-01', '--to', '2026-01-02', '--stream', 'buildings'], '--stream "buildings": a full-refresh stream: every run reads it whole, there is no range to backfill (`sync --stream buildings` refreshes it). Fix: use one of occupancy'],
+      [['--from', '2026-01-01', '--to', '2026-01-02', '--stream', 'buildings'], '--stream "buildings": a full stream (kind: full): every run reads it whole, there is no range to backfill (`sync --stream buildings` refreshes it). Fix: use one of occupancy'],
     ];
     for (const [args, message] of cases) {
       const result = await cli(['backfill', ...args], env);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ContractViolation } from '../../src/errors.ts';
-import { DEFAULT_LIMITS, WindowPaging, type PagingLimits } from '../../src/sync/contract.ts';
+import { DEFAULT_LIMITS, PageContract, type PagingLimits } from '../../src/sync/contract.ts';
 import { sinkKey } from '../../src/store/sinks.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import type { PagingStyle } from '../../src/sync/paging/index.ts';
@@ -17,7 +17,7 @@ function node(i: number, patch: Record<string, unknown> = {}) {
 }
 
 function paging(limits: Partial<PagingLimits> = {}, startCursor: string | null = null, options: { style?: PagingStyle; endSlackMs?: number } = {}) {
-  return new WindowPaging({
+  return new PageContract({
     where: 'window [10:00, 11:00)',
     style: options.style ?? relay,
     validate: compileRecord(occupancy.record),
@@ -40,7 +40,7 @@ function violation(fn: () => unknown): ContractViolation {
 
 const page = (nodes: unknown[], hasNextPage: boolean, endCursor: string | null) => ({ occupancy: { nodes, pageInfo: { hasNextPage, endCursor } } });
 /** One answer through the style and the contract, as the engine reads it. */
-const read = (p: WindowPaging<any>, data: unknown, style: PagingStyle = relay) => p.accept(style.read(data, { cursor: null, pageSize: 100 }), 100);
+const read = (p: PageContract<any>, data: unknown, style: PagingStyle = relay) => p.accept(style.read(data, { cursor: null, pageSize: 100 }), 100);
 
 describe('the shape of an answer', () => {
   it.each([

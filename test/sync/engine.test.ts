@@ -154,7 +154,7 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
       store, sandbox, clock, settings, request, signal: controller.signal, streams: [occupancy],
       onProgress: (e) => e.customerId === customer.id && e.pages === 17 && controller.abort(),
     });
-    expect(first.outcomes.find((o) => o.customerId === customer.id)).toMatchObject({ status: 'interrupted', stream: 'occupancy#backfill', pages: 17 });
+    expect(first.outcomes.find((o) => o.customerId === customer.id)).toMatchObject({ status: 'interrupted', stateKey: 'occupancy#backfill', pages: 17 });
     const second = await syncOnce({ store, sandbox, clock, settings, request, streams: [occupancy] });
     expect(second.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
     // It says that it resumed, and where.

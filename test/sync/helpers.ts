@@ -1,4 +1,5 @@
 import { createApiClient } from '../../src/api/client.ts';
+import { engineSettings } from '../../src/app/engine-settings.ts';
 import { loadDocument } from '../../src/api/documents.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { Config } from '../../src/config.ts';
@@ -81,7 +82,7 @@ export async function syncOnce(input: {
       store: input.store,
       clock: input.clock,
       logger: input.logger ?? silentLogger,
-      settings: input.settings ?? syncSettings(),
+      settings: engineSettings({ sync: input.settings ?? syncSettings() }),
       streams: input.streams ?? allStreams,
       targets,
       loadDocument,

@@ -84,7 +84,7 @@ describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
           if (e.stream.startsWith('occupancy') && ++pages === stopAfter) controller.abort(new Error('SIGTERM'));
         },
       });
-      expect(report.outcomes.find((o) => o.stream === 'occupancy#backfill')?.status).toBe('interrupted');
+      expect(report.outcomes.find((o) => o.stateKey === 'occupancy#backfill')?.status).toBe('interrupted');
       // Everything before the stored progress is stored: the frontier never passes a window still being read.
       const state = await store.getState(customer, 'occupancy#backfill');
       const progress = Date.parse(state!.windowStart!);
@@ -170,7 +170,7 @@ describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
         },
       });
       const report = await syncOnce({ store: flaky, sandbox, clock, settings, request });
-      const outcome = report.outcomes.find((o) => o.stream === 'occupancy#backfill')!;
+      const outcome = report.outcomes.find((o) => o.stateKey === 'occupancy#backfill')!;
       expect(outcome.status).toBe('failed');
       expect(commits).toBe(failAt);
       const state = await store.getState(customer, 'occupancy#backfill');

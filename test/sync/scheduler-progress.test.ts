@@ -72,7 +72,7 @@ describe('backfill progress', () => {
     const clock = new FakeClock(0);
     let out = '';
     const reporter = createProgressReporter({ clock, statusLine: new StatusLine({ write: (s: string) => void (out += s) }), logger: memoryLogger().logger });
-    const base = { customerId: 'c1', stream: 'occupancy#backfill', mode: 'backfill' as const };
+    const base = { customerId: 'c1', stream: 'occupancy', stateKey: 'occupancy#backfill', mode: 'backfill' as const };
     reporter.onProgress({ ...base, pages: 0, records: 0, windowsDone: 2, windowsTotal: 10 });
     clock.advance(4000);
     reporter.onProgress({ ...base, pages: 8, records: 4000, windowsDone: 4, windowsTotal: 10 });
@@ -87,7 +87,7 @@ describe('backfill progress', () => {
     const { logger, records } = memoryLogger();
     const out = '';
     const reporter = createProgressReporter({ clock, statusLine: undefined, logger, intervalMs: 1000 });
-    const base = { customerId: 'c1', stream: 'occupancy#backfill', mode: 'backfill' as const };
+    const base = { customerId: 'c1', stream: 'occupancy', stateKey: 'occupancy#backfill', mode: 'backfill' as const };
     reporter.onProgress({ ...base, pages: 0, records: 0, windowsDone: 0, windowsTotal: 3 });
     reporter.onProgress({ ...base, pages: 1, records: 10, windowsDone: 1, windowsTotal: 3 });
     clock.advance(1000);

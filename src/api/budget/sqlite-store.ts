@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Clock } from '../../clock.ts';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
+import { processStart } from '../../process-start.ts';
 import { initialState, reconcile, type LimitState } from './aimd.ts';
 import { KeyBudget, passedOn } from './key-budget.ts';
 import { admit, lowestFree, reserveRate } from './limiter.ts';
@@ -51,15 +51,6 @@ export interface SqliteBudgetOptions {
   leaseMs: number;
 }
 
-/** The kernel's start time of a process (Linux), so a pid reused by another process is not taken for the holder. */
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
 
 /** Tokens of the backends open in this process: a row with our pid and another token is a closed one's. */
 const liveTokens = new Set<string>();

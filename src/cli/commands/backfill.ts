@@ -6,8 +6,8 @@ export const backfillCommand: CommandModule = (program, ctx) => {
   program
     .command('backfill')
     .description(
-      'Load a historical range [--from, --to) of the incremental streams, resumably, and refresh the full-refresh ones\n' +
-        '(buildings), so a backfill into an empty database leaves a complete one. A backfill keeps its own state\n' +
+      'Load a historical range [--from, --to) of the incremental streams, resumably, and refresh the full ones\n' +
+        '(kind: full: buildings), so a backfill into an empty database leaves a complete one. A backfill keeps its own state\n' +
         '(<stream>#backfill): it never moves the incremental watermark, and can run while `sync` runs from cron.',
     )
     .requiredOption(

@@ -4,6 +4,7 @@ import { ConfigError, ExitCode, exitCodeFor, UsageError } from '../../errors.ts'
 import { systemClock } from '../../clock.ts';
 import type { Finding } from '../../api/diagnose.ts';
 import type { CheckPlan, CustomerCheck } from '../../app/check.ts';
+import { engineSettings } from '../../app/engine-settings.ts';
 
 interface CheckOptions {
   customer?: string;
@@ -142,7 +143,7 @@ Examples:
             client,
             customerId: customer.id,
             apiKey: customer.apiKey,
-            settings: config.sync,
+            settings: engineSettings(config),
             clock: systemClock,
             logger,
             signal: ctx.signal,

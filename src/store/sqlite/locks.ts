@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Logger } from '../../logger.ts';
+import { processStart } from '../../process-start.ts';
 import type { LockAttempt } from '../adapter.ts';
 
 /**
@@ -35,16 +35,6 @@ export const runLock = (customerId: string, stream: string): LockPlace => ({ tab
 /** Tokens of SQLite locks held by this process: a row with our pid but an unknown token is a previous incarnation's. */
 const liveTokens = new Set<string>();
 
-/** The kernel's start time of a process (Linux), so a pid reused by another process is not mistaken for the holder. */
-export function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22 (starttime); the command name (field 2) may contain spaces, so count from its closing parenthesis.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
 
 export interface LockRow {
   holder_pid: number;
