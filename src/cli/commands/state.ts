@@ -65,7 +65,12 @@ export function formatStates(states: ReadonlyArray<SyncState>, changes: Readonly
   if (changes.length > 0) {
     text += '\nChanges made by hand (newest first):\n';
     for (const c of changes) {
-      const what = c.action === 'rewind' ? `watermark ${c.oldWatermark ?? '-'} -> ${c.newWatermark ?? '-'}` : `state removed (watermark was ${c.oldWatermark ?? '-'})`;
+      const what =
+        c.action !== 'rewind'
+          ? `state removed (watermark was ${c.oldWatermark ?? '-'})`
+          : c.oldWatermark === null && c.after?.windowStart
+            ? `backfill progress ${c.before?.windowStart ?? 'done'} -> ${c.after.windowStart}`
+            : `watermark ${c.oldWatermark ?? '-'} -> ${c.newWatermark ?? '-'}`;
       text += `  ${c.changedAt}  ${c.actor}  ${c.action} ${c.customerId} ${c.stream}: ${what}\n`;
     }
   }
