@@ -63,7 +63,7 @@ export function formatStates(states: ReadonlyArray<SyncState>, changes: Readonly
   }
   let text = `${table(rows)}\n`;
   if (changes.length > 0) {
-    text += '\nChanges made by hand (newest first):\n';
+    text += '\nRecorded changes (newest first; by hand, or by a run whose answers proved windows incomplete):\n';
     for (const c of changes) {
       const what =
         c.action !== 'rewind'
