@@ -157,13 +157,29 @@ export class SqlStore implements Store {
   changeState(change: StateChange): Promise<StateChangeRecord> {
     return this.#wrap(`${change.action} of ${change.customerId}/${change.stream}`, async () => {
       const at = canonicalTimestamp(change.at, 'at');
-      const to = change.action === 'rewind' ? canonicalTimestamp(change.to, 'to') : null;
+      const to = change.action === 'rewind' && 'to' in change ? canonicalTimestamp(change.to, 'to') : null;
+      const progress =
+        change.action === 'rewind' && 'progress' in change
+          ? { windowStart: canonicalTimestamp(change.progress.windowStart, 'windowStart'), windowEnd: canonicalTimestamp(change.progress.windowEnd, 'windowEnd') }
+          : null;
       return this.#db.transaction(async (tx) => {
         const [row] = await tx.all<StateRow>(sql`SELECT * FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
         const before = row && toState(row);
         if (!before) throw new StoreError(`there is no sync state for customer ${change.customerId} and stream ${change.stream}`);
         let after: SyncState | undefined;
-        if (change.action === 'rewind') {
+        if (progress) {
+          // A backfill's progress: its next window (none once every window is done, with its range still recorded).
+          if (before.windowStart === null ? before.rangeStart === null : !(progress.windowStart < before.windowStart)) {
+            throw new StoreError(
+              `moving the progress of ${change.customerId}/${change.stream} to ${progress.windowStart} would not move it backwards (it is at ${before.windowStart ?? 'nothing'})`,
+            );
+          }
+          await tx.run(sql`
+            UPDATE sync_state SET window_start = ${progress.windowStart}, window_end = ${progress.windowEnd}, page_cursor = NULL, windows = NULL, updated_at = ${at}
+            WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+          const { windows: _dropped, ...rest } = before;
+          after = { ...rest, windowStart: progress.windowStart, windowEnd: progress.windowEnd, pageCursor: null, updatedAt: at };
+        } else if (change.action === 'rewind') {
           if (!before.watermark) {
             throw new StoreError(`${change.customerId}/${change.stream} has no watermark to rewind (a backfill keeps its progress as a window: reset it instead)`);
           }

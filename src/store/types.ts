@@ -154,13 +154,18 @@ export interface QuarantineWrite {
 }
 
 /**
- * An operator's change to sync state (`occupancy-sync state rewind|reset`), the only way a watermark moves backwards.
- * `rewind`: the watermark goes back to `to` and any in-flight window is dropped, so the next runs re-read from there;
+ * A change to sync state that moves it backwards, recorded in `sync_state_changes`: by an operator (`occupancy-sync
+ * state rewind|reset`) or by the engine when an answer proves committed windows incomplete. The only way a watermark
+ * or a backfill's progress moves backwards.
+ * `rewind` with `to`: the watermark goes back to `to` and any in-flight window is dropped, so the next runs re-read
+ * from there; `rewind` with `progress`: a backfill's next window goes back to `progress` (the windows read ahead are
+ * dropped), so the next run of that backfill reads again from there;
  * `reset`: the state row is removed (an incremental stream starts over from SYNC_INITIAL_HISTORY, a backfill from
  * its --from).
  */
 export type StateChange = { customerId: string; stream: string; actor: string; at: IsoUtc } & (
   | { action: 'rewind'; to: IsoUtc }
+  | { action: 'rewind'; progress: { windowStart: IsoUtc; windowEnd: IsoUtc } }
   | { action: 'reset' }
 );
 

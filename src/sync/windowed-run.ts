@@ -360,10 +360,21 @@ async function rewindOnEvidence(
       const from = Math.max(request.from, Math.floor((target - request.from) / stepMs) * stepMs + request.from);
       if (progress === null || progress <= from || !current) return;
       const first = nextBackfillWindow(from, { from: request.from, to: request.to }, stepMs, gridMs);
-      // The windows read ahead of the old progress go too: they are read again after it.
-      const { windows: _readAhead, ...kept } = current;
-      await ctx.store.saveState({ ...kept, windowStart: isoUtcOrNull(first?.windowStart ?? null), windowEnd: isoUtcOrNull(first?.windowEnd ?? null), pageCursor: null });
-      log.warn({ rewoundTo: toIsoUtc(from), evidence: violation.detail }, `the answer proves windows already loaded may be incomplete: the backfill's progress went back to ${toIsoUtc(from)}, so the next run reads them again`);
+      if (!first) return;
+      // Recorded like the watermark's rewind below; the windows read ahead of the old progress go too (the store drops
+      // them): they are read again after it.
+      const change = await ctx.store.changeState({
+        customerId: ctx.customerId,
+        stream: key,
+        actor: `occupancy-sync (page contract: ${violation.rule})`,
+        at,
+        action: 'rewind',
+        progress: { windowStart: toIsoUtc(first.windowStart), windowEnd: toIsoUtc(first.windowEnd) },
+      });
+      log.warn(
+        { from: change.before?.windowStart ?? null, to: change.after?.windowStart ?? null, change: change.id, evidence: violation.detail },
+        `the answer proves windows already loaded may be incomplete: the backfill's progress went back to ${toIsoUtc(from)} (sync_state_changes #${change.id}), so the next run reads them again`,
+      );
       return;
     }
     const watermark = epochMsOrNull(current?.watermark);

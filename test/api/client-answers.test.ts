@@ -1,11 +1,12 @@
 import type { Server } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { GraphQLResponseError } from '../../src/errors.ts';
 import { SecretRegistry, memoryLogger } from '../../src/logger.ts';
 import { createApiClient, type ApiClient, type ApiClientOptions } from '../../src/api/client.ts';
 import { parseDocumentSource } from '../../src/api/documents.ts';
 import { BUILDINGS, DATA, TOKEN, json, raw, recordingSleep, scripted, type Reply } from './support.ts';
+import { Figures } from '../reliability/figures.ts';
 
 /**
  * Answers that are not what their label says (issue 24): a proxy's HTML page for one request, JSON labelled
@@ -21,6 +22,12 @@ const MAINTENANCE = raw(200, '<!DOCTYPE html><html><head><title>Down for mainten
   'content-type': 'text/html; charset=utf-8',
 });
 const body = JSON.stringify(DATA);
+
+const figures = new Figures(
+  { section: 'api-answers', title: 'Answers that are not what their label says: the API client (test/api/client-answers.test.ts)' },
+  ['api-answers/html-once', 'api-answers/html-persists', 'api-answers/json-mislabelled', 'api-answers/auth-text-plain'],
+);
+afterAll(() => void figures.publish());
 
 describe('API client: answers whatever their label', () => {
   let server: Server | undefined;
@@ -56,6 +63,12 @@ describe('API client: answers whatever their label', () => {
     await expect(client.request(BUILDINGS)).resolves.toEqual(DATA.data);
     expect(queries()).toBe(2);
     expect(client.stats.retriesByReason).toEqual({ not_json: 1 });
+    figures.record({
+      key: 'api-answers/html-once',
+      tried: "one HTTP 200 answer with a proxy's HTML maintenance page (a single request), then the API's answer",
+      count: 1,
+      held: "retried within the request's attempts (HTTP_MAX_ATTEMPTS): one retry counted (not_json), the request answered",
+    });
   });
 
   it('fails on HTML that persists, after the configured attempts, with one line naming the page and the fix', async () => {
@@ -67,6 +80,12 @@ describe('API client: answers whatever their label', () => {
     );
     expect(error.message).not.toContain('\n');
     expect(queries()).toBe(4);
+    figures.record({
+      key: 'api-answers/html-persists',
+      tried: 'the HTML maintenance page on every answer (HTTP_MAX_ATTEMPTS=4)',
+      count: 4,
+      held: 'fails after the 4 attempts with one line naming the page (its title) and the fix',
+    });
   });
 
   it('refuses HTML whatever its label: unlabelled, or labelled JSON', async () => {
@@ -104,12 +123,24 @@ describe('API client: answers whatever their label', () => {
     const warnings = log.records().filter((r) => String(r.msg).includes('instead of application/json'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ level: 40, contentType: 'text/plain' });
+    figures.record({
+      key: 'api-answers/json-mislabelled',
+      tried: 'GraphQL answers labelled `text/plain` (with and without a charset), unlabelled, `application/octet-stream`, `text/json`, odd case, a wrong charset, with a BOM, padded with blank lines',
+      count: replies.length,
+      held: 'each read as sent, none retried; one warning per client names the mislabel',
+    });
   });
 
   it('reads an auth answer labelled text/plain', async () => {
     const { client } = await setup([json(200, DATA)], {}, [raw(200, JSON.stringify(TOKEN), { 'content-type': 'text/plain' })]);
     await expect(client.request(BUILDINGS)).resolves.toEqual(DATA.data);
     expect(client.stats.authCalls).toBe(1);
+    figures.record({
+      key: 'api-answers/auth-text-plain',
+      tried: 'the auth endpoint answers its token as JSON labelled `text/plain`',
+      count: 1,
+      held: 'the token read, one auth call, the query answered',
+    });
   });
 
   it('retries an empty 200 and text that is not JSON, then fails naming what came back', async () => {

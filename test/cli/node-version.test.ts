@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import nodeVersion from '../../src/cli/node-version.cjs';
 import { invocation } from '../../src/cli/invocation.ts';
 import { ROOT } from '../support/process.ts';
+import { Figures } from '../reliability/figures.ts';
 
 /**
  * The Node check every start runs first (src/cli/node-version.cjs) says what package.json "engines" and the README
@@ -11,6 +12,13 @@ import { ROOT } from '../support/process.ts';
  */
 
 const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
+const OLD = ['0.10.48', '8.17.0', '12.22.12', '14.21.3', '16.20.2', '18.20.8', '20.20.2', '22.0.0', 'v22.18.0', 'garbage'];
+
+const figures = new Figures(
+  { section: 'node-version', title: 'A Node.js too old: the check every start runs first (test/cli/node-version.test.ts; the package on a real old Node: test/package/tarball.test.ts)' },
+  ['node-version/too-old'],
+);
+afterAll(() => void figures.publish());
 
 describe('the supported Node lines', () => {
   it('are too old exactly below the lowest line of package.json "engines"', () => {
@@ -23,7 +31,7 @@ describe('the supported Node lines', () => {
     for (const line of PKG.engines.node.split('||').map((range) => /(\d+)\.(\d+)\.(\d+)/.exec(range)![0])) {
       expect(nodeVersion.tooOld(line), line).toBe(false);
     }
-    for (const old of ['0.10.48', '8.17.0', '12.22.12', '14.21.3', '16.20.2', '18.20.8', '20.20.2', '22.0.0', 'v22.18.0', 'garbage']) {
+    for (const old of OLD) {
       expect(nodeVersion.tooOld(old), old).toBe(true);
     }
   });
@@ -36,6 +44,14 @@ describe('the supported Node lines', () => {
     );
     expect(readme).toMatch(/\| 78 \| Configuration error.*Also a Node\.js too old to run occupancy-sync/);
     expect(nodeVersion.EXIT_CODE).toBe(78);
+    figures.record({
+      key: 'node-version/too-old',
+      tried: `Node.js versions below package.json "engines" (${OLD[0]} to ${OLD.at(-2)}, and an unreadable version)`,
+      count: OLD.length,
+      held:
+        'each judged too old; the refusal is one line naming the Node found, the lines needed and the fix, exit 78 (formerly a SyntaxError about enableCompileCache); ' +
+        'the installed command and the compiled entry systemd units start print exactly that line on a real old Node (test/package/tarball.test.ts)',
+    });
   });
 });
 

@@ -70,7 +70,7 @@ const CASES: Case[] = [
     tried: "the `Date` header is a year behind the platform's data",
     exit: 0,
     line: /the platform's Date header is \d+ s away from the local clock, more than SYNC_MAX_CLOCK_SKEW/,
-    held: 'exit 0; one warning per stream run; the header is ignored and the watermark follows the local clock; DB = truth',
+    held: 'exit 0; one warning per stream run; the header is ignored and the watermark moves no further than the newest record read (the data is current: it keeps up); DB = truth',
   },
   { kind: 'hugeGzip', tried: 'a gzip answer that inflates past the 64 MiB limit', exit: 1, line: /larger than 67108864 bytes once decompressed; refusing it/, held: PERMANENT('the size limit'), maxQueries: 2 },
   { kind: 'redirect', tried: 'HTTP 307 to another host', exit: 1, line: /HTTP 307 redirect to https:\/\/api\.example\.net\/api\/external\/query, which is not followed/, held: PERMANENT('the redirect and its target'), maxQueries: 2 },
@@ -137,7 +137,7 @@ async function expectNothingLostOrInvented(store: Store, sandbox: Sandbox, custo
 
 const figures = new Figures(
   { section: 'misbehaving-api', title: 'A misbehaving API: answers that break the contract, one kind at a time (real CLI, `sync` as cron runs it)' },
-  DIALECTS.flatMap((dialect) => [...CASES.map((c) => c.kind), 'customer-mismatch', 'cron-loop'].map((name) => `misbehaving-api/${dialect}/${name}`)),
+  DIALECTS.flatMap((dialect) => [...CASES.map((c) => c.kind), 'customer-mismatch', 'cron-loop', 'localTimeWindows-backfill'].map((name) => `misbehaving-api/${dialect}/${name}`)),
 );
 afterAll(() => void figures.publish());
 
@@ -187,6 +187,9 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
       if (c.kind === 'dateYearBehind') {
         expect(first.stderr.match(/Date header is \d+ s away/g)).toHaveLength(1);
         expect(watermark).toBeGreaterThan(Date.now() - 60 * 60_000);
+        // Neither clock is trusted when they disagree: the newest record read caps the watermark.
+        const newest = (await dbRows(store, customer.id)).at(-1)!.observedAt;
+        expect(watermark!, `the watermark passed the newest record read (${newest})`).toBeLessThanOrEqual(Date.parse(newest));
       }
       if (c.kind === 'strayNullHeadcount') {
         expect(first.stdout).toMatch(/\d+ rejected \(quarantined\)/);
@@ -218,6 +221,53 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
         await expectNothingLostOrInvented(store, sandbox, customer.id, new Set());
       }
       figures.record({ key: `misbehaving-api/${backend}/${c.kind}`, tried: c.tried, count: 2, held: c.held });
+    } finally {
+      await store.close();
+      await sandbox.close();
+      await db.drop();
+    }
+  });
+
+  it('localTimeWindows during a backfill: the backfill\'s progress goes back over the windows the stray records put in doubt, recorded; a healthy rerun = truth', async () => {
+    // Whole hours: the backfill's windows [from + n h, from + (n + 1) h) start where the data starts.
+    const dataStart = Math.floor((Date.now() - 8 * HOUR) / HOUR) * HOUR;
+    const from = new Date(dataStart).toISOString();
+    const to = new Date(dataStart + 5 * HOUR).toISOString();
+    const sandbox = await startSandbox({ seed: 14, customers: 1, dataStart, lateArrivalMaxMs: 0, misbehave: 'localTimeWindows' });
+    const db = await freshDatabase(backend, 'mb_backfill_tz');
+    const customer = sandbox.customers[0]!;
+    // One window at a time, so the first two (answered with the empty hours before the data) are committed before the
+    // third brings the first stray readings: the evidence that they were read wrongly.
+    const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'warn', SYNC_STEP: '1h', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '50', SYNC_WINDOW_CONCURRENCY: '1' });
+    const store = await openTestStore(db);
+    try {
+      const first = await cli(['backfill', '--from', from, '--to', to], env);
+      expect(first.code, first.stdout + first.stderr).toBe(1);
+      expect(first.stderr).toMatch(/^ {2}\S+ occupancy#backfill: failed: window \[\S+, \S+\), page \d+: the API answer broke the page contract \(window\): .+ Fix: /m);
+      expect(first.stderr).toMatch(new RegExp(`the backfill's progress went back to ${from.replace(/[.]/g, '\\.')} \\(sync_state_changes #\\d+\\)`));
+      // Nothing stored that the platform did not send as such, and the progress back at the range's first window.
+      await expectNothingLostOrInvented(store, sandbox, customer.id, new Set());
+      const state = await store.getState(customer.id, 'occupancy#backfill');
+      expect(state).toMatchObject({ windowStart: from, pageCursor: null, rangeStart: from, rangeEnd: to });
+      const [change] = await store.stateChanges({ customerId: customer.id, stream: 'occupancy#backfill' });
+      expect(change).toMatchObject({ action: 'rewind', actor: 'occupancy-sync (page contract: window)', after: { windowStart: from } });
+      expect(change!.before!.windowStart! > from, `progress before the rewind: ${change!.before!.windowStart}`).toBe(true);
+      const shown = await cli(['state', 'show'], env);
+      expect(shown.stdout).toContain(`rewind ${customer.id} occupancy#backfill: backfill progress ${change!.before!.windowStart} -> ${from}`);
+
+      // The platform reads its bounds as UTC again: the same backfill resumes at its first window and completes the range.
+      sandbox.setMisbehaviour(undefined);
+      const second = await cli(['backfill', '--from', from, '--to', to], env);
+      expect(second.code, second.stdout + second.stderr).toBe(ExitCode.OK);
+      const truth = truthRows(sandbox, customer.id, { from: dataStart, to: dataStart + 5 * HOUR });
+      expect(truth.length).toBeGreaterThan(0);
+      expect(await dbRows(store, customer.id, { from: dataStart, to: dataStart + 5 * HOUR })).toEqual(truth);
+      figures.record({
+        key: `misbehaving-api/${backend}/localTimeWindows-backfill`,
+        tried: 'a `backfill` (5 windows of 1 h, one at a time) against a server that reads `from`/`to` as local time (UTC+02:00)',
+        count: 2,
+        held: "exit 1 naming the rule (window); the backfill's progress goes back to the windows committed before the evidence (sync_state_changes, `state show`); the same backfill rerun against a healthy server = truth",
+      });
     } finally {
       await store.close();
       await sandbox.close();

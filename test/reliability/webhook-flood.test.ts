@@ -9,15 +9,15 @@ import { signatureHeader } from '../../src/webhooks/signature.ts';
 import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
 import { publishFigures } from './figures.ts';
 import { spawnTs } from '../support/process.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, within } from '../support/wait.ts';
 import { tempDir } from '../support/tmp.ts';
 
 /**
  * Memory before authentication, over real sockets: a few hundred connections each send 15 KiB of gzip that would
  * inflate to ~15 MiB, with a well-formed but wrong signature, and then stall. The receiver (its own process) inflates
  * each as it arrives, holds as many as half its budget of unauthenticated bytes allows and refuses the rest with 503;
- * it must stay within 64 MiB of its resting size, store valid deliveries within a second once it has inflated what it
- * was sent, and give the memory back once the flood ends.
+ * it must stay within 64 MiB of its resting size, answer and store valid deliveries while the flood's connections are
+ * still held (not queued behind them: they never end on their own), and give the memory back once the flood ends.
  */
 
 const FLOOD = 300;
@@ -52,8 +52,13 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
       const res = await send(url, { headers: { 'Content-Type': 'application/json', 'X-Service-Signature': signatureHeader(SECRET_A, body, now) }, body });
       return { status: res.status, ms: performance.now() - started };
     };
+    const stored = async (): Promise<number> => {
+      child.write('stored\n');
+      return (JSON.parse(await child.nextLine('the receiver to count its stored deliveries')) as { stored: number }).stored;
+    };
     expect((await valid()).status).toBe(200);
     const resting = await mem();
+    const storedBefore = await stored();
 
     // 15 KiB of gzip that inflates to ~15.5 MiB: the upload is cut there and never finished.
     const bomb = gzipSync(Buffer.alloc(16 * 1024 * 1024, 0), { level: 9 });
@@ -94,17 +99,24 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
     expect(statuses.filter((s) => s === '').length, JSON.stringify([...new Set(statuses)])).toBe(inflating);
     expect(statuses.filter((s) => s.startsWith('HTTP/1.1 503 ')).length, JSON.stringify([...new Set(statuses)])).toBe(FLOOD - inflating);
     expect(during.pending).toBe(inflating * (INFLATER_BYTES + part.length));
+    const held = during.pending;
+    // Valid deliveries are served beside the flood, not behind it: the held uploads never end on their own (they
+    // stall until this test closes them), so a delivery queued behind them would never be answered. Each one is
+    // answered 200 and stored while every held connection is still unanswered and the pending budget still holds
+    // exactly what the flood sent. (Latencies go to `measured` only: a duration is no assertion on a busy machine.)
     const latencies: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const r = await valid();
+      const r = await within(valid(), `valid delivery ${i + 1} of 5 to be answered while the flood is held`, 30_000);
       expect(r.status).toBe(200);
       latencies.push(r.ms);
+      expect(await stored()).toBe(storedBefore + i + 1);
+      expect([...answers.values()].filter((s) => s === '').length, 'flood connections still held, unanswered').toBe(inflating);
+      expect((await mem()).pending, 'pending bytes: the flood still held, the valid delivery released').toBe(held);
     }
     during = await mem();
     const growthMiB = (during.rss - resting.rss) / 2 ** 20;
     expect(growthMiB, `RSS grew ${growthMiB.toFixed(1)} MiB`).toBeLessThanOrEqual(BOUND_MIB);
-    expect(Math.max(...latencies)).toBeLessThan(1000);
-    expect(during.pending).toBeGreaterThan(0);
+    expect(during.pending).toBe(held);
 
     for (const s of sockets) s.destroy();
     let after = await mem();
@@ -123,7 +135,7 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
             count: FLOOD,
             held:
               `each inflated as it arrived; ${inflating} held (inflaters take at most a quarter of the 32 MiB budget), the other ${FLOOD - inflating} refused 503 at once; ` +
-              `RSS growth <= ${BOUND_MIB} MiB; then 5 valid deliveries stored, each within 1 s; nothing pending and the heap back within 8 MiB after`,
+              `RSS growth <= ${BOUND_MIB} MiB; then 5 valid deliveries answered 200 and stored while every held upload still stalled; nothing pending and the heap back within 8 MiB after`,
           },
         ],
         measured: {

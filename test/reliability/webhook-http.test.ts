@@ -201,7 +201,9 @@ describe.each(TRANSPORTS)('slow senders (%s)', (transport) => {
     cleanups.push(() => clearInterval(trickle));
     await within(raw.closed, 'the receiver to cut the trickled upload', 30_000);
     expect(raw.text().split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
-    expect(at).toBeLessThan(body.length * 100);
+    // The timeout ended the upload, not the body: it was cut before its last byte was sent (a whole body would have
+    // been a valid delivery, answered 200 and stored).
+    expect(at).toBeLessThan(body.length);
     expect(target.outcomes).toEqual([{ status: 400, reason: 'body_aborted' }]);
     expect(await target.stored()).toBe(0);
     if (transport === 'https') {

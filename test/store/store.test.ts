@@ -104,6 +104,27 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     expect((await store.getState(C, 'occupancy'))?.watermark).toBe('2026-03-01T10:00:00.001Z');
   });
 
+  it("moves a backfill's progress back only as a recorded rewind: windows read ahead dropped, a move forwards refused", async () => {
+    const { store } = await fresh(dialect, 'progress');
+    const stream = 'occupancy#backfill';
+    const window = (from: string, to: string) => ({ windowStart: from, windowEnd: to });
+    await store.saveState({
+      customerId: C, stream, watermark: null, pageCursor: 'c-3', rangeStart: '2026-03-01T00:00:00.000Z', rangeEnd: '2026-03-01T05:00:00.000Z',
+      ...window('2026-03-01T02:00:00.000Z', '2026-03-01T03:00:00.000Z'),
+      windows: [{ from: '2026-03-01T03:00:00.000Z', to: '2026-03-01T04:00:00.000Z', cursor: 'c-9', done: false }],
+    });
+    const rewind = (windowStart: string, windowEnd: string) =>
+      store.changeState({ customerId: C, stream, actor: 'test', at: '2026-03-02T00:00:00.000Z', action: 'rewind', progress: { windowStart, windowEnd } });
+    await expect(rewind('2026-03-01T02:00:00.000Z', '2026-03-01T03:00:00.000Z')).rejects.toThrow(/would not move it backwards \(it is at 2026-03-01T02:00:00.000Z\)/);
+    await expect(rewind('2026-03-01T04:00:00.000Z', '2026-03-01T05:00:00.000Z')).rejects.toThrow(StoreError);
+    const change = await rewind('2026-03-01T00:00:00.000Z', '2026-03-01T01:00:00.000Z');
+    expect(change).toMatchObject({ action: 'rewind', oldWatermark: null, newWatermark: null, before: { windowStart: '2026-03-01T02:00:00.000Z', pageCursor: 'c-3' } });
+    const after = await store.getState(C, stream);
+    expect(after).toMatchObject({ ...window('2026-03-01T00:00:00.000Z', '2026-03-01T01:00:00.000Z'), pageCursor: null, rangeStart: '2026-03-01T00:00:00.000Z', rangeEnd: '2026-03-01T05:00:00.000Z', updatedAt: '2026-03-02T00:00:00.000Z' });
+    expect(after?.windows ?? []).toEqual([]);
+    expect(await store.stateChanges({ customerId: C, stream })).toEqual([change]);
+  });
+
   it('commits a page atomically: a record violating a constraint leaves neither rows, checkpoint nor run counters', async () => {
     const { store } = await fresh(dialect, 'atomic');
     const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });

@@ -63,9 +63,14 @@ export function formatStates(states: ReadonlyArray<SyncState>, changes: Readonly
   }
   let text = `${table(rows)}\n`;
   if (changes.length > 0) {
-    text += '\nChanges made by hand (newest first):\n';
+    text += '\nRecorded changes (newest first; by hand, or by a run whose answers proved windows incomplete):\n';
     for (const c of changes) {
-      const what = c.action === 'rewind' ? `watermark ${c.oldWatermark ?? '-'} -> ${c.newWatermark ?? '-'}` : `state removed (watermark was ${c.oldWatermark ?? '-'})`;
+      const what =
+        c.action !== 'rewind'
+          ? `state removed (watermark was ${c.oldWatermark ?? '-'})`
+          : c.oldWatermark === null && c.after?.windowStart
+            ? `backfill progress ${c.before?.windowStart ?? 'done'} -> ${c.after.windowStart}`
+            : `watermark ${c.oldWatermark ?? '-'} -> ${c.newWatermark ?? '-'}`;
       text += `  ${c.changedAt}  ${c.actor}  ${c.action} ${c.customerId} ${c.stream}: ${what}\n`;
     }
   }
