@@ -365,7 +365,7 @@ async function rewindOnEvidence(
       // them): they are read again after it.
       const change = await ctx.store.changeState({
         customerId: ctx.customerId,
-        stream: key,
+        stream: stateKey,
         actor: `occupancy-sync (page contract: ${violation.rule})`,
         at,
         action: 'rewind',
