@@ -7,7 +7,7 @@
  * npm there), run with this Node.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { delimiter, dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -82,6 +82,29 @@ describe('the packed tarball', () => {
     );
     expect(stray).toEqual([]);
   });
+});
+
+describe("the README's install lines", () => {
+  it('run as printed in a clone (npm pack, npm install -g of the tarball) give the occupancy-sync command', async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const fence = readme.indexOf('```sh\n', readme.indexOf('Against the real platform, install the package'));
+    const block = readme.slice(fence + 6, readme.indexOf('```', fence + 6)).split('\n');
+    // The lines before the configuration (`cp .env.example .env && $EDITOR .env`, then commands against the live API).
+    const install = block.map((l) => l.replace(/\s+#\s.*$/, '').trim()).filter(Boolean);
+    const lines = install.slice(0, install.findIndex((l) => l.startsWith('cp ')));
+    expect(lines.length, 'the install lines of the README').toBeGreaterThan(0);
+    const prefix = join(work.dir, 'global');
+    const packed = () => readdirSync(ROOT).filter((name) => /^occupancy-sync-.*\.tgz$/.test(name));
+    for (const name of packed()) rmSync(join(ROOT, name));
+    try {
+      // npm_config_prefix keeps the global install in a temporary directory, as a user's own prefix would.
+      for (const line of lines) await run('sh', ['-c', line], { cwd: ROOT, env: { ...ENV, npm_config_prefix: prefix }, maxBuffer: 64 << 20 });
+    } finally {
+      for (const name of packed()) rmSync(join(ROOT, name));
+    }
+    const { stdout } = await run(join(prefix, 'bin/occupancy-sync'), ['--version'], { env: ENV });
+    expect(stdout.trim()).toBe(PKG.version);
+  }, 300_000);
 });
 
 describe.each(npms)('installed with --omit=dev by $name', (npm) => {
