@@ -16,14 +16,17 @@ import { tempDir } from '../support/tmp.ts';
  * Memory before authentication, over real sockets: a few hundred connections each send 15 KiB of gzip that would
  * inflate to ~15 MiB, with a well-formed but wrong signature, and then stall. The receiver (its own process) inflates
  * each as it arrives, holds as many as half its budget of unauthenticated bytes allows and refuses the rest with 503;
- * it must stay within 64 MiB of its resting size, answer and store valid deliveries while the flood's connections are
- * still held (not queued behind them: they never end on their own), and give the memory back once the flood ends.
+ * what it holds must stay within 16 MiB of its resting size; it must answer and store valid deliveries while the
+ * flood's connections are still held (not queued behind them: they never end on their own), and give the memory
+ * back once the flood ends.
  */
 
 const FLOOD = 300;
 /** The receiver's budget of unauthenticated bytes: the default, as receiver-child.ts leaves it. */
 const BUDGET = DEFAULT_MAX_PENDING_BYTES;
-const BOUND_MIB = 64;
+/** Live memory (heap and buffers after a full GC) the flood may add: the inflaters' quarter of the budget, and more. */
+const LIVE_BOUND_MIB = 16;
+const RSS_BOUND_MIB = 128;
 const tmp = tempDir('flood-');
 afterAll(() => tmp.remove());
 
@@ -35,7 +38,7 @@ interface Mem {
   cpuMs: number;
 }
 
-it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB, valid deliveries keep being stored, memory returns`, async () => {
+it(`${FLOOD} stalled unauthenticated gzip uploads hold at most ${LIVE_BOUND_MIB} MiB, valid deliveries keep being stored, memory returns`, async () => {
   const child = spawnTs('test/reliability/fixtures/receiver-child.ts', [join(tmp.dir, 'flood.db')], { nodeFlags: ['--expose-gc'], stdin: 'pipe', stderr: 'inherit' });
   const mem = async (): Promise<Mem> => {
     child.write('mem\n');
@@ -114,8 +117,14 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
       expect((await mem()).pending, 'pending bytes: the flood still held, the valid delivery released').toBe(held);
     }
     during = await mem();
+    // What the flood holds is the live memory after a full GC (the heap, buffers and zlib's state, which Node counts
+    // as external): bounded by the budget, whatever the flood's size. RSS also keeps the pages the inflating freed
+    // (V8 and the allocator return them lazily): it varies from run to run (15-75 MiB here), so it only has to stay
+    // below a ceiling that a retained flood (64 x 15.5 MiB inflated) would pass many times over.
+    const liveMiB = (during.heap + during.external - (resting.heap + resting.external)) / 2 ** 20;
+    expect(liveMiB, `live memory grew ${liveMiB.toFixed(1)} MiB`).toBeLessThanOrEqual(LIVE_BOUND_MIB);
     const growthMiB = (during.rss - resting.rss) / 2 ** 20;
-    expect(growthMiB, `RSS grew ${growthMiB.toFixed(1)} MiB`).toBeLessThanOrEqual(BOUND_MIB);
+    expect(growthMiB, `RSS grew ${growthMiB.toFixed(1)} MiB`).toBeLessThanOrEqual(RSS_BOUND_MIB);
     expect(during.pending).toBe(held);
 
     for (const s of sockets) s.destroy();
@@ -135,12 +144,13 @@ it(`${FLOOD} stalled unauthenticated gzip uploads cost at most ${BOUND_MIB} MiB,
             count: FLOOD,
             held:
               `each inflated as it arrived; ${inflating} held (inflaters take at most a quarter of the 32 MiB budget), the other ${FLOOD - inflating} refused 503 at once; ` +
-              `RSS growth <= ${BOUND_MIB} MiB; then 5 valid deliveries answered 200 and stored while every held upload still stalled; nothing pending and the heap back within 8 MiB after`,
+              `live memory growth <= ${LIVE_BOUND_MIB} MiB (RSS <= ${RSS_BOUND_MIB} MiB); then 5 valid deliveries answered 200 and stored while every held upload still stalled; nothing pending and the heap back within 8 MiB after`,
           },
         ],
         measured: {
           restingRssMiB: +(resting.rss / 2 ** 20).toFixed(1),
           floodRssGrowthMiB: +growthMiB.toFixed(1),
+          floodLiveGrowthMiB: +liveMiB.toFixed(1),
           pendingBytesDuringFlood: during.pending,
           floodCpuMs: Math.round(floodCpuMs),
           validDeliveryMaxMs: +Math.max(...latencies).toFixed(1),
