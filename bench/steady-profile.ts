@@ -35,8 +35,8 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 const IMPORTS: Array<[label: string, specifier: string]> = [
   ['dist/src/cli/main.js (the CLI shell: commander, configuration, pino)', 'dist/src/cli/main.js'],
   ['dist/src/cli/run-command.js (what `sync` imports up front)', 'dist/src/cli/run-command.js'],
-  ['dist/src/store/sqlite.js (SQLite adapter: drizzle sqlite-core, better-sqlite3)', 'dist/src/store/sqlite.js'],
-  ['dist/src/store/postgres.js (Postgres adapter: drizzle pg-core, postgres.js)', 'dist/src/store/postgres.js'],
+  ['dist/src/store/sqlite/adapter.js (SQLite adapter: drizzle sqlite-core, better-sqlite3)', 'dist/src/store/sqlite/adapter.js'],
+  ['dist/src/store/postgres/adapter.js (Postgres adapter: drizzle pg-core, postgres.js)', 'dist/src/store/postgres/adapter.js'],
   ['dist/db/schema/pg.js (the Postgres schema, drizzle pg-core)', 'dist/db/schema/pg.js'],
   ['dist/src/sync/engine.js (the engine)', 'dist/src/sync/engine.js'],
   ['dist/src/api/client.js (the API client: undici, graphql)', 'dist/src/api/client.js'],

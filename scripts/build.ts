@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
+import { bundleCli } from './bundle.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -34,7 +35,7 @@ export function assetFiles(dir: string): string[] {
   return out.sort();
 }
 
-function build(): void {
+async function build(): Promise<void> {
   rmSync(DIST, { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
   const result = spawnSync(process.execPath, [tsc, '-p', join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
@@ -50,8 +51,9 @@ function build(): void {
   const definitions = parse(readFileSync(join(ROOT, 'jobs/streams.yaml'), 'utf8')) as unknown;
   writeFileSync(join(DIST, BUILT_DEFINITIONS), `${JSON.stringify(definitions, null, 2)}\n`);
   copied++;
+  const bundled = await bundleCli(ROOT, DIST);
   chmodSync(join(DIST, 'bin/occupancy-sync.js'), 0o755);
-  console.log(`build: dist/ compiled, ${copied} runtime files copied from ${ASSET_DIRS.join(', ')}`);
+  console.log(`build: dist/ compiled, ${copied} runtime files copied from ${ASSET_DIRS.join(', ')}, the command bundled into dist/bin/ (${bundled} files)`);
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) build();
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) await build();

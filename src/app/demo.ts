@@ -9,6 +9,7 @@ import { toIsoUtc } from '../time.ts';
 import { openForWriting } from './database.ts';
 import { runOnce } from './run-once.ts';
 import { allStreams } from './streams.ts';
+import { formatCount } from '../numbers.ts';
 
 const DAY = 86_400_000;
 
@@ -101,7 +102,7 @@ export function formatDemo(result: DemoResult, databaseUrl: string, program = 'o
   const lines = ['', `What landed in ${databaseUrl}:`];
   for (const c of result.customers) {
     lines.push(
-      `  customer ${c.customerId}: ${c.buildings} buildings, ${c.observations.toLocaleString('en-US')} observations` +
+      `  customer ${c.customerId}: ${c.buildings} buildings, ${formatCount(c.observations)} observations` +
         (c.first ? ` from ${c.first} to ${c.last}` : '') +
         `, watermark ${c.watermark ?? '(none)'}`,
     );

@@ -1,8 +1,9 @@
 import type { SyncReport, StreamOutcome } from '../sync/engine.ts';
+import { formatCount } from '../numbers.ts';
 
 /** A run's report as text: the CLI prints it, the daemons log it. Exit codes are the CLI's (cli/exit-code.ts). */
 
-const count = (n: number) => n.toLocaleString('en-US');
+const count = formatCount;
 
 export interface SummaryFigures {
   customers: number;

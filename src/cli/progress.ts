@@ -1,8 +1,9 @@
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { ProgressEvent } from '../sync/engine.ts';
+import { formatCount } from '../numbers.ts';
 
-const count = (n: number) => Math.round(n).toLocaleString('en-US');
+const count = formatCount;
 
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '?';

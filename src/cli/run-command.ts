@@ -10,6 +10,7 @@ import { writeMetricsTextfile } from '../app/textfile.ts';
 import { noteLines, problemLines, summaryFigures, summaryLine } from '../app/summary.ts';
 import { exitCodeOf } from './exit-code.ts';
 import type { CliContext } from './context.ts';
+import { formatCount } from '../numbers.ts';
 
 /** The summary as one JSON object (`sync --json`): the figures, the exit code and every stream's outcome. */
 export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
@@ -50,7 +51,7 @@ async function completeLines(store: Store, result: SyncReport, request: RunReque
   const lines: string[] = [];
   for (const o of result.outcomes.filter((x) => x.note === 'complete')) {
     const [last] = (await store.lastRuns(o.customerId)).filter((r) => r.stream === o.stateKey);
-    const by = last ? ` (run ${last.id}, finished ${last.finishedAt ?? 'never'}, ${last.records.toLocaleString('en-US')} records)` : '';
+    const by = last ? ` (run ${last.id}, finished ${last.finishedAt ?? 'never'}, ${formatCount(last.records)} records)` : '';
     lines.push(
       `  ${o.customerId} ${o.stateKey}: [${new Date(request.from).toISOString()}, ${new Date(request.to).toISOString()}) is already complete${by}; ` +
         'nothing to do. Add --restart to load it again',

@@ -4,6 +4,7 @@ import { esc, heatmap, lineChart, rampLegend, type HeatmapCells, type LineSeries
 import type { HourlyPoint, ReportData } from './types.ts';
 import { REPORT_CSS } from './html-style.ts';
 import { offsetAt, zoned } from './zone.ts';
+import { formatCount } from '../numbers.ts';
 
 /**
  * The `report --html` page: one self-contained file (inline CSS and SVG, no script, no network) with headcount over
@@ -57,7 +58,7 @@ function kpis(data: ReportData): string {
   const card = (value: string, label: string) => `<div class="kpi"><div class="value">${value}</div><div class="label">${label}</div></div>`;
   return `<div class="kpis">${[
     card(String(t.floorSpaces), 'floor spaces'),
-    card(t.readings.toLocaleString('en-US'), 'readings'),
+    card(formatCount(t.readings), 'readings'),
     card(t.readings ? t.avgHeadcount.toFixed(1) : '–', 'average headcount'),
     card(String(t.peakHeadcount), 'peak headcount'),
     card(t.readings ? `${(t.occupiedShare * 100).toFixed(0)}%` : '–', 'of readings occupied'),

@@ -1,6 +1,7 @@
 import { INT4_MAX } from '../store/checks.ts';
 import { CANONICAL_FAST } from '../time.ts';
 import { describe, parseInstantAs, type TimeFormat } from './time-formats.ts';
+import { formatCount } from '../numbers.ts';
 
 /**
  * Record declarations: how one API node becomes one row, field by field, with the type each field must have. A node
@@ -77,7 +78,7 @@ const CHECKS: Record<FieldType, Check> = {
   },
   count: {
     accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= INT4_MAX ? v : REJECT),
-    reason: (v) => `expected a whole number from 0 to ${INT4_MAX.toLocaleString('en-US')}, got ${describe(v)}`,
+    reason: (v) => `expected a whole number from 0 to ${formatCount(INT4_MAX)}, got ${describe(v)}`,
   },
   timestamp: timestampCheck('iso'),
 };

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.ts';
+import { formatCount } from '../numbers.ts';
 
 /**
  * Refusals logged without letting an attacker fill the disk: per reason, the first refusal of an interval is logged
@@ -37,7 +38,7 @@ export class RefusalLog {
     for (const [reason, { count, level }] of this.#counts) {
       this.#logger[level](
         { reason, refused: count, intervalMs: this.#intervalMs },
-        `webhook requests refused (${reason}): ${count.toLocaleString('en-US')} more in the last ${Math.round(this.#intervalMs / 1000)} s (each is counted in /metrics)`,
+        `webhook requests refused (${reason}): ${formatCount(count)} more in the last ${Math.round(this.#intervalMs / 1000)} s (each is counted in /metrics)`,
       );
     }
     this.#counts.clear();

@@ -25,6 +25,8 @@ const PKG = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { ve
 const ENV = { ...process.env, PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, NO_COLOR: '1' };
 const SUBPATHS = Object.keys(PKG.exports).filter((key) => key !== './package.json').map((key) => `occupancy-sync${key.slice(1)}`);
 /** Modules the signature verifier must not pull in: a receiver written by a user imports only the verifier. */
+/** Dependencies the command's bundle holds (scripts/bundle.ts): an installed `sync` must not load them from node_modules. */
+const BUNDLED = ['commander', 'zod', 'graphql', 'undici', 'drizzle-orm', 'postgres'];
 const HEAVY = ['pino', 'pino-pretty', 'zod', 'better-sqlite3', 'postgres', 'drizzle-orm', 'undici', 'graphql', 'prom-client'];
 
 interface Npm {
@@ -186,9 +188,29 @@ describe.each(npms)('installed with --omit=dev by $name', (npm) => {
         const check = await cli(['check'], adapted);
         expect(check.stdout).toContain(`definitions: ${join(adapted, 'occupancy-sync.streams.yaml')}`);
         expect(check.code).toBe(0);
-        const sync = await cli(['sync'], adapted);
+        // The sync also says, through a module hook, every file it loads from node_modules: the command is bundled
+        // (scripts/bundle.ts), so the dependencies it bundles must not be among them.
+        const loadedFile = join(dir, `loaded-${dialect}.txt`);
+        const hook = join(dir, 'loaded-hook.mjs');
+        writeFileSync(
+          hook,
+          "import { registerHooks } from 'node:module';\nimport { appendFileSync } from 'node:fs';\n" +
+            'registerHooks({ resolve(s, c, next) { const r = next(s, c); if (r.url.includes("/node_modules/")) appendFileSync(process.env.LOADED_FILE, r.url + "\\n"); return r; } });\n',
+        );
+        const sync = await run(bin, ['sync'], { cwd: adapted, env: { ...env, NODE_OPTIONS: `--import=${hook}`, LOADED_FILE: loadedFile } }).then(
+          (r) => ({ code: 0, stderr: r.stderr }),
+          (e: { code: number; stderr: string }) => ({ code: e.code, stderr: e.stderr }),
+        );
         expect(sync.stderr).toBe('');
         expect(sync.code).toBe(0);
+        const loaded = new Set(
+          readFileSync(loadedFile, 'utf8')
+            .split('\n')
+            .filter((url) => url && !url.includes('/node_modules/occupancy-sync/'))
+            .map((url) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url)![1]!),
+        );
+        expect([...loaded].filter((name) => BUNDLED.includes(name))).toEqual([]);
+        expect(loaded).toContain('pino');
         const store = await openTestStore(db);
         try {
           const customer = sandbox.customers[0]!.id;

@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/logger.ts';
 import { WalCheckpointer } from '../../src/store/sqlite/checkpointer.ts';
+import { CHECKPOINTS_AFTER_COMMITS } from '../../src/store/sqlite/connection.ts';
 import { freshDatabase, openTestStore } from '../support/databases.ts';
 import { tempDir } from '../support/tmp.ts';
 import { waitFor } from '../support/wait.ts';
@@ -79,6 +80,22 @@ describe('WalCheckpointer', () => {
     expect(checkpointer.completed).toBeLessThanOrEqual(3);
   });
 
+  it('starts its worker only after firstAfterCommits commits: a short process leaves the WAL to the close', async () => {
+    const w = writer(0);
+    const checkpointer = new WalCheckpointer({ path: w.path, logger: memoryLogger().logger, minIntervalMs: 0, firstAfterCommits: 3 });
+    cleanup.push(() => checkpointer.close());
+    w.writeRows(500);
+    for (let i = 0; i < 3; i++) checkpointer.nudge();
+    // Nothing asked for: settled() answers at once and no checkpoint ran.
+    expect(await checkpointer.settled()).toBeUndefined();
+    expect(checkpointer.completed).toBe(0);
+    checkpointer.nudge();
+    const result = await checkpointer.settled();
+    expect(result!.walFrames).toBeGreaterThan(50);
+    expect(result!.checkpointed).toBe(result!.walFrames);
+    expect(checkpointer.completed).toBe(1);
+  });
+
   it('a worker that cannot open the database logs one warning and leaves checkpoints to the writer', async () => {
     const tmp = tempDir('occupancy-ckpt-');
     cleanup.push(() => tmp.remove());
@@ -102,7 +119,9 @@ describe('WalCheckpointer', () => {
     const path = db.path!;
     const store = await openTestStore(db);
     const customerId = '0b7e3d1c-0000-4000-8000-000000000001';
-    for (let i = 0; i < 20; i++) {
+    // More commits than CHECKPOINTS_AFTER_COMMITS, so the worker runs and must be closed before the store's close.
+    const deliveries = CHECKPOINTS_AFTER_COMMITS + 20;
+    for (let i = 0; i < deliveries; i++) {
       const at = new Date(Date.UTC(2026, 2, 1, 0, i)).toISOString();
       await store.storeDelivery(
         { id: `d${i}`, customerId, type: 'Occupancy', createdAt: at, sentAt: at, receivedAt: at, body: '{}' },
@@ -113,8 +132,8 @@ describe('WalCheckpointer', () => {
     // The worker's connection was closed first, so the writer's close could checkpoint and remove the WAL.
     expect(existsSync(`${path}-wal`)).toBe(false);
     const reopened = new Database(path, { readonly: true });
-    expect(reopened.prepare('SELECT count(*) AS n FROM webhook_deliveries').get()).toEqual({ n: 20 });
-    expect(reopened.prepare('SELECT count(*) AS n FROM occupancy').get()).toEqual({ n: 20 });
+    expect(reopened.prepare('SELECT count(*) AS n FROM webhook_deliveries').get()).toEqual({ n: deliveries });
+    expect(reopened.prepare('SELECT count(*) AS n FROM occupancy').get()).toEqual({ n: deliveries });
     reopened.close();
   });
 });

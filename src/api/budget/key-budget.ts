@@ -34,6 +34,21 @@ export interface KeyBudgetOptions {
    * under a slot still in use.
    */
   reuseMs?: number;
+  /**
+   * How long a slot no query here uses any more stays with this process, for its next query, before it goes back to
+   * the store (default 0: at once). A store behind a round trip sets a few tens of milliseconds: a query that follows
+   * another's answer (a window's next page, once the page is stored) then goes without waiting for the store. The
+   * platform sees no more in flight for it: a slot kept is a query not sent.
+   */
+  lingerMs?: number;
+}
+
+interface Spare {
+  slot: number;
+  level: number;
+  takenAt: number;
+  /** Gives the slot back to the store if no query here takes it first (`lingerMs`). */
+  timer?: NodeJS.Timeout;
 }
 
 interface Waiter {
@@ -74,7 +89,7 @@ export class KeyBudget implements ApiBudget {
    * Slots given back while queries were waiting here, kept for them instead of going back through the store: no round
    * trip to a shared store between one query and the next.
    */
-  readonly #spare: Array<{ slot: number; level: number; takenAt: number }> = [];
+  readonly #spare: Spare[] = [];
   #maxInFlight = 0;
 
   constructor(store: KeyStore, settings: BudgetSettings, options: KeyBudgetOptions) {
@@ -156,14 +171,35 @@ export class KeyBudget implements ApiBudget {
     } finally {
       this.#pumping = false;
       this.#idle = undefined;
-      await Promise.allSettled(this.#spare.splice(0).map((spare) => this.#store.give(spare.slot)));
+      await Promise.allSettled(this.#spare.filter((spare) => !spare.timer).map((spare) => this.#keepOrGive(spare)));
     }
+  }
+
+  /** A spare slot no query here waits for: kept `lingerMs` for the next one, or given back to the store now. */
+  #keepOrGive(spare: Spare): Promise<void> {
+    const lingerMs = this.#o.lingerMs ?? 0;
+    if (lingerMs <= 0) {
+      const at = this.#spare.indexOf(spare);
+      if (at >= 0) this.#spare.splice(at, 1);
+      return this.#store.give(spare.slot);
+    }
+    if (!this.#spare.includes(spare)) this.#spare.push(spare);
+    spare.timer = setTimeout(() => {
+      const at = this.#spare.indexOf(spare);
+      if (at < 0) return;
+      this.#spare.splice(at, 1);
+      // A failure here is the store's (its database gone): the next take says so to a query; the slot goes with it.
+      this.#store.give(spare.slot).catch((error: unknown) => this.#o.logger.debug({ err: error }, 'API budget: a kept slot could not be given back'));
+    }, lingerMs);
+    spare.timer.unref();
+    return Promise.resolve();
   }
 
   /** Hands the spare slots to the queries waiting, while the key's state (as last read) allows them. */
   async #useSpares(): Promise<void> {
     while (this.#spare.length > 0 && this.#waiters.length > 0) {
       const spare = this.#spare.shift()!;
+      clearTimeout(spare.timer);
       const state = this.#state;
       const now = this.#o.clock.now();
       // Not above the limit, by slot or by count: after a cut, queries let go under the old limit are still out.
@@ -263,9 +299,10 @@ export class KeyBudget implements ApiBudget {
         // woken as soon as it is on its way: a store on one connection (Postgres) sends the next take right behind the
         // give, in the same round trip, instead of after its answer.
         const give = () => {
-          const keep = this.#waiters.length > 0 && Date.now() - takenAt < (this.#o.reuseMs ?? Infinity);
-          if (keep) this.#spare.push({ slot, level: proven, takenAt });
-          const giving = keep ? Promise.resolve() : this.#store.give(slot);
+          const reusable = Date.now() - takenAt < (this.#o.reuseMs ?? Infinity);
+          const spare = { slot, level: proven, takenAt };
+          if (reusable && this.#waiters.length > 0) this.#spare.push(spare);
+          const giving = !reusable ? this.#store.give(slot) : this.#waiters.length > 0 ? Promise.resolve() : this.#keepOrGive(spare);
           this.#given++;
           this.#wake?.();
           return giving;

@@ -24,6 +24,11 @@ const CHANNEL = 'occupancy_sync_api_budget';
 const POLL_MS = 200;
 /** A slot passes from query to query in this process for at most this long before it goes back (KeyBudget). */
 const REUSE_MS = 1000;
+/**
+ * A slot no query of this process uses stays with it this long before it goes back (KeyBudget `lingerMs`): a take is
+ * a round trip answered only when the event loop is free, on the path of the next query (docs/api-client.md).
+ */
+const LINGER_MS = 50;
 
 const CREATE = `CREATE TABLE IF NOT EXISTS api_budgets (
   key_id text PRIMARY KEY,
@@ -85,7 +90,7 @@ export class PgBudgetBackend implements BudgetBackend {
     let entry = this.#budgets.get(keyId);
     if (!entry) {
       const store = new PgKeyStore(this, keyId, lockKey, this.#o.settings, this.#o.clock);
-      const budget = new KeyBudget(store, this.#o.settings, { ...passedOn(this.#o), label: apiKey, pollMs: POLL_MS, reuseMs: REUSE_MS });
+      const budget = new KeyBudget(store, this.#o.settings, { ...passedOn(this.#o), label: apiKey, pollMs: POLL_MS, reuseMs: REUSE_MS, lingerMs: LINGER_MS });
       entry = { budget, store };
       this.#budgets.set(keyId, entry);
     }

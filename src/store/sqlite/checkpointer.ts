@@ -43,6 +43,12 @@ export interface CheckpointerOptions {
   logger: Logger;
   /** Minimum time between two checkpoints, so a burst of commits is copied once (pages rewritten by each commit). */
   minIntervalMs?: number;
+  /**
+   * Commits before the first checkpoint (default 0). The worker (an isolate, the driver and a connection) costs more
+   * CPU than a short process saves with it: a cron run of a few commits leaves its small WAL to the checkpoint SQLite
+   * makes when the last connection closes.
+   */
+  firstAfterCommits?: number;
 }
 
 export interface CheckpointResult {
@@ -59,18 +65,23 @@ export class WalCheckpointer {
   #wanted = false;
   #timer: NodeJS.Timeout | undefined;
   #lastStarted = -Infinity;
+  #commits = 0;
   #closing: Promise<void> | undefined;
   #waiters: Array<(result: CheckpointResult | undefined) => void> = [];
   /** Checkpoints completed, for tests and metrics. */
   completed = 0;
 
   constructor(options: CheckpointerOptions) {
-    this.#options = { minIntervalMs: 50, ...options };
+    this.#options = { minIntervalMs: 50, firstAfterCommits: 0, ...options };
   }
 
   /** Called after every commit: asks for a checkpoint soon, at most one at a time and one per interval. */
   nudge(): void {
     if (this.#failed || this.#closing) return;
+    if (this.#commits < this.#options.firstAfterCommits) {
+      this.#commits += 1;
+      return;
+    }
     this.#wanted = true;
     if (this.#running || this.#timer) return;
     const wait = this.#lastStarted + this.#options.minIntervalMs - performance.now();

@@ -38,6 +38,11 @@ export interface Connection {
 const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
 const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
 export const BUSY_TIMEOUT_MS = 5000;
+/**
+ * Commits a process makes before its background checkpoints start (checkpointer.ts): a cron sync's few commits never
+ * pay for the worker thread; a daemon or a backfill reaches it within seconds.
+ */
+export const CHECKPOINTS_AFTER_COMMITS = 32;
 
 export function openForWrites(options: ConnectionOptions): Connection {
   const { path, logger } = options;
@@ -46,7 +51,7 @@ export function openForWrites(options: ConnectionOptions): Connection {
   } catch (error) {
     throw new StoreError(`cannot create the directory of the SQLite database: ${explainDatabaseError(error, path)}`, { cause: error });
   }
-  const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true) ? new WalCheckpointer({ path, logger }) : undefined;
+  const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true) ? new WalCheckpointer({ path, logger, firstAfterCommits: CHECKPOINTS_AFTER_COMMITS }) : undefined;
   // Applied to the main connection and to the writer thread's (writer.ts), so both behave alike.
   const pragmas = [
     `busy_timeout = ${options.busyTimeoutMs ?? BUSY_TIMEOUT_MS}`,
