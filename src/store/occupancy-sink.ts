@@ -72,11 +72,18 @@ async function ensureKeys(input: PrepareInput, dictionary: Dictionary, cacheName
 }
 
 /** This page's view of a dictionary: the committed keys, plus those found or made for it (no copy when none). */
-async function keysFor(input: PrepareInput, dictionary: Dictionary, values: Iterable<unknown>): Promise<Map<string, number>> {
+async function keysFor(
+  input: PrepareInput,
+  dictionary: Dictionary,
+  records: ReadonlyArray<OccupancyRecord>,
+  field: 'floorSpaceId' | 'occupancyStatus',
+): Promise<Map<string, number>> {
   const cacheName = dictionary.scope ? `${dictionary.table}\u0000${dictionary.scope.value}` : dictionary.table;
   const committed = (input.keys as KeyScope).committed(cacheName);
   let missing: Set<string> | undefined;
-  for (const value of values) {
+  // A plain loop over the page (no iterator per value): it runs for every record of every page.
+  for (let i = 0; i < records.length; i++) {
+    const value: unknown = records[i]![field];
     if (typeof value === 'string' && value.length > 0 && !committed.has(value)) (missing ??= new Set()).add(value);
   }
   if (!missing) return committed;
@@ -84,17 +91,14 @@ async function keysFor(input: PrepareInput, dictionary: Dictionary, values: Iter
   return new Map([...committed, ...found]);
 }
 
-function* field<K extends keyof OccupancyRecord>(records: ReadonlyArray<OccupancyRecord>, key: K): Generator<OccupancyRecord[K]> {
-  for (const record of records) yield record[key];
-}
-
 async function prepare(input: PrepareInput, records: ReadonlyArray<OccupancyRecord>): Promise<Prepared> {
   const spaces = await keysFor(
     input,
     { table: 'floor_spaces', key: 'floor_space_key', value: 'floor_space_id', scope: { column: 'customer_id', value: input.page.customerId } },
-    field(records, 'floorSpaceId'),
+    records,
+    'floorSpaceId',
   );
-  const statuses = await keysFor(input, { table: 'occupancy_statuses', key: 'status_code', value: 'occupancy_status' }, field(records, 'occupancyStatus'));
+  const statuses = await keysFor(input, { table: 'occupancy_statuses', key: 'status_code', value: 'occupancy_status' }, records, 'occupancyStatus');
   const [row] = await input.tx.all<{ k: number | string }>(
     sql`INSERT INTO occupancy_arrivals (source, arrived_at) VALUES (${input.page.source}, ${input.page.at}) RETURNING arrival_key AS k`,
   );

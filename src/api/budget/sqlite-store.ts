@@ -26,6 +26,11 @@ import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from '.
 const POLL_MS = 25;
 /** A slot passes from query to query in this process for at most this long before it goes back (KeyBudget). */
 const REUSE_MS = 1000;
+/**
+ * A slot no query of this process uses stays with it this long before it goes back (KeyBudget `lingerMs`): every take
+ * is a write transaction on the coordinator file, and a window's next page follows its last one within milliseconds.
+ */
+const LINGER_MS = 50;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS budgets (key_id TEXT PRIMARY KEY, state TEXT NOT NULL, rate_tat REAL NOT NULL DEFAULT 0);
@@ -89,6 +94,7 @@ export class SqliteBudgetBackend implements BudgetBackend {
         label: apiKey,
         pollMs: POLL_MS,
         reuseMs: Math.min(REUSE_MS, this.#o.leaseMs / 2),
+        lingerMs: LINGER_MS,
       });
       this.#budgets.set(keyId, budget);
     }
@@ -97,6 +103,18 @@ export class SqliteBudgetBackend implements BudgetBackend {
 
   /** Set by close(), which gave back every slot of this process: later releases have nothing left to do. */
   closed = false;
+
+  readonly #statements = new Map<string, BetterSqlite3.Statement>();
+
+  /** A statement of the coordinator file, prepared once: takes and gives run on every query of a backfill. */
+  statement(db: BetterSqlite3.Database, text: string): BetterSqlite3.Statement {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
 
   database(): Promise<BetterSqlite3.Database> {
     if (this.closed) return Promise.reject(new Error('the API budget was closed'));
@@ -125,6 +143,7 @@ export class SqliteBudgetBackend implements BudgetBackend {
     const db = this.#db ?? (await this.#opening?.catch(() => undefined));
     this.#db = undefined;
     this.#opening = undefined;
+    this.#statements.clear();
     if (!db) return;
     // The slots this process still holds go back with it.
     db.prepare('DELETE FROM slots WHERE pid = ? AND token = ?').run(process.pid, this.token);
@@ -145,10 +164,10 @@ class SqliteKeyStore implements KeyStore {
 
   /** The key's state as stored (created on first use), inside the caller's transaction. */
   #state(db: BetterSqlite3.Database): LimitState {
-    const row = db.prepare('SELECT state FROM budgets WHERE key_id = ?').get(this.#keyId) as { state: string } | undefined;
+    const row = this.#backend.statement(db, 'SELECT state FROM budgets WHERE key_id = ?').get(this.#keyId) as { state: string } | undefined;
     if (row) return reconcile(JSON.parse(row.state) as LimitState, this.#o.settings);
     const state = initialState(this.#o.settings, this.#o.clock.now());
-    db.prepare('INSERT INTO budgets (key_id, state) VALUES (?, ?)').run(this.#keyId, JSON.stringify(state));
+    this.#backend.statement(db, 'INSERT INTO budgets (key_id, state) VALUES (?, ?)').run(this.#keyId, JSON.stringify(state));
     return state;
   }
 
@@ -159,7 +178,7 @@ class SqliteKeyStore implements KeyStore {
     return db
       .transaction((): Take => {
         const state = this.#state(db);
-        const rows = db.prepare('SELECT slot, pid, started, token, expires_at FROM slots WHERE key_id = ?').all(this.#keyId) as Array<{
+        const rows = this.#backend.statement(db, 'SELECT slot, pid, started, token, expires_at FROM slots WHERE key_id = ?').all(this.#keyId) as Array<{
           slot: number;
           pid: number;
           started: string | null;
@@ -169,12 +188,12 @@ class SqliteKeyStore implements KeyStore {
         const taken = new Set<number>();
         for (const row of rows) {
           if (row.expires_at < wall || holderGone(row.pid, row.started, row.token)) {
-            db.prepare('DELETE FROM slots WHERE key_id = ? AND slot = ?').run(this.#keyId, row.slot);
+            this.#backend.statement(db, 'DELETE FROM slots WHERE key_id = ? AND slot = ?').run(this.#keyId, row.slot);
           } else {
             taken.add(row.slot);
           }
         }
-        const insert = db.prepare('INSERT INTO slots (key_id, slot, pid, started, token, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
+        const insert = this.#backend.statement(db, 'INSERT INTO slots (key_id, slot, pid, started, token, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
         const grants: Array<{ slot: number; level: number }> = [];
         for (;;) {
           const admission = admit(state, taken.size, now);
@@ -192,7 +211,7 @@ class SqliteKeyStore implements KeyStore {
   async give(slot: number): Promise<void> {
     if (this.#backend.closed) return;
     const db = await this.#backend.database();
-    db.prepare('DELETE FROM slots WHERE key_id = ? AND slot = ? AND token = ?').run(this.#keyId, slot, this.#backend.token);
+    this.#backend.statement(db, 'DELETE FROM slots WHERE key_id = ? AND slot = ? AND token = ?').run(this.#keyId, slot, this.#backend.token);
   }
 
   async update(change: (state: LimitState) => LimitState): Promise<LimitState> {
@@ -201,7 +220,7 @@ class SqliteKeyStore implements KeyStore {
       .transaction(() => {
         const current = this.#state(db);
         const next = change(current);
-        if (next !== current) db.prepare('UPDATE budgets SET state = ? WHERE key_id = ?').run(JSON.stringify(next), this.#keyId);
+        if (next !== current) this.#backend.statement(db, 'UPDATE budgets SET state = ? WHERE key_id = ?').run(JSON.stringify(next), this.#keyId);
         return next;
       })
       .immediate();
@@ -212,9 +231,9 @@ class SqliteKeyStore implements KeyStore {
     return db
       .transaction(() => {
         this.#state(db);
-        const row = db.prepare('SELECT rate_tat FROM budgets WHERE key_id = ?').get(this.#keyId) as { rate_tat: number };
+        const row = this.#backend.statement(db, 'SELECT rate_tat FROM budgets WHERE key_id = ?').get(this.#keyId) as { rate_tat: number };
         const { at, tat } = reserveRate(row.rate_tat, now, intervalMs, burst);
-        db.prepare('UPDATE budgets SET rate_tat = ? WHERE key_id = ?').run(tat, this.#keyId);
+        this.#backend.statement(db, 'UPDATE budgets SET rate_tat = ? WHERE key_id = ?').run(tat, this.#keyId);
         return at;
       })
       .immediate();
