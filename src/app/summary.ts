@@ -3,8 +3,6 @@ import { formatCount } from '../numbers.ts';
 
 /** A run's report as text: the CLI prints it, the daemons log it. Exit codes are the CLI's (cli/exit-code.ts). */
 
-const count = formatCount;
-
 export interface SummaryFigures {
   customers: number;
   streams: number;
@@ -38,19 +36,18 @@ export function summaryFigures(report: SyncReport): SummaryFigures {
 export function summaryLine(command: string, report: SyncReport): string {
   const f = summaryFigures(report);
   const parts = [
-    `${count(f.customers)} customer${f.customers === 1 ? '' : 's'}`,
-    `${count(f.streams)} stream${f.streams === 1 ? '' : 's'}`,
-    `${count(f.pages)} page${f.pages === 1 ? '' : 's'}`,
-    `${count(f.records)} record${f.records === 1 ? '' : 's'}`,
-    ...(f.rejected ? [`${count(f.rejected)} rejected (quarantined)`] : []),
-    `${count(f.failed)} failed`,
+    `${formatCount(f.customers)} customer${f.customers === 1 ? '' : 's'}`,
+    `${formatCount(f.streams)} stream${f.streams === 1 ? '' : 's'}`,
+    `${formatCount(f.pages)} page${f.pages === 1 ? '' : 's'}`,
+    `${formatCount(f.records)} record${f.records === 1 ? '' : 's'}`,
+    ...(f.rejected ? [`${formatCount(f.rejected)} rejected (quarantined)`] : []),
+    `${formatCount(f.failed)} failed`,
   ];
-  if (f.locked) parts.push(`${count(f.locked)} locked`);
+  if (f.locked) parts.push(`${formatCount(f.locked)} locked`);
   let line = `${command}: ${parts.join(', ')} in ${f.seconds.toFixed(1)}s`;
   if (f.interrupted) line += ' (interrupted: the next run resumes from the last committed page)';
   return line;
 }
-
 
 /**
  * One line per customer and cause, for stderr: a wrong secret fails every stream of a customer the same way, and is
@@ -72,7 +69,7 @@ export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
   for (const o of outcomes) {
     if (o.status === 'locked') lines.push(`  ${o.customerId} ${o.stateKey}: locked by another run (nothing done)`);
     else if (o.status !== 'failed' && o.rejected > 0) {
-      lines.push(`  ${o.customerId} ${o.stateKey}: ${count(o.rejected)} record(s) broke their declared types and were quarantined (SELECT * FROM quarantined_records)`);
+      lines.push(`  ${o.customerId} ${o.stateKey}: ${formatCount(o.rejected)} record(s) broke their declared types and were quarantined (SELECT * FROM quarantined_records)`);
     }
   }
   return lines;

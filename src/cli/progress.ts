@@ -3,8 +3,6 @@ import type { Logger } from '../logger.ts';
 import type { ProgressEvent } from '../sync/engine.ts';
 import { formatCount } from '../numbers.ts';
 
-const count = formatCount;
-
 export function formatDuration(ms: number): string {
   if (!Number.isFinite(ms) || ms < 0) return '?';
   const s = Math.round(ms / 1000);
@@ -70,7 +68,7 @@ export class ProgressTracker {
   line(): string {
     const s = this.snapshot();
     const pct = s.windowsTotal ? Math.floor((100 * s.windowsDone) / s.windowsTotal) : 100;
-    return `windows ${count(s.windowsDone)}/${count(s.windowsTotal)} (${pct}%), ${count(s.records)} rows, ${count(s.rowsPerSecond)} rows/s, ETA ${s.etaMs === undefined ? '?' : formatDuration(s.etaMs)}`;
+    return `windows ${formatCount(s.windowsDone)}/${formatCount(s.windowsTotal)} (${pct}%), ${formatCount(s.records)} rows, ${formatCount(s.rowsPerSecond)} rows/s, ETA ${s.etaMs === undefined ? '?' : formatDuration(s.etaMs)}`;
   }
 }
 
