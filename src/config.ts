@@ -101,6 +101,11 @@ export interface Config {
      */
     windowConcurrency: number;
     /**
+     * Records one stream run holds at most in pages requested and not yet committed (SYNC_MAX_PENDING_RECORDS):
+     * bounds its memory whatever the page size, the windows in parallel and the API's speed.
+     */
+    maxPendingRecords: number;
+    /**
      * Completeness alarm: the last `completenessWindowMs` before a windowed stream's watermark must hold at least this
      * share of the records of the same window a day and a week earlier (the larger). 0 turns the alarm off.
      */
@@ -146,6 +151,9 @@ export type Env = Record<string, string | undefined>;
 
 /** The definitions file looked for in the working directory, and in a directory DEFINITIONS_FILE names. */
 export const DEFAULT_DEFINITIONS_FILE = 'occupancy-sync.streams.yaml';
+/** Records per page unless SYNC_PAGE_SIZE (or a stream's `paging.pageSize`) says otherwise. */
+const DEFAULT_PAGE_SIZE = 1000;
+
 /**
  * The configuration values a definitions file may send as `{{settings.NAME}}` (each a field of `Config['sync']`), e.g.
  * BUILDINGS_NAME_LIKE as `{{settings.buildingsNameLike}}`.
@@ -537,11 +545,20 @@ export function resolveConfig(env: Env): Config {
 
   const cron = env.SYNC_CRON?.trim() || '*/5 * * * *';
 
+  const pageSize = integer(env, 'SYNC_PAGE_SIZE', DEFAULT_PAGE_SIZE, 1, 5000);
+  const windowConcurrency = integer(env, 'SYNC_WINDOW_CONCURRENCY', 8, 1, 64);
+  // Two pages per window (one committing, the next in flight) at the default page size; never below two pages of the
+  // configured size, so a larger SYNC_PAGE_SIZE alone still keeps a page in flight while one commits.
+  const maxPendingRecords = integer(env, 'SYNC_MAX_PENDING_RECORDS', Math.max(2 * DEFAULT_PAGE_SIZE * windowConcurrency, 2 * pageSize), 1, 100_000_000);
+  if (maxPendingRecords < pageSize) {
+    fail('SYNC_MAX_PENDING_RECORDS', env.SYNC_MAX_PENDING_RECORDS, `below SYNC_PAGE_SIZE=${pageSize}: not even one page would fit`, `set it to at least ${pageSize} (twice that keeps a page in flight while one commits), or unset it`);
+  }
+
   const sync = {
     lookbackMs: duration(env, 'SYNC_LOOKBACK', '15m'),
     settleDelayMs: duration(env, 'SYNC_SETTLE_DELAY', '60s'),
     stepMs: duration(env, 'SYNC_STEP', '1h', 60_000),
-    pageSize: integer(env, 'SYNC_PAGE_SIZE', 1000, 1, 5000),
+    pageSize,
     initialHistoryMs: duration(env, 'SYNC_INITIAL_HISTORY', '7d', 60_000),
     buildingsNameLike: env.BUILDINGS_NAME_LIKE?.trim() || undefined,
     cron,
@@ -551,7 +568,8 @@ export function resolveConfig(env: Env): Config {
     maxPagesPerWindow: integer(env, 'SYNC_MAX_PAGES_PER_WINDOW', 10_000, 1, 10_000_000),
     concurrency: integer(env, 'SYNC_CONCURRENCY', 4, 1, 256),
     queueConcurrency: integer(env, 'SYNC_CONCURRENCY', 32, 1, 256),
-    windowConcurrency: integer(env, 'SYNC_WINDOW_CONCURRENCY', 8, 1, 64),
+    windowConcurrency,
+    maxPendingRecords,
     completenessMinShare: share(env, 'COMPLETENESS_MIN_SHARE', 0.5),
     completenessWindowMs: duration(env, 'COMPLETENESS_WINDOW', '1h', 60_000),
     runHistoryRetentionMs: retention(env, 'RUN_HISTORY_RETENTION', '28d'),

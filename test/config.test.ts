@@ -90,6 +90,18 @@ describe('resolveConfig', () => {
     expect(configError({ ...base, DATABASE_URL: 'mysql://x:pw@h/db' }).message).toContain('mysql://x:***@h/db');
   });
 
+  it('bounds the records a stream run holds: two pages per window at the default page size, never below two pages, never below one', () => {
+    expect(resolveConfig(base).sync.maxPendingRecords).toBe(16_000);
+    expect(resolveConfig({ ...base, SYNC_WINDOW_CONCURRENCY: '2' }).sync.maxPendingRecords).toBe(4000);
+    // A larger page alone keeps a page in flight while one commits.
+    expect(resolveConfig({ ...base, SYNC_WINDOW_CONCURRENCY: '1', SYNC_PAGE_SIZE: '5000' }).sync.maxPendingRecords).toBe(10_000);
+    expect(resolveConfig({ ...base, SYNC_PAGE_SIZE: '5000', SYNC_MAX_PENDING_RECORDS: '5000' }).sync.maxPendingRecords).toBe(5000);
+    expect(configError({ ...base, SYNC_PAGE_SIZE: '2000', SYNC_MAX_PENDING_RECORDS: '1500' }).message).toBe(
+      'SYNC_MAX_PENDING_RECORDS="1500": below SYNC_PAGE_SIZE=2000: not even one page would fit. Fix: set it to at least 2000 (twice that keeps a page in flight while one commits), or unset it',
+    );
+    expect(configError({ ...base, SYNC_MAX_PENDING_RECORDS: 'lots' }).message).toContain('SYNC_MAX_PENDING_RECORDS="lots": must be an integer from 1 to 100000000');
+  });
+
   it('reads secrets from files only when the file is private', () => {
     const tmp = tempDir();
     try {

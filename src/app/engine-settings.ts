@@ -20,6 +20,7 @@ export function engineSettings(config: Pick<Config, 'sync'>): EngineSettings {
     maxPagesPerWindow: s.maxPagesPerWindow,
     concurrency: s.concurrency,
     windowConcurrency: s.windowConcurrency,
+    maxPendingRecords: s.maxPendingRecords,
     streamSettings: Object.fromEntries(STREAM_SETTINGS.map((name) => [name, s[name]])),
   };
 }

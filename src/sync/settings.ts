@@ -24,6 +24,8 @@ export interface EngineSettings {
   concurrency?: number;
   /** Windows of one stream read at the same time (each page by page, in order). Default 1. */
   windowConcurrency?: number;
+  /** Records one stream run holds at most in pages requested and not yet committed. Unset: no bound. */
+  maxPendingRecords?: number;
   /** Values of the definitions' `{{settings.NAME}}` placeholders, by NAME (e.g. `buildingsNameLike`); unset: none. */
   streamSettings?: Readonly<Record<string, unknown>>;
 }

@@ -1,3 +1,4 @@
+import { WakeList } from './condition.ts';
 import type { Frontier, WindowProgress } from './frontier.ts';
 
 /**
@@ -11,7 +12,7 @@ export class WindowQueue {
   readonly #frontier: Frontier;
   readonly #maxAhead: number;
   readonly #signal: AbortSignal;
-  #waiting: Array<() => void> = [];
+  readonly #wake = new WakeList();
 
   constructor(frontier: Frontier, maxAhead: number, signal: AbortSignal) {
     this.#frontier = frontier;
@@ -24,13 +25,13 @@ export class WindowQueue {
   /** The next window to read; undefined when none is left or the run stops. */
   async take(): Promise<WindowProgress | undefined> {
     while (this.#queue.length && !this.#signal.aborted && this.#queue[0]!.index - (this.#frontier.head?.index ?? 0) > this.#maxAhead) {
-      await new Promise<void>((resolve) => this.#waiting.push(resolve));
+      await this.#wake.wait();
     }
     return this.#signal.aborted ? undefined : this.#queue.shift();
   }
 
   /** The frontier's head moved (or the run stops): readers waiting for room ahead look again. */
   moved(): void {
-    for (const wake of this.#waiting.splice(0)) wake();
+    this.#wake.wakeAll();
   }
 }

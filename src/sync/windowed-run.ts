@@ -3,6 +3,7 @@ import type { Logger } from '../logger.ts';
 import type { SyncState, SyncStateUpdate } from '../store/types.ts';
 import { isoUtcOrNull, toIsoUtc } from '../time.ts';
 import { PageContract } from './contract.ts';
+import { PendingRecords } from './pending-records.ts';
 import { fetchPage, type FetchedPage } from './fetch.ts';
 import { Frontier, type WindowProgress } from './frontier.ts';
 import { effectivePageSize } from './paging/index.ts';
@@ -62,6 +63,9 @@ export async function runWindowed(
   // Windows read ahead of the first incomplete one are kept in the checkpoint until it completes: a slow window must
   // not let the others run unboundedly far ahead of it.
   const queue = new WindowQueue(frontier, 4 * concurrency, signal);
+  // Pages in flight and waiting for their commit: without a bound, large pages times many windows hold whatever the
+  // API answers faster than the store commits.
+  const pending = new PendingRecords(ctx.settings.maxPendingRecords ?? Number.POSITIVE_INFINITY, signal);
   const base = { customerId: ctx.customerId, stream: stateKey, ...plan.range };
   type Job = { window: WindowProgress; cursor: string | null };
   const take = async (): Promise<Job | undefined> => {
@@ -113,7 +117,7 @@ export async function runWindowed(
       emit(ctx, outcome, plan.windowsTotal, plan.windowsDone + outcome.windows);
     });
     commits = run.catch(() => {});
-    return run;
+    return run.finally(() => pending.give(page.nodes));
   };
 
   // The other readers start once one answer came back valid: a request the platform refuses (a wrong document, a
@@ -121,7 +125,15 @@ export async function runWindowed(
   let proven!: () => void;
   const firstAnswer = new Promise<void>((resolve) => (proven = resolve));
   const fetch = async (job: Job, fetchSignal: AbortSignal): Promise<FetchedPage> => {
-    const page = await windowed.span(job.window).run(() => windowed.fetch(job, fetchSignal));
+    await pending.take(windowed.pageSize);
+    let page: FetchedPage;
+    try {
+      page = await windowed.span(job.window).run(() => windowed.fetch(job, fetchSignal));
+    } catch (error) {
+      pending.give(windowed.pageSize);
+      throw error;
+    }
+    pending.answered(windowed.pageSize, page.nodes);
     proven();
     return page;
   };
@@ -197,6 +209,8 @@ function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: typeof DEFA
     entry.span.end();
   };
   return {
+    /** Records asked for per page. */
+    pageSize,
     span(w: WindowProgress): SpanHandle {
       let entry = spans.get(w.index);
       if (!entry) {

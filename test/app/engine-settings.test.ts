@@ -35,6 +35,7 @@ describe('engineSettings', () => {
       maxPagesPerWindow: 500,
       concurrency: 3,
       windowConcurrency: 2,
+      maxPendingRecords: 4000,
       streamSettings: { buildingsNameLike: 'HQ%' },
     });
   });

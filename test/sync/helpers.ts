@@ -50,6 +50,7 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     // One window at a time unless a test asks: the in-process tests pin page-by-page behaviour; the CLI tests run the
     // default (SYNC_WINDOW_CONCURRENCY).
     windowConcurrency: 1,
+    maxPendingRecords: 16_000,
     completenessMinShare: 0.5,
     completenessWindowMs: HOUR,
     runHistoryRetentionMs: 28 * DAY,

@@ -4,6 +4,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { Frontier } from '../../src/sync/frontier.ts';
 import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
+import { occupancy } from '../../jobs/index.ts';
 import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 /**
@@ -148,26 +149,52 @@ describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
     expect((await store.getState(customer, 'occupancy#backfill'))!.windows).toBeUndefined();
   });
 
+  it('holds at most SYNC_MAX_PENDING_RECORDS in pages requested and not yet committed, while commits are slow', async () => {
+    const customer = sandbox.customers[0]!.id;
+    const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - 2 * DAY };
+    // The most pages requested and not yet committed at any commit, with commits slower than the answers.
+    const outstanding = async (maxPendingRecords: number) => {
+      const database = await freshDatabase(dialect, 'parallel-pending');
+      const target = await openTestStore(database);
+      let committed = 0;
+      let most = 0;
+      const startQueries = sandbox.stats.queries;
+      const slow = withCommit(target, async (page, commit) => {
+        most = Math.max(most, sandbox.stats.queries - startQueries - committed);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const result = await commit(page);
+        committed++;
+        return result;
+      });
+      try {
+        const report = await syncOnce({ store: slow, sandbox, clock, settings: { ...settings, maxPendingRecords }, request, streams: [occupancy] });
+        expect(report.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+        expect(await dbRows(target, customer)).toEqual(truthRows(sandbox, customer, request));
+      } finally {
+        await target.close();
+        await database.drop();
+      }
+      return most;
+    };
+    // One page's records (37): a request goes only when every earlier page is committed.
+    expect(await outstanding(37)).toBe(1);
+    // Unbounded, the 4 windows keep a request in flight each while pages wait for their commit: the bound above is
+    // what held the pages back.
+    expect(await outstanding(1_000_000)).toBeGreaterThan(2);
+  });
+
   it('a commit that fails ends the run, and no page committed after it claims the failed one', async () => {
     const customer = sandbox.customers[0]!.id;
     const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - DAY };
     for (const failAt of [4, 9, 15]) {
       let commits = 0;
       // The database refuses one commit; those queued behind it would succeed.
-      const flaky = new Proxy(store, {
-        get(target, name, receiver) {
-          if (name !== 'commitPage') {
-            const value = Reflect.get(target, name, receiver) as unknown;
-            return typeof value === 'function' ? value.bind(target) : value;
-          }
-          return async (page: Parameters<Store['commitPage']>[0]) => {
-            if (++commits === failAt) {
-              await new Promise((resolve) => setTimeout(resolve, 20));
-              throw new Error('the database went away');
-            }
-            return target.commitPage(page);
-          };
-        },
+      const flaky = withCommit(store, async (page, commit) => {
+        if (++commits === failAt) {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          throw new Error('the database went away');
+        }
+        return commit(page);
       });
       const report = await syncOnce({ store: flaky, sandbox, clock, settings, request });
       const outcome = report.outcomes.find((o) => o.stateKey === 'occupancy#backfill')!;
@@ -182,3 +209,16 @@ describe.each(DIALECTS)('windows read in parallel (%s)', (dialect) => {
     expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, request));
   });
 });
+
+type CommitPage = Store['commitPage'];
+
+/** `store` with its commitPage run through `around` (given the page and the real commit); everything else as is. */
+function withCommit(store: Store, around: (page: Parameters<CommitPage>[0], commit: CommitPage) => ReturnType<CommitPage>): Store {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (name === 'commitPage') return (page: Parameters<CommitPage>[0]) => around(page, (p) => target.commitPage(p));
+      const value = Reflect.get(target, name, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
