@@ -1,5 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
-import { z } from 'zod';
+// Named imports, not the `z` namespace: the bundled command then leaves out what config does not use (zod's locales
+// but English, among others).
+import { array, object, record, string } from 'zod';
 import { resolveTelemetry, type TelemetryConfig } from './telemetry-config.ts';
 import { ConfigError, UsageError } from './errors.ts';
 import { maskSecret } from './logger.ts';
@@ -342,7 +344,7 @@ function parseHeaderMap(variable: string, raw: string | undefined): Record<strin
   } catch {
     fail(variable, '(not shown)', 'not valid JSON', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
-  const result = z.record(z.string().regex(HTTP_HEADER_NAME), z.string()).safeParse(parsed);
+  const result = record(string().regex(HTTP_HEADER_NAME), string()).safeParse(parsed);
   if (!result.success) {
     fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
@@ -359,27 +361,25 @@ function customerName(variable: string, text: string | undefined): string | unde
   return name;
 }
 
-const customerFileSchema = z.array(
-  z
-    .object({
-      id: z.string().min(1),
-      /** A name for reports. */
-      name: z.string().regex(CUSTOMER_NAME, 'must be 1 to 200 characters without control characters').optional(),
-      /** Absent for a customer whose webhooks are only received here (no sync). */
-      apiKey: z.string().min(1).optional(),
-      /** Name of an environment variable holding the secret. */
-      apiSecretEnv: z.string().min(1).optional(),
-      /** Path of a file (mode 0600) holding the secret. */
-      apiSecretFile: z.string().min(1).optional(),
-      webhookSecretEnv: z.string().min(1).optional(),
-      webhookSecretFile: z.string().min(1).optional(),
-      webhookPreviousSecretEnv: z.string().min(1).optional(),
-      webhookPreviousSecretFile: z.string().min(1).optional(),
-      /** ISO 8601 instant after which the previous webhook secret is no longer accepted. */
-      webhookPreviousSecretUntil: z.string().min(1).optional(),
-      webhookHeaders: z.record(z.string().regex(HTTP_HEADER_NAME, 'not a valid HTTP header name'), z.string()).optional(),
-    })
-    .strict(),
+const customerFileSchema = array(
+  object({
+    id: string().min(1),
+    /** A name for reports. */
+    name: string().regex(CUSTOMER_NAME, 'must be 1 to 200 characters without control characters').optional(),
+    /** Absent for a customer whose webhooks are only received here (no sync). */
+    apiKey: string().min(1).optional(),
+    /** Name of an environment variable holding the secret. */
+    apiSecretEnv: string().min(1).optional(),
+    /** Path of a file (mode 0600) holding the secret. */
+    apiSecretFile: string().min(1).optional(),
+    webhookSecretEnv: string().min(1).optional(),
+    webhookSecretFile: string().min(1).optional(),
+    webhookPreviousSecretEnv: string().min(1).optional(),
+    webhookPreviousSecretFile: string().min(1).optional(),
+    /** ISO 8601 instant after which the previous webhook secret is no longer accepted. */
+    webhookPreviousSecretUntil: string().min(1).optional(),
+    webhookHeaders: record(string().regex(HTTP_HEADER_NAME, 'not a valid HTTP header name'), string()).optional(),
+  }).strict(),
 );
 
 /** The customers of CUSTOMERS_FILE, and the environment variables its entries take secrets from. */

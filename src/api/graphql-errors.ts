@@ -1,4 +1,5 @@
-import { visit, type DocumentNode } from 'graphql';
+// The language entry, not graphql's root: see documents.ts.
+import { visit, type DocumentNode } from 'graphql/language';
 import type { GraphQLErrorEntry } from '../errors.ts';
 
 /**

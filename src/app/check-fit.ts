@@ -13,7 +13,8 @@ import {
   type GraphQLOutputType,
   type GraphQLSchema,
 } from 'graphql';
-import { answerFields, declaredVariables, inputTypeAt, type AnswerField, type LoadedDocument } from '../api/documents.ts';
+import type { LoadedDocument } from '../api/documents.ts';
+import { answerFields, declaredVariables, inputTypeAt, type AnswerField } from '../api/document-schema.ts';
 import type { Finding } from '../api/diagnose.ts';
 import { INT4_MAX } from '../store/checks.ts';
 import { UNMAPPED } from '../sync/definition-parts.ts';

@@ -4,13 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { buildSchema } from 'graphql';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import {
-  formatMismatch,
-  loadDocument,
-  loadJobDocuments,
-  parseDocumentSource,
-  validateDocuments,
-} from '../../src/api/documents.ts';
+import { loadDocument, loadJobDocuments, parseDocumentSource } from '../../src/api/documents.ts';
+import { formatMismatch, validateDocuments } from '../../src/api/document-schema.ts';
 import { loadSchemaFile } from '../../src/api/schema.ts';
 import { tempDir } from '../support/tmp.ts';
 
