@@ -1,4 +1,4 @@
-import { Pool } from 'undici';
+import { Pool } from './undici-pool.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';

@@ -168,3 +168,22 @@ describe('drizzle-orm (docs/architecture.md, "drizzle-orm")', () => {
     expect(offenders.map((f) => relative(ROOT, f))).toEqual([]);
   });
 });
+
+describe('what a sync loads (docs/architecture.md, "Start-up")', () => {
+  /** Files importing a package's root for its values (type-only imports load nothing). */
+  const rootImporters = (pkg: string) =>
+    FILES.filter((file) => new RegExp(`(?:^|\\n)\\s*import\\s+(?!type\\b)[^'"]*?\\bfrom\\s+'${pkg}'|\\bimport\\(\\s*'${pkg}'\\s*\\)`).test(readFileSync(file, 'utf8')))
+      .map((f) => relative(ROOT, f).split(sep).join('/'))
+      .sort();
+
+  it("graphql's root (type system, validation, execution) only where a schema is worked with, never on a sync's path", () => {
+    const schemaWork = /^src\/(sandbox\/|api\/document-schema\.ts$|api\/schema\.ts$|app\/check-fit\.ts$|cli\/commands\/schema\.ts$)/;
+    expect(rootImporters('graphql').filter((f) => !schemaWork.test(f))).toEqual([]);
+    // The rule sees what it guards.
+    expect(rootImporters('graphql')).toContain('src/api/document-schema.ts');
+  });
+
+  it("undici's root (every dispatcher, fetch, WebSocket, mocks) only in the record proxy; the API client takes Pool from src/api/undici-pool.ts", () => {
+    expect(rootImporters('undici')).toEqual(['src/app/record-proxy.ts']);
+  });
+});
