@@ -4,7 +4,7 @@ import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { explainDatabaseError, storeError } from '../errors.ts';
+import { explainDatabaseError, isBusy, storeError } from '../errors.ts';
 import { WalCheckpointer } from './checkpointer.ts';
 import { SqliteWriter } from './writer.ts';
 
@@ -70,13 +70,35 @@ export function openForWrites(options: ConnectionOptions): Connection {
     // The busy timeout first, so that every statement, switching to WAL included, waits for another process's lock
     // as long as the configured timeout (not better-sqlite3's default).
     db.pragma(pragmas[0]!);
-    db.pragma('journal_mode = WAL');
+    switchToWal(db, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
     for (const pragma of pragmas.slice(1)) db.pragma(pragma);
   } catch (error) {
     throw storeError(error, path);
   }
   const writer = path !== ':memory:' && (options.writerThread ?? true) ? new SqliteWriter({ path, pragmas }) : undefined;
   return { db, ...(checkpointer && { checkpointer }), ...(writer && { writer }) };
+}
+
+/** For a synchronous pause: nobody ever notifies it. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * Switches the file to WAL. A file nobody has switched yet (a new database) must be had alone for a moment, and when
+ * other processes open it at the same time SQLite answers SQLITE_BUSY at once instead of waiting through the busy
+ * handler (processes starting together on a new file met it: `test/store/sqlite-open-race.test.ts`). So a busy
+ * answer is tried again, with short pauses, for as long as the busy timeout; past it, the error stands.
+ */
+function switchToWal(db: Database.Database, timeoutMs: number): void {
+  const deadline = performance.now() + timeoutMs;
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      if (!isBusy(error) || performance.now() >= deadline) throw error;
+    }
+    Atomics.wait(PAUSE, 0, 0, pause);
+  }
 }
 
 /**
