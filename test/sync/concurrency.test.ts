@@ -53,7 +53,9 @@ describe.each(DIALECTS)('two sync processes on one %s database', (dialect) => {
       expect((await rerun.exit(45_000, 'the rerun to complete')).code, rerun.stderr()).toBe(ExitCode.OK);
       const customer = sandbox.customers[0]!.id;
       const to = Date.parse((await store.getState(customer, 'occupancy'))!.watermark!);
-      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { to }));
+      // Up to the watermark: a run may store rows past the watermark it records (the watermark is capped, by the
+      // settle delay and the platform's clock; the next run reads them again), which CI met at a tick's boundary.
+      expect(await dbRows(store, customer, { to })).toEqual(truthRows(sandbox, customer, { to }));
     } finally {
       await store.close();
     }
