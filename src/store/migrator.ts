@@ -59,6 +59,10 @@ export async function pendingMigrations(db: Adapter, options: Pick<MigratorOptio
 /** Applies what is pending; resolves to the names of the versioned migrations this call applied. */
 export async function migrate(db: Adapter, options: MigratorOptions): Promise<string[]> {
   if (db.readonly) throw new StoreError(`the database at ${db.location} was opened read-only: migrations need a writable connection`);
+  // A database already at this version (every run but the first after an upgrade) has nothing to wait for: the look is
+  // reads only, and a step another process is applying shows as pending, which takes the lock below. Without it, each
+  // cron run would take the lock (on Postgres a session of its own) and open three transactions to find nothing to do.
+  if ((await pendingMigrations(db, options)).length === 0) return [];
   const lock = await migrationLock(db, options);
   try {
     const { setup, migrations, repeatable } = db.bookkeeping;

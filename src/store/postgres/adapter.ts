@@ -61,8 +61,10 @@ export function openPostgres(options: PostgresOptions): Adapter {
   const watched = <T>(pending: Waitable<T>, label: string, on: Sql, parent?: Parameters<StatementWatch['track']>[3]) => watch.track(pending, label, lose(on), parent);
 
   // The lock session must live as long as its locks: no idle timeout and no max_lifetime (postgres.js would otherwise
-  // end it after 30-60 minutes, dropping the locks of a long run).
-  const locks = new PgLocks((onclose) => session(1, { idle_timeout: 0, max_lifetime: 0, onclose }), scope, options.logger, (pending, label, lost) => watch.track(pending, label, lost));
+  // end it after 30-60 minutes, dropping the locks of a long run). Lock sessions send and read no arrays, so they skip
+  // postgres.js's query of the server's array types: one round trip less before a run's lock.
+  const lockSession = (extra: ConnectOptions['extra']) => session(1, { idle_timeout: 0, max_lifetime: 0, fetch_types: false, ...extra });
+  const locks = new PgLocks((onclose) => lockSession({ onclose }), scope, options.logger, (pending, label, lost) => watch.track(pending, label, lost));
 
   const executor = (sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parameters<StatementWatch['track']>[3]): Executor => {
     const send = <T>(text: string, params: unknown[], label: string) => watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
@@ -145,7 +147,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
     async tryMigrationLock(): Promise<LockAttempt> {
       // A session of its own: ending it releases the lock, also when this process dies half-way.
       const key = advisoryKey('occupancy-sync:migrate', scope);
-      const own = session(1, { idle_timeout: 0, max_lifetime: 0 });
+      const own = lockSession({});
       const ask = <T>(text: string, label: string) => watch.track(own.unsafe(text, [key]) as unknown as Waitable<T>, label, () => void own.end({ timeout: 0 }));
       try {
         const [row] = await ask<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', 'taking the migration lock');
