@@ -16,13 +16,15 @@ import type { RunRequest, StreamOutcome, StreamRunContext } from './stream-run.t
 import { commitSpan, counted, emit, limitsOf, validatorOf } from './run-parts.ts';
 import { sinkKey } from '../store/sinks.ts';
 import { tracer, type SpanHandle } from '../tracing.ts';
+import { WindowDemand } from './window-demand.ts';
 import { WindowQueue } from './window-queue.ts';
 import { stepOffGrid } from './windows.ts';
 
 /**
  * Reads an incremental stream's windows (or a backfill's) and keeps the state exact: each page commits with its
  * checkpoint (run-plan.ts decides what it holds); the watermark (a backfill's progress) moves only over the completed
- * windows from the first. Up to `windowConcurrency` windows are read at once, each page by page in order.
+ * windows from the first. Up to `windowConcurrency` windows are read at once, each page by page in order, once the
+ * store has waited for the network (window-demand.ts).
  */
 export async function runWindowed(
   ctx: StreamRunContext,
@@ -66,6 +68,7 @@ export async function runWindowed(
   // Pages in flight and waiting for their commit: without a bound, large pages times many windows hold whatever the
   // API answers faster than the store commits.
   const pending = new PendingRecords(ctx.settings.maxPendingRecords ?? Number.POSITIVE_INFINITY, signal);
+  const demand = new WindowDemand(() => performance.now());
   const base = { customerId: ctx.customerId, stream: stateKey, ...plan.range };
   type Job = { window: WindowProgress; cursor: string | null };
   const take = async (): Promise<Job | undefined> => {
@@ -92,6 +95,7 @@ export async function runWindowed(
       if (after.untrustedClocks) warnUntrustedClocks(log, after.untrustedClocks, ctx.settings.maxClockSkewMs);
       const beyond = frontier.beyondHead.map((w) => ({ from: w.from, to: w.to, cursor: w.cursor, done: w.done }));
       const checkpoint: SyncStateUpdate = { ...base, ...toStore({ ...after.state, beyond }) };
+      const begun = demand.begin();
       try {
         // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.
         await windowed.span(job.window).run(() => commitSpan(page, job.window, () => ctx.store.commitPage({
@@ -110,6 +114,7 @@ export async function runWindowed(
         stop.abort();
         throw error;
       }
+      demand.end(begun);
       if (page.next === null) windowed.end(job.window, 'complete');
       outcome.watermark = checkpoint.watermark;
       counted(outcome, page);
@@ -120,10 +125,6 @@ export async function runWindowed(
     return run.finally(() => pending.give(page.nodes));
   };
 
-  // The other readers start once one answer came back valid: a request the platform refuses (a wrong document, a
-  // page size too large) fails once, not once per window in flight.
-  let proven!: () => void;
-  const firstAnswer = new Promise<void>((resolve) => (proven = resolve));
   const fetch = async (job: Job, fetchSignal: AbortSignal): Promise<FetchedPage> => {
     await pending.take(windowed.pageSize);
     let page: FetchedPage;
@@ -134,24 +135,28 @@ export async function runWindowed(
       throw error;
     }
     pending.answered(windowed.pageSize, page.nodes);
-    proven();
     return page;
   };
   // The next page of this window, or the first page of the next window nobody reads yet: fetched while this page
   // commits.
   const next = (page: FetchedPage, job: Job) => (page.next !== null ? { window: job.window, cursor: page.next } : take());
+  // The other readers start once a commit found the store waiting for the network (window-demand.ts). That commit
+  // also proved an answer valid: a request the platform refuses (a wrong document, a page size too large) fails once,
+  // not once per window in flight.
   const worker = async (lead: boolean): Promise<void> => {
     if (!lead) {
       const stopped = signal.aborted ? Promise.resolve() : new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-      await Promise.race([firstAnswer, stopped]);
+      await Promise.race([demand.widened(), stopped]);
     }
     const first = await take();
-    if (!first) return;
     try {
-      await runPipeline<Job, FetchedPage>(first, { fetch, next, commit }, signal);
+      if (first) await runPipeline<Job, FetchedPage>(first, { fetch, next, commit }, signal);
     } catch (error) {
       if (!failure) failure = { error };
       stop.abort();
+    } finally {
+      // The first reader took the last window: the others have nothing to wait for.
+      if (lead) demand.release();
     }
   };
   emit(ctx, outcome, plan.windowsTotal, plan.windowsDone);

@@ -37,6 +37,9 @@ async function mixedKills(backend: Dialect, seed: number, kills: number) {
   const dataStart = Math.floor((now - 4 * DAY) / hour) * hour;
   // lateArrivalMaxMs 0: what is visible now is the whole truth, so a run in real time can be compared exactly.
   const sandbox = await startSandbox({ seed, customers: 1, dataStart, lateArrivalMaxMs: 0 });
+  // Answers a network away, so the runs read their windows in parallel (src/sync/window-demand.ts) and the kills land
+  // with several windows' pages in flight.
+  sandbox.setFaults({ latencyMs: 15 });
   const db = await freshDatabase(backend, 'crash_mixed');
   const store = await openTestStore(db);
   const customer = sandbox.customers[0]!.id;
