@@ -22,7 +22,10 @@ export interface EngineSettings {
   maxPagesPerWindow: number;
   /** Customers synced at once by one process. */
   concurrency?: number;
-  /** Windows of one stream read at the same time (each page by page, in order). Default 1. */
+  /**
+   * Windows of one stream read at the same time (each page by page, in order), once the store waits for the network
+   * (window-demand.ts). Default 1.
+   */
   windowConcurrency?: number;
   /** Records one stream run holds at most in pages requested and not yet committed. Unset: no bound. */
   maxPendingRecords?: number;

@@ -35,11 +35,14 @@ export class WindowDemand {
     return { waitedMs: at - this.#idleSince, at };
   }
 
-  /** The commit `begun` ended (committed or not). */
-  end(begun: { waitedMs: number; at: number }): void {
+  /** The commit `begun` ended. Returns how long it took when it is the one that opened the windows, else undefined. */
+  end(begun: { waitedMs: number; at: number }): { tookMs: number } | undefined {
     const at = this.#now();
     this.#idleSince = at;
-    if (!this.#wide && begun.waitedMs > 2 * (at - begun.at)) this.release();
+    const tookMs = at - begun.at;
+    if (this.#wide || begun.waitedMs <= 2 * tookMs) return undefined;
+    this.release();
+    return { tookMs };
   }
 
   /** Lets every reader go: the store waited for the network, or the first reader has no more windows to read. */

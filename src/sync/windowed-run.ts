@@ -114,7 +114,10 @@ export async function runWindowed(
         stop.abort();
         throw error;
       }
-      demand.end(begun);
+      const opened = demand.end(begun);
+      if (opened && concurrency > 1) {
+        log.debug({ waitedMs: Math.round(begun.waitedMs), commitMs: Math.round(opened.tookMs), windows: concurrency }, 'the store waited for the API: reading windows in parallel');
+      }
       if (page.next === null) windowed.end(job.window, 'complete');
       outcome.watermark = checkpoint.watermark;
       counted(outcome, page);
@@ -155,7 +158,7 @@ export async function runWindowed(
       if (!failure) failure = { error };
       stop.abort();
     } finally {
-      // The first reader took the last window: the others have nothing to wait for.
+      // The first reader is done (no window left, or the run stops): the others have nothing to wait for.
       if (lead) demand.release();
     }
   };

@@ -17,7 +17,7 @@ function fixture() {
     now += waited;
     const begun = demand.begin();
     now += took;
-    demand.end(begun);
+    return demand.end(begun);
   };
   return { demand, commit };
 }
@@ -35,14 +35,15 @@ describe('WindowDemand', () => {
 
   it('opens the windows at the first commit whose page the store waited for more than twice the commit took', async () => {
     const { demand, commit } = fixture();
-    commit(20, 30);
+    expect(commit(20, 30)).toBeUndefined();
     expect(demand.wide).toBe(false);
-    // 100 ms for an answer, 5 ms to commit it: the network is the limit.
-    commit(100, 5);
+    // 100 ms for an answer, 5 ms to commit it: the network is the limit. The commit that opened them says so (the log).
+    expect(commit(100, 5)).toEqual({ tookMs: 5 });
     expect(demand.wide).toBe(true);
     expect(await settled(demand.widened())).toBe(true);
-    // It stays open: readers started are not called back.
-    commit(0, 50);
+    // It stays open (readers started are not called back), and no later commit claims to have opened it.
+    expect(commit(0, 50)).toBeUndefined();
+    expect(commit(100, 5)).toBeUndefined();
     expect(demand.wide).toBe(true);
   });
 
