@@ -132,7 +132,7 @@ describe('a SQLite file another process holds locked', () => {
     record('locked-briefly', 'opening while another process holds the file exclusively for a moment', 'the open waits within the busy timeout and succeeds');
   });
 
-  it('past the busy timeout, opening and locking fail with DatabaseBusyError (exit 75), having done nothing; migrating a current database is not held up', async () => {
+  it('past the busy timeout, opening, migrating and locking fail with DatabaseBusyError (exit 75), having done nothing', async () => {
     const db = await database('busy_long');
     const clock = new FakeClock('2026-03-01T00:00:00.000Z');
     const migrated = await openStore(db.database);
@@ -161,13 +161,25 @@ describe('a SQLite file another process holds locked', () => {
     const locking = await store.tryLock(C, 'occupancy').catch((e: unknown) => e as Error);
     expect(locking).toBeInstanceOf(DatabaseBusyError);
     expect((locking as Error).message).toMatch(/^locking cust-f\/occupancy failed: .*Nothing was done/);
-    // Migrating a database already at this version reads only, so the writer does not stop it (taking the migration
-    // lock would have waited for it and failed with DatabaseBusyError). test/store/concurrent-starts.test.ts has a
-    // migration waiting for another's.
+    // Migrating a database already at this version reads only, so the writer does not stop it.
     expect(await store.migrate()).toEqual([]);
     writer.write('release\n');
     expect(await writer.nextLine('the writer to let go')).toBe('released');
+
+    // With something to apply (the views' script changed since it was applied), migrating waits for the migration
+    // lock, saying for whom (a process writing), then gives up having done nothing.
+    await store.query(`UPDATE "__repeatable_migrations" SET checksum = 'changed'`);
+    const second = holder(db.path!, 'write');
+    expect(await second.nextLine('the writer to hold its transaction')).toBe('locked');
+    const migrating = await store.migrate().catch((e: unknown) => e as Error);
+    expect(migrating).toBeInstanceOf(DatabaseBusyError);
+    expect((migrating as Error).message).toMatch(/while another process held it \(a process writing to .*\); nothing was done/);
+    expect(await store.query(`SELECT count(*) AS n FROM "__repeatable_migrations" WHERE checksum = 'changed'`)).toEqual([{ n: 1 }]);
+    second.write('release\n');
+    expect(await second.nextLine('the writer to let go')).toBe('released');
+    await store.migrate();
+    expect(await store.query(`SELECT count(*) AS n FROM "__repeatable_migrations" WHERE checksum = 'changed'`)).toEqual([{ n: 0 }]);
     expect(await store.query('SELECT count(*) AS n FROM sync_locks')).toEqual([{ n: 0 }]);
-    record('locked-too-long', 'opening, migrating and taking a run lock while another process holds the file past the busy timeout', 'DatabaseBusyError naming the wait and the fix, exit code 75 (as a held run lock), nothing done (formerly a StoreError: `database is locked`, exit 1); a migration of the database already at this version finds nothing to do without waiting');
+    record('locked-too-long', 'opening, migrating and taking a run lock while another process holds the file past the busy timeout', 'DatabaseBusyError naming the wait and the fix, exit code 75 (as a held run lock), nothing done (formerly a StoreError: `database is locked`, exit 1); a migration of a database already at this version reads only and goes on; one with something to apply waits for the migration lock meanwhile, saying for whom');
   });
 });
