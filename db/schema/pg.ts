@@ -17,6 +17,25 @@ export const buildings = pgTable(
     customerId: text('customer_id').notNull(),
     id: text('id').notNull(),
     name: text('name').notNull(),
+    /** The building's IANA time zone (`Europe/London`), NULL when the platform does not say. */
+    timeZone: text('time_zone'),
+    firstSeenAt: ts('first_seen_at').notNull(),
+    lastSeenAt: ts('last_seen_at').notNull(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.id] })],
+);
+
+/** Floors of buildings, as the platform lists them (docs/reporting.md). Unknown values are NULL, never invented. */
+export const floors = pgTable(
+  'floors',
+  {
+    customerId: text('customer_id').notNull(),
+    id: text('id').notNull(),
+    buildingId: text('building_id'),
+    name: text('name'),
+    /** The storey as the platform numbers it (0 ground, negative below), NULL when it does not say. */
+    level: integer('level'),
     firstSeenAt: ts('first_seen_at').notNull(),
     lastSeenAt: ts('last_seen_at').notNull(),
     deletedAt: ts('deleted_at'),
@@ -28,16 +47,35 @@ export const buildings = pgTable(
  * Occupancy is stored compactly (about a sixth of the bytes of one wide row per reading): floor spaces and statuses
  * as small integer keys into dictionaries, the provenance of each page of arrivals once in occupancy_arrivals, event
  * ids that are UUIDs as 16 bytes. Users read it through the `occupancy` view below, whose names, columns and meanings
- * are the documented table's (docs/reporting.md); these tables are internal. See db/migrations 0008 and 0009.
+ * are the documented table's (docs/reporting.md); the tables behind it are internal. See db/migrations 0008 and 0009.
+ *
+ * floor_spaces is both the readings' dictionary and the documented floor space dimension (one row per floor space,
+ * one name): a reading of a space never listed makes a row with only its id (never listed: NULL listing times); a
+ * listing fills in the rest and keeps the row's floor_space_key. The key is given by the store (BY DEFAULT) so a
+ * listing that meets known spaces draws no value from the identity's sequence.
  */
 export const floorSpaces = pgTable(
   'floor_spaces',
   {
-    floorSpaceKey: integer('floor_space_key').primaryKey().generatedAlwaysAsIdentity(),
+    floorSpaceKey: integer('floor_space_key').primaryKey().generatedByDefaultAsIdentity(),
     customerId: text('customer_id').notNull(),
-    floorSpaceId: text('floor_space_id').notNull(),
+    id: text('floor_space_id').notNull(),
+    name: text('name'),
+    floorId: text('floor_id'),
+    buildingId: text('building_id'),
+    /** How many people the space is meant for, NULL when the platform does not say. */
+    capacity: integer('capacity'),
+    /** The platform's word for the kind of space (`meeting_room`, `desk`), as it spells it. */
+    spaceType: text('space_type'),
+    /** NULL for a space only readings have named: it has never been listed, so it is never soft-deleted. */
+    firstSeenAt: ts('first_seen_at'),
+    lastSeenAt: ts('last_seen_at'),
+    deletedAt: ts('deleted_at'),
   },
-  (t) => [unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.floorSpaceId)],
+  (t) => [
+    unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.id),
+    check('floor_spaces_capacity_non_negative', sql`${t.capacity} >= 0`),
+  ],
 );
 
 export const occupancyStatuses = pgTable('occupancy_statuses', {
@@ -68,7 +106,8 @@ export const occupancyReadings = pgTable(
     observedAt: ts('observed_at').notNull(),
     eventUuid: uuid('event_uuid'),
     floorSpaceKey: integer('floor_space_key').notNull(),
-    headcount: integer('headcount').notNull(),
+    /** NULL: the sensor sent no headcount (presence-only sensors), never 0. */
+    headcount: integer('headcount'),
     polledArrival: integer('polled_arrival'),
     deliveredArrival: integer('delivered_arrival'),
     statusCode: integer('status_code').notNull(),
@@ -88,7 +127,7 @@ export const occupancy = pgView('occupancy', {
   floorSpaceId: text('floor_space_id').notNull(),
   observedAt: ts('observed_at').notNull(),
   occupancyStatus: text('occupancy_status').notNull(),
-  headcount: integer('headcount').notNull(),
+  headcount: integer('headcount'),
   source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
   eventId: text('event_id'),
   ingestedAt: ts('ingested_at').notNull(),

@@ -22,6 +22,7 @@ export const buildings = sqliteTable(
     customerId: text('customer_id').notNull(),
     id: text('id').notNull(),
     name: text('name').notNull(),
+    timeZone: text('time_zone'),
     firstSeenAt: text('first_seen_at').notNull(),
     lastSeenAt: text('last_seen_at').notNull(),
     deletedAt: text('deleted_at'),
@@ -31,6 +32,26 @@ export const buildings = sqliteTable(
     isoCheck('buildings', 'first_seen_at', t.firstSeenAt),
     isoCheck('buildings', 'last_seen_at', t.lastSeenAt),
     isoCheck('buildings', 'deleted_at', t.deletedAt),
+  ],
+);
+
+export const floors = sqliteTable(
+  'floors',
+  {
+    customerId: text('customer_id').notNull(),
+    id: text('id').notNull(),
+    buildingId: text('building_id'),
+    name: text('name'),
+    level: integer('level'),
+    firstSeenAt: text('first_seen_at').notNull(),
+    lastSeenAt: text('last_seen_at').notNull(),
+    deletedAt: text('deleted_at'),
+  },
+  (t) => [
+    primaryKey({ columns: [t.customerId, t.id] }),
+    isoCheck('floors', 'first_seen_at', t.firstSeenAt),
+    isoCheck('floors', 'last_seen_at', t.lastSeenAt),
+    isoCheck('floors', 'deleted_at', t.deletedAt),
   ],
 );
 
@@ -46,9 +67,23 @@ export const floorSpaces = sqliteTable(
   {
     floorSpaceKey: integer('floor_space_key').primaryKey(),
     customerId: text('customer_id').notNull(),
-    floorSpaceId: text('floor_space_id').notNull(),
+    id: text('floor_space_id').notNull(),
+    name: text('name'),
+    floorId: text('floor_id'),
+    buildingId: text('building_id'),
+    capacity: integer('capacity'),
+    spaceType: text('space_type'),
+    firstSeenAt: text('first_seen_at'),
+    lastSeenAt: text('last_seen_at'),
+    deletedAt: text('deleted_at'),
   },
-  (t) => [unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.floorSpaceId)],
+  (t) => [
+    unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.id),
+    check('floor_spaces_capacity_non_negative', sql`${t.capacity} >= 0`),
+    isoCheck('floor_spaces', 'first_seen_at', t.firstSeenAt),
+    isoCheck('floor_spaces', 'last_seen_at', t.lastSeenAt),
+    isoCheck('floor_spaces', 'deleted_at', t.deletedAt),
+  ],
 );
 
 export const occupancyStatuses = sqliteTable('occupancy_statuses', {
@@ -75,7 +110,8 @@ export const occupancyReadings = sqliteTable(
     floorSpaceKey: integer('floor_space_key').notNull(),
     observedMs: integer('observed_ms').notNull(),
     statusCode: integer('status_code').notNull(),
-    headcount: integer('headcount').notNull(),
+    /** NULL: the sensor sent no headcount (presence-only sensors), never 0. */
+    headcount: integer('headcount'),
     polledArrival: integer('polled_arrival'),
     deliveredArrival: integer('delivered_arrival'),
     /** A lowercase UUID as its 16 bytes (BLOB), any other event id as TEXT. */
@@ -94,7 +130,7 @@ export const occupancy = sqliteView('occupancy', {
   floorSpaceId: text('floor_space_id').notNull(),
   observedAt: text('observed_at').notNull(),
   occupancyStatus: text('occupancy_status').notNull(),
-  headcount: integer('headcount').notNull(),
+  headcount: integer('headcount'),
   source: text('source', { enum: ['poll', 'webhook'] }).notNull(),
   eventId: text('event_id'),
   ingestedAt: text('ingested_at').notNull(),

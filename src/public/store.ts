@@ -10,6 +10,8 @@ export type {
   IsoUtc,
   SinkName,
   BuildingRecord,
+  FloorRecord,
+  FloorSpaceRecord,
   OccupancyRecord,
   OccupancySource,
   SinkRecords,

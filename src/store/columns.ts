@@ -1,6 +1,6 @@
 import type { PgTable, PgView } from 'drizzle-orm/pg-core';
 import { getTableColumns, getTableName, pgCore, type Column as DrizzleColumn } from '../../db/schema/drizzle.ts';
-import { buildings, occupancy } from '../../db/schema/pg.ts';
+import { buildings, floorSpaces, floors, occupancy } from '../../db/schema/pg.ts';
 import type { SinkName, SinkRecords } from './types.ts';
 
 /**
@@ -39,13 +39,16 @@ interface SinkSource {
    * (arrival, soft delete). Every other column is a record field.
    */
   notInRecords: readonly string[];
-  /** The key's record fields, for a view (a table's primary key says it itself). */
+  /** The key's record fields, for a view or a table whose primary key is a store-made key (else the primary key). */
   key?: readonly string[];
 }
 
 /** Adding a sink: its table (or view) and what records do not carry. */
 const SOURCES = {
   buildings: { relation: buildings, notInRecords: ['customerId', 'firstSeenAt', 'lastSeenAt', 'deletedAt'] },
+  floors: { relation: floors, notInRecords: ['customerId', 'firstSeenAt', 'lastSeenAt', 'deletedAt'] },
+  // The readings' dictionary is the dimension: its key column is the store's, its primary key that key.
+  floorSpaces: { relation: floorSpaces, notInRecords: ['floorSpaceKey', 'customerId', 'firstSeenAt', 'lastSeenAt', 'deletedAt'], key: ['id'] },
   occupancy: {
     relation: occupancy,
     notInRecords: ['customerId', 'source', 'ingestedAt', 'polledAt', 'deliveredAt'],
@@ -101,7 +104,7 @@ const SHAPES = new Map<SinkName, Derived>();
  * soft-deleted: everything a stream definition needs to map API records onto the sink.
  *
  * @example
- * sinkColumns('buildings').columns.map((c) => c.column) // ['id', 'name']
+ * sinkColumns('buildings').columns.map((c) => c.column) // ['id', 'name', 'time_zone']
  */
 export function sinkColumns<S extends SinkName>(sink: S): SinkShape<S> {
   if (!(sink in SOURCES)) throw new Error(`unknown sink "${String(sink)}"; known sinks: ${SINK_NAMES.join(', ')}`);

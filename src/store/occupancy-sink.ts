@@ -39,31 +39,39 @@ interface Dictionary {
 }
 
 /**
- * The keys of `values` in `dictionary`: inserted when missing (ON CONFLICT DO NOTHING: another process may insert
- * the same value at once), then read back. Keys found here are learnt by the transaction's scope.
+ * The keys of `values` in `dictionary`: read, and only the values not found inserted (ON CONFLICT DO NOTHING: another
+ * process may insert the same value at once), then read back. Inserting only what is missing keeps a Postgres
+ * identity's sequence from drawing a value for every row that was already there (a fresh process knows no keys).
+ * Keys found here are learnt by the transaction's scope.
  */
 async function ensureKeys(input: PrepareInput, dictionary: Dictionary, cacheName: string, values: readonly string[]): Promise<Map<string, number>> {
   const { tx, keys } = input;
   const found = new Map<string, number>();
   const table = sql.identifier(dictionary.table);
   const valueColumn = sql.identifier(dictionary.value);
-  for (let i = 0; i < values.length; i += CHUNK) {
-    const chunk = values.slice(i, i + CHUNK);
-    const scope = dictionary.scope;
-    const rows = scope
-      ? sql.join(chunk.map((v) => sql`(${scope.value}, ${v})`), sql`, `)
-      : sql.join(chunk.map((v) => sql`(${v})`), sql`, `);
-    const columns = scope ? sql`(${sql.identifier(scope.column)}, ${valueColumn})` : sql`(${valueColumn})`;
-    await tx.run(sql`INSERT INTO ${table} ${columns} VALUES ${rows} ON CONFLICT DO NOTHING`);
+  const scope = dictionary.scope;
+  const read = async (chunk: readonly string[]) => {
     const where = scope ? sql`${sql.identifier(scope.column)} = ${scope.value} AND ` : sql``;
-    const read = await tx.all<{ k: number | string; v: string }>(
+    const rows = await tx.all<{ k: number | string; v: string }>(
       sql`SELECT ${sql.identifier(dictionary.key)} AS k, ${valueColumn} AS v FROM ${table} WHERE ${where}${valueColumn} IN (${sql.join(chunk.map((v) => sql`${v}`), sql`, `)})`,
     );
-    for (const row of read) {
+    for (const row of rows) {
       const key = Number(row.k);
       found.set(row.v, key);
       keys.learn(cacheName, row.v, key);
     }
+  };
+  for (let i = 0; i < values.length; i += CHUNK) {
+    const chunk = values.slice(i, i + CHUNK);
+    await read(chunk);
+    const missing = chunk.filter((v) => !found.has(v));
+    if (missing.length === 0) continue;
+    const rows = scope
+      ? sql.join(missing.map((v) => sql`(${scope.value}, ${v})`), sql`, `)
+      : sql.join(missing.map((v) => sql`(${v})`), sql`, `);
+    const columns = scope ? sql`(${sql.identifier(scope.column)}, ${valueColumn})` : sql`(${valueColumn})`;
+    await tx.run(sql`INSERT INTO ${table} ${columns} VALUES ${rows} ON CONFLICT DO NOTHING`);
+    await read(missing);
   }
   for (const value of values) {
     if (!found.has(value)) throw new StoreError(`${dictionary.table}: no key for ${JSON.stringify(value)} after inserting it`);
@@ -72,18 +80,13 @@ async function ensureKeys(input: PrepareInput, dictionary: Dictionary, cacheName
 }
 
 /** This page's view of a dictionary: the committed keys, plus those found or made for it (no copy when none). */
-async function keysFor(
-  input: PrepareInput,
-  dictionary: Dictionary,
-  records: ReadonlyArray<OccupancyRecord>,
-  field: 'floorSpaceId' | 'occupancyStatus',
-): Promise<Map<string, number>> {
+async function keysFor<R>(input: PrepareInput, dictionary: Dictionary, records: ReadonlyArray<R>, pick: (record: R) => unknown): Promise<Map<string, number>> {
   const cacheName = dictionary.scope ? `${dictionary.table}\u0000${dictionary.scope.value}` : dictionary.table;
   const committed = (input.keys as KeyScope).committed(cacheName);
   let missing: Set<string> | undefined;
   // A plain loop over the page (no iterator per value): it runs for every record of every page.
   for (let i = 0; i < records.length; i++) {
-    const value: unknown = records[i]![field];
+    const value = pick(records[i]!);
     if (typeof value === 'string' && value.length > 0 && !committed.has(value)) (missing ??= new Set()).add(value);
   }
   if (!missing) return committed;
@@ -91,14 +94,18 @@ async function keysFor(
   return new Map([...committed, ...found]);
 }
 
+/**
+ * The customer's floor space keys of a page's records (`pick` gives each one's floor space id), found or made: one
+ * dictionary and one cache for readings and the floor space dimension, so both name a space by the same key.
+ */
+export function floorSpaceKeys<R>(input: PrepareInput, records: ReadonlyArray<R>, pick: (record: R) => unknown): Promise<Map<string, number>> {
+  const dictionary = { table: 'floor_spaces', key: 'floor_space_key', value: 'floor_space_id', scope: { column: 'customer_id', value: input.page.customerId } };
+  return keysFor(input, dictionary, records, pick);
+}
+
 async function prepare(input: PrepareInput, records: ReadonlyArray<OccupancyRecord>): Promise<Prepared> {
-  const spaces = await keysFor(
-    input,
-    { table: 'floor_spaces', key: 'floor_space_key', value: 'floor_space_id', scope: { column: 'customer_id', value: input.page.customerId } },
-    records,
-    'floorSpaceId',
-  );
-  const statuses = await keysFor(input, { table: 'occupancy_statuses', key: 'status_code', value: 'occupancy_status' }, records, 'occupancyStatus');
+  const spaces = await floorSpaceKeys(input, records, (r) => r.floorSpaceId);
+  const statuses = await keysFor(input, { table: 'occupancy_statuses', key: 'status_code', value: 'occupancy_status' }, records, (r) => r.occupancyStatus);
   const [row] = await input.tx.all<{ k: number | string }>(
     sql`INSERT INTO occupancy_arrivals (source, arrived_at) VALUES (${input.page.source}, ${input.page.at}) RETURNING arrival_key AS k`,
   );
@@ -106,15 +113,18 @@ async function prepare(input: PrepareInput, records: ReadonlyArray<OccupancyReco
 }
 
 /**
- * Writes a record's floor space key, observation time, status code, headcount and event id (as a lowercase UUID or
- * other text, in two values) at out[offset..+5], checked. Allocation-free on the hot path.
+ * Writes a record's floor space key, observation time, status code, headcount (or NULL) and event id (as a lowercase
+ * UUID or other text, in two values) at out[offset..+5], checked. Allocation-free on the hot path.
  */
 function fill(record: OccupancyRecord, out: unknown[], offset: number, index: number, prepared: Prepared, epochMs: boolean): void {
   const space = prepared.spaces.get(record.floorSpaceId);
   if (space === undefined) throw invalid('occupancy', index, 'floorSpaceId', 'a non-empty string', record.floorSpaceId);
   const status = prepared.statuses.get(record.occupancyStatus);
   if (status === undefined) throw invalid('occupancy', index, 'occupancyStatus', 'a non-empty string', record.occupancyStatus);
-  if (!isInt4(record.headcount)) throw invalid('occupancy', index, 'headcount', INT4_RULE, record.headcount);
+  // Null: the sensor sent no headcount (presence-only), stored as NULL and never as 0. A negative one is refused by
+  // the table's constraint (occupancy_readings_headcount_non_negative), in the page's transaction.
+  const headcount = record.headcount ?? null;
+  if (headcount !== null && !isInt4(headcount)) throw invalid('occupancy', index, 'headcount', INT4_RULE, record.headcount);
   const eventId = record.eventId ?? null;
   if (eventId !== null && typeof eventId !== 'string') throw invalid('occupancy', index, 'eventId', 'a string or null', eventId);
   const observed = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
@@ -122,7 +132,7 @@ function fill(record: OccupancyRecord, out: unknown[], offset: number, index: nu
   out[offset] = space;
   out[offset + 1] = epochMs ? Date.parse(observed) : observed;
   out[offset + 2] = status;
-  out[offset + 3] = record.headcount;
+  out[offset + 3] = headcount;
   out[offset + 4] = uuid ? eventId : null;
   out[offset + 5] = uuid ? null : eventId;
 }
@@ -146,7 +156,8 @@ function onConflict(layout: OccupancyLayout): string {
     `${layout.eventKeep}, ` +
     'polled_arrival = COALESCE(occupancy_readings.polled_arrival, excluded.polled_arrival), ' +
     'delivered_arrival = COALESCE(occupancy_readings.delivered_arrival, excluded.delivered_arrival) ' +
-    'WHERE occupancy_readings.status_code <> excluded.status_code OR occupancy_readings.headcount <> excluded.headcount ' +
+    // IS DISTINCT FROM: a headcount that becomes NULL, or stops being NULL, is a change (<> says neither).
+    'WHERE occupancy_readings.status_code <> excluded.status_code OR occupancy_readings.headcount IS DISTINCT FROM excluded.headcount ' +
     `OR (${missing('occupancy_readings')} AND NOT ${missing('excluded')}) ` +
     'OR (occupancy_readings.polled_arrival IS NULL AND excluded.polled_arrival IS NOT NULL) ' +
     'OR (occupancy_readings.delivered_arrival IS NULL AND excluded.delivered_arrival IS NOT NULL)'

@@ -14,7 +14,7 @@ export type { IsoUtc };
 
 
 /** Tables that streams write into. A new sink needs a Drizzle table, a migration and an entry in store/sinks.ts. */
-export type SinkName = 'buildings' | 'occupancy';
+export type SinkName = 'buildings' | 'floors' | 'floorSpaces' | 'occupancy';
 
 /**
  * A record carries the columns of its sink's table that vary per record; the page supplies the rest (customer,
@@ -24,6 +24,33 @@ export type SinkName = 'buildings' | 'occupancy';
 export interface BuildingRecord {
   id: string;
   name: string;
+  /** An IANA time zone name (`Europe/London`), or null when the platform does not say; the store refuses any other. */
+  timeZone?: string | null;
+}
+
+/** A floor of a building (table `floors`). Unknown values are null (or left out), never invented. */
+export interface FloorRecord {
+  id: string;
+  buildingId?: string | null;
+  name?: string | null;
+  /** The storey as the platform numbers it (0 ground, negative below). */
+  level?: number | null;
+}
+
+/**
+ * A floor space as the platform lists it (table `floor_spaces`, column `floor_space_id` for `id`: the name the
+ * `occupancy` view gives it). A listing overwrites what an earlier one said (a renamed or moved space keeps its id and
+ * its readings, and shows its new name and place in every report, past readings included).
+ */
+export interface FloorSpaceRecord {
+  id: string;
+  floorId?: string | null;
+  buildingId?: string | null;
+  name?: string | null;
+  /** How many people the space is meant for: a whole number from 0, or null when the platform does not say. */
+  capacity?: number | null;
+  /** The platform's word for the kind of space (`meeting_room`, `desk`), as it spells it. */
+  spaceType?: string | null;
 }
 
 export type OccupancySource = 'poll' | 'webhook';
@@ -32,13 +59,16 @@ export interface OccupancyRecord {
   floorSpaceId: string;
   observedAt: IsoUtc;
   occupancyStatus: string;
-  headcount: number;
+  /** People counted, from 0; null when the sensor sends none (presence-only sensors): never 0 in its place. */
+  headcount: number | null;
   /** The platform's observation id (poll) or the delivery Id (webhook). */
   eventId: string | null;
 }
 
 export interface SinkRecords {
   buildings: BuildingRecord;
+  floors: FloorRecord;
+  floorSpaces: FloorSpaceRecord;
   occupancy: OccupancyRecord;
 }
 
