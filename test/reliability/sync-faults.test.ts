@@ -90,18 +90,22 @@ async function faultScenario(backend: Dialect, kind: Kind, seed: number) {
   }
 }
 
-describe('fault matrix: SQLite', () => {
-  for (const [i, kind] of ALL.entries()) {
-    it(`${kind}: four daily syncs end equal to the ground truth, without retry storms`, async () => {
-      await faultScenario('sqlite', kind, 700 + i);
-    }, 120_000);
-  }
-});
+// Concurrently: a case waits mostly on the faults' real time (Retry-After seconds, request timeouts), and each has its
+// own clock, sandbox and database.
+describe.concurrent('fault matrix', () => {
+  describe('fault matrix: SQLite', () => {
+    for (const [i, kind] of ALL.entries()) {
+      it(`${kind}: four daily syncs end equal to the ground truth, without retry storms`, async () => {
+        await faultScenario('sqlite', kind, 700 + i);
+      }, 120_000);
+    }
+  });
 
-describe('fault matrix: Postgres', () => {
-  for (const [i, kind] of POSTGRES.entries()) {
-    it(`${kind}: four daily syncs end equal to the ground truth, without retry storms`, async () => {
-      await faultScenario('postgres', kind, 800 + i);
-    }, 120_000);
-  }
+  describe('fault matrix: Postgres', () => {
+    for (const [i, kind] of POSTGRES.entries()) {
+      it(`${kind}: four daily syncs end equal to the ground truth, without retry storms`, async () => {
+        await faultScenario('postgres', kind, 800 + i);
+      }, 120_000);
+    }
+  });
 });
