@@ -182,6 +182,13 @@ export class StoreError extends OccupancySyncError {
  */
 export class DatabaseBusyError extends StoreError {}
 
+/**
+ * DATABASE_URL names a place where the database cannot be opened: a directory, a file that is not a database, a file
+ * or directory this user may not read or write, a database that does not exist for a command that only reads. The
+ * message names the variable, the resolved path, what is wrong there and the fix; exit code 78, as configuration.
+ */
+export class DatabaseLocationError extends StoreError {}
+
 /** Process exit codes, chosen so cron mail and systemd's Result= tell the cases apart (sysexits.h where one fits). */
 export const ExitCode = {
   OK: 0,
@@ -199,7 +206,7 @@ export const ExitCode = {
 
 export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError) return ExitCode.USAGE;
-  if (error instanceof ConfigError) return ExitCode.CONFIG;
+  if (error instanceof ConfigError || error instanceof DatabaseLocationError) return ExitCode.CONFIG;
   if (error instanceof AuthError) return ExitCode.AUTH;
   if (error instanceof DatabaseBusyError) return ExitCode.LOCKED;
   return ExitCode.FAILURE;

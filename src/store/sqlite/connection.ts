@@ -2,10 +2,11 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { StoreError } from '../../errors.ts';
+import { DatabaseLocationError, StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { explainDatabaseError, isBusy, storeError } from '../errors.ts';
+import { explainDatabaseError, isBusy } from '../errors.ts';
 import { WalCheckpointer } from './checkpointer.ts';
+import { openFailure } from './open-failure.ts';
 import { SqliteWriter } from './writer.ts';
 
 /**
@@ -49,6 +50,8 @@ export function openForWrites(options: ConnectionOptions): Connection {
   try {
     if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
   } catch (error) {
+    const located = openFailure(error, path, 'write');
+    if (located instanceof DatabaseLocationError) throw located;
     throw new StoreError(`cannot create the directory of the SQLite database: ${explainDatabaseError(error, path)}`, { cause: error });
   }
   const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true) ? new WalCheckpointer({ path, logger, firstAfterCommits: CHECKPOINTS_AFTER_COMMITS }) : undefined;
@@ -73,7 +76,7 @@ export function openForWrites(options: ConnectionOptions): Connection {
     switchToWal(db, options.busyTimeoutMs ?? BUSY_TIMEOUT_MS);
     for (const pragma of pragmas.slice(1)) db.pragma(pragma);
   } catch (error) {
-    throw storeError(error, path);
+    throw openFailure(error, path, 'write');
   }
   const writer = path !== ':memory:' && (options.writerThread ?? true) ? new SqliteWriter({ path, pragmas }) : undefined;
   return { db, ...(checkpointer && { checkpointer }), ...(writer && { writer }) };
@@ -119,15 +122,10 @@ export function openForReads(options: ConnectionOptions): Connection {
     return { db: open(path) };
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if (code === 'SQLITE_CANTOPEN' && !existsSync(path)) {
-      throw new StoreError(
-        `there is no SQLite database at ${path}. Fix: run \`occupancy-sync sync\` (or \`migrate\`) first, or point DATABASE_URL at the file it writes to`,
-        { cause: error },
-      );
-    }
-    if ((code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') || existsSync(`${path}-wal`)) {
-      throw storeError(error, path);
-    }
+    // A missing file or directory, a directory, a file this user may not read, a file that is not a database.
+    const failure = openFailure(error, path, 'read');
+    if (failure instanceof DatabaseLocationError) throw failure;
+    if ((code !== 'SQLITE_READONLY_DIRECTORY' && code !== 'SQLITE_CANTOPEN') || existsSync(`${path}-wal`)) throw failure;
     const dir = mkdtempSync(join(tmpdir(), 'occupancy-sync-ro-'));
     const copy = join(dir, basename(path));
     copyFileSync(path, copy);
