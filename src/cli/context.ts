@@ -50,13 +50,16 @@ export function createContext(
             return 'info';
           }
         })();
-        // Tests hand main() their own stderr; log lines go there too so they can be searched for secrets.
-        // https://no-color.org: any non-empty NO_COLOR turns colours off.
+        // Log lines go through the command's stderr (main() spells hints there; tests search it for secrets), pretty
+        // on a terminal. https://no-color.org: any non-empty NO_COLOR turns colours off.
         const color = !env.NO_COLOR;
-        logger =
-          ctx.stderr === process.stderr
-            ? createLogger({ level, color, ...(statusLine && { statusLine }) })
-            : createLogger({ level, color, pretty: false, destination: { write: (line: string) => ctx.stderr.write(line) }, ...(statusLine && { statusLine }) });
+        logger = createLogger({
+          level,
+          color,
+          pretty: ctx.stderr.isTTY === true,
+          destination: { write: (line: string) => ctx.stderr.write(line) },
+          ...(statusLine && { statusLine }),
+        });
       }
       return logger;
     },

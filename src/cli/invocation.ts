@@ -16,3 +16,17 @@ export function invocation(
   if (fromSources || env.npm_lifecycle_event === 'npx') return 'npx occupancy-sync';
   return basename(argv[1] ?? '') === 'occupancy-sync' ? 'occupancy-sync' : 'npx occupancy-sync';
 }
+
+/**
+ * Text on its way out, with every hint spelled `spelling`. Messages from every layer write a command as
+ * `` `occupancy-sync <command>` `` (backticks), and help examples put it at the start of a line (`$ occupancy-sync
+ * sync`, `1. occupancy-sync webhook ...`, after `NAME=value` settings); only the CLI knows how it was started, so it
+ * spells them here, where text leaves the program, instead of every layer asking. `commands` are the command names:
+ * a line that starts with the bare word otherwise (prose) is left alone.
+ */
+export function spellHints(text: string, spelling: string, commands: readonly string[]): string {
+  if (spelling === 'occupancy-sync' || !text.includes('occupancy-sync')) return text;
+  const names = commands.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
+  const example = new RegExp(`^([ \\t]*(?:\\$ |\\d+\\. )?(?:[A-Za-z_][A-Za-z0-9_]*=\\S* )*)occupancy-sync(?= (?:${names})\\b| --?[a-zA-Z])`, 'gm');
+  return text.replace(/`occupancy-sync(?=[\s`])/g, `\`${spelling}`).replace(example, `$1${spelling}`);
+}

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseEnv } from 'node:util';
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, type Option } from 'commander';
 import { createContext, type CliContext, type CommandModule } from './context.ts';
 import { ConfigError, ExitCode, exitCodeFor, OccupancySyncError } from '../errors.ts';
 import { globalSecrets } from '../logger.ts';
 import { commands } from './commands/index.ts';
 import { packageVersion } from './version.ts';
+import { invocation, spellHints } from './invocation.ts';
 import { resolveTelemetry } from '../telemetry-config.ts';
 
 export interface MainOptions {
@@ -23,14 +24,58 @@ export function buildProgram(ctx: CliContext, modules: CommandModule[] = command
     .name('occupancy-sync')
     .description('Keep a SQL copy (SQLite or Postgres) of the occupancy platform: sync, receive webhooks, report.')
     .version(packageVersion(), '-V, --version', 'print the version and exit')
-    .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void ctx.stdout.write(s),
       writeErr: (s) => void ctx.stderr.write(globalSecrets.scrub(s)),
     });
   for (const register of modules) register(program, ctx);
+  usageErrorsFirst(program);
   return program;
+}
+
+/** A command and its subcommands, depth first. */
+function* allCommands(command: Command): Generator<Command> {
+  yield command;
+  for (const sub of command.commands) yield* allCommands(sub);
+}
+
+/**
+ * Usage errors as one line each, the worst first. Commander checks required options before it looks at unknown ones,
+ * so `backfill --form 2d` said "required option '--from <time>' not specified" and never named the typo. Required
+ * options are therefore checked here, after commander has refused unknown options and arguments (a preAction hook runs
+ * after both): an unknown option is reported first, with the close match. Every usage error is one line naming what
+ * was wrong and where its command's --help is.
+ */
+function usageErrorsFirst(program: Command): void {
+  const required = new Map<Command, Option[]>();
+  for (const command of allCommands(program)) {
+    const options = command.options.filter((o) => o.mandatory);
+    for (const option of options) option.makeOptionMandatory(false);
+    if (options.length) required.set(command, options);
+    const path: string[] = [];
+    for (let c: Command | null = command; c?.parent; c = c.parent) path.unshift(c.name());
+    command.showSuggestionAfterError(true).configureOutput({
+      outputError: (text, write) => write(usageLine(text, path)),
+    });
+  }
+  program.hook('preAction', (_root, action) => {
+    for (const option of required.get(action) ?? []) {
+      if (action.getOptionValue(option.attributeName()) === undefined) {
+        action.error(`error: required option '${option.flags}' not specified`, { code: 'commander.missingMandatoryOptionValue' });
+      }
+    }
+  });
+}
+
+/** Commander's error text (`error: unknown option '--form'\n(Did you mean --from?)`) as one line with the fix. */
+export function usageLine(text: string, path: readonly string[]): string {
+  const lines = text.trim().split('\n');
+  let line = (lines[0] ?? '').replace(/^error: /, '').replace(/\.$/, '');
+  const suggestion = lines.map((l) => /^\(Did you mean (.+)\?\)$/.exec(l.trim())).find(Boolean);
+  if (suggestion) line += ` (did you mean ${suggestion[1]}?)`;
+  const help = `\`occupancy-sync ${[...path, '--help'].join(' ')}\``;
+  return `occupancy-sync: ${line}. Fix: ${suggestion ? `use ${suggestion[1]}; ` : ''}see ${help}\n`;
 }
 
 /** Runs the CLI and resolves to the process exit code. */
@@ -64,11 +109,22 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     cleanup();
     return exitCodeFor(error);
   }
+  // Hints name the program as it was started (invocation.ts): set once the commands' names are known.
+  let spell = (text: string) => text;
+  const spelled = (stream: CliContext['stdout']): CliContext['stdout'] => ({
+    write: (text: string) => stream.write(spell(text)),
+    get isTTY() {
+      return stream.isTTY;
+    },
+  });
   const ctx = createContext(env, {
-    stdout: options.stdout ?? process.stdout,
-    stderr: options.stderr ?? process.stderr,
+    stdout: spelled(options.stdout ?? process.stdout),
+    stderr: spelled(options.stderr ?? process.stderr),
   }, signal);
   const program = buildProgram(ctx);
+  const spelling = invocation(argv, env);
+  const names = [...allCommands(program)].map((c) => c.name());
+  spell = (text) => spellHints(text, spelling, names);
   let telemetry: { shutdown(): Promise<void> } | undefined;
   try {
     // Off unless an OTLP endpoint is set: then, and only then, OpenTelemetry is loaded (src/app/telemetry.ts).

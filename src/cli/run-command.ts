@@ -11,6 +11,7 @@ import { noteLines, problemLines, summaryFigures, summaryLine } from '../app/sum
 import { exitCodeOf } from './exit-code.ts';
 import type { CliContext } from './context.ts';
 import { formatCount } from '../numbers.ts';
+import { holdErrors } from './held-errors.ts';
 
 /** The summary as one JSON object (`sync --json`): the figures, the exit code and every stream's outcome. */
 export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
@@ -80,11 +81,14 @@ export async function runCommand(
   const logger = ctx.logger();
   const store = await openForWriting(config.database, logger, ctx.signal);
   try {
-    let result: SyncReport;
+    let result: SyncReport | undefined;
+    // Each failure is printed once, by printReport: the engine's log line of the same error is dropped.
+    const held = holdErrors(logger);
     try {
-      result = await runOnce({ config, store, logger, customers, streams, request: flags.request, signal: ctx.signal, onProgress: flags.progress?.onProgress });
+      result = await runOnce({ config, store, logger: held.logger, customers, streams, request: flags.request, signal: ctx.signal, onProgress: flags.progress?.onProgress });
     } finally {
       flags.progress?.finish();
+      held.release(result?.outcomes.map((o) => o.error).filter((e) => e !== undefined) ?? []);
     }
     printReport(ctx, command, result, { json: flags.json, extra: await completeLines(store, result, flags.request) });
     if (config.metrics.textfile) {

@@ -22,8 +22,9 @@ Exit codes: 0 applied or already up to date, 1 the database refused, 78 bad DATA
     .action(async () => {
       const config = ctx.config();
       const where = `${config.database.dialect} ${redactUrl(config.database.url)}`;
-      const { openStore } = await import('../../store/index.ts');
-      const store = await openStore(config.database, { logger: ctx.logger() });
+      const [{ openStore }, { migrationDetailAtDebug }] = await Promise.all([import('../../store/index.ts'), import('../../app/database.ts')]);
+      // What was applied is printed below; the store's own lines about it would say it twice.
+      const store = await openStore(config.database, { logger: migrationDetailAtDebug(ctx.logger()) });
       try {
         const applied = await store.migrate();
         if (applied.length === 0) {
