@@ -171,11 +171,11 @@ function fail(variable: string, value: string | undefined, problem: string, fix:
   throw new ConfigError(`${variable}=${shown}: ${problem}. Fix: ${fix}`);
 }
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 
-/** Parses `1500ms`, `60s`, `15m`, `1h`, `7d`, or a bare number of seconds. */
+/** Parses `1500ms`, `60s`, `15m`, `1h`, `7d`, `2w`, or a bare number of seconds. */
 export function parseDuration(text: string): number | undefined {
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/.exec(text);
   if (!match) return undefined;
   const unit = DURATION_UNITS[match[2] ?? 's']!;
   return Math.round(Number(match[1]) * unit);
@@ -184,7 +184,7 @@ export function parseDuration(text: string): number | undefined {
 function duration(env: Env, variable: string, fallback: string, min = 0): number {
   const raw = env[variable]?.trim() || fallback;
   const ms = parseDuration(raw);
-  if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h or 7d`);
+  if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h, 7d or 2w`);
   if (ms < min) fail(variable, raw, `must be at least ${min} ms`, `use a larger value`);
   return ms;
 }

@@ -94,12 +94,13 @@ export function canonicalIso(text: string): IsoUtc | undefined {
  */
 
 const DATE_ONLY = /^(\d{4})-(\d{2})-(\d{2})$/;
-const AGO = /^(\d+)(h|d)$/;
+const AGO = /^(\d+)(h|d|w)$/;
+const AGO_UNIT_MS: Record<string, number> = { h: 3_600_000, d: 86_400_000, w: 604_800_000 };
 const HOUR = 3_600_000;
 
 /**
  * A command-line instant: `2026-01-01` (midnight UTC), an ISO 8601 date-time with a zone (`2026-01-01T06:00:00Z`,
- * `2026-01-01T08:00+02:00`), a time before now in whole hours or days (`36h`, `7d`), or `now`. The relative forms
+ * `2026-01-01T08:00+02:00`), a time before now in whole hours, days or weeks (`36h`, `7d`, `2w`), or `now`. The relative forms
  * are rounded down to the hour (`now` is this hour's start, as `0h`), so that the same flag means the same instant
  * all that hour: a backfill run again resumes instead of refusing another range. A date that does not exist
  * (2026-02-30) or a date-time without a zone is refused.
@@ -107,7 +108,7 @@ const HOUR = 3_600_000;
 export function parseInstant(flag: string, value: string, now = Date.now()): number {
   const text = value.trim();
   const ago = AGO.exec(text === 'now' ? '0h' : text);
-  if (ago) return Math.floor((now - Number(ago[1]) * (ago[2] === 'd' ? 24 * HOUR : HOUR)) / HOUR) * HOUR;
+  if (ago) return Math.floor((now - Number(ago[1]) * AGO_UNIT_MS[ago[2]!]!) / HOUR) * HOUR;
   const ms = DATE_ONLY.test(text) ? parseIsoInstant(`${text}T00:00:00Z`) : parseIsoInstant(text);
   if (ms !== undefined) return ms;
   let problem = 'not an ISO 8601 date or date-time with a zone, a time ago such as 36h or 7d, nor now';

@@ -69,6 +69,8 @@ describe('parseInstant (command-line times)', () => {
     expect(parseInstant('--from', '2026-01-05T08:00+02:00', now)).toBe(Date.UTC(2026, 0, 5, 6));
     expect(parseInstant('--from', '36h', now)).toBe(Date.UTC(2026, 2, 1, 22));
     expect(parseInstant('--from', '7d', now)).toBe(Date.UTC(2026, 1, 24, 10));
+    expect(parseInstant('--from', '1w', now)).toBe(parseInstant('--from', '7d', now));
+    expect(parseInstant('--from', '2w', now)).toBe(Date.UTC(2026, 1, 17, 10));
   });
 
   it.each([

@@ -12,7 +12,7 @@ export const backfillCommand: CommandModule = (program, ctx) => {
     )
     .requiredOption(
       '--from <time>',
-      'start of the range, inclusive: 2026-01-01, 2026-01-01T06:00:00Z, 30d (thirty days ago, rounded down to the hour), ' +
+      'start of the range, inclusive: 2026-01-01, 2026-01-01T06:00:00Z, 30d or 4w (thirty days or four weeks ago, rounded down to the hour), ' +
         'or now (the start of this hour, as 0h, not this instant)',
     )
     .option('--to <time>', 'end of the range, exclusive: the same forms (now: the start of this hour, as 0h, not this instant)', 'now')

@@ -49,8 +49,8 @@ export const reportCommand: CommandModule = (program, ctx) => {
     .option('--customer <id>', 'only this customer')
     .option(
       '--from <time>',
-      'start (inclusive): a date or time (read in --tz when it has no offset), a time before now in whole hours or days ' +
-        'such as 7d (rounded down to the hour), or now (the instant the report runs, not rounded)',
+      'start (inclusive): a date or time (read in --tz when it has no offset), a time before now in whole hours, days or weeks ' +
+        'such as 7d or 2w (rounded down to the hour), or now (the instant the report runs, not rounded)',
     )
     .option('--to <time>', 'end (exclusive): the same forms as --from; default now (the instant the report runs, not rounded)')
     .option('--tz <zone>', 'IANA time zone for hours, days and dates without an offset, e.g. Europe/Berlin', 'UTC')
