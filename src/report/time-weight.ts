@@ -216,7 +216,7 @@ function checkBounds(bounds: readonly number[]): void {
     throw new TimeWeightError('bounds', bounds, 'no bounds', 'pass the buckets\' starts and then the end of the last, such as [09:00, 10:00, 11:00] for two hours');
   }
   for (let i = 0; i < bounds.length; i++) {
-    checkInteger(`bounds[${i}]`, bounds[i]!);
+    if (!Number.isSafeInteger(bounds[i])) checkInteger(`bounds[${i}]`, bounds[i]!);
     if (i > 0 && bounds[i]! <= bounds[i - 1]!) {
       throw new TimeWeightError(`bounds[${i}]`, bounds[i], `not after bounds[${i - 1}] ${bounds[i - 1]}`, 'pass strictly increasing bucket starts and then the end');
     }
@@ -224,7 +224,7 @@ function checkBounds(bounds: readonly number[]): void {
 }
 
 function checkReading(r: Reading, i: number): void {
-  checkInteger(`readings[${i}].at`, r.at);
+  if (!Number.isSafeInteger(r.at)) checkInteger(`readings[${i}].at`, r.at);
   if (r.occupied !== true && r.occupied !== false && r.occupied !== null) {
     throw new TimeWeightError(`readings[${i}].occupied`, r.occupied, 'not true, false or null', 'map the status to occupied (true), vacant (false) or unknown (null)');
   }

@@ -144,6 +144,8 @@ describe('time-weighted figures: worked examples', () => {
     const old = timeWeight(before, bounds, { maxHoldMs });
     for (let k = 0; k < full.length; k++) if (k < first || k >= last) expect(full[k], `bucket ${k}`).toEqual(old[k]);
     expect(full[10]!.occupiedMs).toBe(30 * MIN);
+    expect(full[10]!.headcountMs).toBe(4 * 30 * MIN);
+    expect(totals(full.slice(8, 18)).occupiedMs).toBe(270 * MIN);
     // What an aggregate refresher reads: the last reading before the first bucket, and the readings up to the last.
     const window = readingsFor(after, bounds[first]!, bounds[last]!);
     expect(timeWeight(window, bounds.slice(first, last + 1), { maxHoldMs })).toEqual(full.slice(first, last));
