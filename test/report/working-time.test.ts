@@ -152,6 +152,26 @@ describe('local days', () => {
     expect(localHours('America/Santiago', day!.start, day!.end).map((h) => h.hour)).toEqual(Array.from({ length: 23 }, (_, i) => i + 1));
   });
 
+  it('start at the local date\'s first instant, tile the range and follow each other by one date, in any zone', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...ZONES), arbInstant, fc.integer({ min: 1, max: 40 }), (zone, from, count) => {
+        const days = localDays(zone, from, from + count * DAY);
+        expect(days.length).toBeGreaterThanOrEqual(count - 1);
+        days.forEach((d, i) => {
+          const w = wall(zone, d.start);
+          expect({ date: d.date, weekday: d.weekday }).toEqual({ date: w.date, weekday: w.weekday });
+          expect(wall(zone, d.start - 1).date).not.toBe(d.date);
+          expect(startOfLocalDate(zone, d.date)).toBe(d.start);
+          expect(d.end - d.start).toBeGreaterThanOrEqual(22 * HOUR);
+          expect(d.end - d.start).toBeLessThanOrEqual(26 * HOUR);
+          expect(wall(zone, d.end - 1).date).toBe(d.date);
+          if (i > 0) expect(d.start).toBe(days[i - 1]!.end);
+        });
+      }),
+      { numRuns: 100 },
+    );
+  });
+
   it('startOfLocalDate refuses a date that does not exist', () => {
     expect(() => startOfLocalDate('UTC', '2026-02-30')).toThrow(/^date "2026-02-30": not a real date in the form YYYY-MM-DD\. Fix: /);
   });
