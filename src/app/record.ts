@@ -101,7 +101,7 @@ export async function record(options: RecordOptions): Promise<RecordResult> {
   const now = options.now ?? Date.now;
   const [name] = options.command;
   if (!name || !(RECORDABLE_COMMANDS as readonly string[]).includes(name)) {
-    throw new UsageError(`record: ${name === undefined ? 'no command given' : `cannot record ${JSON.stringify(name)}`}. Fix: name one of ${RECORDABLE_COMMANDS.join(', ')}, e.g. occupancy-sync record --out ./recording sync`);
+    throw new UsageError(`record: ${name === undefined ? 'no command given' : `cannot record ${JSON.stringify(name)}`}. Fix: name one of ${RECORDABLE_COMMANDS.join(', ')}, e.g. \`occupancy-sync record --out ./recording sync\``);
   }
   const { apiBaseUrl, customers } = requireApi(options.config);
   prepareOutDir(options.out);

@@ -28,5 +28,5 @@ export function spellHints(text: string, spelling: string, commands: readonly st
   if (spelling === 'occupancy-sync' || !text.includes('occupancy-sync')) return text;
   const names = commands.map((c) => c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|');
   const example = new RegExp(`^([ \\t]*(?:\\$ |\\d+\\. )?(?:[A-Za-z_][A-Za-z0-9_]*=\\S* )*)occupancy-sync(?= (?:${names})\\b| --?[a-zA-Z])`, 'gm');
-  return text.replace(/`occupancy-sync(?=[\s`])/g, `\`${spelling}`).replace(example, `$1${spelling}`);
+  return text.replace(/`((?:[A-Za-z_][A-Za-z0-9_]*=\S* )*)occupancy-sync(?=[\s`])/g, `\`$1${spelling}`).replace(example, `$1${spelling}`);
 }

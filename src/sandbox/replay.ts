@@ -15,6 +15,7 @@ import {
   type RecordedKey,
 } from './replay-format.ts';
 import type { Recording } from './replay-load.ts';
+import { explainMiss } from './replay-miss.ts';
 import { ReplayTokens } from './replay-token.ts';
 
 /**
@@ -22,8 +23,9 @@ import { ReplayTokens } from './replay-token.ts';
  * the recorded token's claims; each GraphQL request gets the recorded answer to the same key, operation and variables,
  * repeats in recorded order (a 500 then the retry's 200, a 401 then the answer after re-authenticating), with the
  * recorded status, Date header and failures (a connection dropped, a body cut off). A request the recording does not
- * hold gets a GraphQL error naming the operation and variables, and a log line: the replayed command asked something
- * the recorded one did not, which is what the person replaying needs to know first.
+ * hold gets HTTP 400 and a GraphQL error saying why, with the fix for that cause (replay-miss.ts: most often the
+ * recorded clock is missing), and a log line: the replayed command asked something the recorded one did not, which is
+ * what the person replaying needs to know first.
  */
 
 export interface ReplayOptions {
@@ -107,9 +109,17 @@ export async function startReplay(options: ReplayOptions): Promise<Replay> {
   const answers = new Answers();
   const keys = recording.meta.keys.map((k) => ({ key: k.key, customerId: k.customerId ?? null }));
   const knownKeys = new Set(keys.map((k) => k.key));
+  /** The variables the recorded run sent, by key and operation: what a miss is compared with. */
+  const sent = new Map<string, unknown[]>();
   for (const x of recording.exchanges) {
     if (x.endpoint === 'auth') answers.add(`auth\n${x.key ?? ''}`, x);
-    else if (x.endpoint === 'query') answers.add(queryKey(x.key ?? '', operationOf(x.request.body), variablesOf(x.request.body)), x);
+    else if (x.endpoint === 'query') {
+      const operation = operationOf(x.request.body);
+      const variables = variablesOf(x.request.body);
+      answers.add(queryKey(x.key ?? '', operation, variables), x);
+      const of = `${x.key ?? ''}\n${operation}`;
+      sent.set(of, [...(sent.get(of) ?? []), redactSecretFields(variables)]);
+    }
     else answers.add(otherKey(x.request.method, x.request.path, x.request.body ?? x.request.bodyText), x);
   }
   const stats: ReplayStats = { served: 0, notInRecording: 0, missed: [] };
@@ -196,15 +206,18 @@ export async function startReplay(options: ReplayOptions): Promise<Replay> {
     }
     const shown = canonicalJson(redactSecretFields(variables));
     miss(`${operation || '(anonymous operation)'} with variables ${shown.length > 500 ? `${shown.slice(0, 500)}…` : shown} (${key})`);
-    sendJson(req, res, 200, {
-      data: null,
-      errors: [
-        {
-          message: `not in the recording: ${operation || 'an anonymous operation'} with variables ${shown} for ${key}. The replayed command asked something the recorded run did not ` +
-            '(another start state, another clock, other settings or documents, or more repeats than were recorded)',
-          extensions: { code: 'NOT_IN_RECORDING', operationName: operation || null, variables, key },
-        },
-      ],
+    // 400: the same request gets the same answer, so a client does not retry it (GraphQL over HTTP: a request that
+    // cannot be executed); the message says why, with the fix for that cause.
+    const message = explainMiss({
+      operation: operation || 'anonymous operation',
+      key,
+      asked: redactSecretFields(variables),
+      recorded: sent.get(`${key}\n${operation}`) ?? [],
+      clock: recording.meta.clock,
+      now: Date.now(),
+    });
+    sendJson(req, res, 400, {
+      errors: [{ message, extensions: { code: 'NOT_IN_RECORDING', operationName: operation || null, variables, key } }],
     });
   };
 

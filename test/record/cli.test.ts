@@ -40,20 +40,22 @@ describe('record and sandbox --replay on the command line', () => {
     expect(stdout).toMatch(/--load-state <dir>/);
     expect(stdout).toMatch(/its clock stands still/);
     expect(stdout).toMatch(/Exit code: the command's own/);
-    expect(stdout).toMatch(/\$ occupancy-sync record --out \.\/recording sync/);
+    // Run from the sources, as in a clone: examples spelled the way that works there (src/cli/invocation.ts).
+    expect(stdout).toMatch(/\$ npx occupancy-sync record --out \.\/recording sync/);
+    expect(stdout).toContain('`DATABASE_URL=file:./data/replay.db npx occupancy-sync record --load-state ./recording`');
   });
 
   it('sandbox --help offers --replay', async () => {
     const { code, stdout } = await cli(['sandbox', '--help']);
     expect(code).toBe(0);
     expect(stdout).toMatch(/--replay <dir>/);
-    expect(stdout).toMatch(/\$ occupancy-sync sandbox --replay \.\/recording/);
+    expect(stdout).toMatch(/\$ npx occupancy-sync sandbox --replay \.\/recording/);
   });
 
   it('refuses misuse with exit 64 and one line naming the fix, before running anything', async () => {
     const out = join(work.dir, 'recording');
-    expect(await cli(['record', 'sync'], API)).toMatchObject({ code: 64, stderr: 'occupancy-sync: record: --out DIR is missing. Fix: e.g. occupancy-sync record --out ./recording sync\n' });
-    expect(await cli(['record', '--out', out], API)).toMatchObject({ code: 64, stderr: 'occupancy-sync: record: no command given. Fix: e.g. occupancy-sync record --out ./recording sync\n' });
+    expect(await cli(['record', 'sync'], API)).toMatchObject({ code: 64, stderr: 'occupancy-sync: record: --out DIR is missing. Fix: e.g. `npx occupancy-sync record --out ./recording sync`\n' });
+    expect(await cli(['record', '--out', out], API)).toMatchObject({ code: 64, stderr: 'occupancy-sync: record: no command given. Fix: e.g. `npx occupancy-sync record --out ./recording sync`\n' });
     const serve = await cli(['record', '--out', out, 'serve'], API);
     expect(serve).toMatchObject({ code: 64, stderr: expect.stringMatching(/cannot record "serve"\. Fix: name one of check, sync, backfill/) });
     expect(() => readdirSync(out)).toThrow();

@@ -100,19 +100,29 @@ describe('sandbox --replay', () => {
     expect(replay.unserved()).toEqual([]);
   });
 
-  it('answers a request the recording does not hold with a GraphQL error naming the operation and variables, and logs it', async () => {
+  it('answers a request the recording does not hold with HTTP 400 (not retried) and the cause and fix: the clock, the start state, other variables', async () => {
     const { replay, logs, token } = await start([auth(1), query(2, { response: ok(DATE_1, []) })]);
-    const asked = { ...VARS, from: '2026-01-07T00:00:00.001Z' };
-    const res = await post(`${replay.url}/api/external/query`, { query: 'query Occupancy { x }', operationName: 'Occupancy', variables: asked }, { authorization: `Bearer ${token}` });
-    expect(res.status).toBe(200);
-    expect(res.json.data).toBeNull();
+    const ask = async (variables: unknown) =>
+      post(`${replay.url}/api/external/query`, { query: 'query Occupancy { x }', operationName: 'Occupancy', variables }, { authorization: `Bearer ${token}` });
+    // Later times, by less than the time since the recording: the command ran on its own clock.
+    const later = { ...VARS, from: '2026-01-07T00:00:00.001Z', to: '2026-01-07T06:00:00.001Z' };
+    const res = await ask(later);
+    expect(res.status).toBe(400);
+    expect(res.json.data).toBeUndefined();
     expect(res.json.errors[0].message).toBe(
-      'not in the recording: Occupancy with variables {"after":null,"first":100,"from":"2026-01-07T00:00:00.001Z","to":"2026-01-07T06:00:00.000Z"} for recorded-key-1. ' +
-        'The replayed command asked something the recorded run did not (another start state, another clock, other settings or documents, or more repeats than were recorded)',
+      "not in the recording: this Occupancy asks for other times than the recorded run: the replayed command runs on its own clock, not the recording's (2026-01-08T00:00:00.000Z). " +
+        "Fix: run it with NODE_OPTIONS='--import=data:text/javascript,Date.now=()=>1767830400000' and a new database",
     );
-    expect(res.json.errors[0].extensions).toEqual({ code: 'NOT_IN_RECORDING', operationName: 'Occupancy', variables: asked, key: 'recorded-key-1' });
-    expect(logs.records().some((r) => r.level === 40 && String(r.msg).startsWith("replay: not in the recording: Occupancy with variables {\"after\":null,\"first\":100,\"from\":\"2026-01-07T00:00:00.001Z\""))).toBe(true);
-    expect(replay.stats.notInRecording).toBe(1);
+    expect(res.json.errors[0].extensions).toEqual({ code: 'NOT_IN_RECORDING', operationName: 'Occupancy', variables: later, key: 'recorded-key-1' });
+    expect(logs.records().some((r) => r.level === 40 && String(r.msg).startsWith('replay: not in the recording: Occupancy with variables {"after":null,"first":100,"from":"2026-01-07T00:00:00.001Z"'))).toBe(true);
+    // Earlier times: not the clock (it only runs on), but where the command started from.
+    const earlier = await ask({ ...VARS, from: '2026-01-06T00:00:00.000Z' });
+    expect(earlier.status).toBe(400);
+    expect(earlier.json.errors[0].message).toMatch(/^not in the recording: this Occupancy asks for other times than the recorded run, with the recorded clock or not: it started from other sync state or other settings\. Fix: replay on a new database with the recorded clock, settings and start state .*`occupancy-sync record --load-state DIR` loads the state\)\. Asked: \{/);
+    // Another page size: the settings.
+    const other = await ask({ ...VARS, first: 500 });
+    expect(other.json.errors[0].message).toMatch(/^not in the recording: the recorded run never sent this Occupancy with recorded-key-1: other settings .*Fix: replay with the recorded settings and definitions on a new database .*Asked: \{"after":null,"first":500,/);
+    expect(replay.stats.notInRecording).toBe(3);
     expect(replay.unserved().map((x) => x.seq)).toEqual([2]);
   });
 

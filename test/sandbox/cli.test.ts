@@ -23,8 +23,12 @@ describe('occupancy-sync sandbox', () => {
     const started = await waitFor(() => out.text().includes('Stop with'), 'the sandbox to print its keys and how to stop it', 20_000, { everyMs: 5, unless: run });
     expect(started, `the sandbox ended before it was ready: ${err.text()}`).toBe(true);
     const text = out.text();
-    const env = Object.fromEntries([...text.matchAll(/^(API_BASE_URL|API_KEY|API_SECRET|CUSTOMER_ID)=(.+)$/gm)].map((m) => [m[1], m[2]]));
-    expect(Object.keys(env).sort()).toEqual(['API_BASE_URL', 'API_KEY', 'API_SECRET', 'CUSTOMER_ID']);
+    const env = Object.fromEntries([...text.matchAll(/^(API_BASE_URL|API_KEY|API_SECRET|CUSTOMER_ID|CUSTOMER_NAME)=(.+)$/gm)].map((m) => [m[1], m[2]]));
+    expect(Object.keys(env).sort()).toEqual(['API_BASE_URL', 'API_KEY', 'API_SECRET', 'CUSTOMER_ID', 'CUSTOMER_NAME']);
+    // The first customer's name, quoted (it has spaces), so a report made from the block names the customer.
+    const first = /^ {2}(\S.*)\n {4}CUSTOMER_ID {2}(\S+)$/m.exec(text)!;
+    expect(env.CUSTOMER_ID).toBe(first[2]);
+    expect(env.CUSTOMER_NAME).toBe(JSON.stringify(first[1]));
     expect(text.match(/CUSTOMER_ID {2}[0-9a-f-]{36}/g)).toHaveLength(3);
 
     const token = await authenticate(env.API_BASE_URL!, { key: env.API_KEY!, secret: env.API_SECRET!, scopes: [], userCanWrite: true });

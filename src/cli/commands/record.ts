@@ -49,7 +49,7 @@ custom header values, any JWT, and every secret of the configuration wherever it
 URL-encoded, base64 or hex. The data itself (buildings, occupancy) is kept: it is what a replay answers with.
 
 Before replaying a recording of a sync that started from saved sync state (any run but the first), load that state
-into the replay's new database: DATABASE_URL=file:./replay.db occupancy-sync record --load-state ./recording
+into the replay's new database: \`DATABASE_URL=file:./data/replay.db occupancy-sync record --load-state ./recording\`
 
 Exit code: the command's own (also when it failed: what was exchanged is kept). 64 when record itself is misused
 (no command, a directory that is not empty), 78 for a configuration error.
@@ -58,7 +58,7 @@ Examples:
   $ occupancy-sync record --out ./recording sync
   $ occupancy-sync record --out ./recording-check check
   $ occupancy-sync record --out ./recording-jan backfill --from 2026-01-01 --to 2026-01-02 --stream occupancy
-  $ tar czf recording.tgz recording      # hand it over; then: occupancy-sync sandbox --replay ./recording`,
+  $ tar czf recording.tgz recording      # hand it over; then: \`occupancy-sync sandbox --replay ./recording\``,
     )
     .action(async (command: string | undefined, args: string[], flags: { out?: string; loadState?: string }) => {
       if (flags.loadState !== undefined) {
@@ -75,7 +75,7 @@ Examples:
         return;
       }
       if (flags.out === undefined || command === undefined) {
-        throw new UsageError(`record: ${flags.out === undefined ? '--out DIR is missing' : 'no command given'}. Fix: e.g. occupancy-sync record --out ./recording sync`);
+        throw new UsageError(`record: ${flags.out === undefined ? '--out DIR is missing' : 'no command given'}. Fix: e.g. \`occupancy-sync record --out ./recording sync\``);
       }
       const { record } = await import('../../app/record.ts');
       const config = ctx.config();
@@ -122,7 +122,8 @@ export function describeReplay(replay: Replay, spell: string): string {
   lines.push(...settings);
   if (settings.length === 0) lines.push('# the recorded run used the default settings (no SYNC_*, HTTP_* variable was set)');
   lines.push(
-    'DATABASE_URL=file:./replay.db',
+    // In ./data, as the default database: ignored by git, with the API budget's file beside it.
+    'DATABASE_URL=file:./data/replay.db',
     '',
     `The recorded command's clock stood still at ${meta.clock.frozenAt}; run it with the same clock and a new database:`,
     `  NODE_OPTIONS='--import=${`data:text/javascript,Date.now=()=>${meta.clock.epochMs}`}' ${spell} ${meta.command.join(' ')}`,
@@ -134,7 +135,7 @@ export function describeReplay(replay: Replay, spell: string): string {
       `  ${spell} record --load-state ${replay.recording.dir}`,
     );
   }
-  lines.push('', 'A request the recording does not hold gets a GraphQL error naming it, and a log line here. Stop with Ctrl-C or SIGTERM.', '');
+  lines.push('', 'A request the recording does not hold gets HTTP 400 and a GraphQL error saying why and the fix, and a log line here. Stop with Ctrl-C or SIGTERM.', '');
   return lines.join('\n');
 }
 

@@ -54,6 +54,8 @@ export function describeSandbox(sandbox: Sandbox): string {
     `API_KEY=${first.writeKey.key}`,
     `API_SECRET=${first.writeKey.secret}`,
     `CUSTOMER_ID=${first.id}`,
+    // Quoted: names have spaces, and the block may be sourced by a shell as well as read as .env.
+    `CUSTOMER_NAME=${JSON.stringify(first.name)}`,
     '',
     `Endpoints: POST ${sandbox.url}/api/v1/auth, POST ${sandbox.url}/api/external/query`,
     'Stop with Ctrl-C or SIGTERM.',
