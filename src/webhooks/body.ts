@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
-import { createGunzip, gunzipSync, type Gunzip } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
+import { GzipBody, type InflateQueue } from './inflate.ts';
 import { Refusal } from './refusal.ts';
 
 export interface BodyLimits {
@@ -29,26 +30,17 @@ export function checkDeclaredLength(req: IncomingMessage, limits: BodyLimits): v
 }
 
 /**
- * What one live inflater holds, charged to the budget while it lives: zlib's inflate state and its 32 KiB window,
- * the stream's output buffer and its objects. Measured at ~125 KiB of RSS per inflater with 300-900 of them
- * fed a gzip bomb's first 15 KiB (docs/webhooks.md), rounded up.
+ * What one live inflater holds, charged to the budget while it lives: zlib's inflate state and its window, the
+ * Gunzip object and its handle (measured per inflater under a flood of stalled bombs: docs/webhooks.md), rounded up.
  */
 export const INFLATER_BYTES = 128 * 1024;
 
 /**
- * zlib's output chunk. A quarter of node's 16 KiB default: a bomb inflates to the limit in many small buffers that
- * the young generation collects early, where 16 KiB buffers pile up as external memory until a full collection.
- * 300 stalled bombs (64 inflating, test/reliability/webhook-flood.test.ts) grew the RSS by 29-38 MiB with 4 KiB
- * chunks, 44-51 MiB with 8 KiB, ~75 MiB with 16 KiB; the price is CPU, about twice that of 16 KiB chunks.
- */
-const INFLATE_CHUNK_BYTES = 4 * 1024;
-
-/**
  * The memory all requests not yet authenticated may hold at once, whatever the number of connections: their wire
  * bytes and their inflaters. Beyond it a request is refused with 503 (transient: the platform retries it later), so
- * a flood of uploads that never authenticate cannot grow the process. Inflaters may take a quarter of it (64 with
- * the default 32 MiB): each one inflating a bomb churns through up to WEBHOOK_MAX_DECOMPRESSED_BYTES of buffers
- * before it is refused, and a flood of stalled gzip uploads must leave room for deliveries sent without compression.
+ * a flood of uploads that never authenticate cannot grow the process. Inflaters may take a quarter of it: a flood
+ * of stalled gzip uploads must leave room for deliveries sent without compression. What they inflate to is never
+ * held (inflate.ts), so the inflaters' own state is all they cost.
  */
 export class PendingBudget {
   readonly limit: number;
@@ -106,15 +98,17 @@ export interface ReadBody {
  * Reads the request body while counting wire bytes against `maxBodyBytes`, each reserved in `budget` before it is
  * kept. Only the wire bytes are kept. The decompressed bytes go to `sink` (the signature verifiers) as they arrive
  * and are then dropped, so an unauthenticated body is never held decompressed. A gzip body is inflated as its bytes
- * arrive, counted against `maxDecompressedBytes`: a gzip bomb is refused (413) as soon as it inflates past the
- * limit (plus at most one zlib chunk), however slowly the rest of it would come, and a corrupt stream as soon as
- * zlib sees it (400). The budget is given back when this settles.
+ * arrive, by `inflate`'s steps (one shared output buffer, inflate.ts), counted against `maxDecompressedBytes`: a gzip
+ * bomb is refused (413) as soon as it inflates past the limit (plus at most one step), however slowly the rest of it
+ * would come, and a corrupt stream as soon as zlib sees it (400). The sender waits (the request is paused) while its
+ * bytes are inflated. The budget is given back when this settles.
  */
 export function readBody(
   req: IncomingMessage,
   encoding: ContentEncoding,
   limits: BodyLimits,
   budget: PendingBudget,
+  inflate: InflateQueue,
   sink: (chunk: Buffer) => void,
 ): Promise<ReadBody> {
   if (encoding === 'gzip' && !budget.reserveInflater()) {
@@ -127,7 +121,7 @@ export function readBody(
     const chunks: Buffer[] = [];
     let settled = false;
     let wireEnded = false;
-    let gunzip: Gunzip | undefined;
+    let gzip: GzipBody | undefined;
 
     const finish = (error: Refusal | undefined) => {
       if (settled) return;
@@ -137,38 +131,37 @@ export function readBody(
       req.off('error', onWireError);
       req.off('aborted', onAborted);
       req.off('close', onClose);
-      if (gunzip) {
-        gunzip.removeAllListeners();
-        gunzip.on('error', () => {});
-        gunzip.destroy();
+      if (gzip) {
+        gzip.destroy();
         budget.releaseInflater();
       }
       budget.release(reserved);
       if (error) {
-        // Stop reading: the response is sent with `Connection: close`, so the rest of the upload is never buffered.
+        // Stop reading: the answer closes the connection (after a bounded lingering read, linger.ts).
         req.pause();
         chunks.length = 0;
         reject(error);
       } else {
-        resolve({ wire: Buffer.concat(chunks), wireBytes, bytes: gunzip ? inflatedBytes : wireBytes });
+        resolve({ wire: Buffer.concat(chunks), wireBytes, bytes: gzip ? inflatedBytes : wireBytes });
       }
     };
 
     if (encoding === 'gzip') {
-      gunzip = createGunzip({ chunkSize: INFLATE_CHUNK_BYTES });
-      gunzip.on('data', (chunk: Buffer) => {
-        inflatedBytes += chunk.length;
-        if (inflatedBytes > limits.maxDecompressedBytes) {
-          finish(new Refusal(413, 'decompressed_too_large', { wireBytes, inflatedBytes, maxDecompressedBytes: limits.maxDecompressedBytes }));
-          return;
-        }
-        sink(chunk);
-      });
-      gunzip.on('end', () => finish(undefined));
-      gunzip.on('error', (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes, inflatedBytes }, { cause: error })));
-      // Inflating is slower than the wire for a bomb: the sender waits while zlib catches up.
-      gunzip.on('drain', () => {
-        if (!settled) req.resume();
+      gzip = new GzipBody(inflate, {
+        output(bytes) {
+          inflatedBytes += bytes.length;
+          if (inflatedBytes > limits.maxDecompressedBytes) {
+            finish(new Refusal(413, 'decompressed_too_large', { wireBytes, inflatedBytes, maxDecompressedBytes: limits.maxDecompressedBytes }));
+            return false;
+          }
+          sink(bytes);
+          return true;
+        },
+        drained: () => {
+          if (!settled && !wireEnded) req.resume();
+        },
+        ended: () => finish(undefined),
+        failed: (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes, inflatedBytes }, { cause: error })),
       });
     }
 
@@ -184,13 +177,18 @@ export function readBody(
       }
       reserved += chunk.length;
       chunks.push(chunk);
-      if (!gunzip) sink(chunk);
-      else if (!gunzip.write(chunk)) req.pause();
+      if (!gzip) {
+        sink(chunk);
+        return;
+      }
+      // Inflating is slower than the wire for a bomb: the sender waits until its bytes are inflated.
+      req.pause();
+      gzip.write(chunk);
     };
     const onWireEnd = () => {
       wireEnded = true;
-      // gzip: settled by the inflater's end (or its error for a stream cut short).
-      if (gunzip) gunzip.end();
+      // gzip: settled once the inflater reached the end of the stream (or found it cut short).
+      if (gzip) gzip.end();
       else finish(undefined);
     };
     const onWireError = (error: Error) => finish(new Refusal(400, 'body_aborted', {}, { cause: error }));

@@ -8,6 +8,8 @@ import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
 import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
 import { checkFraming } from './framing.ts';
+import { InflateQueue } from './inflate.ts';
+import { DEFAULT_LINGER_MS, LINGER_BODY_MULTIPLE, lingerAfterAnswer, type LingerLimits } from './linger.ts';
 import { parseDelivery } from './delivery.ts';
 import { tracer } from '../tracing.ts';
 import { Refusal } from './refusal.ts';
@@ -52,6 +54,11 @@ export interface WebhookHandlerOptions {
   maxPendingBytes?: number;
   /** Accept deliveries of customers with neither secrets nor custom headers. Default false: closed. */
   acceptUnsigned?: boolean;
+  /**
+   * How long a connection answered before its body ended may go on reading (and dropping) the body, so that the
+   * sender can read the answer (linger.ts); at most 4 x maxBodyBytes are read. Default 5 s.
+   */
+  lingerMs?: number;
   /** Refusals of a reason after the first are summed up in one log line per this interval. Default 10 s. */
   refusalLogIntervalMs?: number;
   clock?: Clock;
@@ -68,6 +75,8 @@ export interface WebhookHandler {
   readonly inFlight: number;
   /** Bytes held by requests not yet authenticated. */
   readonly pendingBytes: number;
+  /** gzip bodies whose wire bytes received so far are not all inflated yet. */
+  readonly inflating: number;
   /** What the requests in flight are waiting for: their body, or the database. */
   readonly waiting: { body: number; database: number };
   /**
@@ -89,14 +98,16 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 const closing = new WeakSet<object>();
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>): void {
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>, linger: LingerLimits): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
   // When the body was not read to its end (refused early, or too large), close the connection instead of letting
-  // node:http drain whatever the sender still wants to upload.
+  // node:http drain whatever the sender still wants to upload; first read and drop a bounded rest of it, so that a
+  // sender still writing can read the answer (linger.ts).
   if (!req.complete) {
     res.setHeader('Connection', 'close');
     closing.add(req.socket);
+    lingerAfterAnswer(req, linger);
   }
   if (status === 405) res.setHeader('Allow', 'POST');
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -123,6 +134,8 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const logger = options.logger ?? silentLogger;
   const auth = new CustomerAuthenticator(options.customers, { acceptUnsigned: options.acceptUnsigned });
   const budget = new PendingBudget(options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES);
+  const inflate = new InflateQueue();
+  const linger: LingerLimits = { maxBytes: LINGER_BODY_MULTIPLE * limits.maxBodyBytes, maxMs: options.lingerMs ?? DEFAULT_LINGER_MS };
   const refusals = new RefusalLog(logger, options.refusalLogIntervalMs);
   let inFlight = 0;
   let waiters: Array<() => void> = [];
@@ -171,7 +184,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       }
       // Headers and signature header first: a request no customer could accept is refused before its body is read.
       const prepared = auth.prepare(req.headers, clock.now(), toleranceMs);
-      const wire = await untilStopped(readBody(req, encoding, limits, budget, (chunk) => prepared.update(chunk)), 'body');
+      const wire = await untilStopped(readBody(req, encoding, limits, budget, inflate, (chunk) => prepared.update(chunk)), 'body');
       const authenticated = auth.finish(prepared, clock.now());
       const body = decompressed(wire, encoding, limits);
       const parsed = parseDelivery(body, options.deliveries);
@@ -188,7 +201,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
       } catch (error) {
         throw error instanceof Refusal ? error : storageRefusal(error);
       }
-      send(req, res, 200, { status: result });
+      send(req, res, 200, { status: result }, linger);
       (parsed.rejected ? logger.warn : logger.info).call(
         logger,
         {
@@ -213,7 +226,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     } catch (error) {
       if (!(error instanceof Refusal)) {
         logger.error({ err: error, ...ids }, 'webhook handler failed unexpectedly');
-        send(req, res, 500, { error: 'internal_error' });
+        send(req, res, 500, { error: 'internal_error' }, linger);
         return { status: 500, reason: 'internal_error', ...ids };
       }
       if (error.status === 503) res.setHeader('Retry-After', '5');
@@ -221,7 +234,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
         res.setHeader('Connection', 'close');
         closing.add(req.socket);
       }
-      send(req, res, error.status, { error: error.reason });
+      send(req, res, error.status, { error: error.reason }, linger);
       const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
       if (error.reason === 'storage_failed' || error.reason === 'unstorable') {
         // The cause is the store's error; its message names the failure, never a secret or the body.
@@ -266,6 +279,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   Object.defineProperty(handler, 'waiting', { get: () => ({ ...waiting }) });
   Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
   Object.defineProperty(handler, 'pendingBytes', { get: () => budget.used });
+  Object.defineProperty(handler, 'inflating', { get: () => inflate.size });
 
   if (options.acceptUnsigned) {
     logger.warn(
