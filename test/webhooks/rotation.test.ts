@@ -66,7 +66,7 @@ it('following the rotation steps with deliveries flowing loses no delivery', asy
     customers: 1,
     buildingsPerCustomer: 1,
     floorSpacesPerBuilding: 2,
-    intervalMs: 1000,
+    intervalMs: 500,
     lateArrivalMaxMs: 0,
     dataStart: Math.floor(Date.now() / 1000) * 1000 - 5000,
     webhooks: { autoDeliver: true, pollMs: 100, maxAttempts: 12, retryBaseMs: 200 },
