@@ -37,7 +37,8 @@ function random(seed: number): () => number {
 }
 
 const rows: Array<[string, string, string]> = [];
-const row = (what: string, ms: number, note = '') => rows.push([what, `${formatNumber(ms, ms < 10 ? 2 : 0)} ms`, note]);
+const shown = (ms: number) => (ms < 0.1 ? `${formatNumber(ms * 1000, 1)} µs` : `${formatNumber(ms, ms < 10 ? 2 : 0)} ms`);
+const row = (what: string, ms: number, note = '') => rows.push([what, shown(ms), note]);
 
 // Zones whose offsets no earlier line of this process has read: the first call is cold.
 const ZONES = ['Europe/Berlin', 'America/New_York', 'Australia/Sydney', 'Asia/Kolkata', 'America/St_Johns', 'Australia/Adelaide'];

@@ -10,13 +10,14 @@ export class CalendarError extends ConfigError {
   readonly value: unknown;
   constructor(field: string, value: unknown, problem: string, fix: string, options?: { cause?: unknown; label?: string }) {
     const where = options?.label ? `${options.label}: ${field}` : field;
-    super(`${where} ${show(value)}: ${problem}. Fix: ${fix}`, { cause: options?.cause });
+    super(`${where} ${showValue(value)}: ${problem}. Fix: ${fix}`, { cause: options?.cause });
     this.field = field;
     this.value = value;
   }
 }
 
-function show(value: unknown): string {
+/** A value as an error message shows it: numbers as written (NaN too), anything else as short JSON. */
+export function showValue(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'bigint') return String(value);
   try {
     const text = JSON.stringify(value);

@@ -1,4 +1,5 @@
 import { OccupancySyncError } from '../errors.ts';
+import { showValue } from './calendar-error.ts';
 
 /**
  * Time-weighted figures of one floor space, per bucket of time: the pure core the reporting views and the hourly
@@ -52,7 +53,7 @@ export class TimeWeightError extends OccupancySyncError {
   readonly field: string;
   readonly value: unknown;
   constructor(field: string, value: unknown, problem: string, fix: string) {
-    super('TIME_WEIGHT', `${field} ${JSON.stringify(value) ?? String(value)}: ${problem}. Fix: ${fix}`);
+    super('TIME_WEIGHT', `${field} ${showValue(value)}: ${problem}. Fix: ${fix}`);
     this.field = field;
     this.value = value;
   }

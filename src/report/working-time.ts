@@ -1,6 +1,7 @@
 import { CalendarError } from './calendar-error.ts';
 import {
   DAY_MS,
+  FIRST_INSTANT,
   HOUR_MS,
   MINUTE_MS,
   checkInstant,
@@ -20,8 +21,9 @@ import {
  * - A local hour starts at every instant the wall clock reads `HH:00:00` and at every change of the zone's offset.
  *   A day when DST starts has 23 hours, one when it ends 25 (two with the same local hour, told apart by their UTC
  *   start); in a zone with a half-hour offset hours start at half past the UTC hour.
- * - A local day starts at every instant the wall clock reads `00:00:00`, and at a change of offset that skips
- *   midnight (the day then starts at the change).
+ * - A local day runs from the first instant its date is shown to the first instant of the next date: local midnight,
+ *   or, on a day whose midnight the clocks skip, the change of offset. Where the clocks go back across midnight (St.
+ *   John's before 2011) the date shown again belongs to the day that had begun: dates never repeat.
  * - Working time is the time during which the wall clock shows a time in [start, end) on a working day that is not a
  *   holiday: elapsed time, so 08:00-18:00 is 10 hours on the DST days too; a start the clocks skip (02:30 on a
  *   spring-forward day in Europe) begins when the clock jumps (03:00), and a stretch of wall time the clocks repeat
@@ -53,31 +55,45 @@ export interface LocalDay {
 /** Where a period of the zone's hours or days start: every multiple of `unitMs` on the wall clock. */
 type Unit = typeof HOUR_MS | typeof DAY_MS;
 
-/** Boundaries in [fromMs, toMs] and the first one after `toMs`, with each one's wall clock reading. */
+/**
+ * Hour or day starts from about `fromMs` (callers drop earlier ones) to the first one after `toMs`, with each one's
+ * wall clock reading.
+ */
 function boundaries(zone: string, fromMs: number, toMs: number, unit: Unit): Array<{ at: number; wall: number }> {
   const found: Array<{ at: number; wall: number }> = [];
+  const push = (at: number, wall: number) => {
+    if (found.length === 0 || found[found.length - 1]!.at !== at) found.push({ at, wall });
+  };
+  // A date starts once, at its first instant, even where the clocks go back across midnight (St. John's did, at
+  // 00:01, until 2011): looking back two days finds the dates already shown.
+  const lookFrom = unit === DAY_MS ? Math.max(FIRST_INSTANT, fromMs - 2 * DAY_MS) : fromMs;
   // A period lasts at most a unit plus the largest change of offset (a 25-hour day): two units find the end of the last.
-  const spans = offsetSpans(zone, fromMs, toMs + 2 * unit + 1);
+  const spans = offsetSpans(zone, lookFrom, toMs + 2 * unit + 1);
+  let lastDate = -Infinity;
   spans.forEach((span, i) => {
     const o = span.offsetMs;
-    const isChange = i > 0 || offsetChangesAt(zone, span.start);
-    if (isChange) {
-      const wall = span.start + o;
-      // A change of offset starts an hour always, a day only when the local date changes at it.
-      const dateChanges = Math.floor(wall / DAY_MS) !== Math.floor((span.start - 1 + offsetBefore(spans, i, zone, span.start)) / DAY_MS);
-      if (unit === HOUR_MS || dateChanges) found.push({ at: span.start, wall });
+    if (unit === HOUR_MS) {
+      if (i > 0 || offsetChangesAt(zone, span.start)) push(span.start, span.start + o);
+    } else if (i > 0) {
+      // A change of offset starts a day when it skips midnight into a date not shown before.
+      const date = Math.floor((span.start + o) / DAY_MS);
+      if (date > lastDate) {
+        push(span.start, span.start + o);
+        lastDate = date;
+      }
     }
     const rem = (((span.start + o) % unit) + unit) % unit;
     for (let at = rem === 0 ? span.start : span.start + unit - rem; at < span.end; at += unit) {
-      if (found.length && found[found.length - 1]!.at === at) continue;
-      found.push({ at, wall: at + o });
+      if (unit === DAY_MS) {
+        const date = Math.floor((at + o) / DAY_MS);
+        if (date <= lastDate) continue;
+        lastDate = date;
+      }
+      push(at, at + o);
     }
+    if (unit === DAY_MS) lastDate = Math.max(lastDate, Math.floor((span.end - 1 + o) / DAY_MS));
   });
   return found;
-}
-
-function offsetBefore(spans: ReadonlyArray<{ offsetMs: number }>, i: number, zone: string, at: number): number {
-  return i > 0 ? spans[i - 1]!.offsetMs : offsetSpans(zone, at - 1, at)[0]!.offsetMs;
 }
 
 function checkRange(fromMs: number, toMs: number): void {

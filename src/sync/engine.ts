@@ -7,9 +7,10 @@ import type { Logger } from '../logger.ts';
 import type { Lock, RunMode, Store } from '../store/types.ts';
 import type { GraphQLRequester } from './fetch.ts';
 import type { AnyStream, StreamSettings } from './stream.ts';
-import { runStream, stateKey, type ProgressEvent, type RunRequest, type StreamOutcome } from './stream-run.ts';
+import { runStream, stateKey } from './run/stream.ts';
+import type { ProgressEvent, RunRequest, StreamOutcome } from './run/types.ts';
 
-export type { RunRequest, StreamOutcome, ProgressEvent } from './stream-run.ts';
+export type { RunRequest, StreamOutcome, ProgressEvent } from './run/types.ts';
 
 /** One customer to sync, with its own authenticated client. */
 export interface SyncTarget {

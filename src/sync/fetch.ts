@@ -7,7 +7,7 @@ import type { AnyStream } from './stream.ts';
 /** What the engine needs from the API client (src/api): one GraphQL request, abortable. */
 export interface GraphQLRequester {
   request<T = unknown>(document: any, variables?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<T>;
-  /** The platform's time from its latest answer (epoch ms), when known: caps the watermark (see windows.ts). */
+  /** The platform's time from its latest answer (epoch ms), when known: caps the watermark (see run/plan.ts). */
   serverTime?(): number | undefined;
   /**
    * The customer the credentials belong to, when the platform says (a token claim), else undefined. The engine

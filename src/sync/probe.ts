@@ -4,10 +4,10 @@ import { PageContract, type ContractWindow } from './contract.ts';
 import { fetchPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
 import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
-import { limitsOf, validatorOf } from './run-parts.ts';
+import { limitsOf, validatorOf } from './run/parts.ts';
 import { streamSettingsOf, type EngineSettings } from './settings.ts';
 import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
-import { stepOffGrid } from './windows.ts';
+import { stepOffGrid } from './run/plan.ts';
 import { sinkKey } from '../store/sinks.ts';
 
 /**

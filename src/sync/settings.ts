@@ -24,7 +24,7 @@ export interface EngineSettings {
   concurrency?: number;
   /**
    * Windows of one stream read at the same time (each page by page, in order), once the store waits for the network
-   * (window-demand.ts). Default 1.
+   * (run/window-demand.ts). Default 1.
    */
   windowConcurrency?: number;
   /** Records one stream run holds at most in pages requested and not yet committed. Unset: no bound. */

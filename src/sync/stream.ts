@@ -16,7 +16,7 @@ export type { VariablesInput } from './variables.ts';
 export type StreamKind =
   /** The whole listing is read on every run; rows that vanished from a complete listing can be soft-deleted. */
   | 'full'
-  /** Time windows from the watermark (minus a lookback) to now (minus a settle delay); see src/sync/windows.ts. */
+  /** Time windows from the watermark (minus a lookback) to now (minus a settle delay); see src/sync/run/plan.ts. */
   | 'incremental';
 
 /** The part of the configuration the engine uses (kept as the package's name for it). */

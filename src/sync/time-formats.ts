@@ -10,7 +10,7 @@ export type TimeFormat = (typeof TIME_FORMATS)[number];
 
 const DAY_MS = 86_400_000;
 
-/** The finest instant a format can write: window bounds sent in it lie on this grid (windows.ts aligns them). */
+/** The finest instant a format can write: window bounds sent in it lie on this grid (run/plan.ts aligns them). */
 export const FORMAT_UNIT_MS: Record<TimeFormat, number> = {
   iso: 1,
   'iso-seconds': 1000,

@@ -173,6 +173,7 @@ describe('time-weighted figures: refused input', () => {
   const cases: Array<[string, () => unknown, RegExp]> = [
     ['unsorted readings', () => timeWeight([occ(at(10)), occ(at(9))], hourBounds(8, 12), { maxHoldMs: HOUR }), /^readings\[1\]\.at \d+: before readings\[0\]\.at \d+\. Fix: sort the readings by time/],
     ['a zero max hold', () => timeWeight([], hourBounds(8, 9), { maxHoldMs: 0 }), /^maxHoldMs 0: not a positive whole number/],
+    ['a max hold that is not a number', () => timeWeight([], hourBounds(8, 9), { maxHoldMs: Number('15m') }), /^maxHoldMs NaN: not a positive whole number/],
     ['no bounds', () => timeWeight([], [], { maxHoldMs: HOUR }), /^bounds \[\]: no bounds\. Fix: /],
     ['bounds not increasing', () => timeWeight([], [at(9), at(9)], { maxHoldMs: HOUR }), /^bounds\[1\] \d+: not after bounds\[0\]/],
     ['an instant in seconds with a fraction', () => timeWeight([occ(1.5)], [0, 10], { maxHoldMs: HOUR }), /^readings\[0\]\.at 1\.5: not an integer instant/],

@@ -168,8 +168,24 @@ describe('local days', () => {
           if (i > 0) expect(d.start).toBe(days[i - 1]!.end);
         });
       }),
-      { numRuns: 100 },
+      { numRuns: 150 },
     );
+  });
+
+  it('where the clocks went back across midnight (St. John\'s at 00:01 in 2010) a date starts once: the day that began keeps the repeated hour', () => {
+    const days = localDays('America/St_Johns', utc('2010-11-06T00:00:00Z'), utc('2010-11-09T00:00:00Z'));
+    expect(days.map((d) => [d.date, new Date(d.start).toISOString(), (d.end - d.start) / HOUR])).toEqual([
+      ['2010-11-06', '2010-11-06T02:30:00.000Z', 24],
+      ['2010-11-07', '2010-11-07T02:30:00.000Z', 25],
+      ['2010-11-08', '2010-11-08T03:30:00.000Z', 24],
+    ]);
+    // Hours keep the wall clock's own date: a minute of 7 November, then 23:01 of the 6th again.
+    const hours = localHours('America/St_Johns', days[1]!.start, days[1]!.end);
+    expect(hours.slice(0, 3).map((h) => [h.date, h.hour, (h.end - h.start) / MIN])).toEqual([
+      ['2010-11-07', 0, 1],
+      ['2010-11-06', 23, 59],
+      ['2010-11-07', 0, 60],
+    ]);
   });
 
   it('startOfLocalDate refuses a date that does not exist', () => {

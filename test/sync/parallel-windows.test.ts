@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
-import { Frontier } from '../../src/sync/frontier.ts';
+import { Frontier } from '../../src/sync/run/frontier.ts';
 import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
 import { occupancy } from '../../jobs/index.ts';
 import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PendingRecords } from '../../src/sync/pending-records.ts';
+import { PendingRecords } from '../../src/sync/run/pending-records.ts';
 
 /** Whether `promise` settled by the time the event loop has run everything already queued. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WindowDemand } from '../../src/sync/window-demand.ts';
+import { WindowDemand } from '../../src/sync/run/window-demand.ts';
 
 /** Whether `promise` settled by the time the event loop has run everything already queued. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Frontier } from '../../src/sync/frontier.ts';
-import { WindowQueue } from '../../src/sync/window-queue.ts';
+import { Frontier } from '../../src/sync/run/frontier.ts';
+import { WindowQueue } from '../../src/sync/run/window-queue.ts';
 
 const windows = (n: number) => Array.from({ length: n }, (_, i) => ({ from: i * 10, to: (i + 1) * 10, cursor: null }));
 

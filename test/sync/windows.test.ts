@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, stepOffGrid, watermarkLimit, type SyncWindow } from '../../src/sync/windows.ts';
+import { advanceWatermark, nextBackfillWindow, planBackfill, planIncremental, sliceWindows, stepOffGrid, watermarkLimit, type SyncWindow } from '../../src/sync/run/plan.ts';
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

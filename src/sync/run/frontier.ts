@@ -1,13 +1,6 @@
-import type { SyncWindow } from './windows.ts';
+import type { SyncWindow, WindowProgress } from './types.ts';
 
-/** A window of a run, and how far it has been read (its committed cursor; `done` once its last page committed). */
-export interface WindowProgress {
-  readonly index: number;
-  readonly from: number;
-  readonly to: number;
-  cursor: string | null;
-  done: boolean;
-}
+export type { WindowProgress } from './types.ts';
 
 /**
  * Windows may be read at the same time and complete in any order, but what is stored as complete (an incremental

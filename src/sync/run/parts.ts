@@ -1,12 +1,14 @@
-import type { PagingLimits } from './contract.ts';
-import type { FetchedPage } from './fetch.ts';
-import { compileRecord, type RecordValidator } from './records.ts';
-import type { EngineSettings } from './settings.ts';
-import type { AnyStream } from './stream.ts';
-import type { StreamOutcome, StreamRunContext } from './stream-run.ts';
-import { inSpan } from '../tracing.ts';
+import type { IsoUtc } from '../../store/types.ts';
+import { toIsoUtc } from '../../time.ts';
+import { inSpan } from '../../tracing.ts';
+import type { PagingLimits } from '../contract.ts';
+import type { FetchedPage } from '../fetch.ts';
+import { compileRecord, type RecordValidator } from '../records.ts';
+import type { EngineSettings } from '../settings.ts';
+import type { AnyStream } from '../stream.ts';
+import type { RunCounts, RunIdentity, RunResult, StreamRunContext } from './types.ts';
 
-/** Small pieces shared by the full and the windowed runners. */
+/** Small pieces shared by the full and the windowed runners (and the probe, which reads a page as a run does). */
 
 const validators = new WeakMap<AnyStream, RecordValidator<unknown>>();
 /** The stream's record declaration compiled once per stream (it runs for every node). */
@@ -29,23 +31,50 @@ export function limitsOf(settings: EngineSettings): PagingLimits {
   };
 }
 
-export function emit(ctx: StreamRunContext, outcome: StreamOutcome, windowsTotal: number, windowsDone = outcome.windows): void {
-  ctx.onProgress?.({
-    customerId: ctx.customerId,
-    stream: outcome.stream,
-    stateKey: outcome.stateKey,
-    mode: outcome.mode,
-    pages: outcome.pages,
-    records: outcome.records,
-    windowsDone,
-    windowsTotal,
-  });
-}
+/**
+ * What a run has committed so far, and its progress events. Owned by the runner that commits: the caller gets a
+ * copy in the run's result (`result`), never this object.
+ */
+export class Tally {
+  readonly #ctx: StreamRunContext;
+  readonly #run: RunIdentity;
+  readonly #counts: RunCounts;
 
-export function counted(outcome: StreamOutcome, page: FetchedPage): void {
-  outcome.pages += 1;
-  outcome.records += page.records.length;
-  outcome.rejected += page.rejected.length;
+  constructor(ctx: StreamRunContext, run: RunIdentity, watermark: IsoUtc | null) {
+    this.#ctx = ctx;
+    this.#run = run;
+    this.#counts = { pages: 0, records: 0, rejected: 0, windows: 0, watermark };
+  }
+
+  get windows(): number {
+    return this.#counts.windows;
+  }
+
+  get watermark(): IsoUtc | null {
+    return this.#counts.watermark;
+  }
+
+  /** A page committed; `watermark`: what its checkpoint stored; `windowDone`: its window completed with it. */
+  committed(page: FetchedPage, watermark: IsoUtc | null, windowDone = false): void {
+    this.#counts.pages += 1;
+    this.#counts.records += page.records.length;
+    this.#counts.rejected += page.rejected.length;
+    this.#counts.watermark = watermark;
+    if (windowDone) this.#counts.windows += 1;
+  }
+
+  emit(windowsTotal: number, windowsDone = this.#counts.windows): void {
+    this.#ctx.onProgress?.({ ...this.#run, pages: this.#counts.pages, records: this.#counts.records, windowsDone, windowsTotal });
+  }
+
+  result(status: RunResult['status'], extra: { note?: string | undefined; error?: unknown } = {}): RunResult {
+    return {
+      ...this.#counts,
+      status,
+      ...(extra.note !== undefined && { note: extra.note }),
+      ...(status === 'failed' && { error: extra.error }),
+    };
+  }
 }
 
 /** A page's commit as a span (rows, quarantined records and checkpoint in one transaction). */
@@ -57,7 +86,7 @@ export function commitSpan(page: FetchedPage, window: { from: number; to: number
       'page.records': page.records.length,
       'page.rejected': page.rejected.length,
       'page.last': page.next === null,
-      ...(window && { 'window.from': new Date(window.from).toISOString(), 'window.to': new Date(window.to).toISOString() }),
+      ...(window && { 'window.from': toIsoUtc(window.from), 'window.to': toIsoUtc(window.to) }),
     },
     () => commit(),
   );

@@ -1,5 +1,6 @@
 import { WakeList } from './condition.ts';
-import type { Frontier, WindowProgress } from './frontier.ts';
+import type { Frontier } from './frontier.ts';
+import type { WindowProgress } from './types.ts';
 
 /**
  * The windows of a run not read yet, handed to its readers in order. A reader that would start a window more than
