@@ -329,7 +329,7 @@ function checkWebhookSecret(variable: string, value: string): string {
       variable,
       value,
       `a webhook signature secret has ${WEBHOOK_SECRET_MIN} to ${WEBHOOK_SECRET_MAX} characters`,
-      'use the secret exactly as set on the webhook (occupancy-sync webhook update --rotate-secret makes one)',
+      'use the secret exactly as set on the webhook (`occupancy-sync webhook update --rotate-secret` makes one)',
       { secret: true },
     );
   }

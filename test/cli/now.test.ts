@@ -108,7 +108,7 @@ describe('now as a time on the command line', () => {
     expect(backfill).toMatch(/--to <time> end of the range, exclusive: the same forms \(now: the start of this hour, as 0h, not this instant\) \(default: "now"\)\n/);
     expect(await help(['state', 'rewind'])).toMatch(/--to <time> the new watermark: .* or now \(the start of this hour, as 0h, not this instant\); before the current one\n/);
     const report = await help(['report']);
-    expect(report).toMatch(/--from <time> start \(inclusive\): .*such as 7d \(rounded down to the hour\), or now \(the instant the report runs, not rounded\)\n/);
+    expect(report).toMatch(/--from <time> start \(inclusive\): .*such as 7d or 2w \(rounded down to the hour\), or now \(the instant the report runs, not rounded\)\n/);
     expect(report).toMatch(/--to <time> end \(exclusive\): the same forms as --from; default now \(the instant the report runs, not rounded\)\n/);
   });
 

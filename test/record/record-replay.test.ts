@@ -195,11 +195,11 @@ describe('record and sandbox --replay', () => {
     const { child, env: replayEnv } = await replay(out);
     expect(child.stdout()).toContain('record --load-state');
 
-    // Without the state, the replayed sync asks for other windows: each is refused by name, and logged.
+    // Without the state, the replayed sync asks for other windows: refused (not retried) with the cause and its fix, and logged.
     const empty = join(work.dir, 'empty.db');
     const lost = await runCli(['sync'], { env: { ...replayEnv, DATABASE_URL: `file:${empty}`, HTTP_MAX_ATTEMPTS: '1' }, timeoutMs: 90_000 });
     expect(lost.code).toBe(1);
-    expect(lost.stderr).toMatch(/not in the recording: Occupancy with variables \{"after":null,"first":100,"from":"[^"]+","to":"[^"]+"\} for recorded-key-1/);
+    expect(lost.stderr).toMatch(/not in the recording: this Occupancy asks for other times than the recorded run, with the recorded clock or not: it started from other sync state or other settings\. Fix: replay on a new database with the recorded clock, settings and start state/);
     await child.waitForLine(/replay: not in the recording: Occupancy with variables/, 'the replay to log the request it does not hold', { stream: 'stderr' });
 
     const replayDb = join(work.dir, 'replayed.db');
