@@ -29,6 +29,15 @@ const REUSE_MS = 1000;
  * a round trip answered only when the event loop is free, on the path of the next query (docs/api-client.md).
  */
 const LINGER_MS = 50;
+/**
+ * Every budget statement is a lookup or a one-row change, answered in milliseconds. One that has no answer in this
+ * time waits on a server or a network path that went silent (no reset, no answer: TCP itself would wait a quarter of
+ * an hour): the session is dropped (its slots with it, as the server drops them when it sees the session end), the
+ * query waiting for leave fails with a StoreError, and the next one connects anew. Also the connect timeout.
+ */
+const ANSWER_WITHIN_MS = 10_000;
+/** close() waits this long for the work under way (a slot given back) before the session's sockets are destroyed. */
+const CLOSE_WAIT_MS = 2_000;
 
 const CREATE = `CREATE TABLE IF NOT EXISTS api_budgets (
   key_id text PRIMARY KEY,
@@ -107,13 +116,40 @@ export class PgBudgetBackend implements BudgetBackend {
       this.#session = undefined;
       throw error;
     });
-    const running = this.#session.then(work);
+    const session = this.#session;
+    const running = session.then((sql) => this.#bounded(session, sql, work));
     this.#running.add(running);
     void running.then(
       () => this.#running.delete(running),
       () => this.#running.delete(running),
     );
     return running;
+  }
+
+  /** `work` within ANSWER_WITHIN_MS, or the session is dropped and the wait fails saying so. */
+  async #bounded<T>(session: Promise<Sql>, sql: Sql, work: (sql: Sql) => Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const silent = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => {
+        if (this.#session === session) {
+          this.#session = undefined;
+          // Its slots are gone with it, whether or not the socket's close reaches us (it may not, on a silent path).
+          this.generation++;
+        }
+        void sql.end({ timeout: 0 }).catch(() => {});
+        reject(
+          new StoreError(
+            `the API budget's connection to Postgres had no answer within ${ANSWER_WITHIN_MS / 1000} s: the server or the network path to it is ` +
+              'gone, so the connection was dropped (and the slots it held with it). Fix: check that the server is up and reachable from here',
+          ),
+        );
+      }, ANSWER_WITHIN_MS);
+    });
+    try {
+      return await Promise.race([work(sql), silent]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async #open(): Promise<Sql> {
@@ -125,6 +161,7 @@ export class PgBudgetBackend implements BudgetBackend {
       max: 1,
       idle_timeout: 0,
       max_lifetime: 0,
+      connect_timeout: ANSWER_WITHIN_MS / 1000,
       onnotice: () => {},
       onclose: () => {
         this.generation++;
@@ -178,16 +215,28 @@ export class PgBudgetBackend implements BudgetBackend {
       );
   }
 
+  /** Bounded: CLOSE_WAIT_MS for the work under way and the goodbye, then the session's sockets are destroyed. */
   async close(): Promise<void> {
     this.#closed = true;
-    await Promise.allSettled([...this.#running]);
     const session = this.#session;
     this.#session = undefined;
-    const sql = await session?.catch(() => undefined);
-    await (await this.#listening?.catch(() => undefined))?.unlisten().catch(() => {});
-    // Ending the session drops every slot it still holds.
-    await sql?.end({ timeout: 5 }).catch(() => {});
+    const deadline = performance.now() + CLOSE_WAIT_MS;
+    const left = () => Math.max(0, deadline - performance.now());
+    const listening = this.#listening;
+    await settledWithin(
+      Promise.allSettled([...this.#running]).then(async () => (await listening?.catch(() => undefined))?.unlisten()),
+      left(),
+    );
+    // Ending the session drops every slot it still holds; one still connecting is ended as soon as it is.
+    await settledWithin(session?.then((sql) => sql.end({ timeout: left() / 1000 }), () => undefined), left());
   }
+}
+
+/** Waits for `promise` to settle, or `ms`, whichever comes first; never rejects. */
+async function settledWithin(promise: Promise<unknown> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise?.catch(() => undefined), new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 class PgKeyStore implements KeyStore {
@@ -253,7 +302,12 @@ class PgKeyStore implements KeyStore {
     this.#held.delete(slot);
     // A slot of an ended session went with it (and may be another process's now): not ours to unlock.
     if (generation !== this.#backend.generation) return;
-    await this.#backend.use((sql) => sql.unsafe('SELECT pg_advisory_unlock($1::int, $2::int), pg_notify($3, $4)', [this.#lockKey, slot, CHANNEL, this.#keyId]));
+    await this.#backend
+      .use((sql) => sql.unsafe('SELECT pg_advisory_unlock($1::int, $2::int), pg_notify($3, $4)', [this.#lockKey, slot, CHANNEL, this.#keyId]))
+      .catch((error: unknown) => {
+        // Its session was dropped meanwhile (no answer): the slot went with it, which is all the unlock was for.
+        if (this.#backend.generation === generation) throw error;
+      });
   }
 
   update(change: (state: LimitState) => LimitState): Promise<LimitState> {

@@ -11,7 +11,7 @@ import { KeyCache, type KeyScope } from '../key-cache.ts';
 import { MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
 import { preparePage } from '../sinks.ts';
 import { connect, DEFAULT_TIMEOUTS, type ConnectOptions } from './connect.ts';
-import { ADVISORY_HOLDER, advisoryKey, isConnectionEnded, PgLocks, runLockKey } from './locks.ts';
+import { ADVISORY_HOLDER, advisoryKey, CLOSE_WAIT_SECONDS, isConnectionEnded, PgLocks, runLockKey } from './locks.ts';
 import { lockMonitor } from './monitor.ts';
 import { columnsOf, upsertText } from './unnest.ts';
 import { parsePgUrl } from './url.ts';
@@ -47,7 +47,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
   const keys = new KeyCache();
 
   const monitor = lockMonitor({ open: () => session(1), applicationName, answerWithinMs: timeouts.connectMs + 5_000, lockTimeoutMs: timeouts.lockMs, statementTimeoutMs: timeouts.statementMs });
-  const watch = new StatementWatch({ logger: options.logger, location, statementTimeoutMs: timeouts.statementMs, describe: monitor.describe });
+  const watch = new StatementWatch({ logger: options.logger, location, statementTimeoutMs: timeouts.statementMs, describe: monitor.describe, onGone: () => locks.abandon() });
   options.signal?.addEventListener('abort', () => watch.cancel(), { once: true });
 
   // The pool. A connection given up by the watch is destroyed with the whole client, which is replaced: the store
@@ -151,9 +151,9 @@ export function openPostgres(options: PostgresOptions): Adapter {
       const ask = <T>(text: string, label: string) => watch.track(own.unsafe(text, [key]) as unknown as Waitable<T>, label, () => void own.end({ timeout: 0 }));
       try {
         const [row] = await ask<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', 'taking the migration lock');
-        if (row?.ok) return { lock: { release: () => own.end({ timeout: 5 }) } };
+        if (row?.ok) return { lock: { release: () => own.end({ timeout: CLOSE_WAIT_SECONDS }) } };
         const [holder] = await ask<{ pid: number; application_name: string; backend_start: string }[]>(ADVISORY_HOLDER, 'asking who migrates');
-        await own.end({ timeout: 5 });
+        await own.end({ timeout: CLOSE_WAIT_SECONDS });
         return { holder: holder ? `Postgres session ${holder.pid} (${holder.application_name || 'no application name'}) since ${holder.backend_start}` : 'a session that just ended' };
       } catch (error) {
         await own.end({ timeout: 0 }).catch(() => undefined);
@@ -192,11 +192,12 @@ export function openPostgres(options: PostgresOptions): Adapter {
       }
     },
 
+    // Bounded whatever the server does: the pool and the lock session end together, each giving what is still in
+    // flight CLOSE_WAIT_SECONDS before its sockets are destroyed (nothing in flight at a close was committed, and a
+    // page not committed is read again by the next run).
     async close() {
       watch.close();
-      await monitor.close();
-      await locks.releaseAll().catch(() => undefined);
-      await client.end({ timeout: 5 });
+      await Promise.all([monitor.close(), locks.close(), client.end({ timeout: CLOSE_WAIT_SECONDS })]);
     },
   };
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Sql } from 'postgres';
+import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { serial } from '../serial.ts';
 import type { Lock } from '../types.ts';
@@ -58,6 +59,7 @@ export class PgLocks {
   readonly #exclusive = serial();
   readonly #track: Track;
   #client: Sql | undefined;
+  #closed = false;
 
   constructor(open: LockClientFactory, scope: string, logger?: Logger, track: Track = (pending) => Promise.resolve(pending)) {
     this.#open = open;
@@ -69,6 +71,7 @@ export class PgLocks {
   tryLock(customerId: string, stream: string): Promise<Lock | undefined> {
     const key = runLockKey(this.#scope, customerId, stream);
     return this.#exclusive(async () => {
+      if (this.#closed) throw new StoreError('the store was closed: no run lock can be taken on it');
       if (this.#held.has(key) || this.#lost.has(key)) return undefined;
       const client = (this.#client ??= this.#connect());
       let row: { ok: boolean } | undefined;
@@ -113,13 +116,23 @@ export class PgLocks {
     return undefined;
   }
 
-  /** Drops every lock by ending the lock session (used by close()). */
-  releaseAll(): Promise<void> {
-    return this.#exclusive(async () => {
-      this.#held.clear();
-      this.#lost.clear();
-      await this.#end();
-    });
+  /**
+   * Drops every lock by ending the lock session (the store's close()). Not queued behind a lock operation under way:
+   * one waiting on a silent server must not hold the close up; ending the session ends it (and its locks) too.
+   */
+  close(): Promise<void> {
+    this.#closed = true;
+    this.#held.clear();
+    this.#lost.clear();
+    return this.#end();
+  }
+
+  /**
+   * The server is judged gone (watch.ts): the lock session is as silent as the one that stopped answering, so it is
+   * dropped now, its locks counted lost, rather than each release waiting to find that out on its own.
+   */
+  abandon(): void {
+    if (this.#client) this.#drop(this.#client);
   }
 
   #connect(): Sql {
@@ -156,9 +169,15 @@ export class PgLocks {
   async #end(): Promise<void> {
     const client = this.#client;
     this.#client = undefined;
-    await client?.end({ timeout: 5 }).catch(() => undefined);
+    await client?.end({ timeout: CLOSE_WAIT_SECONDS }).catch(() => undefined);
   }
 }
+
+/**
+ * How long ending a session waits for what is still in flight on it and for the server's goodbye before its sockets
+ * are destroyed (postgres.js `end({ timeout })`): every close of the store is bounded by it, whatever the server does.
+ */
+export const CLOSE_WAIT_SECONDS = 2;
 
 /** postgres.js's errors for a connection that closed or was ended, and the server's for a terminated backend. */
 export function isConnectionEnded(error: unknown): boolean {

@@ -13,7 +13,8 @@ import type { Logger } from '../../logger.ts';
  * - when the server answers neither the waiting statement nor, twice, a question on a fresh connection, the path to
  *   it is gone: what waits is given up at once, the same way;
  * - cancel() (SIGTERM) asks the server to cancel what is in flight, and what has still not ended CANCEL_GRACE_MS later
- *   is given up the same way.
+ *   is given up the same way; what is sent after it (recording the run, releasing its locks on the way out) gets
+ *   CANCEL_GRACE_MS too, so a stop on a silent path ends within a bound (docs/reliability.md, "Exits").
  */
 
 export const SAY_AFTER_MS = 5_000;
@@ -31,6 +32,11 @@ export interface WatchOptions {
    * when the server did not answer that either.
    */
   describe(): Promise<{ text: string; answered: boolean }>;
+  /**
+   * The path to the server is judged gone (neither a statement nor a fresh connection answered): the sessions no
+   * statement was waiting on (the run locks') are as silent, and are dropped rather than waited on one by one.
+   */
+  onGone?(): void;
 }
 
 /** The server answered neither the waiting statement nor this many questions on a fresh connection: it is gone. */
@@ -67,6 +73,8 @@ export class StatementWatch {
   #timer: NodeJS.Timeout | undefined;
   #describing = false;
   #unanswered = 0;
+  /** When cancel() was called: statements sent after it are given CANCEL_GRACE_MS from their start. */
+  #cancelledAt: number | undefined;
 
   constructor(options: WatchOptions) {
     this.#options = options;
@@ -81,7 +89,7 @@ export class StatementWatch {
       label,
       since: now,
       said: now,
-      cancelledAt: undefined,
+      cancelledAt: this.#cancelledAt === undefined ? undefined : now,
       cancel: waitable.cancel ? () => waitable.cancel!() : undefined,
       lose,
       fail,
@@ -103,6 +111,7 @@ export class StatementWatch {
   /** SIGTERM: the server cancels what is in flight; what does not end within CANCEL_GRACE_MS is given up. */
   cancel(): void {
     const now = performance.now();
+    this.#cancelledAt ??= now;
     for (const entry of this.#entries) {
       entry.cancelledAt ??= now;
       Promise.resolve(entry.cancel?.()).catch(() => undefined);
@@ -165,6 +174,7 @@ export class StatementWatch {
       if (this.#unanswered >= UNANSWERED_LIMIT) {
         const at = performance.now();
         for (const waiting of [...this.#entries]) this.#giveUp(waiting, at);
+        this.#options.onGone?.();
       }
     } finally {
       this.#describing = false;
