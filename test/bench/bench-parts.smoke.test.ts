@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BenchFigures } from '../../bench/run.ts';
+import { tempDir } from '../support/tmp.ts';
+import { spawnTs } from '../support/process.ts';
+
+const dirs: Array<{ remove(): void }> = [];
+
+/** Present, finite and positive: the figure was produced. Never how large it is. */
+function expectPositive(value: number | undefined, what: string): void {
+  expect(Number.isFinite(value), `${what}: ${value}`).toBe(true);
+  expect(value!, what).toBeGreaterThan(0);
+}
+afterEach(() => dirs.splice(0).forEach((d) => d.remove()));
+
+/** Runs `bench/run.ts --smoke --only <parts>` and returns what it printed and its figures. */
+async function smoke(parts: string): Promise<{ stdout: string; figures: BenchFigures }> {
+  const tmp = tempDir('occupancy-bench-smoke-');
+  dirs.push(tmp);
+  const json = join(tmp.dir, 'figures.json');
+  const bench = spawnTs('bench/run.ts', ['--smoke', '--no-write', '--only', parts, '--json', json]);
+  const { code } = await bench.exit(290_000, `bench/run.ts --smoke --only ${parts} to finish`);
+  expect(code, bench.stderr()).toBe(0);
+  const stdout = bench.stdout();
+  expect(stdout).toMatch(/^\| Benchmark +\| Ours +\| Baseline \(same run\) +\| Ratio +\| Goal +\| Met +\|$/m);
+  const figures = JSON.parse(readFileSync(json, 'utf8')) as BenchFigures;
+  expect(figures.skipped).toEqual([]);
+  return { stdout, figures };
+}
+
+// Keeps the harness working in CI. It asserts that every figure is produced, never how fast anything is: timings
+// belong to `npm run bench` on a quiet machine, not to a test. `--smoke` runs in two files, each within the suite's
+// per-file budget and able to run beside the other: test/bench/bench.smoke.test.ts the replay and steady-state
+// parts, this one every other part.
+describe('benchmark harness (--smoke): latency, sync, memory, receiver, auth', () => {
+  // Generous bounds: the parts start several servers; beside the rest of the suite they take minutes.
+  it('prints the other rows and produces positive figures for each', { timeout: 300_000 }, async () => {
+    const { stdout, figures } = await smoke('latency,sqlite,postgres,memory,receiver,auth');
+    for (const name of [
+      'Backfill into SQLite, 2,500 readings of 50 spaces, default settings, 100 ms per answer, 2 in flight',
+      'Sync into SQLite, 2,500 rows, end-to-end with the sandbox (not a limit)',
+      'Sync into Postgres',
+      'Memory: peak RSS',
+      'Receiver: signed deliveries',
+      'Auth calls per hour',
+    ]) {
+      expect(stdout).toContain(name);
+    }
+
+    const latency = figures.latency!;
+    // 2,500 readings of 50 spaces: 50 ticks of 5 minutes, one page per one-hour window.
+    expect(latency.pages, 'latency pages').toBe(5);
+    // --smoke runs one allowance (2) on SQLite; full and quick modes 8 and 2 on both dialects, through the same code.
+    expect(Object.keys(latency.dialects)).toEqual(['sqlite']);
+    for (const dialect of ['sqlite'] as const) {
+      const d = latency.dialects[dialect]!;
+      expectPositive(d.ceilingMs, `${dialect} latency storage ceiling`);
+      expect(d.limits.map((l) => l.inFlight), dialect).toEqual([2]);
+      for (const l of d.limits) {
+        const where = `${dialect} latency, ${l.inFlight} in flight`;
+        expectPositive(l.oursMs, `${where} ours`);
+        expectPositive(l.floorMs, `${where} floor`);
+        expectPositive(l.ratio, `${where} ratio`);
+        expectPositive(l.minimalMs, `${where} minimal client`);
+        expect(l.minimalRuns.every((r) => r.pages === latency.pages), where).toBe(true);
+        expect(l.share429, where).toBeGreaterThanOrEqual(0);
+        // The server saw the run: the token and every page at least once, and at least one query at a time.
+        expect(l.requests, where).toBeGreaterThanOrEqual(latency.pages + 1);
+        expect(l.runs.every((r) => r.pages === latency.pages), where).toBe(true);
+        expect(l.maxOpen, where).toBeGreaterThanOrEqual(1);
+      }
+    }
+    for (const dialect of ['sqlite', 'postgres'] as const) {
+      const sync = figures.sync[dialect]!;
+      expect(sync.rows).toBeGreaterThan(0);
+      expect(sync.ours).toBeGreaterThan(0);
+      expect(sync.raw).toBeGreaterThan(0);
+      expect(sync.ratio).toBeGreaterThan(0);
+    }
+    expect(figures.memory!.small).toBeGreaterThan(0);
+    expect(figures.memory!.large).toBeGreaterThan(0);
+    expect(figures.receiver!.ours.perSecond).toBeGreaterThan(0);
+    expect(figures.receiver!.bare.perSecond).toBeGreaterThan(0);
+    expect(figures.receiver!.ours.p99Ms).toBeGreaterThan(0);
+    expect(figures.receiver!.floor.perSecond).toBeGreaterThan(0);
+    expect(figures.receiver!.bound).toBeGreaterThan(0);
+    expect(figures.auth!.map((a) => a.path)).toEqual(['serve', 'schedule', 'cron', 'cron+cache']);
+    for (const a of figures.auth!) expect(a.authCalls).toBeGreaterThan(0);
+  });
+});
