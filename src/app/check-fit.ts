@@ -18,7 +18,6 @@ import { answerFields, declaredVariables, inputTypeAt, type AnswerField } from '
 import type { Finding } from '../api/diagnose.ts';
 import { INT4_MAX } from '../store/checks.ts';
 import { UNMAPPED } from '../sync/definition-parts.ts';
-import type { PagingRole } from '../sync/paging/index.ts';
 import type { FieldSpec } from '../sync/records.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import type { StreamPlace } from './check-places.ts';
@@ -120,15 +119,6 @@ function fitField(field: string, spec: FieldSpec, entry: AnswerField): Verdict {
   }
 }
 
-/** What the paging information a style reads must be, by its place in the answer. */
-function expectedRead(style: AnyStream['paging']['style'], path: readonly string[]): 'Boolean' | 'text' | 'Int' {
-  const last = path.at(-1);
-  if (style === 'relay-nodes' || style === 'relay-edges') return last === 'hasNextPage' ? 'Boolean' : 'text';
-  return style === 'token' ? 'text' : 'Int';
-}
-
-const ROLE_TYPE: Record<PagingRole, 'Int' | 'text'> = { pageSize: 'Int', offset: 'Int', page: 'Int', cursor: 'text', token: 'text' };
-
 /** Whether a named type holds what `want` means: an Int, or a text (String, ID, or a custom scalar). */
 function holds(named: GraphQLNamedType, want: 'Boolean' | 'Int' | 'text'): 'yes' | 'maybe' | 'no' {
   if (isScalarType(named) && !isSpecifiedScalarType(named)) return 'maybe';
@@ -136,28 +126,47 @@ function holds(named: GraphQLNamedType, want: 'Boolean' | 'Int' | 'text'): 'yes'
   return named.name === want ? 'yes' : 'no';
 }
 
-export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedDocument, place: StreamPlace | undefined, settings: Readonly<Record<string, unknown>>): Fit {
-  const fit: Fit = { problems: [], warnings: [] };
-  const answer = answerFields(schema, doc);
-  const inDoc = (f: AnswerField | { line: number; column: number }) => ({ file: doc.file, line: f.line, column: f.column });
-  const inDefinitions = (path: ReadonlyArray<string | number>, key = false) => (place ? place.at(path, key) : undefined);
-  const add = (verdict: Verdict, where: { file: string; line: number; column: number } | undefined) => {
-    if (!verdict) return;
-    (verdict.level === 'problem' ? fit.problems : fit.warnings).push({ kind: 'record', stream: stream.name, ...where, message: verdict.message, fix: verdict.fix });
-  };
-  const style = stream.paging;
+/** What each part of a stream's fit reads, and where it puts its findings. */
+interface FitScope {
+  stream: AnyStream;
+  doc: LoadedDocument;
+  answer: ReturnType<typeof answerFields>;
+  place: StreamPlace | undefined;
+  fit: Fit;
+}
 
-  // The lists the records are walked through.
-  const levels: string[][] = [[...style.records.path]];
-  for (const step of style.records.each) levels.push([...levels.at(-1)!, ...step]);
-  const lists = style.style === 'relay-nodes' ? [levels[0]!] : style.style === 'relay-edges' ? [levels[0]!.slice(0, -1)] : levels;
-  for (const list of lists) {
+const inDoc = (scope: FitScope, f: AnswerField | { line: number; column: number }) => ({ file: scope.doc.file, line: f.line, column: f.column });
+const inDefinitions = (scope: FitScope, path: ReadonlyArray<string | number>, key = false) => (scope.place ? scope.place.at(path, key) : undefined);
+
+export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedDocument, place: StreamPlace | undefined, settings: Readonly<Record<string, unknown>>): Fit {
+  const scope: FitScope = { stream, doc, answer: answerFields(schema, doc), place, fit: { problems: [], warnings: [] } };
+  fitLists(scope);
+  fitRecord(scope);
+  fitReads(scope);
+  const variables = declaredVariables(schema, doc);
+  fitPagingVariables(scope, variables);
+  if (stream.kind === 'incremental') fitWindow(stream, variables, settings, (path) => inDefinitions(scope, path), scope.fit);
+  return scope.fit;
+}
+
+/** The lists the style reads the records from must be lists. */
+function fitLists(scope: FitScope): void {
+  const { stream, answer, fit } = scope;
+  const style = stream.paging;
+  for (const list of style.lists) {
     const entry = answer.get(list.join('.'));
     if (entry && !isListType(unwrap(entry.type))) {
-      fit.problems.push({ kind: 'paging', stream: stream.name, ...inDoc(entry), message: `data.${list.join('.')} is ${describeType(entry.type)}, not a list, and ${style.style} paging reads the records from a list`, fix: 'correct the records path in the definitions (mark each list walked with [])' });
+      fit.problems.push({ kind: 'paging', stream: stream.name, ...inDoc(scope, entry), message: `data.${list.join('.')} is ${describeType(entry.type)}, not a list, and ${style.style} paging reads the records from a list`, fix: 'correct the records path in the definitions (mark each list walked with [])' });
     }
   }
+}
 
+/** Each mapped field against the answer: present, not read through a list, and of a type that fits its declaration. */
+function fitRecord(scope: FitScope): void {
+  const { stream, answer, doc, place, fit } = scope;
+  // The lists the records are walked through: a field's `$parent.` steps go up them.
+  const levels = [[...stream.paging.records.path]];
+  for (const step of stream.paging.records.each) levels.push([...levels.at(-1)!, ...step]);
   for (const [field, spec] of Object.entries(stream.record as Record<string, FieldSpec>)) {
     if (spec.path === UNMAPPED) continue;
     const parts = spec.path.split('.');
@@ -174,11 +183,14 @@ export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedD
         fit.problems.push({
           kind: 'record',
           stream: stream.name,
-          ...inDefinitions(['record', key, 'path']),
+          ...inDefinitions(scope, ['record', key, 'path']),
           message: `${field} is read from ${spec.path}, through ${through.parent}.${through.name}, which is a list (${String(through.type)}): a column holds one value`,
           fix: 'map a field outside the list, or walk the list with [] in the paging records path',
         });
-      } else add(fitField(field, spec, entry), inDefinitions(['record', key, 'type']));
+      } else {
+        const verdict = fitField(field, spec, entry);
+        if (verdict) (verdict.level === 'problem' ? fit.problems : fit.warnings).push({ kind: 'record', stream: stream.name, ...inDefinitions(scope, ['record', key, 'type']), message: verdict.message, fix: verdict.fix });
+      }
       continue;
     }
     for (let i = 0; i < rest.length; i++) {
@@ -188,32 +200,40 @@ export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedD
       fit.problems.push({
         kind: 'record',
         stream: stream.name,
-        ...inDefinitions(['record', key, 'path']),
+        ...inDefinitions(scope, ['record', key, 'path']),
         message: `${field} is read from ${spec.path}, and the live schema's ${parent.name} has no field ${rest[i]}${names.length ? ` (its fields: ${names.join(', ')})` : ''}`,
         fix: `map ${field} to a field the type has, and select it in ${doc.file}`,
       });
       break;
     }
   }
+}
 
-  for (const alternatives of style.reads) {
-    const found = alternatives.map((p) => ({ p, entry: answer.get(p.join('.')) })).find((a) => a.entry);
+/** The paging information the style reads must be of the type the style declares for it. */
+function fitReads(scope: FitScope): void {
+  const { stream, answer, fit } = scope;
+  const style = stream.paging;
+  for (const read of style.reads) {
+    const found = read.paths.map((p) => ({ p, entry: answer.get(p.join('.')) })).find((a) => a.entry);
     if (!found) continue; // not selected, or not in the schema: the loader and the document check say which
-    const want = expectedRead(style.style, found.p);
+    const want = read.holds;
     const named = getNamedType(found.entry!.type);
     if (holds(named, want) === 'no' || isListType(unwrap(found.entry!.type))) {
-      fit.problems.push({ kind: 'paging', stream: stream.name, ...inDoc(found.entry!), message: `data.${found.p.join('.')} is ${describeType(found.entry!.type)}, and ${style.style} paging reads ${want === 'text' ? 'a text (String or ID)' : `a ${want}`} there`, fix: 'correct the paging in the definitions, or select the field that carries it' });
+      fit.problems.push({ kind: 'paging', stream: stream.name, ...inDoc(scope, found.entry!), message: `data.${found.p.join('.')} is ${describeType(found.entry!.type)}, and ${style.style} paging reads ${want === 'text' ? 'a text (String or ID)' : `a ${want}`} there`, fix: 'correct the paging in the definitions, or select the field that carries it' });
     }
   }
+}
 
-  const variables = declaredVariables(schema, doc);
-  for (const [role, name] of Object.entries(style.variableNames) as Array<[PagingRole, string | undefined]>) {
+/** Each paging variable must be declared with the type its role carries (the style says which). */
+function fitPagingVariables(scope: FitScope, variables: ReturnType<typeof declaredVariables>): void {
+  const { stream, doc, fit } = scope;
+  const style = stream.paging;
+  for (const [role, name] of Object.entries(style.variableNames)) {
     const declared = name === undefined ? undefined : variables.get(name);
     if (!declared?.type) continue;
-    const want = ROLE_TYPE[role];
+    const { type: want, a: what } = style.roles[role]!;
     const verdict = isListType(unwrap(declared.type)) ? 'no' : holds(getNamedType(declared.type), want);
     if (verdict === 'yes') continue;
-    const what = role === 'pageSize' ? 'a page size' : role === 'offset' ? 'an offset' : role === 'page' ? 'a page number' : role === 'cursor' ? 'a cursor' : 'a next token';
     const finding: Finding = {
       kind: 'paging',
       stream: stream.name,
@@ -225,9 +245,6 @@ export function fitStream(schema: GraphQLSchema, stream: AnyStream, doc: LoadedD
     };
     (verdict === 'maybe' ? fit.warnings : fit.problems).push(finding);
   }
-
-  if (stream.kind === 'incremental') fitWindow(stream, variables, settings, inDefinitions, fit);
-  return fit;
 }
 
 /** Two windows whose bounds differ in every format (dates included), to tell which values are window bounds. */

@@ -51,15 +51,14 @@ export function checkSelected(
   record: Record<string, FieldSpec>,
 ): void {
   const { doc, operation } = loaded;
-  const pagingKey = paging.style.startsWith('relay') ? 'connection' : 'records';
   const found = recordLevels(doc.document, operation, paging.records.path, paging.records.each);
   if ('missing' in found) {
-    src.error([...path, 'paging', pagingKey], `${doc.file}: the document does not select ${found.missing}, where the records are`, 'select it in the document, or correct the paging');
+    src.error([...path, 'paging', paging.recordsKey], `${doc.file}: the document does not select ${found.missing}, where the records are`, 'select it in the document, or correct the paging');
     return;
   }
-  for (const alternatives of paging.reads) {
-    if (alternatives.some((p) => selects(doc.document, [operation.selectionSet], p))) continue;
-    const shown = alternatives.map((p) => `data.${p.join('.')}`).join(' or ');
+  for (const read of paging.reads) {
+    if (read.paths.some((p) => selects(doc.document, [operation.selectionSet], p))) continue;
+    const shown = read.paths.map((p) => `data.${p.join('.')}`).join(' or ');
     src.error([...path, 'paging'], `${doc.file}: the document does not select ${shown}, which ${paging.style} paging reads to find the next page`, 'select it in the document (without it the stream could never ask for a second page)');
   }
   for (const [field, spec] of Object.entries(record)) {

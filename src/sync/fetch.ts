@@ -1,7 +1,6 @@
 import { ContractViolation, GraphQLResponseError } from '../errors.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
 import type { ProcessedPage, PageContract } from './contract.ts';
-import type { PagingRole } from './paging/index.ts';
 import type { AnyStream } from './stream.ts';
 
 /** What the engine needs from the API client (src/api): one GraphQL request, abortable. */
@@ -58,14 +57,6 @@ export async function fetchPage(input: {
   return { ...page, localTime, ...(serverTime !== undefined && { serverTime }) } as FetchedPage;
 }
 
-const ROLE_FIX: Record<PagingRole, string> = {
-  pageSize: 'set `paging.maxPageSize` (the most the API answers) or `paging.pageSize` for the stream in the definitions file, or lower SYNC_PAGE_SIZE',
-  cursor: 'check that `paging.variables.cursor` names the variable the API reads the cursor from',
-  token: 'check that `paging.variables.token` names the variable the API reads the token from',
-  offset: 'check that `paging.variables.offset` names the offset variable',
-  page: 'check `paging.firstPage` (0 or 1) and that `paging.variables.page` names the page number variable',
-};
-
 /**
  * The platform refused the request: when its message names a variable the stream sent, the error says which, with
  * what value, and what to change; the platform's own words stay in the message.
@@ -73,13 +64,13 @@ const ROLE_FIX: Record<PagingRole, string> = {
 function refused(stream: AnyStream, variables: Record<string, unknown>, error: GraphQLResponseError): GraphQLResponseError {
   const text = error.errors.map((e) => e.message).join(' ');
   const named = Object.keys(variables).filter((name) => new RegExp(`(^|[^_0-9A-Za-z])\\$?${name}([^_0-9A-Za-z]|$)`).test(text));
-  const roles = stream.paging.variableNames as Record<string, string | undefined>;
-  const role = (Object.keys(roles) as PagingRole[]).find((r) => named.includes(roles[r]!));
+  const names = stream.paging.variableNames;
+  const role = Object.keys(names).find((r) => named.includes(names[r]!));
   const limit = /between \d+ and (\d+)|(?:at most|maximum(?: of)?|max(?:imum)?|<=|not exceed|up to)\s*(\d+)/i.exec(text);
   const shown = named.map((n) => `$${n} = ${JSON.stringify(variables[n])?.slice(0, 60)}`).join(', ');
   let fix: string;
   if (role === 'pageSize' && limit) fix = `set \`paging.maxPageSize: ${limit[1] ?? limit[2]}\` for stream ${stream.name} in the definitions file`;
-  else if (role) fix = ROLE_FIX[role];
+  else if (role) fix = stream.paging.roles[role]!.fix;
   else if (named.length) fix = `check the stream's variables in the definitions file (their values, and for window bounds their format: docs/api-assumptions.md, "Window bounds")`;
   else fix = 'compare the stream\'s document with the schema (`occupancy-sync check`, `occupancy-sync schema`)';
   const wrapped = new GraphQLResponseError(error.operationName, error.errors, { cause: error });

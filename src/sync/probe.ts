@@ -62,7 +62,7 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
   const { stream, settings } = options;
   const style = stream.paging;
   const pageSize = Math.min(effectivePageSize(style, settings.pageSize), PROBE_PAGE_SIZE);
-  const result: ProbeResult = { stream: stream.name, pageSize: style.style === 'single' ? undefined : pageSize, nodes: 0, records: 0, rejected: 0, reasons: [], fields: [], more: false };
+  const result: ProbeResult = { stream: stream.name, pageSize: 'pageSize' in style.roles ? pageSize : undefined, nodes: 0, records: 0, rejected: 0, reasons: [], fields: [], more: false };
   let window: ContractWindow | undefined;
   let bounds: { from: number; to: number } | undefined;
   if (stream.kind === 'incremental') {

@@ -64,6 +64,28 @@ describe('the styles', () => {
     for (const [name, module] of Object.entries(STYLES)) expect(module.name).toBe(name);
   });
 
+  it('each style carries what the loader, check, the probe and messages need to know of it', () => {
+    const edges = styleOf({ style: 'relay-edges', connection: 'events', variables: { pageSize: 'first', cursor: 'after' } });
+    expect(edges).toMatchObject({ recordsKey: 'connection', lists: [['events', 'edges']] });
+    expect(edges.reads).toEqual([
+      { paths: [['events', 'pageInfo', 'hasNextPage']], holds: 'Boolean' },
+      { paths: [['events', 'pageInfo', 'endCursor'], ['events', 'edges', 'cursor']], holds: 'text' },
+    ]);
+    expect(styleOf({ style: 'relay-nodes', connection: 'o', variables: { cursor: 'after' } }).lists).toEqual([['o', 'nodes']]);
+    const token = styleOf({ style: 'token', records: 'list.items', nextToken: 'list.next', variables: { token: 't' } });
+    expect(token).toMatchObject({ recordsKey: 'records', lists: [['list', 'items']], reads: [{ paths: [['list', 'next']], holds: 'text' }] });
+    expect(token.roles.token).toMatchObject({ type: 'text', carries: 'token of the next page' });
+    const offset = styleOf({ style: 'offset', records: 'a[].b[].c', total: 'n', variables: { pageSize: 'l', offset: 'o' } });
+    expect(offset.lists).toEqual([['a'], ['a', 'b'], ['a', 'b', 'c']]);
+    expect(offset.reads).toEqual([{ paths: [['n']], holds: 'Int' }]);
+    expect(Object.fromEntries(Object.entries(offset.roles).map(([role, r]) => [role, r.type]))).toEqual({ pageSize: 'Int', offset: 'Int' });
+    // A single page sets no variable: no page size is asked for (the probe reports none).
+    expect(styleOf({ style: 'single', records: 'list', maxPageSize: 10 }).roles).toEqual({});
+    for (const module of Object.values(STYLES)) {
+      for (const [role, r] of Object.entries(module.roles)) expect(r.fix, `${module.name} ${role}`).toMatch(/paging\.|SYNC_PAGE_SIZE/);
+    }
+  });
+
   it('single: one answer, nothing to ask for', () => {
     const style = styleOf({ style: 'single', records: 'list' });
     expect(style.variables(at(null))).toEqual({});

@@ -5,21 +5,25 @@ import { pageNumber } from './page-number.ts';
 import { relayEdges } from './relay-edges.ts';
 import { relayNodes } from './relay-nodes.ts';
 import { single } from './single.ts';
-import { PAGING_STYLES, type Need, type PagingInput, type PagingRole, type PagingStyle, type PagingStyleName, type StyleModule } from './style.ts';
+import type { Need, PagingInput, PagingRole, PagingStyle, StyleModule } from './style.ts';
 import { token } from './token.ts';
 
-export type { PageAt, PageRead, PagingStyle, PagingStyleName, PagingRole } from './style.ts';
-export { PAGING_STYLES, effectivePageSize } from './style.ts';
+export type { PageAt, PageRead, PagingRead, PagingRole, PagingStyle, VariableRole } from './style.ts';
+export { effectivePageSize } from './style.ts';
 
-/** The paging styles by their name in a definitions file (the same word as the module and its `style`). */
-export const STYLES: Record<PagingStyleName, StyleModule> = {
-  single,
-  'relay-nodes': relayNodes,
-  'relay-edges': relayEdges,
-  token,
-  offset,
-  'page-number': pageNumber,
-};
+/**
+ * The paging styles, in the order messages list them: the one place a style is registered. Everything else (the
+ * names a definitions file may write, their type, what `check` and the probe know of each) comes from the modules.
+ */
+const MODULES = [single, relayNodes, relayEdges, token, offset, pageNumber] as const;
+
+/** A style's name in a definitions file (the same word as its module's `name` and its parsed `style`). */
+export type PagingStyleName = (typeof MODULES)[number]['name'];
+
+export const PAGING_STYLES: readonly PagingStyleName[] = MODULES.map((m) => m.name);
+
+/** The paging styles by their name in a definitions file. */
+export const STYLES = Object.fromEntries(MODULES.map((m) => [m.name, m])) as Readonly<Record<PagingStyleName, StyleModule>>;
 
 const GRAPHQL_NAME = /^[_A-Za-z][_0-9A-Za-z]*$/;
 const ANSWER_PATH = { re: /^[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a path of fields', example: 'occupancy or list.nextToken' };
@@ -58,7 +62,7 @@ export function pagingAt(src: YamlSource, at: YamlPath, value: unknown, need: Ne
     if (!mapAt(src, at, value, `${styleName} paging`, [...keys, ...(VERSION1_OPTIONAL[styleName] ?? [])], keys)) return undefined;
     return parseStyle(src, at, fromVersion1(value as Record<string, unknown>), need, true);
   }
-  if (typeof styleName !== 'string' || !(PAGING_STYLES as readonly string[]).includes(styleName)) {
+  if (typeof styleName !== 'string' || !Object.hasOwn(STYLES, styleName)) {
     src.error(
       isPlainObject(value) ? [...at, 'style'] : at,
       `paging style ${JSON.stringify(styleName ?? null)} is not one of ${PAGING_STYLES.join(', ')}`,
@@ -67,7 +71,8 @@ export function pagingAt(src: YamlSource, at: YamlPath, value: unknown, need: Ne
     return undefined;
   }
   const module = STYLES[styleName as PagingStyleName];
-  const allowed = ['style', ...module.keys, ...(module.roles.length ? ['variables'] : [])];
+  const roles = Object.keys(module.roles);
+  const allowed = ['style', ...module.keys, ...(roles.length ? ['variables'] : [])];
   const p = mapAt(src, at, value, `${styleName} paging`, allowed, module.required);
   if (!p) return undefined;
   return parseStyle(src, at, p, need, false);
@@ -79,7 +84,7 @@ function parseStyle(src: YamlSource, at: YamlPath, p: Record<string, unknown>, n
   const vars = p.variables;
   const varsAt: YamlPath = version1 ? at : [...at, 'variables'];
   if (vars !== undefined && !version1) {
-    const roles = mapAt(src, varsAt, vars, `the variables of ${module.name} paging`, module.roles);
+    const roles = mapAt(src, varsAt, vars, `the variables of ${module.name} paging`, Object.keys(module.roles));
     if (!roles) return undefined;
   }
   const input: PagingInput = {
@@ -90,14 +95,14 @@ function parseStyle(src: YamlSource, at: YamlPath, p: Record<string, unknown>, n
       const name = isPlainObject(vars) ? vars[role] : undefined;
       const where: YamlPath = version1 ? [...at, role === 'pageSize' && module.name === 'offset' ? 'limit' : role] : [...varsAt, role];
       if (name === undefined || name === null) {
-        if (required) src.error(version1 ? at : varsAt, `${module.name} paging needs the variable that carries the ${roleText(role)}`, `add variables: { ${role}: <the variable's name in the document> }`);
+        if (required) src.error(version1 ? at : varsAt, `${module.name} paging needs the variable that carries the ${module.roles[role]!.carries}`, `add variables: { ${role}: <the variable's name in the document> }`);
         return undefined;
       }
       if (typeof name !== 'string' || !GRAPHQL_NAME.test(name)) {
         src.error(where, `the ${role} variable ${describeYaml(name)} is not a GraphQL name`, 'use the name the document declares, without $');
         return undefined;
       }
-      need(where, name, `the ${roleText(role)} variable`);
+      need(where, name, `the ${module.roles[role]!.carries} variable`);
       return name;
     },
     records(key: string): RecordsPath | undefined {
@@ -124,8 +129,4 @@ function parseStyle(src: YamlSource, at: YamlPath, p: Record<string, unknown>, n
     src.error([...at, 'pageSize'], `pageSize ${style.pageSize} is above maxPageSize ${style.maxPageSize}, the most the API answers`, `lower pageSize to ${style.maxPageSize} or less`);
   }
   return src.errors.length > before ? undefined : style;
-}
-
-function roleText(role: PagingRole): string {
-  return { pageSize: 'page size', cursor: 'cursor of the next page', token: 'token of the next page', offset: 'offset', page: 'page number' }[role];
 }

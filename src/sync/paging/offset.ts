@@ -1,16 +1,19 @@
 import { countAt, recordsAt } from './answer.ts';
-import { digitsOnly, type PagingStyle, type StyleModule } from './style.ts';
+import { defineStyle, digitsOnly, listsOf, PAGE_SIZE_ROLE, type PagingStyle } from './style.ts';
 
 /**
  * Offset paging: `paging: { style: offset, records: readings, variables: { pageSize: limit, offset: offset } }`. The
  * engine sends the page size and the records read so far in the window; a page shorter than asked is the last, as is
  * the page that reaches `total` when the API reports one. The checkpoint is the next offset.
  */
-export const offset: StyleModule = {
+export const offset = defineStyle({
   name: 'offset',
   keys: ['records', 'total', 'pageSize', 'maxPageSize'],
   required: ['records'],
-  roles: ['pageSize', 'offset'],
+  roles: {
+    pageSize: PAGE_SIZE_ROLE,
+    offset: { type: 'Int', carries: 'offset', a: 'an offset', fix: 'check that `paging.variables.offset` names the offset variable' },
+  },
   parse(input) {
     const records = input.records('records');
     const total = input.answerPath('total', false);
@@ -22,12 +25,15 @@ export const offset: StyleModule = {
     const style: PagingStyle = {
       style: 'offset',
       variableNames: { pageSize: limitVar, offset: offsetVar },
+      roles: offset.roles,
       pageSize,
       maxPageSize,
       serverCursors: false,
       canAskForMore: true,
       records,
-      reads: total ? [[total]] : [],
+      recordsKey: 'records',
+      lists: listsOf(records),
+      reads: total ? [{ paths: [total], holds: 'Int' }] : [],
       variables: (page) => ({ [limitVar]: page.pageSize, [offsetVar]: page.cursor === null ? 0 : Number(page.cursor) }),
       read(data, page) {
         const nodes = recordsAt(data, records);
@@ -48,4 +54,4 @@ export const offset: StyleModule = {
     };
     return style;
   },
-};
+});

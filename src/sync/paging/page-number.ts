@@ -1,5 +1,5 @@
 import { countAt, recordsAt } from './answer.ts';
-import { digitsOnly, type PagingStyle, type StyleModule } from './style.ts';
+import { defineStyle, digitsOnly, listsOf, PAGE_SIZE_ROLE, type PagingStyle } from './style.ts';
 
 /**
  * Page numbers: `paging: { style: page-number, records: page.readings, total: page.totalCount, variables: { pageSize:
@@ -7,11 +7,14 @@ import { digitsOnly, type PagingStyle, type StyleModule } from './style.ts';
  * or at the page that reaches `total` (records) or `totalPages` when the API reports them. The checkpoint is the
  * next page's number.
  */
-export const pageNumber: StyleModule = {
+export const pageNumber = defineStyle({
   name: 'page-number',
   keys: ['records', 'total', 'totalPages', 'firstPage', 'pageSize', 'maxPageSize'],
   required: ['records'],
-  roles: ['pageSize', 'page'],
+  roles: {
+    pageSize: PAGE_SIZE_ROLE,
+    page: { type: 'Int', carries: 'page number', a: 'a page number', fix: 'check `paging.firstPage` (0 or 1) and that `paging.variables.page` names the page number variable' },
+  },
   parse(input) {
     const records = input.records('records');
     const total = input.answerPath('total', false);
@@ -27,12 +30,15 @@ export const pageNumber: StyleModule = {
     const style: PagingStyle = {
       style: 'page-number',
       variableNames: { pageSize: sizeVar, page: pageVar },
+      roles: pageNumber.roles,
       pageSize,
       maxPageSize,
       serverCursors: false,
       canAskForMore: true,
       records,
-      reads: [...(total ? [[total]] : []), ...(totalPages ? [[totalPages]] : [])],
+      recordsKey: 'records',
+      lists: listsOf(records),
+      reads: [...(total ? [{ paths: [total], holds: 'Int' as const }] : []), ...(totalPages ? [{ paths: [totalPages], holds: 'Int' as const }] : [])],
       variables: (page) => ({ [sizeVar]: page.pageSize, [pageVar]: numberOf(page.cursor) }),
       read(data, page) {
         const nodes = recordsAt(data, records);
@@ -57,4 +63,4 @@ export const pageNumber: StyleModule = {
     };
     return style;
   },
-};
+});

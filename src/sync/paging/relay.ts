@@ -1,5 +1,11 @@
 import { describe, follow, isObject, where } from './answer.ts';
-import type { PageAt, PageRead, PagingInput, PagingStyle } from './style.ts';
+import { PAGE_SIZE_ROLE, type PageAt, type PageRead, type PagingInput, type PagingStyle, type VariableRole } from './style.ts';
+
+/** The variables of a Relay connection: the page size (`first`), and the cursor after which the page starts. */
+export const RELAY_ROLES: Readonly<Record<string, VariableRole>> = {
+  pageSize: PAGE_SIZE_ROLE,
+  cursor: { type: 'text', carries: 'cursor of the next page', a: 'a cursor', fix: 'check that `paging.variables.cursor` names the variable the API reads the cursor from' },
+};
 
 /**
  * The Relay connection shared by `relay-nodes` and `relay-edges`: `connection` is the path to an object with
@@ -17,15 +23,21 @@ export function relayStyle(input: PagingInput, records: 'nodes' | 'edges'): Pagi
   return {
     style: records === 'nodes' ? 'relay-nodes' : 'relay-edges',
     variableNames: { ...(pageSizeVar && { pageSize: pageSizeVar }), cursor: cursorVar },
+    roles: RELAY_ROLES,
     pageSize,
     maxPageSize,
     serverCursors: true,
     canAskForMore: true,
     records: { path: recordsPath, each: [] },
+    recordsKey: 'connection',
+    lists: [[...connection, records]],
     // Edges carry their own cursors: the last edge's stands in for a pageInfo.endCursor the document does not select.
     reads: [
-      [[...connection, 'pageInfo', 'hasNextPage']],
-      records === 'nodes' ? [[...connection, 'pageInfo', 'endCursor']] : [[...connection, 'pageInfo', 'endCursor'], [...connection, 'edges', 'cursor']],
+      { paths: [[...connection, 'pageInfo', 'hasNextPage']], holds: 'Boolean' },
+      {
+        paths: records === 'nodes' ? [[...connection, 'pageInfo', 'endCursor']] : [[...connection, 'pageInfo', 'endCursor'], [...connection, 'edges', 'cursor']],
+        holds: 'text',
+      },
     ],
     variables: (page: PageAt) => ({ ...(pageSizeVar && { [pageSizeVar]: page.pageSize }), [cursorVar]: page.cursor }),
     read(data): PageRead | string {

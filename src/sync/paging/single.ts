@@ -1,16 +1,16 @@
 import { recordsAt } from './answer.ts';
-import type { PagingStyle, StyleModule } from './style.ts';
+import { defineStyle, listsOf, type PagingStyle } from './style.ts';
 
 /**
  * One request answers everything (`paging: { style: single, records: buildings }`). Nothing can ask for more, so an
  * answer holding `maxPageSize` records (the API's documented cap) may have been cut: the page contract fails it
  * (rule `truncated`) rather than commit a window that may be incomplete.
  */
-export const single: StyleModule = {
+export const single = defineStyle({
   name: 'single',
   keys: ['records', 'maxPageSize'],
   required: ['records'],
-  roles: [],
+  roles: {},
   parse(input) {
     const records = input.records('records');
     const maxPageSize = input.count('maxPageSize', 1);
@@ -18,11 +18,14 @@ export const single: StyleModule = {
     const style: PagingStyle = {
       style: 'single',
       variableNames: {},
+      roles: single.roles,
       pageSize: undefined,
       maxPageSize,
       serverCursors: false,
       canAskForMore: false,
       records,
+      recordsKey: 'records',
+      lists: listsOf(records),
       reads: [],
       variables: () => ({}),
       read(data) {
@@ -33,4 +36,4 @@ export const single: StyleModule = {
     };
     return style;
   },
-};
+});

@@ -4,15 +4,41 @@ import type { RecordsPath } from './answer.ts';
 /**
  * A paging style: how one kind of API hands out a listing page by page (Airbyte's declarative paginators, the Singer
  * SDK's `BaseAPIPaginator`). Each style is one module in this folder holding everything about it: its keys in a
- * definitions file, the variables it sets, how it reads an answer, and what progress means for it (the page contract
- * in src/sync/contract.ts asks the style). A new API shape is one new file and a line in ./index.ts.
+ * definitions file, the variables it sets and what they carry, how it reads an answer and the types of what it reads
+ * there, and what progress means for it (the page contract in src/sync/contract.ts asks the style). The loader,
+ * `check` (src/app/check-fit.ts), the probe and the refused-request messages (src/sync/fetch.ts) read all of it from
+ * the style object and name no style. A new API shape is one new file and its line in ./index.ts.
  */
 
-export const PAGING_STYLES = ['single', 'relay-nodes', 'relay-edges', 'token', 'offset', 'page-number'] as const;
-export type PagingStyleName = (typeof PAGING_STYLES)[number];
+/** What a paging variable is for: the names in a definitions file's `paging.variables` (`pageSize`, `cursor`...). */
+export type PagingRole = string;
 
-/** What a paging variable is for: the names in a definitions file's `paging.variables`. */
-export type PagingRole = 'pageSize' | 'cursor' | 'token' | 'offset' | 'page';
+/** What a paging variable carries, as the loader, `check` and a refused request's message need to know it. */
+export interface VariableRole {
+  /** The GraphQL type of its value: an Int, or text (String, ID). */
+  readonly type: 'Int' | 'text';
+  /** What it carries, for messages: `page size` (`needs the variable that carries the page size`). */
+  readonly carries: string;
+  /** The same with its article: `a page size`. */
+  readonly a: string;
+  /** What to check when the platform refuses a request naming the variable. */
+  readonly fix: string;
+}
+
+/** The page size: every style that asks for a number of records per page sends it in this role. */
+export const PAGE_SIZE_ROLE: VariableRole = {
+  type: 'Int',
+  carries: 'page size',
+  a: 'a page size',
+  fix: 'set `paging.maxPageSize` (the most the API answers) or `paging.pageSize` for the stream in the definitions file, or lower SYNC_PAGE_SIZE',
+};
+
+/** What a style reads in an answer to page on: any of `paths` (alternatives; the document must select one), typed. */
+export interface PagingRead {
+  readonly paths: ReadonlyArray<readonly string[]>;
+  /** The GraphQL type the value has: a Boolean, an Int, or text (String, ID). */
+  readonly holds: 'Boolean' | 'Int' | 'text';
+}
 
 /** The page to read: its checkpoint text (null: the window's first page) and the records asked for. */
 export interface PageAt {
@@ -28,9 +54,12 @@ export interface PageRead {
 }
 
 export interface PagingStyle {
-  readonly style: PagingStyleName;
+  /** The style's name in a definitions file (`relay-nodes`): its module's `name`. */
+  readonly style: string;
   /** The GraphQL variables the style sets, by role. */
   readonly variableNames: Readonly<Partial<Record<PagingRole, string>>>;
+  /** What each role of the style carries (every role it may set, whether this stream names a variable for it or not). */
+  readonly roles: Readonly<Record<PagingRole, VariableRole>>;
   /** Records per page this stream asks for; unset: SYNC_PAGE_SIZE (capped at maxPageSize). */
   readonly pageSize: number | undefined;
   /** The most records one answer may hold, as the API documents it. Single pages: the truncation guard's limit. */
@@ -41,11 +70,12 @@ export interface PagingStyle {
   readonly canAskForMore: boolean;
   /** Where the records are, for the check that the document selects them (and how deep `$parent` may go). */
   readonly records: RecordsPath;
-  /**
-   * The paging information the style reads (paths from `data`): the document must select each entry, one of its
-   * alternative paths at least.
-   */
-  readonly reads: ReadonlyArray<ReadonlyArray<readonly string[]>>;
+  /** The key of the paging map that says where the records are (`records`, `connection`), for a located error. */
+  readonly recordsKey: string;
+  /** The answer paths (from `data`) the style reads the records from as lists, outermost first. */
+  readonly lists: ReadonlyArray<readonly string[]>;
+  /** The paging information the style reads: the document must select each entry, one of its alternative paths at least. */
+  readonly reads: ReadonlyArray<PagingRead>;
   /** The paging variables of the request for `at`. */
   variables(at: PageAt): Record<string, unknown>;
   /** One answer's records and what follows, or the detail of a shape violation. */
@@ -73,18 +103,28 @@ export interface PagingInput {
   count(key: string, min: number): number | undefined;
 }
 
-export interface StyleModule {
-  name: PagingStyleName;
+export interface StyleModule<N extends string = string> {
+  /** The style's name in a definitions file, the word of its `style:` (its registry, ./index.ts, types it exactly). */
+  name: N;
   /** Keys of the style's paging map besides `style` and `variables`, and which of them are required. */
   keys: readonly string[];
   required: readonly string[];
-  /** The roles of `paging.variables`, and which are required. */
-  roles: readonly PagingRole[];
+  /** The roles of `paging.variables` and what each carries (the parsed style carries them on). */
+  roles: Readonly<Record<PagingRole, VariableRole>>;
   parse(input: PagingInput): PagingStyle | undefined;
 }
 
-/** Keys every style takes. */
-export const SIZE_KEYS = ['pageSize', 'maxPageSize'] as const;
+/** Identity: keeps a module's `name` as its literal word, so the registry's union of names is exact. */
+export function defineStyle<N extends string>(module: StyleModule<N>): StyleModule<N> {
+  return module;
+}
+
+/** The lists a records path walks (`a.b[].c[].d`: `a.b`, `a.b.c`, `a.b.c.d`), outermost first. */
+export function listsOf(records: RecordsPath): string[][] {
+  const levels: string[][] = [[...records.path]];
+  for (const step of records.each) levels.push([...levels.at(-1)!, ...step]);
+  return levels;
+}
 
 /** The records asked per page: the stream's own, else the global setting, never above the API's maximum. */
 export function effectivePageSize(style: Pick<PagingStyle, 'pageSize' | 'maxPageSize'>, fallback: number): number {

@@ -1,16 +1,19 @@
 import { describe, follow, recordsAt, where } from './answer.ts';
-import type { PagingStyle, StyleModule } from './style.ts';
+import { defineStyle, listsOf, PAGE_SIZE_ROLE, type PagingStyle } from './style.ts';
 
 /**
  * Token paging (AWS AppSync, many REST-shaped GraphQL APIs): `paging: { style: token, records: list.items, nextToken:
  * list.nextToken, variables: { pageSize: limit, token: nextToken } }`. The answer's token is sent back for the next
  * page; an absent, null or empty token ends the listing.
  */
-export const token: StyleModule = {
+export const token = defineStyle({
   name: 'token',
   keys: ['records', 'nextToken', 'pageSize', 'maxPageSize'],
   required: ['records', 'nextToken'],
-  roles: ['pageSize', 'token'],
+  roles: {
+    pageSize: PAGE_SIZE_ROLE,
+    token: { type: 'text', carries: 'token of the next page', a: 'a next token', fix: 'check that `paging.variables.token` names the variable the API reads the token from' },
+  },
   parse(input) {
     const records = input.records('records');
     const nextToken = input.answerPath('nextToken', true);
@@ -22,12 +25,15 @@ export const token: StyleModule = {
     const style: PagingStyle = {
       style: 'token',
       variableNames: { ...(pageSizeVar && { pageSize: pageSizeVar }), token: tokenVar },
+      roles: token.roles,
       pageSize,
       maxPageSize,
       serverCursors: true,
       canAskForMore: true,
       records,
-      reads: [[nextToken]],
+      recordsKey: 'records',
+      lists: listsOf(records),
+      reads: [{ paths: [nextToken], holds: 'text' }],
       variables: (page) => ({ ...(pageSizeVar && { [pageSizeVar]: page.pageSize }), [tokenVar]: page.cursor }),
       read(data) {
         const nodes = recordsAt(data, records);
@@ -43,4 +49,4 @@ export const token: StyleModule = {
     };
     return style;
   },
-};
+});
