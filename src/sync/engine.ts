@@ -96,13 +96,9 @@ export function planStreams(streams: ReadonlyArray<AnyStream>, request: RunReque
   });
 }
 
-async function syncCustomer(
-  options: SyncOptions,
-  target: SyncTarget,
-  planned: ReadonlyArray<PlannedStream>,
-  documents: Map<string, unknown>,
-): Promise<StreamOutcome[]> {
-  const blank = (p: PlannedStream, status: StreamOutcome['status'], extra: Partial<StreamOutcome> = {}): StreamOutcome => ({
+/** An outcome of a stream that did not run (locked, skipped, failed before it started, interrupted before it). */
+function blankOutcome(target: SyncTarget, p: PlannedStream, status: StreamOutcome['status'], extra: Partial<StreamOutcome> = {}): StreamOutcome {
+  return {
     customerId: target.customerId,
     stream: p.stream.name,
     stateKey: p.key,
@@ -114,36 +110,23 @@ async function syncCustomer(
     windows: 0,
     watermark: null,
     ...extra,
-  });
-  const log = options.logger.child({ customer: target.customerId });
+  };
+}
 
-  // All of the customer's locks first, in a fixed order: a second process gets "locked" for the whole customer
-  // instead of running half of its streams, and two processes can never wait on each other.
+async function syncCustomer(
+  options: SyncOptions,
+  target: SyncTarget,
+  planned: ReadonlyArray<PlannedStream>,
+  documents: Map<string, unknown>,
+): Promise<StreamOutcome[]> {
+  const blank = (p: PlannedStream, status: StreamOutcome['status'], extra: Partial<StreamOutcome> = {}) => blankOutcome(target, p, status, extra);
+  const log = options.logger.child({ customer: target.customerId });
   const locks: Lock[] = [];
-  const skipped = new Set<PlannedStream>();
   try {
-    for (const p of planned) {
-      const lock = await options.store.tryLock(target.customerId, p.key);
-      if (!lock && p.optional) {
-        skipped.add(p);
-        continue;
-      }
-      if (!lock) {
-        log.warn({ stream: p.stream.name, stateKey: p.key }, 'another run holds the lock for this customer and stream: skipping this customer');
-        return planned.map((q) => blank(q, 'locked'));
-      }
-      locks.push(lock);
-    }
+    const skipped = await lockAll(options, target, planned, locks, log);
+    if (!skipped) return planned.map((q) => blank(q, 'locked'));
     const running = planned.filter((p) => !skipped.has(p));
-    for (const p of running) {
-      // Holding the lock, any run of this pair still marked 'running' was left by a process that died (kill -9).
-      try {
-        const runs = await options.store.closeAbandonedRuns(target.customerId, p.key, toIsoUtc(options.clock.now()));
-        if (runs.length > 0) log.warn({ stream: p.stream.name, stateKey: p.key, runs }, `marked ${runs.length} run(s) left 'running' by an ended process as interrupted`);
-      } catch (error) {
-        log.warn({ err: error, stream: p.stream.name, stateKey: p.key }, 'could not close runs left running by an ended process');
-      }
-    }
+    await closeAbandoned(options, target, running, log);
     // Before any data is written: the credentials must belong to the customer their data is filed under. A failure
     // here (a wrong secret too) is recorded once per stream, so status and /healthz show it like any failed run.
     try {
@@ -161,32 +144,9 @@ async function syncCustomer(
     }
     const outcomes: StreamOutcome[] = [];
     for (const p of planned) {
-      if (skipped.has(p)) {
-        outcomes.push(blank(p, 'skipped', { note: 'a concurrent run holds its lock and refreshes it' }));
-        continue;
-      }
-      if (options.signal?.aborted) {
-        outcomes.push(blank(p, 'interrupted', { note: 'not started' }));
-        continue;
-      }
-      const started = options.clock.now();
-      const outcome = await runStream(
-        {
-          store: options.store,
-          clock: options.clock,
-          logger: options.logger,
-          settings: options.settings,
-          signal: options.signal,
-          customerId: target.customerId,
-          client: target.client,
-          document: documents.get(p.stream.name),
-          onProgress: options.onProgress,
-        },
-        p.stream,
-        p.request,
-      );
-      outcome.durationMs = options.clock.now() - started;
-      outcomes.push(outcome);
+      if (skipped.has(p)) outcomes.push(blank(p, 'skipped', { note: 'a concurrent run holds its lock and refreshes it' }));
+      else if (options.signal?.aborted) outcomes.push(blank(p, 'interrupted', { note: 'not started' }));
+      else outcomes.push(await runOne(options, target, p, documents.get(p.stream.name)));
     }
     return outcomes;
   } catch (error) {
@@ -198,6 +158,61 @@ async function syncCustomer(
       await lock.release().catch((error: unknown) => log.warn({ err: error }, 'could not release a lock'));
     }
   }
+}
+
+/**
+ * All of the customer's locks first, in a fixed order, into `locks`: a second process gets "locked" for the whole
+ * customer instead of running half of its streams, and two processes can never wait on each other. Returns the
+ * optional streams whose lock another run holds (skipped), or undefined when a lock that is not optional is held.
+ */
+async function lockAll(options: SyncOptions, target: SyncTarget, planned: ReadonlyArray<PlannedStream>, locks: Lock[], log: Logger): Promise<Set<PlannedStream> | undefined> {
+  const skipped = new Set<PlannedStream>();
+  for (const p of planned) {
+    const lock = await options.store.tryLock(target.customerId, p.key);
+    if (!lock && p.optional) {
+      skipped.add(p);
+      continue;
+    }
+    if (!lock) {
+      log.warn({ stream: p.stream.name, stateKey: p.key }, 'another run holds the lock for this customer and stream: skipping this customer');
+      return undefined;
+    }
+    locks.push(lock);
+  }
+  return skipped;
+}
+
+/** Holding the lock, any run of a pair still marked 'running' was left by a process that died (kill -9). */
+async function closeAbandoned(options: SyncOptions, target: SyncTarget, running: ReadonlyArray<PlannedStream>, log: Logger): Promise<void> {
+  for (const p of running) {
+    try {
+      const runs = await options.store.closeAbandonedRuns(target.customerId, p.key, toIsoUtc(options.clock.now()));
+      if (runs.length > 0) log.warn({ stream: p.stream.name, stateKey: p.key, runs }, `marked ${runs.length} run(s) left 'running' by an ended process as interrupted`);
+    } catch (error) {
+      log.warn({ err: error, stream: p.stream.name, stateKey: p.key }, 'could not close runs left running by an ended process');
+    }
+  }
+}
+
+/** Runs one planned stream and times it. */
+async function runOne(options: SyncOptions, target: SyncTarget, p: PlannedStream, document: unknown): Promise<StreamOutcome> {
+  const started = options.clock.now();
+  const outcome = await runStream(
+    {
+      store: options.store,
+      clock: options.clock,
+      logger: options.logger,
+      settings: options.settings,
+      signal: options.signal,
+      customerId: target.customerId,
+      client: target.client,
+      document,
+      onProgress: options.onProgress,
+    },
+    p.stream,
+    p.request,
+  );
+  return { ...outcome, durationMs: options.clock.now() - started };
 }
 
 /**
