@@ -187,3 +187,100 @@ describe('what a sync loads (docs/architecture.md, "Start-up")', () => {
     expect(rootImporters('undici')).toEqual(['src/app/record-proxy.ts']);
   });
 });
+
+/**
+ * Circles in the static import graph of src/ (type-only imports included: a circle of types still ties the files'
+ * meanings to each other). Those that stand today outside the engine, each named by its files exactly; the list may
+ * only shrink: a circle that is gone must leave it, and a new or grown circle fails.
+ */
+const KNOWN_CIRCLES: ReadonlyArray<readonly string[]> = [
+  ['src/api/budget/aimd.ts', 'src/api/budget/types.ts'],
+  ['src/store/adapter.ts', 'src/store/occupancy-layout.ts', 'src/store/occupancy-sink.ts', 'src/store/sinks.ts'],
+];
+
+/** The import graph of `files`: each file and the files of the graph it imports statically. */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  const inGraph = new Set(files);
+  return new Map(files.map((file) => [file, staticImportsOf(file).map((spec) => resolve(dirname(file), spec)).filter((to) => inGraph.has(to))]));
+}
+
+/** The graph's circles: its strongly connected components of more than one file (Tarjan), each as sorted paths. */
+function circlesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const circles: string[][] = [];
+  const visit = (file: string) => {
+    index.set(file, index.size);
+    low.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const to of graph.get(file) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(file, Math.min(low.get(file)!, low.get(to)!));
+      } else if (onStack.has(to)) low.set(file, Math.min(low.get(file)!, index.get(to)!));
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let top: string;
+    do {
+      top = stack.pop()!;
+      onStack.delete(top);
+      component.push(top);
+    } while (top !== file);
+    if (component.length > 1 || graph.get(file)?.includes(file)) circles.push(component.map(rel).sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return circles;
+}
+
+/** One path around a circle, `a.ts -> b.ts -> a.ts`, for the message. */
+function pathAround(graph: ReadonlyMap<string, readonly string[]>, circle: readonly string[]): string {
+  const members = new Set(circle);
+  const start = join(ROOT, circle[0]!);
+  const seen = new Map<string, string | undefined>([[start, undefined]]);
+  const queue = [start];
+  while (queue.length) {
+    const file = queue.shift()!;
+    for (const to of graph.get(file) ?? []) {
+      if (to === start) {
+        const path = [rel(start)];
+        for (let at: string | undefined = file; at !== undefined && at !== start; at = seen.get(at)) path.splice(1, 0, rel(at));
+        return [...path, rel(start)].join(' -> ');
+      }
+      if (!members.has(rel(to)) || seen.has(to)) continue;
+      seen.set(to, file);
+      queue.push(to);
+    }
+  }
+  return circle.join(', ');
+}
+
+describe('import circles (docs/architecture.md)', () => {
+  const graph = importGraph(FILES.filter((f) => rel(f).startsWith('src/')));
+  const key = (circle: readonly string[]) => circle.join(' ');
+
+  it('src/ has no import circle but the known ones, and every known one still stands', () => {
+    const circles = circlesOf(graph);
+    const known = new Set(KNOWN_CIRCLES.map(key));
+    const unknown = circles.filter((c) => !known.has(key(c))).map((c) => `a circle through ${c.join(', ')}: ${pathAround(graph, c)}`);
+    expect(unknown).toEqual([]);
+    const found = new Set(circles.map(key));
+    const gone = KNOWN_CIRCLES.filter((c) => !found.has(key(c))).map((c) => `the known circle ${c.join(', ')} is gone: remove it from KNOWN_CIRCLES`);
+    expect(gone).toEqual([]);
+  });
+
+  it('the engine has none', () => {
+    expect(circlesOf(graph).filter((c) => c.some((f) => f.startsWith('src/sync/')))).toEqual([]);
+  });
+
+  it('a circle is seen, named by its files and a path around it', () => {
+    const [a, b, c] = ['src/x/a.ts', 'src/x/b.ts', 'src/x/c.ts'].map((f) => join(ROOT, f)) as [string, string, string];
+    const made = new Map([[a, [b]], [b, [c]], [c, [a]], [join(ROOT, 'src/x/d.ts'), [a]]]);
+    expect(circlesOf(made)).toEqual([['src/x/a.ts', 'src/x/b.ts', 'src/x/c.ts']]);
+    expect(pathAround(made, ['src/x/a.ts', 'src/x/b.ts', 'src/x/c.ts'])).toBe('src/x/a.ts -> src/x/b.ts -> src/x/c.ts -> src/x/a.ts');
+    expect(circlesOf(new Map([[a, [b]], [b, []]]))).toEqual([]);
+  });
+});
