@@ -14,3 +14,11 @@ export function processStart(pid: number): string | null {
     return null;
   }
 }
+
+/**
+ * How long this process has been running, in milliseconds: what a user of a one-shot command has waited so far
+ * (start-up, loading, migrating and the run itself), for the time a command's summary shows (src/app/summary.ts).
+ */
+export function waitedMs(): number {
+  return performance.now();
+}

@@ -17,8 +17,17 @@ export interface SummaryFigures {
   seconds: number;
 }
 
-export function summaryFigures(report: SyncReport): SummaryFigures {
+export interface SummaryOptions {
+  /**
+   * The time to show, when not the run's own: a one-shot command shows what its user waited, from the process's
+   * start (`waitedMs()` of src/process-start.ts), not from the run's; a daemon's pass shows its own.
+   */
+  elapsedMs?: number;
+}
+
+export function summaryFigures(report: SyncReport, options: SummaryOptions = {}): SummaryFigures {
   const { outcomes } = report;
+  const elapsedMs = options.elapsedMs ?? report.finishedAt - report.startedAt;
   return {
     customers: new Set(outcomes.map((o) => o.customerId)).size,
     streams: new Set(outcomes.map((o) => o.stateKey)).size,
@@ -28,13 +37,13 @@ export function summaryFigures(report: SyncReport): SummaryFigures {
     failed: new Set(outcomes.filter((o) => o.status === 'failed').map((o) => o.customerId)).size,
     locked: new Set(outcomes.filter((o) => o.status === 'locked').map((o) => o.customerId)).size,
     interrupted: outcomes.some((o) => o.status === 'interrupted'),
-    seconds: Math.round((report.finishedAt - report.startedAt) / 100) / 10,
+    seconds: Math.round(elapsedMs / 100) / 10,
   };
 }
 
 /** `sync: 2 customers, 2 streams, 14 pages, 12,345 records, 0 failed in 3.2s` (+ rejected/locked/interrupted when any). */
-export function summaryLine(command: string, report: SyncReport): string {
-  const f = summaryFigures(report);
+export function summaryLine(command: string, report: SyncReport, options: SummaryOptions = {}): string {
+  const f = summaryFigures(report, options);
   const parts = [
     `${formatCount(f.customers)} customer${f.customers === 1 ? '' : 's'}`,
     `${formatCount(f.streams)} stream${f.streams === 1 ? '' : 's'}`,

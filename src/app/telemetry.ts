@@ -8,9 +8,19 @@ import { installTracer, type SpanAttributes, type SpanHandle, type Tracer } from
  * (src/tracing.ts) pointed at it. The packages are loaded here, on demand: with tracing off none of them is.
  */
 export interface Telemetry {
-  /** Sends what is buffered and stops; bounded by the export timeout. */
+  /**
+   * Sends what is buffered and stops, within SHUTDOWN_LIMIT_MS (or the export timeout, when shorter): a collector
+   * that is down or never answers costs a command at most that, and one warning line.
+   */
   shutdown(): Promise<void>;
 }
+
+/**
+ * The longest the last export may hold a command's exit. A collector that answers takes milliseconds; one that
+ * refuses is retried by the exporter, and one that accepts and never answers is waited on, each up to the export
+ * timeout (OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default), which every run would otherwise pay at its end.
+ */
+export const SHUTDOWN_LIMIT_MS = 2_000;
 
 const clean = (attributes: SpanAttributes | undefined) =>
   attributes && Object.fromEntries(Object.entries(attributes).filter(([, v]) => v !== undefined)) as Record<string, string | number | boolean>;
@@ -59,11 +69,26 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
   return {
     async shutdown() {
       installTracer(undefined);
+      const limitMs = Math.min(SHUTDOWN_LIMIT_MS, config.timeoutMs);
+      let timer: NodeJS.Timeout | undefined;
       try {
-        await provider.shutdown();
+        const outcome = await Promise.race([
+          provider.shutdown().then(() => 'sent' as const),
+          new Promise<'limit'>((resolve) => {
+            timer = setTimeout(() => resolve('limit'), limitMs);
+          }),
+        ]);
+        if (outcome === 'limit') {
+          logger.warn(
+            { url: config.tracesUrl, waitedMs: limitMs },
+            `the last traces were not sent: the collector at ${config.tracesUrl} did not take them within ${limitMs / 1000} s (down, or not ` +
+              'answering); they are dropped so the command can end. Fix: check that the collector is up and reachable at OTEL_EXPORTER_OTLP_ENDPOINT',
+          );
+        }
       } catch (error) {
         logger.warn({ err: error, url: config.tracesUrl }, `could not send the last traces to ${config.tracesUrl}: ${(error as Error).message}`);
       } finally {
+        clearTimeout(timer);
         contextManager.disable();
         api.context.disable();
       }
