@@ -134,7 +134,7 @@ describe('README, run as printed from a fresh clone with the system PATH', () =>
       // "put the .env block it prints into .env first"
       const printed = describeSandbox(sandbox);
       const envBlock = printed.slice(printed.indexOf('Example .env')).split('\n\n')[0]!.split('\n').slice(1);
-      expect(envBlock.map((l) => l.split('=')[0])).toEqual(['API_BASE_URL', 'API_KEY', 'API_SECRET', 'CUSTOMER_ID']);
+      expect(envBlock.map((l) => l.split('=')[0])).toEqual(['API_BASE_URL', 'API_KEY', 'API_SECRET', 'CUSTOMER_ID', 'CUSTOMER_NAME']);
       writeFileSync(join(clone.dir, '.env'), `${envBlock.join('\n')}\n`);
     });
     afterAll(async () => {
