@@ -4,6 +4,7 @@ import { parsePgUrl } from '../store/postgres/url.ts';
 import { runLockKey } from '../store/postgres/locks.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { PARKED_AFTER_FAILURES, retryDelayMs } from './backoff.ts';
+import { settlesWithin, STOP_LIMIT_MS } from './scheduler.ts';
 import type { SyncPass } from './sync-pass.ts';
 
 /**
@@ -24,6 +25,8 @@ import type { SyncPass } from './sync-pass.ts';
  */
 
 export const SYNC_TASK = 'occupancy_sync_stream';
+/** How long the queue's connection pool may take to close at a stop (the store's close is bounded alike). */
+const RELEASE_LIMIT_MS = 2_000;
 /** graphile-worker's attempts are a smallint; a job that may retry for ever never becomes permanently failed. */
 const MAX_ATTEMPTS = 32_767;
 
@@ -180,11 +183,12 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       stopping ??= (async () => {
         clearInterval(reaper);
         abort.abort();
-        try {
-          await runner?.stop();
-        } finally {
-          await utils.release();
-        }
+        // Bounded: jobs whose database or API does not answer are left (their page not committed is read again by
+        // the next run; graphile-worker's lock on them ends with this process's sessions), and so is a pool whose
+        // goodbye the server never answers.
+        const stopped = runner ? await settlesWithin(runner.stop(), STOP_LIMIT_MS) : true;
+        if (!stopped) logger.warn({ waitedMs: STOP_LIMIT_MS }, `the queue's jobs in progress did not end within ${STOP_LIMIT_MS / 1000} s of the stop: stopping without them; what they did not commit is read again by the next run`);
+        await settlesWithin(Promise.resolve(utils.release()), RELEASE_LIMIT_MS);
       })();
       return stopping;
     },

@@ -25,8 +25,11 @@ export interface ServeWebhooksOptions {
   store?: Store;
 }
 
-/** How long closing the database may take at the end before the receiver stops waiting for it. */
-const STORE_CLOSE_LIMIT_MS = 10_000;
+/**
+ * How long closing the database may take at the end before the receiver stops waiting for it. The store's own close is
+ * bounded (src/store/postgres/locks.ts CLOSE_WAIT_SECONDS); this is the guard over any store's.
+ */
+const STORE_CLOSE_LIMIT_MS = 3_000;
 
 /**
  * `webhook serve`: opens the database, applies pending migrations, receives deliveries until `signal` aborts, then

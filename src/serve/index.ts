@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
 import { openForWriting } from '../app/database.ts';
-import { startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
+import { settlesWithin, startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
 import { parseDocumentSource } from '../api/documents.ts';
 import { startQueue, type Queue } from '../app/queue.ts';
 import { dataCheckLines, watchData, type DataCheckWatch } from '../app/data-checks.ts';
@@ -66,6 +66,9 @@ export function webhookMetric(metrics: Metrics, outcome: WebhookOutcome): void {
   else if (outcome.reason === 'duplicate') metrics.webhookOutcome('duplicate');
   else metrics.webhookOutcome('refused', outcome.reason);
 }
+
+/** The guard over each close at a stop (each is bounded by its own module too: docs/operations.md, "How long a stop takes"). */
+const CLOSE_LIMIT_MS = 3_000;
 
 export async function serve(options: ServeOptions): Promise<void> {
   const { config, logger, signal } = options;
@@ -170,10 +173,11 @@ export async function serve(options: ServeOptions): Promise<void> {
     // Runs on a startup failure too (a port in use): close whatever was started, in reverse order.
     await receiver?.close().catch(() => {});
     dataChecks?.stop();
-    await retention?.stop().catch(() => {});
+    // A clean-up of run history waiting on a silent database must not hold the stop (it deletes again next time).
+    if (retention) await settlesWithin(retention.stop(), CLOSE_LIMIT_MS);
     await queue?.stop().catch(() => {});
     await pass?.close().catch(() => {});
     await ops?.close().catch(() => {});
-    if (!options.store) await store.close().catch(() => {});
+    if (!options.store) await settlesWithin(store.close(), CLOSE_LIMIT_MS);
   }
 }
