@@ -77,6 +77,8 @@ export interface WebhookHandler {
   readonly pendingBytes: number;
   /** gzip bodies whose wire bytes received so far are not all inflated yet. */
   readonly inflating: number;
+  /** Connections answered before their body ended that still read (and drop) the rest of it (linger.ts). */
+  readonly lingering: number;
   /** What the requests in flight are waiting for: their body, or the database. */
   readonly waiting: { body: number; database: number };
   /**
@@ -98,7 +100,12 @@ const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
  */
 const closing = new WeakSet<object>();
 
-function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>, linger: LingerLimits): void {
+interface Linger extends LingerLimits {
+  /** Connections lingering now. */
+  open: number;
+}
+
+function send(req: IncomingMessage, res: ServerResponse, status: number, body: Record<string, unknown>, linger: Linger): void {
   if (res.headersSent) return;
   const text = JSON.stringify(body);
   // When the body was not read to its end (refused early, or too large), close the connection instead of letting
@@ -107,7 +114,7 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: R
   if (!req.complete) {
     res.setHeader('Connection', 'close');
     closing.add(req.socket);
-    lingerAfterAnswer(req, linger);
+    if (lingerAfterAnswer(req, linger, () => (linger.open -= 1))) linger.open += 1;
   }
   if (status === 405) res.setHeader('Allow', 'POST');
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text) });
@@ -135,7 +142,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   const auth = new CustomerAuthenticator(options.customers, { acceptUnsigned: options.acceptUnsigned });
   const budget = new PendingBudget(options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES);
   const inflate = new InflateQueue();
-  const linger: LingerLimits = { maxBytes: LINGER_BODY_MULTIPLE * limits.maxBodyBytes, maxMs: options.lingerMs ?? DEFAULT_LINGER_MS };
+  const linger: Linger = { open: 0, maxBytes: LINGER_BODY_MULTIPLE * limits.maxBodyBytes, maxMs: options.lingerMs ?? DEFAULT_LINGER_MS };
   const refusals = new RefusalLog(logger, options.refusalLogIntervalMs);
   let inFlight = 0;
   let waiters: Array<() => void> = [];
@@ -280,6 +287,7 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
   Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
   Object.defineProperty(handler, 'pendingBytes', { get: () => budget.used });
   Object.defineProperty(handler, 'inflating', { get: () => inflate.size });
+  Object.defineProperty(handler, 'lingering', { get: () => linger.open });
 
   if (options.acceptUnsigned) {
     logger.warn(

@@ -29,9 +29,10 @@ export const LINGER_BODY_MULTIPLE = 4;
 /**
  * Arranges the lingering close of `req`'s connection; call it before the answer is sent, which must carry
  * `Connection: close`. Returns false (and does nothing) when the body is declared longer than the linger would read:
- * then the connection is closed once the answer is out, as node does by itself.
+ * then the connection is closed once the answer is out, as node does by itself. `onClosed`: called once the
+ * lingering connection is closed, whichever way.
  */
-export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits): boolean {
+export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits, onClosed: () => void = () => {}): boolean {
   const socket = req.socket as Socket & { destroySoon?: () => void };
   if (req.complete || socket.destroyed) return false;
   const declared = Number(req.headers['content-length']);
@@ -69,6 +70,7 @@ export function lingerAfterAnswer(req: IncomingMessage, limits: LingerLimits): b
   socket.once('close', () => {
     closed = true;
     clearTimeout(timer);
+    onClosed();
   });
   req.resume();
   // node:http ends a `Connection: close` response with destroySoon(): a FIN, then the socket destroyed as soon as
