@@ -6,8 +6,9 @@ import { defineConfig } from 'drizzle-kit';
  * Generated migrations are committed; views and other SQL drizzle-kit cannot express go in custom migrations
  * (`drizzle-kit generate --custom --name=<what>`), in the same folders. 0008 and 0009 (the compact occupancy layout)
  * are written by hand: drizzle-kit cannot express WITHOUT ROWID, the SQLite expression index or the resumable data
- * conversion, and has no snapshot for them. Before generating the next migration, describe those tables' changes by
- * hand too, or regenerate snapshots from a database at 0009 (`drizzle-kit pull`) first.
+ * conversion. Snapshots from 0010 on describe the real layout, so the next migration diffs against it; check what it
+ * generates for those tables (0011's SQLite rebuild of occupancy_readings was corrected by hand to keep WITHOUT ROWID,
+ * the expression index and the views).
  */
 const url = process.env.DATABASE_URL ?? '';
 const postgres = /^postgres(ql)?:\/\//.test(url);

@@ -78,7 +78,7 @@ export function replayKey(path: string, body: { ApiKey?: unknown; operationName?
   return `path ${path}`;
 }
 
-/** The windows a backfill of the plan reads (src/sync/windows.ts planBackfill: a grid of step aligned on from). */
+/** The windows a backfill of the plan reads (src/sync/run/plan.ts planBackfill: a grid of step aligned on from). */
 export function planWindows(plan: ReplayPlan): Array<{ from: string; to: string }> {
   const out: Array<{ from: string; to: string }> = [];
   for (let from = plan.from; from < plan.to; from += plan.stepMs) {

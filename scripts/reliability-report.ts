@@ -14,6 +14,7 @@ import { DOC_PATH, FIGURES_DIR, renderRow, type FigureSection } from '../test/re
 const ORDER = [
   'sync-faults', 'misbehaving-api', 'api-answers', 'node-version', 'crash-resume', 'database-gone', 'clock', 'signature', 'webhook-stream', 'webhook-load',
   'webhook-flood', 'secrets', 'webhook-http', 'webhook-serve', 'concurrent-starts', 'dead-runs', 'postgres-faults', 'sqlite-faults',
+  'exits', 'exits-collector',
 ];
 
 const INTRO = `# Reliability: what was tried, how many times, what held
