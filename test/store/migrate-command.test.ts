@@ -32,7 +32,7 @@ describe('occupancy-sync migrate', () => {
     const help = await run(['migrate', '--help'], {});
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Apply pending database migrations');
-    expect(help.stdout).toContain('$ occupancy-sync migrate');
+    expect(help.stdout).toContain('$ npx occupancy-sync migrate');
     expect(help.stdout).toContain('Exit codes');
   });
 
