@@ -30,11 +30,11 @@ const RSS_BOUND_MIB = 128;
 /**
  * The peak RSS the flood may add, inflating included (docs/webhooks.md, "Memory before authentication"): the
  * inflaters' quarter of the budget, the flood's wire bytes, and the heap and buffers the connections churn through
- * before the collector runs. Inflating a bomb allocates nothing per byte any more (src/webhooks/inflate.ts); with
- * node's zlib stream the same flood peaked 75-85 MiB above rest, so the bound tells the two apart.
+ * before the collector runs. Inflating a bomb allocates nothing per byte (src/webhooks/inflate.ts); with node's zlib
+ * stream, which allocates a buffer per chunk, the same flood peaked above this bound (docs/webhooks.md).
  */
 const PEAK_BOUND_MIB = 64;
-/** A loaded 2-core machine inflates the flood (~1 GiB, each byte hashed) in well under this. */
+/** A loaded 2-core machine inflates the flood (each byte hashed) in well under this (docs/webhooks.md has the times). */
 const SETTLE_MS = 45_000;
 const tmp = tempDir('flood-');
 afterAll(() => tmp.remove());
