@@ -34,6 +34,7 @@ export const RUNTIME: string[] = [
   'test/reliability/webhook-http.test.ts',
   'test/reliability/webhook-stream.test.ts',
   'test/reliability/webhook-flood.test.ts',
+  'test/reliability/webhook-linger.test.ts',
   'test/reliability/webhook-serve.test.ts',
   'test/reliability/misbehaving-api.test.ts',
   'test/reliability/crash-resume.test.ts',
