@@ -29,7 +29,7 @@ describe('check names what is wrong in the definitions in force', () => {
     const { code, stdout } = await broken('edges', (c) => c.edit('occupancy-sync.streams.yaml', 'headcount: { path: headcount', 'headcount: { path: status'));
     const at = positionOf(copy!.file, 'type: count');
     expect(failures(stdout)).toEqual([
-      `${copy!.file}:${at.line}:${at.column + 6}: stream occupancy: headcount is a count mapped to an enum (OccupancyEvent.status is OccupancyState!), which holds no whole numbers. Fix: map headcount to an Int field (\`occupancy-sync schema OccupancyEvent\` lists them)`,
+      `${copy!.file}:${at.line}:${at.column + 6}: stream occupancy: headcount is a count mapped to an enum (OccupancyEvent.status is OccupancyState!), which holds no whole numbers. Fix: map headcount to an Int field (\`npx occupancy-sync schema OccupancyEvent\` lists them)`,
       expect.stringMatching(
         new RegExp(`^${copy!.file}:${at.line}:${at.column + 6}: stream occupancy: the probe of window \\[[^\\]]+\\): (\\d+) of \\1 record\\(s\\) break their declaration \\(field headcount\\): status: expected a whole number from 0 to 2,147,483,647, got the string "(CURRENTLY_OCCUPIED|NOT_OCCUPIED)"`),
       ),
@@ -45,7 +45,7 @@ describe('check names what is wrong in the definitions in force', () => {
       `${doc}:${at.line}:${at.column}: stream occupancy: $first carries a page size (paging.variables.pageSize) and is declared String!; a page size is an Int. Fix: declare $first: Int (as the argument it is passed to is typed), or name the right variable in paging.variables.pageSize`,
     );
     expect(failures(stdout)).toContain(
-      `${doc}:${at.line}:${at.column}: Variable "$first" of type "String!" used in position expecting type "Int!". Fix: adapt ${doc} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`,
+      `${doc}:${at.line}:${at.column}: Variable "$first" of type "String!" used in position expecting type "Int!". Fix: adapt ${doc} to the live schema (\`npx occupancy-sync schema Query\` lists the queries, \`npx occupancy-sync schema NAME\` one of them or a type)`,
     );
     expect(stdout).toContain('  skip  stream occupancy: not probed: its document does not match the live schema');
     expect(code).toBe(ExitCode.FAILURE);
@@ -103,7 +103,7 @@ describe('check names what is wrong in the definitions in force', () => {
     const mapping = positionOf(copy!.file, 'path: state');
     expect(failures(stdout)).toEqual([
       'schema (introspection): 1 of 5 document(s) in force do not match the live schema',
-      `${doc}:${inDoc.line}:${inDoc.column}: Cannot query field "state" on type "OccupancyEvent". Did you mean "status"? Fix: adapt ${doc} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`,
+      `${doc}:${inDoc.line}:${inDoc.column}: Cannot query field "state" on type "OccupancyEvent". Did you mean "status"? Fix: adapt ${doc} to the live schema (\`npx occupancy-sync schema Query\` lists the queries, \`npx occupancy-sync schema NAME\` one of them or a type)`,
       `${copy!.file}:${mapping.line}:${mapping.column + 6}: stream occupancy: occupancyStatus is read from state, and the live schema's OccupancyEvent has no field state (its fields: id, floorSpace, status, headcount, observedAt). Fix: map occupancyStatus to a field the type has, and select it in ${doc}`,
     ]);
     expect(code).toBe(ExitCode.FAILURE);
@@ -139,7 +139,7 @@ describe('check names what is wrong in the definitions in force', () => {
     const { code, stdout } = await broken('edges', (c) => c.edit('occupancy-sync.streams.yaml', /\n {2}sendTestEvent: absent\n/, '\n'));
     expect(failures(stdout)).toEqual([
       'schema (introspection): 1 of 6 document(s) in force do not match the live schema',
-      'src/webhooks/graphql/sendTestEvent.graphql:3:3: Cannot query field "sendTestEvent" on type "Mutation". Fix: give the platform\'s operation in a definitions file (webhooks: { sendTestEvent: { document, result, errors } }, docs/api-assumptions.md; `occupancy-sync schema Mutation` lists them), or declare `webhooks: { sendTestEvent: absent }` if the platform has none',
+      'src/webhooks/graphql/sendTestEvent.graphql:3:3: Cannot query field "sendTestEvent" on type "Mutation". Fix: give the platform\'s operation in a definitions file (webhooks: { sendTestEvent: { document, result, errors } }, docs/api-assumptions.md; `npx occupancy-sync schema Mutation` lists them), or declare `webhooks: { sendTestEvent: absent }` if the platform has none',
     ]);
     expect(code).toBe(ExitCode.FAILURE);
     await target!.sandbox.close();

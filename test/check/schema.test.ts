@@ -18,7 +18,7 @@ describe('occupancy-sync schema', () => {
     const { code, stdout, stderr } = await target.run(['schema', 'occupancy']);
     expect(stdout).toBe('');
     expect(stderr).toBe(
-      'occupancy-sync: "occupancy": the live schema has no type, query or mutation of that name. Close names: OccupancyEvent, OccupancyState, occupancyEvents, OccupancyFilter, OccupancyEventEdge, OccupancyEventConnection. Fix: run `occupancy-sync schema` to print the whole schema\n',
+      'occupancy-sync: "occupancy": the live schema has no type, query or mutation of that name. Close names: OccupancyEvent, OccupancyState, occupancyEvents, OccupancyFilter, OccupancyEventEdge, OccupancyEventConnection. Fix: run `npx occupancy-sync schema` to print the whole schema\n',
     );
     expect(code).toBe(ExitCode.USAGE);
   });
@@ -56,7 +56,7 @@ describe('occupancy-sync schema', () => {
   it('--help explains NAME, the exit codes, and gives examples', async () => {
     const { code, stdout } = await runMain(['schema', '--help'], {});
     expect(stdout).toContain('Usage: occupancy-sync schema [options] [name]');
-    expect(stdout).toContain('$ occupancy-sync schema occupancyEvents');
+    expect(stdout).toContain('$ npx occupancy-sync schema occupancyEvents');
     expect(stdout).toContain('64 NAME is not in the schema');
     expect(code).toBe(ExitCode.OK);
   });

@@ -42,7 +42,7 @@ describe('the supported Node lines', () => {
     expect(nodeVersion.refusal('v20.20.2', 'install one')).toBe(
       'occupancy-sync: Node.js v20.20.2 is too old: occupancy-sync needs Node.js 22 (22.19 or later), 24 or 26. Fix: install one',
     );
-    expect(readme).toMatch(/\| 78 \| Configuration error.*Also a Node\.js too old to run occupancy-sync/);
+    expect(readme).toMatch(/\| 78 \| Configuration error.*a Node\.js too old to run occupancy-sync/);
     expect(nodeVersion.EXIT_CODE).toBe(78);
     figures.record({
       key: 'node-version/too-old',

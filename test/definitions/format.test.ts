@@ -111,7 +111,12 @@ describe('definitions files', () => {
     expect(occupancy.variables({ settings: {}, window })).toEqual({ from: '2026-01-01T00:00:00.000Z', to: '2026-01-01T01:00:00.000Z' });
     expect(occupancy.window).toEqual({ endInclusive: false, stepMs: undefined, gridMs: 1, endSlackMs: 0 });
     expect(buildings).toMatchObject({ sink: 'buildings', kind: 'full', paging: { style: 'single', records: { path: ['buildings'], each: [] } } });
-    expect(buildings.record).toEqual({ id: { path: 'id', type: 'id' }, name: { path: 'name', type: 'string' } });
+    expect(buildings.record).toEqual({
+      id: { path: 'id', type: 'id' },
+      name: { path: 'name', type: 'string' },
+      // A nullable column the built-in document does not select is stored NULL, never invented.
+      timeZone: { path: '(unmapped)', type: 'id', nullable: true },
+    });
     expect(buildings.variables({ settings: syncSettings() })).toEqual({});
     expect(buildings.variables({ settings: { buildingsNameLike: 'HQ%' } })).toEqual({ nameLike: 'HQ%' });
     expect(buildings.softDelete!.isComplete({})).toBe(true);
@@ -170,8 +175,8 @@ describe('definitions files', () => {
     expect(errors(VALID.replace('    cursorField: observedAt\n', '    key: [floorSpaceId]\n    cursorField: observedAt\n'))).toEqual([
       '/defs/streams.yaml:16:10: the key of sink occupancy is [floorSpaceId, observedAt], not ["floorSpaceId"]. Fix: write key: [floorSpaceId, observedAt] or leave key out',
     ]);
-    expect(errors(VALID.replace('sink: occupancy', 'sink: floorSpaces'))).toEqual([
-      '/defs/streams.yaml:5:11: unknown sink "floorSpaces". Fix: use one of buildings, occupancy',
+    expect(errors(VALID.replace('sink: occupancy', 'sink: desks'))).toEqual([
+      '/defs/streams.yaml:5:11: unknown sink "desks". Fix: use one of buildings, floors, floorSpaces, occupancy',
     ]);
   });
 

@@ -169,10 +169,10 @@ describe('sync, backfill, status commands (SQLite)', () => {
 
   it('status shows watermark, lag and last run per customer and stream, as a table or JSON', async () => {
     const missing = await cli(['status'], env);
-    expect(missing.code).toBe(ExitCode.FAILURE);
-    expect(missing.stderr).toBe(
-      `occupancy-sync: there is no SQLite database at ${db.database.sqlitePath}. Fix: run \`occupancy-sync sync\` (or \`migrate\`) first, or point DATABASE_URL at the file it writes to\n`,
-    );
+    // A read-only command finds no database where DATABASE_URL points: a configuration error (78) naming the path.
+    expect(missing.code).toBe(ExitCode.CONFIG);
+    expect(missing.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    expect(missing.stderr).toContain(`DATABASE_URL="file:${db.database.sqlitePath}": there is no SQLite database there yet. Fix: run \`npx occupancy-sync sync\` (or \`migrate\`), which creates it`);
     await cli(['migrate'], env);
     expect((await cli(['status'], env)).stdout).toContain('No sync state yet');
     await cli(['sync'], env);
