@@ -17,7 +17,7 @@ nodeModule.enableCompileCache();
 const EXIT_GRACE_MS = 200;
 // A promise chain rather than top-level await, which Nodes before 14.8 cannot parse.
 void import('../src/cli/main.ts')
-  .then(({ main }) => main(process.argv))
+  .then(({ main }) => main(process.argv, { startedAtMs: 0 }))
   .then((code) => {
     process.exitCode = code;
     // main() has waited for everything that matters, each wait bounded (docs/reliability.md, "Exits"). What can be

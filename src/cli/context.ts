@@ -18,12 +18,16 @@ export interface CliContext {
   signal: AbortSignal;
   /** The live line on a terminal's stderr (progress), or undefined when stderr is not a terminal. */
   statusLine: StatusLine | undefined;
+  /** How long the user has waited for this command so far, in milliseconds (the time a summary shows). */
+  waitedMs(): number;
 }
 
 export function createContext(
   env: Env,
   io: Pick<CliContext, 'stdout' | 'stderr'>,
   signal: AbortSignal,
+  /** When the user started waiting, on performance.now()'s clock: 0 is the process's start (the executable's case). */
+  startedAtMs = performance.now(),
 ): CliContext {
   let config: Config | undefined;
   let logger: Logger | undefined;
@@ -34,6 +38,7 @@ export function createContext(
     exitCode: ExitCode.OK,
     signal,
     statusLine,
+    waitedMs: () => performance.now() - startedAtMs,
     config() {
       if (!config) {
         config = resolveConfig(env);

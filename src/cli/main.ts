@@ -17,6 +17,11 @@ export interface MainOptions {
   stderr?: CliContext['stderr'];
   /** Tests pass their own; otherwise SIGTERM and SIGINT abort it. */
   signal?: AbortSignal;
+  /**
+   * When the user started waiting, on performance.now()'s clock, for the time a summary shows: the executable passes 0
+   * (the process's start: loading the code counts, as the user waited for it); by default, when main() is called.
+   */
+  startedAtMs?: number;
 }
 
 export function buildProgram(ctx: CliContext, modules: CommandModule[] = commands): Command {
@@ -80,6 +85,7 @@ export function usageLine(text: string, path: readonly string[]): string {
 
 /** Runs the CLI and resolves to the process exit code. */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
+  const startedAtMs = options.startedAtMs ?? performance.now();
   let signal = options.signal;
   let cleanup = () => {};
   if (!signal) {
@@ -120,7 +126,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const ctx = createContext(env, {
     stdout: spelled(options.stdout ?? process.stdout),
     stderr: spelled(options.stderr ?? process.stderr),
-  }, signal);
+  }, signal, startedAtMs);
   const program = buildProgram(ctx);
   const spelling = invocation(argv, env);
   const names = [...allCommands(program)].map((c) => c.name());

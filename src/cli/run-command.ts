@@ -14,7 +14,7 @@ import { formatCount } from '../numbers.ts';
 import { holdErrors } from './held-errors.ts';
 
 /** The summary as one JSON object (`sync --json`): the figures, the exit code and every stream's outcome. */
-export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string): string {
+export function summaryJson(command: string, report: SyncReport, scrub: (text: string) => string, elapsedMs?: number): string {
   const outcomes = report.outcomes.map((o) => ({
     customerId: o.customerId,
     stream: o.stateKey,
@@ -28,7 +28,7 @@ export function summaryJson(command: string, report: SyncReport, scrub: (text: s
     ...(o.note !== undefined && { note: o.note }),
     ...(o.error !== undefined && { error: scrub(o.error instanceof Error ? o.error.message : String(o.error)) }),
   }));
-  return `${JSON.stringify({ command, ...summaryFigures(report), exitCode: exitCodeOf(report.outcomes), outcomes }, null, 2)}\n`;
+  return `${JSON.stringify({ command, ...summaryFigures(report, { elapsedMs }), exitCode: exitCodeOf(report.outcomes), outcomes }, null, 2)}\n`;
 }
 
 /**
@@ -39,7 +39,9 @@ export function printReport(ctx: CliContext, command: string, result: SyncReport
   for (const line of [...problemLines(result.outcomes), ...noteLines(result.outcomes), ...(options.extra ?? [])]) {
     ctx.stderr.write(`${globalSecrets.scrub(line)}\n`);
   }
-  ctx.stdout.write(options.json ? summaryJson(command, result, (t) => globalSecrets.scrub(t)) : `${summaryLine(command, result)}\n`);
+  // The time shown is the time the user waited (start-up and migrations too), not the run's own.
+  const elapsedMs = ctx.waitedMs();
+  ctx.stdout.write(options.json ? summaryJson(command, result, (t) => globalSecrets.scrub(t), elapsedMs) : `${summaryLine(command, result, { elapsedMs })}\n`);
   ctx.exitCode = exitCodeOf(result.outcomes);
 }
 

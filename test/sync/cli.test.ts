@@ -50,6 +50,20 @@ describe('sync, backfill, status commands (SQLite)', () => {
     }
   });
 
+  it("the summary's time is the time the user waited since the command started, not the run's own", async () => {
+    // As if start-up (loading, migrating) had taken 4 s before the run: the executable counts from the process's start.
+    const startedAtMs = performance.now() - 4_000;
+    const run = async (args: string[]) => {
+      const stdout = capture();
+      await main(['node', 'occupancy-sync', ...args], { env: { ...env, LOG_LEVEL: 'silent' }, stdout, stderr: capture(), startedAtMs });
+      return stdout.text();
+    };
+    const line = await run(['sync']);
+    expect(Number(/ in (\d+\.\d)s\n$/.exec(line)?.[1])).toBeGreaterThanOrEqual(4);
+    const json = JSON.parse(await run(['sync', '--json'])) as { seconds: number };
+    expect(json.seconds).toBeGreaterThanOrEqual(4);
+  });
+
   it('sync --stream limits the run to one stream; an unknown stream is a usage error (64) naming the valid ones', async () => {
     const one = await cli(['sync', '--stream', 'buildings'], env);
     expect(one.stdout).toMatch(/^sync: 1 customer, 1 stream, 1 page, 3 records, 0 failed/);
