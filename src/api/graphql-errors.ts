@@ -88,7 +88,7 @@ function escape(name: string): string {
 }
 
 /** A message whose subject is one of the request's arguments: first word, quoted, `$name`, or after "argument". */
-function namesArgument(message: string, names: ReadonlySet<string>): string | undefined {
+export function namesArgument(message: string, names: ReadonlySet<string>): string | undefined {
   for (const name of names) {
     const n = escape(name);
     const subject = new RegExp(`^\\$?${n}\\b|["'\`$]${n}\\b|\\b(?:argument|variable|parameter|field|input)s? ["'\`]?\\$?${n}\\b`, 'i');

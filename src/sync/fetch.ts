@@ -1,4 +1,5 @@
 import { ContractViolation, GraphQLResponseError } from '../errors.ts';
+import { namesArgument } from '../api/graphql-errors.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
 import type { ProcessedPage, PageContract } from './contract.ts';
 import type { AnyStream } from './stream.ts';
@@ -63,17 +64,31 @@ export async function fetchPage(input: {
  */
 function refused(stream: AnyStream, variables: Record<string, unknown>, error: GraphQLResponseError): GraphQLResponseError {
   const text = error.errors.map((e) => e.message).join(' ');
-  const named = Object.keys(variables).filter((name) => new RegExp(`(^|[^_0-9A-Za-z])\\$?${name}([^_0-9A-Za-z]|$)`).test(text));
+  // A variable counts as named when the message is about it ("$first", "argument first"), not when its name merely
+  // stands in a dump of the request's values.
+  const named = Object.keys(variables).filter((name) => namesArgument(text, new Set([name])) !== undefined);
   const names = stream.paging.variableNames;
   const role = Object.keys(names).find((r) => named.includes(names[r]!));
   const limit = /between \d+ and (\d+)|(?:at most|maximum(?: of)?|max(?:imum)?|<=|not exceed|up to)\s*(\d+)/i.exec(text);
   const shown = named.map((n) => `$${n} = ${JSON.stringify(variables[n])?.slice(0, 60)}`).join(', ');
-  let fix: string;
-  if (role === 'pageSize' && limit) fix = `set \`paging.maxPageSize: ${limit[1] ?? limit[2]}\` for stream ${stream.name} in the definitions file`;
-  else if (role) fix = stream.paging.roles[role]!.fix;
-  else if (named.length) fix = `check the stream's variables in the definitions file (their values, and for window bounds their format: docs/api-assumptions.md, "Window bounds")`;
-  else fix = 'compare the stream\'s document with the schema (`occupancy-sync check`, `occupancy-sync schema`)';
+  const head = `stream ${stream.name}: the API refused the request${shown ? ` (${shown})` : ''}: ${cutAtWord(text, 300)}`;
   const wrapped = new GraphQLResponseError(error.operationName, error.errors, { cause: error });
-  wrapped.message = `stream ${stream.name}: the API refused the request${shown ? ` (${shown})` : ''}: ${text.slice(0, 300)}. Fix: ${fix}`;
+  // An answer that already says how to fix it (a replay, a proxy of ours) is not given a second, guessed fix.
+  wrapped.message = /\bFix:/.test(text) ? head : `${head}. Fix: ${fixFor(stream, role, named, limit)}`;
   return wrapped;
+}
+
+function fixFor(stream: AnyStream, role: string | undefined, named: string[], limit: RegExpExecArray | null): string {
+  if (role === 'pageSize' && limit) return `set \`paging.maxPageSize: ${limit[1] ?? limit[2]}\` for stream ${stream.name} in the definitions file`;
+  if (role) return stream.paging.roles[role]!.fix;
+  if (named.length) return `check the stream's variables in the definitions file (their values, and for window bounds their format: docs/api-assumptions.md, "Window bounds")`;
+  return 'compare the stream\'s document with the schema (`occupancy-sync check`, `occupancy-sync schema`)';
+}
+
+/** At most `max` characters, cut at a word's end and marked, so a long message never ends in half a word. */
+function cutAtWord(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.slice(0, max - 1);
+  const space = cut.lastIndexOf(' ');
+  return `${space > max / 2 ? cut.slice(0, space) : cut}…`;
 }
