@@ -100,7 +100,7 @@ export interface Config {
     /**
      * Windows of one stream read at the same time (SYNC_WINDOW_CONCURRENCY), each page by page: a backfill or a
      * catch-up keeps several requests in flight, within the key's API budget (API_IN_FLIGHT), once the store waits for
-     * the network (src/sync/window-demand.ts).
+     * the network (src/sync/run/window-demand.ts).
      */
     windowConcurrency: number;
     /**

@@ -219,13 +219,13 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
       let error: unknown;
       try {
         const result = await attempt(exchange);
-        exchange.permit?.release({ kind: 'clean', latencyMs: exchange.latencyMs ?? 0, operation: gate!.operation }).catch((e: unknown) => budgetFailed(e));
+        exchange.permit?.release({ kind: 'clean', latencyMs: exchange.latencyMs ?? 0, operation: gate!.operation }).then(budgetTook, (e: unknown) => budgetFailed(e));
         signal?.throwIfAborted();
         return result;
       } catch (caught) {
         error = caught;
       }
-      const released = exchange.permit ? await exchange.permit.release(outcomeOf(error)).catch((e: unknown) => budgetFailed(e)) : undefined;
+      const released = exchange.permit ? await exchange.permit.release(outcomeOf(error)).then(budgetTook, (e: unknown) => budgetFailed(e)) : undefined;
       if (signal?.aborted) throw abortError(signal);
       // A 429 answer (the budget's own refusal to wait out a long pause is no answer).
       if (error instanceof RateLimitError && exchange.permit) counters.rateLimited++;
@@ -251,9 +251,20 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     }
   }
 
+  // One cause (the budget's connection dropped) fails every permit in flight: it is logged once, and again only
+  // after a release went through or the cause changed.
+  let budgetCause: string | undefined;
   function budgetFailed(error: unknown): { paused: boolean } {
-    logger.warn({ err: error }, `the API budget could not take an answer in: ${(error as Error)?.message ?? error}`);
+    const message = (error as Error)?.message ?? String(error);
+    if (message !== budgetCause) {
+      budgetCause = message;
+      logger.warn({ err: error }, `the API budget could not take an answer in: ${message}`);
+    }
     return { paused: false };
+  }
+  function budgetTook<T>(released: T): T {
+    budgetCause = undefined;
+    return released;
   }
 
   async function attemptQuery(doc: LoadedDocument, body: unknown, signal: AbortSignal | undefined, exchange: Exchange): Promise<unknown> {

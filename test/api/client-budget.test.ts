@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
 import { RateLimitError } from '../../src/errors.ts';
-import { SecretRegistry } from '../../src/logger.ts';
+import { SecretRegistry, memoryLogger } from '../../src/logger.ts';
+import type { ApiBudget } from '../../src/api/budget/types.ts';
 import { createApiClient, type ApiClient, type ApiClientOptions } from '../../src/api/client.ts';
 import { runPool } from '../support/pool.ts';
 import { waitFor } from '../support/wait.ts';
@@ -163,5 +164,32 @@ describe('API client: the key\'s budget', () => {
     await first;
     await client.request(BUILDINGS);
     expect(p.figures.received).toBe(2);
+  });
+  it('a budget that cannot take answers in (its connection dropped) is logged once per cause, not once per query', async () => {
+    p = await platform(100, 1);
+    const log = memoryLogger();
+    let released = 0;
+    let cause = 'Connection terminated unexpectedly';
+    const budget: ApiBudget = {
+      acquire: async () => ({
+        level: 1,
+        release: async () => {
+          released++;
+          throw new Error(cause);
+        },
+      }),
+      stats: () => ({}) as ReturnType<ApiBudget['stats']>,
+    };
+    const client = connect({ budget, logger: log.logger });
+    await runPool(15, 5, () => client.request(BUILDINGS));
+    await waitFor(() => released === 15, 'every permit released', 5_000, { everyMs: 0 });
+    await new Promise((r) => setImmediate(r));
+    const lines = () => log.records().filter((l) => String(l.msg).startsWith('the API budget could not take an answer in'));
+    expect(lines().map((l) => l.msg)).toEqual(['the API budget could not take an answer in: Connection terminated unexpectedly']);
+    cause = 'the budget table is gone';
+    await client.request(BUILDINGS);
+    await waitFor(() => released === 16, 'the last permit released', 5_000, { everyMs: 0 });
+    await new Promise((r) => setImmediate(r));
+    expect(lines()).toHaveLength(2);
   });
 });
