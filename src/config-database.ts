@@ -1,0 +1,34 @@
+import { redactUrl } from './net.ts';
+import type { Config, DatabaseTimeouts, Env } from './config-types.ts';
+import { duration, fail } from './config-parse.ts';
+
+/** DATABASE_URL (file: for SQLite, postgres:// for Postgres) and the Postgres timeouts. */
+export function resolveDatabase(env: Env): Config['database'] {
+  const url = env.DATABASE_URL?.trim() || 'file:./data/occupancy.db';
+  const shown = redactUrl(url);
+  if (/^postgres(ql)?:\/\//.test(url)) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      fail('DATABASE_URL', shown, 'not a valid postgres:// URL', 'use postgres://user@host:5432/database');
+    }
+    // Without a host or a database name, libpq defaults (the local socket, a database named after the OS user) would
+    // decide where the data goes: never a guess for the database users report from.
+    if (!parsed.hostname) fail('DATABASE_URL', shown, 'names no host', 'use postgres://user@host:5432/database');
+    if (parsed.pathname.replace(/^\//, '') === '') fail('DATABASE_URL', shown, 'names no database', 'add the database name, e.g. postgres://user@host:5432/occupancy');
+    // Postgres only: SQLite waits for a lock its busy timeout (5 s), and a statement there runs in this process.
+    const timeouts: DatabaseTimeouts = {
+      connectMs: duration(env, 'DATABASE_CONNECT_TIMEOUT', '10s', 1000),
+      lockMs: duration(env, 'DATABASE_LOCK_TIMEOUT', '30s', 1000),
+      statementMs: duration(env, 'DATABASE_STATEMENT_TIMEOUT', '5m', 1000),
+    };
+    return { url, dialect: 'postgres', sqlitePath: undefined, timeouts };
+  }
+  if (url.startsWith('file:')) {
+    const path = url.slice('file:'.length);
+    if (!path) fail('DATABASE_URL', url, 'the SQLite file path is empty', 'use file:./data/occupancy.db');
+    return { url, dialect: 'sqlite', sqlitePath: path };
+  }
+  fail('DATABASE_URL', shown, 'unknown database', 'use file:<path> for SQLite or postgres://user@host:5432/db for Postgres');
+}

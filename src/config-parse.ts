@@ -1,0 +1,103 @@
+import { ConfigError } from './errors.ts';
+import { maskSecret } from './logger.ts';
+import { readSecretFile } from './secrets.ts';
+import { parseIsoInstant } from './time.ts';
+import type { Env } from './config-types.ts';
+
+/**
+ * The readers of single environment variables (durations, whole numbers, flags, shares, secrets) and the one way a
+ * configuration error is worded: the variable, the value it got (secrets masked) and how to fix it.
+ */
+
+export const SECRET_VARS = new Set(['API_SECRET', 'WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET']);
+
+export function fail(variable: string, value: string | undefined, problem: string, fix: string, options?: { secret?: boolean }): never {
+  const secret = options?.secret || SECRET_VARS.has(variable);
+  const shown = value === undefined ? '(unset)' : secret ? maskSecret(value) : JSON.stringify(value);
+  throw new ConfigError(`${variable}=${shown}: ${problem}. Fix: ${fix}`);
+}
+
+export const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** Parses `1500ms`, `60s`, `15m`, `1h`, `7d`, `2w`, or a bare number of seconds. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d|w)?\s*$/.exec(text);
+  if (!match) return undefined;
+  const unit = DURATION_UNITS[match[2] ?? 's']!;
+  return Math.round(Number(match[1]) * unit);
+}
+
+export function duration(env: Env, variable: string, fallback: string, min = 0): number {
+  const raw = env[variable]?.trim() || fallback;
+  const ms = parseDuration(raw);
+  if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h, 7d or 2w`);
+  if (ms < min) fail(variable, raw, `must be at least ${min} ms`, `use a larger value`);
+  return ms;
+}
+
+/** A retention period: a duration of at least an hour, or `0`/`off` to keep everything (0 ms). */
+export function retention(env: Env, variable: string, fallback: string): number {
+  const raw = env[variable]?.trim().toLowerCase();
+  if (raw === '0' || raw === 'off') return 0;
+  const ms = parseDuration(raw || fallback);
+  if (ms === undefined || ms < 3_600_000) {
+    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. ${fallback} (the default), 90d, or off to keep every run`);
+  }
+  return ms;
+}
+
+export function integer(env: Env, variable: string, fallback: number, min: number, max: number): number {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    fail(variable, raw, `must be an integer from ${min} to ${max}`, `set ${variable} to a whole number in that range`);
+  }
+  return n;
+}
+
+/** An opt-in: `true` turns it on; unset or `false` leaves it off; anything else is refused. */
+export function flag(env: Env, variable: string): boolean {
+  const raw = env[variable]?.trim().toLowerCase();
+  if (!raw || raw === 'false') return false;
+  if (raw === 'true') return true;
+  fail(variable, env[variable], 'must be true or false', `set ${variable}=true to turn it on, or leave it unset`);
+}
+
+/** METRICS_TEXTFILE: node_exporter's textfile collector reads only files ending in .prom. */
+export function textfilePath(env: Env): string | undefined {
+  const raw = env.METRICS_TEXTFILE?.trim();
+  if (!raw) return undefined;
+  if (!raw.endsWith('.prom')) fail('METRICS_TEXTFILE', raw, 'must end in .prom (the textfile collector reads only those)', 'use e.g. /var/lib/node_exporter/textfile/occupancy_sync.prom');
+  return raw;
+}
+
+/** An ISO 8601 instant with a zone (strict: the date must exist). */
+export function instant(variable: string, text: string): number {
+  const ms = parseIsoInstant(text);
+  if (ms === undefined) fail(variable, text, 'not an ISO 8601 date-time with a zone', 'use e.g. 2026-03-01T12:00:00Z');
+  return ms;
+}
+
+export function share(env: Env, variable: string, fallback: number): number {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0 || n > 1) fail(variable, raw, 'must be a share from 0 to 1', `set ${variable} to e.g. 0.5 (half)`);
+  return n;
+}
+
+export function oneOf<T extends string>(env: Env, variable: string, values: readonly T[], fallback: T): T {
+  const raw = env[variable]?.trim();
+  if (!raw) return fallback;
+  if (!(values as readonly string[]).includes(raw)) fail(variable, raw, `must be one of ${values.join(', ')}`, `set ${variable}=${fallback} (the default) or another of those values`);
+  return raw as T;
+}
+
+/** A secret may come inline (`NAME`) or from a file (`NAME_FILE`, for systemd credentials and Docker secrets). */
+export function secretFrom(env: Env, variable: string): string | undefined {
+  const file = env[`${variable}_FILE`]?.trim();
+  if (file) return readSecretFile(file, (problem, fix) => fail(`${variable}_FILE`, file, problem, fix));
+  const value = env[variable];
+  return value ? value.trim() : undefined;
+}
