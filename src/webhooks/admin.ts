@@ -262,3 +262,58 @@ export function createWebhookAdmin(
     },
   };
 }
+
+/** The flags of `webhook register` (src/cli/commands/webhook.ts). */
+export interface RegisterFlags {
+  url: string;
+  header: string[];
+  signatureSecretFile?: string;
+  generateSecret?: boolean;
+  secretOut?: string;
+  compress?: boolean;
+  events: string;
+}
+
+/**
+ * `webhook register`'s flags checked before any request, as the input to register; the secret of a file is in it,
+ * a generated one is added by whoever applies it (it is printed or written only once the registration went through).
+ */
+export function registerInput(flags: RegisterFlags): RegisterWebhookInput {
+  const url = validateWebhookUrl(flags.url);
+  const additionalHeaders = parseHeaderFlags(flags.header);
+  const eventTypes = flags.events.split(',').map((t) => t.trim()).filter(Boolean);
+  if (eventTypes.length === 0) throw new UsageError(`--events ${JSON.stringify(flags.events)}: no event type. Fix: e.g. --events Occupancy`);
+  if (flags.secretOut && !flags.generateSecret) throw new UsageError('--secret-out: only used with --generate-secret. Fix: add --generate-secret');
+  const fileSecret = flags.signatureSecretFile ? readSecretFile(flags.signatureSecretFile) : undefined;
+  return { url, eventTypes, additionalHeaders, compress: flags.compress ?? false, ...(fileSecret && { signatureSecret: fileSecret }) };
+}
+
+/** The flags of `webhook update` (src/cli/commands/webhook.ts). */
+export interface UpdateFlags {
+  url?: string;
+  header: string[];
+  clearHeaders?: boolean;
+  rotateSecret?: boolean;
+  signatureSecretFile?: string;
+  secretOut?: string;
+  clearSignatureSecret?: boolean;
+  compress?: boolean;
+}
+
+/** `webhook update`'s flags checked before any request, as the changes to make (a rotated secret is added later). */
+export function updateInput(flags: UpdateFlags): UpdateWebhookInput {
+  if (flags.header.length > 0 && flags.clearHeaders) throw new UsageError('--header and --clear-headers exclude each other. Fix: give one of them');
+  if (flags.secretOut && !flags.rotateSecret) throw new UsageError('--secret-out: only used with --rotate-secret. Fix: add --rotate-secret');
+  const input: UpdateWebhookInput = {
+    ...(flags.url !== undefined && { url: validateWebhookUrl(flags.url) }),
+    ...(flags.header.length > 0 && { additionalHeaders: parseHeaderFlags(flags.header) }),
+    ...(flags.clearHeaders && { additionalHeaders: [] }),
+    ...(flags.signatureSecretFile && { signatureSecret: readSecretFile(flags.signatureSecretFile) }),
+    ...(flags.clearSignatureSecret && { clearSignatureSecret: true }),
+    ...(flags.compress !== undefined && { compress: flags.compress }),
+  };
+  if (Object.keys(input).length === 0 && !flags.rotateSecret) {
+    throw new UsageError('webhook update: nothing to change. Fix: give --rotate-secret, --clear-signature-secret, --header, --clear-headers, --url or --[no-]compress');
+  }
+  return input;
+}

@@ -1,4 +1,4 @@
-import { Option } from 'commander';
+import { Option, type Command } from 'commander';
 import type { CliContext, CommandModule } from '../context.ts';
 import { requireApi, selectCustomers, type CustomerConfig } from '../../config.ts';
 import { AuthError, ConfigError, ExitCode, GraphQLResponseError, UsageError } from '../../errors.ts';
@@ -118,7 +118,10 @@ export const webhookCommand: CommandModule = (program, ctx) => {
     .command('webhook')
     .description('Manage the platform webhooks of a customer, and receive their signed deliveries')
     .addHelpText('after', '\nSee docs/webhooks.md for the receiver setup, status codes and the secret rotation procedure.');
+  for (const sub of [registerCommand, updateCommand, newSecretCommand, listCommand, testCommand, serveCommand]) sub(webhook, ctx);
+};
 
+function registerCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('register')
     .description('Register a webhook that pushes events to --url (needs scope WritePublicApi on the key and a user with write permission)')
@@ -137,26 +140,20 @@ Examples:
   occupancy-sync webhook register --url https://hooks.example.com/webhook --header X-Webhook-Token:$(openssl rand -hex 24) --compress
 `)
     .action(async (opts: { url: string; header: string[]; signatureSecretFile?: string; generateSecret?: boolean; secretOut?: string; force?: boolean; compress?: boolean; events: string; customer?: string }) => {
-      const { parseHeaderFlags, readSecretFile, validateWebhookUrl } = await import('../../webhooks/admin.ts');
-      const url = validateWebhookUrl(opts.url);
-      const additionalHeaders = parseHeaderFlags(opts.header);
-      const eventTypes = opts.events.split(',').map((t) => t.trim()).filter(Boolean);
-      if (eventTypes.length === 0) throw new UsageError(`--events ${JSON.stringify(opts.events)}: no event type. Fix: e.g. --events Occupancy`);
-      if (opts.secretOut && !opts.generateSecret) throw new UsageError('--secret-out: only used with --generate-secret. Fix: add --generate-secret');
-      const fileSecret = opts.signatureSecretFile ? readSecretFile(opts.signatureSecretFile) : undefined;
+      const { registerInput } = await import('../../webhooks/admin.ts');
+      const input = registerInput(opts);
       const customer = oneCustomer(ctx, opts.customer);
-      const input = { url, eventTypes, additionalHeaders, compress: opts.compress ?? false };
       const hook = await withAdmin(ctx, customer, (admin) =>
-        opts.generateSecret
-          ? applyNewSecret(ctx, opts, (signatureSecret) => admin.register({ ...input, signatureSecret }))
-          : admin.register({ ...input, ...(fileSecret && { signatureSecret: fileSecret }) }),
+        opts.generateSecret ? applyNewSecret(ctx, opts, (signatureSecret) => admin.register({ ...input, signatureSecret })) : admin.register(input),
       );
       ctx.stdout.write(`Registered webhook for customer ${customer.id}:\n${describeWebhook(hook)}\n`);
       if (hook.signed) ctx.stdout.write(RECEIVER_HINT);
       else ctx.stderr.write('Warning: deliveries are not signed; the receiver can only check custom headers. Prefer --generate-secret.\n');
-      if (additionalHeaders.length > 0) ctx.stdout.write('Give the receiver the same headers: WEBHOOK_REQUIRED_HEADERS=\'{"Name":"value"}\'.\n');
+      if ((input.additionalHeaders ?? []).length > 0) ctx.stdout.write('Give the receiver the same headers: WEBHOOK_REQUIRED_HEADERS=\'{"Name":"value"}\'.\n');
     });
+}
 
+function updateCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('update')
     .description('Change a webhook: rotate or clear its signature secret, replace its headers, switch compression')
@@ -183,20 +180,8 @@ Examples:
   occupancy-sync webhook update --id 3f6c... --clear-signature-secret --header X-Webhook-Token:new-value
 `)
     .action(async (opts: { id: string; url?: string; header: string[]; clearHeaders?: boolean; rotateSecret?: boolean; signatureSecretFile?: string; secretOut?: string; force?: boolean; clearSignatureSecret?: boolean; compress?: boolean; customer?: string }) => {
-      if (opts.header.length > 0 && opts.clearHeaders) throw new UsageError('--header and --clear-headers exclude each other. Fix: give one of them');
-      if (opts.secretOut && !opts.rotateSecret) throw new UsageError('--secret-out: only used with --rotate-secret. Fix: add --rotate-secret');
-      const { parseHeaderFlags, readSecretFile, validateWebhookUrl } = await import('../../webhooks/admin.ts');
-      const input = {
-        ...(opts.url !== undefined && { url: validateWebhookUrl(opts.url) }),
-        ...(opts.header.length > 0 && { additionalHeaders: parseHeaderFlags(opts.header) }),
-        ...(opts.clearHeaders && { additionalHeaders: [] }),
-        ...(opts.signatureSecretFile && { signatureSecret: readSecretFile(opts.signatureSecretFile) }),
-        ...(opts.clearSignatureSecret && { clearSignatureSecret: true }),
-        ...(opts.compress !== undefined && { compress: opts.compress }),
-      };
-      if (Object.keys(input).length === 0 && !opts.rotateSecret) {
-        throw new UsageError('webhook update: nothing to change. Fix: give --rotate-secret, --clear-signature-secret, --header, --clear-headers, --url or --[no-]compress');
-      }
+      const { updateInput } = await import('../../webhooks/admin.ts');
+      const input = updateInput(opts);
       const customer = oneCustomer(ctx, opts.customer);
       const hook = await withAdmin(ctx, customer, (admin) =>
         opts.rotateSecret
@@ -207,7 +192,9 @@ Examples:
       if (opts.rotateSecret || opts.signatureSecretFile) ctx.stdout.write(RECEIVER_HINT);
       if (opts.clearSignatureSecret) ctx.stdout.write('Deliveries are no longer signed. Remove WEBHOOK_SECRET and WEBHOOK_PREVIOUS_SECRET from the receiver, or it refuses them.\n');
     });
+}
 
+function newSecretCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('new-secret')
     .description('Generate a signature secret (96 hex characters) into a new file, mode 0600, without applying it: step 1 of a rotation')
@@ -224,7 +211,9 @@ Examples:
       writeSecretFile(opts.out, secret, { force: opts.force });
       ctx.stdout.write(`New signature secret written to ${opts.out} (mode 0600). Give it to every receiver before the platform signs with it (step 2).\n`);
     });
+}
 
+function listCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('list')
     .description('List the webhooks of the configured customers (header values are masked; secrets are never readable)')
@@ -248,7 +237,9 @@ Examples:
         for (const hook of webhooks) ctx.stdout.write(`${describeWebhook(hook)}\n\n`);
       }
     });
+}
 
+function testCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('test')
     .description('Ask the platform to send a test delivery now (dev-mode test mutation); exits 1 when the receiver did not accept it')
@@ -266,7 +257,9 @@ Examples:
         ctx.exitCode = ExitCode.FAILURE;
       }
     });
+}
 
+function serveCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('serve')
     .description('Receive webhook deliveries and store them (HTTPS itself with WEBHOOK_TLS_CERT/KEY, else HTTP behind a TLS proxy)')
@@ -295,4 +288,4 @@ Examples:
       });
       ctx.exitCode = ExitCode.OK;
     });
-};
+}
