@@ -68,7 +68,7 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     const { line, column } = occupancyFieldLocation();
     expect(failures(stdout)).toEqual([
       'schema (introspection): 1 of 6 document(s) in force do not match the live schema',
-      `jobs/occupancy.graphql:${line}:${column}: Cannot query field "occupancy" on type "Query". Fix: give stream occupancy a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`occupancy-sync schema Query\` lists the queries)`,
+      `jobs/occupancy.graphql:${line}:${column}: Cannot query field "occupancy" on type "Query". Fix: give stream occupancy a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`npx occupancy-sync schema Query\` lists the queries)`,
     ]);
     expect(stdout).toContain('  skip  stream occupancy: not probed: its document does not match the live schema\n');
     expect(stdout).toContain('  => 1 problem(s) found');
@@ -157,7 +157,7 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     const broken = await run([], {}, { DEFINITIONS_FILE: copy.dir });
     const at = positionOf(join(copy.dir, 'sites.graphql'), 'label: title');
     expect(failures(broken.stdout)).toContain(
-      `${join(copy.dir, 'sites.graphql')}:${at.line}:${at.column}: Cannot query field "title" on type "Building". Fix: adapt ${join(copy.dir, 'sites.graphql')} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`,
+      `${join(copy.dir, 'sites.graphql')}:${at.line}:${at.column}: Cannot query field "title" on type "Building". Fix: adapt ${join(copy.dir, 'sites.graphql')} to the live schema (\`npx occupancy-sync schema Query\` lists the queries, \`npx occupancy-sync schema NAME\` one of them or a type)`,
     );
     // The occupancy stream is still checked: a redefined buildings stream stops nothing.
     expect(broken.stdout).toMatch(/ok {4}stream occupancy: probe read 10 record\(s\)/);
