@@ -1,0 +1,214 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../../src/clock.ts';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
+import type { Store } from '../../src/store/types.ts';
+import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
+import { occupancy } from '../../jobs/index.ts';
+import { openTestStore, freshDatabase, type Dialect, type TestDatabase } from '../support/databases.ts';
+
+/**
+ * Windows of one stream read at the same time (issue 25): whatever order they complete in, the watermark and a
+ * backfill's progress move only over the completed windows from the first, and a run stopped at any page resumes to a
+ * database equal to the truth.
+ */
+
+const START = Date.parse('2026-01-10T00:00:00.000Z');
+/** Every answer 40 ms late: a few times what a test page of 37 records takes to commit. */
+const NETWORK = { latencyMs: 40 };
+
+/** The suite for one dialect: each dialect's file runs it, so the two run side by side. */
+export function parallelWindowsSuite(dialect: Dialect): void {
+  describe(`windows read in parallel (${dialect})`, () => {
+    let clock: FakeClock;
+    let sandbox: Sandbox;
+    let db: TestDatabase;
+    let store: Store;
+    const settings = syncSettings({ stepMs: HOUR, pageSize: 37, initialHistoryMs: 2 * DAY, windowConcurrency: 4 });
+
+    beforeEach(async () => {
+      clock = new FakeClock(START);
+      sandbox = await startSandbox({ clock, seed: 21, customers: 1, dataStart: START - 3 * DAY, intervalMs: 5 * MIN, lateArrivalMaxMs: 10 * MIN });
+      // An API a network away: a run reads windows in parallel only once its store waits for the answers
+      // (src/sync/run/window-demand.ts); a local sandbox can answer faster than the store commits.
+      sandbox.setFaults(NETWORK);
+      db = await freshDatabase(dialect, 'parallel');
+      store = await openTestStore(db);
+    });
+    afterEach(async () => {
+      await store.close();
+      await sandbox.close();
+      await db.drop();
+    });
+
+    it('an incremental run and a backfill land exactly the truth, the watermark at the last window', async () => {
+      const customer = sandbox.customers[0]!.id;
+      const report = await syncOnce({ store, sandbox, clock, settings });
+      expect(report.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+      const state = await store.getState(customer, 'occupancy');
+      expect(state).toMatchObject({ windowStart: null, pageCursor: null });
+      const to = Date.parse(state!.watermark!);
+      expect(to).toBe(START - MIN);
+      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { from: START - 2 * DAY, to }));
+
+      const range = { from: START - 3 * DAY, to: START - 2 * DAY };
+      const backfill = await syncOnce({ store, sandbox, clock, settings, request: { mode: 'backfill', ...range } });
+      expect(backfill.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { from: range.from, to }));
+      expect(await store.getState(customer, 'occupancy#backfill')).toMatchObject({ windowStart: null });
+    });
+
+    it('stopped after any number of pages, the state never claims a window that is not stored, and the rerun completes it', async () => {
+      const customer = sandbox.customers[0]!.id;
+      for (const stopAfter of [3, 17, 40]) {
+        const controller = new AbortController();
+        let pages = 0;
+        const report = await syncOnce({
+          store,
+          sandbox,
+          clock,
+          settings,
+          request: { mode: 'backfill', from: START - 3 * DAY, to: START - DAY },
+          signal: controller.signal,
+          onProgress: (e) => {
+            if (e.stream.startsWith('occupancy') && ++pages === stopAfter) controller.abort(new Error('SIGTERM'));
+          },
+        });
+        expect(report.outcomes.find((o) => o.stateKey === 'occupancy#backfill')?.status).toBe('interrupted');
+        // Everything before the stored progress is stored: the frontier never passes a window still being read.
+        const state = await store.getState(customer, 'occupancy#backfill');
+        const progress = Date.parse(state!.windowStart!);
+        expect(await dbRows(store, customer, { to: progress })).toEqual(truthRows(sandbox, customer, { from: START - 3 * DAY, to: progress }));
+      }
+      const rest = await syncOnce({ store, sandbox, clock, settings, request: { mode: 'backfill', from: START - 3 * DAY, to: START - DAY } });
+      expect(rest.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { from: START - 3 * DAY, to: START - DAY }));
+    });
+
+    it('a rerun reads no page again: the windows read ahead of the first incomplete one resume where they stopped', async () => {
+      const customer = sandbox.customers[0]!.id;
+      const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - DAY };
+      const committed = async (target: Store, stopAfter?: number) => {
+        const controller = new AbortController();
+        let pages = 0;
+        await syncOnce({
+          store: target,
+          sandbox,
+          clock,
+          settings,
+          request,
+          signal: controller.signal,
+          onProgress: (e) => {
+            if (!e.stream.startsWith('occupancy')) return;
+            pages = e.pages;
+            if (pages === stopAfter) controller.abort(new Error('SIGTERM'));
+          },
+        });
+        return pages;
+      };
+      const reference = await freshDatabase(dialect, 'parallel-reference');
+      const referenceStore = await openTestStore(reference);
+      let whole: number;
+      try {
+        whole = await committed(referenceStore);
+      } finally {
+        await referenceStore.close();
+        await reference.drop();
+      }
+
+      // Some answers come much later than the others, so windows complete out of order and runs stop with windows done
+      // beyond the first; the first late answer also opens the windows (the store waited for it), busy machine or not.
+      sandbox.setFaults({ ...NETWORK, seed: 5, slow: 0.3, slowMs: 600 });
+      let read = 0;
+      let readAhead = 0;
+      for (const stopAfter of [5, 6, 7, 9, 11, 13]) {
+        read += await committed(store, stopAfter);
+        const state = await store.getState(customer, 'occupancy#backfill');
+        for (const w of state!.windows ?? []) {
+          expect(Date.parse(w.from)).toBeGreaterThan(Date.parse(state!.windowStart!));
+          if (w.done) readAhead++;
+        }
+      }
+      // Some run stopped with a window beyond its first incomplete one complete: the state kept it.
+      expect(readAhead).toBeGreaterThan(0);
+      sandbox.setFaults(NETWORK);
+      const rest = await committed(store);
+      expect(read + rest).toBe(whole);
+      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, request));
+      expect(await store.getState(customer, 'occupancy#backfill')).toMatchObject({ windowStart: null });
+      expect((await store.getState(customer, 'occupancy#backfill'))!.windows).toBeUndefined();
+    });
+
+    it('holds at most SYNC_MAX_PENDING_RECORDS in pages requested and not yet committed, while commits are slow', async () => {
+      const customer = sandbox.customers[0]!.id;
+      const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - 2 * DAY };
+      // The most pages requested and not yet committed at any commit, with commits slower than the answers.
+      const outstanding = async (maxPendingRecords: number) => {
+        const database = await freshDatabase(dialect, 'parallel-pending');
+        const target = await openTestStore(database);
+        let committed = 0;
+        let most = 0;
+        const startQueries = sandbox.stats.queries;
+        const slow = withCommit(target, async (page, commit) => {
+          most = Math.max(most, sandbox.stats.queries - startQueries - committed);
+          await new Promise((resolve) => setTimeout(resolve, 5));
+          const result = await commit(page);
+          committed++;
+          return result;
+        });
+        try {
+          const report = await syncOnce({ store: slow, sandbox, clock, settings: { ...settings, maxPendingRecords }, request, streams: [occupancy] });
+          expect(report.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+          expect(await dbRows(target, customer)).toEqual(truthRows(sandbox, customer, request));
+        } finally {
+          await target.close();
+          await database.drop();
+        }
+        return most;
+      };
+      // One page's records (37): a request goes only when every earlier page is committed.
+      expect(await outstanding(37)).toBe(1);
+      // Unbounded, the 4 windows keep a request in flight each while pages wait for their commit: the bound above is
+      // what held the pages back (and the answers' latency opened the windows: one window holds at most two pages).
+      expect(await outstanding(1_000_000)).toBeGreaterThan(2);
+    });
+
+    it('a commit that fails ends the run, and no page committed after it claims the failed one', async () => {
+      const customer = sandbox.customers[0]!.id;
+      const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - DAY };
+      for (const failAt of [4, 9, 15]) {
+        let commits = 0;
+        // The database refuses one commit; those queued behind it would succeed.
+        const flaky = withCommit(store, async (page, commit) => {
+          if (++commits === failAt) {
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            throw new Error('the database went away');
+          }
+          return commit(page);
+        });
+        const report = await syncOnce({ store: flaky, sandbox, clock, settings, request });
+        const outcome = report.outcomes.find((o) => o.stateKey === 'occupancy#backfill')!;
+        expect(outcome.status).toBe('failed');
+        expect(commits).toBe(failAt);
+        const state = await store.getState(customer, 'occupancy#backfill');
+        const progress = Date.parse(state!.windowStart!);
+        expect(await dbRows(store, customer, { to: progress })).toEqual(truthRows(sandbox, customer, { from: request.from, to: progress }));
+      }
+      const rest = await syncOnce({ store, sandbox, clock, settings, request });
+      expect(rest.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
+      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, request));
+    });
+  });
+}
+
+type CommitPage = Store['commitPage'];
+
+/** `store` with its commitPage run through `around` (given the page and the real commit); everything else as is. */
+function withCommit(store: Store, around: (page: Parameters<CommitPage>[0], commit: CommitPage) => ReturnType<CommitPage>): Store {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (name === 'commitPage') return (page: Parameters<CommitPage>[0]) => around(page, (p) => target.commitPage(p));
+      const value = Reflect.get(target, name, receiver) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
