@@ -1,6 +1,6 @@
 import { pgCore, sql } from './drizzle.ts';
 
-const { check, index, integer, pgTable, pgView, primaryKey, text, timestamp, unique, uuid } = pgCore();
+const { bigint, boolean, check, index, integer, pgTable, pgView, primaryKey, smallint, text, timestamp, unique, uuid } = pgCore();
 
 /**
  * Postgres schema. Timestamps are timestamptz with millisecond precision (the platform's resolution); the store reads
@@ -135,6 +135,76 @@ export const occupancy = pgView('occupancy', {
   polledAt: ts('polled_at'),
   deliveredAt: ts('delivered_at'),
 }).existing();
+
+/** Epoch milliseconds as a bigint column, read as a JS number (exact: instants and figures stay below 2^53). */
+const ms = (name: string) => bigint(name, { mode: 'number' });
+
+/**
+ * The time-weighted aggregates (docs/reporting.md, "Time-weighted figures"), kept by every commit of readings in its own
+ * transaction and rebuilt from the readings by `occupancy-sync aggregates rebuild`. One row per floor space and bucket
+ * holding any data: a local hour of the space's building's zone, cut further at the working calendar's edges. Every
+ * figure is an exact integer of milliseconds (person-milliseconds for headcount_ms), so sums are exact in any order.
+ */
+export const occupancyBuckets = pgTable(
+  'occupancy_buckets',
+  {
+    /** floor_spaces.floor_space_key */
+    floorSpaceKey: integer('floor_space_key').notNull(),
+    startMs: ms('start_ms').notNull(),
+    endMs: ms('end_ms').notNull(),
+    /** The local date (`YYYY-MM-DD`) of the building's day the bucket belongs to. */
+    localDate: text('local_date').notNull(),
+    /** Wall-clock hour of the bucket's start, 0-23. */
+    localHour: smallint('local_hour').notNull(),
+    /** ISO weekday of local_date: Monday 1 ... Sunday 7. */
+    weekday: smallint('weekday').notNull(),
+    /** The bucket is working time of the building's calendar. */
+    working: boolean('working').notNull(),
+    knownMs: ms('known_ms').notNull(),
+    occupiedMs: ms('occupied_ms').notNull(),
+    headcountMs: ms('headcount_ms').notNull(),
+    headcountKnownMs: ms('headcount_known_ms').notNull(),
+    peakHeadcount: integer('peak_headcount'),
+    readings: integer('readings').notNull(),
+  },
+  (t) => [primaryKey({ name: 'occupancy_buckets_pkey', columns: [t.floorSpaceKey, t.startMs] }), index('occupancy_buckets_start_idx').on(t.startMs)],
+);
+
+/**
+ * One row per building (building_id '' for spaces of no known building: the default calendar) and local date the
+ * aggregates cover, with that day's working time, so coverage counts the hours nobody measured.
+ */
+export const calendarDays = pgTable(
+  'calendar_days',
+  {
+    customerId: text('customer_id').notNull(),
+    buildingId: text('building_id').notNull(),
+    localDate: text('local_date').notNull(),
+    startMs: ms('start_ms').notNull(),
+    endMs: ms('end_ms').notNull(),
+    weekday: smallint('weekday').notNull(),
+    workingMs: ms('working_ms').notNull(),
+    holiday: boolean('holiday').notNull(),
+    /** The IANA zone the day was computed in. */
+    timeZone: text('time_zone').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.buildingId, t.localDate] })],
+);
+
+/** What a building's stored aggregates were computed with: a change of any of these rebuilds that building's rows. */
+export const aggregateCalendars = pgTable(
+  'aggregate_calendars',
+  {
+    customerId: text('customer_id').notNull(),
+    buildingId: text('building_id').notNull(),
+    timeZone: text('time_zone').notNull(),
+    /** The working calendar as canonical JSON. */
+    calendar: text('calendar').notNull(),
+    maxHoldMs: ms('max_hold_ms').notNull(),
+    computedAt: ts('computed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.buildingId] })],
+);
 
 export const syncState = pgTable(
   'sync_state',

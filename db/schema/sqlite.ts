@@ -138,6 +138,63 @@ export const occupancy = sqliteView('occupancy', {
   deliveredAt: text('delivered_at'),
 }).existing();
 
+/**
+ * The time-weighted aggregates (db/schema/pg.ts explains them). Epoch milliseconds and figures are INTEGER (SQLite's
+ * integers are 64-bit); `working` and `holiday` are 0 or 1.
+ */
+export const occupancyBuckets = sqliteTable(
+  'occupancy_buckets',
+  {
+    floorSpaceKey: integer('floor_space_key').notNull(),
+    startMs: integer('start_ms').notNull(),
+    endMs: integer('end_ms').notNull(),
+    localDate: text('local_date').notNull(),
+    localHour: integer('local_hour').notNull(),
+    weekday: integer('weekday').notNull(),
+    working: integer('working').notNull(),
+    knownMs: integer('known_ms').notNull(),
+    occupiedMs: integer('occupied_ms').notNull(),
+    headcountMs: integer('headcount_ms').notNull(),
+    headcountKnownMs: integer('headcount_known_ms').notNull(),
+    peakHeadcount: integer('peak_headcount'),
+    readings: integer('readings').notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.floorSpaceKey, t.startMs] }),
+    index('occupancy_buckets_start_idx').on(t.startMs),
+    check('occupancy_buckets_working_bool', sql`${t.working} IN (0, 1)`),
+  ],
+);
+
+export const calendarDays = sqliteTable(
+  'calendar_days',
+  {
+    customerId: text('customer_id').notNull(),
+    buildingId: text('building_id').notNull(),
+    localDate: text('local_date').notNull(),
+    startMs: integer('start_ms').notNull(),
+    endMs: integer('end_ms').notNull(),
+    weekday: integer('weekday').notNull(),
+    workingMs: integer('working_ms').notNull(),
+    holiday: integer('holiday').notNull(),
+    timeZone: text('time_zone').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.buildingId, t.localDate] }), check('calendar_days_holiday_bool', sql`${t.holiday} IN (0, 1)`)],
+);
+
+export const aggregateCalendars = sqliteTable(
+  'aggregate_calendars',
+  {
+    customerId: text('customer_id').notNull(),
+    buildingId: text('building_id').notNull(),
+    timeZone: text('time_zone').notNull(),
+    calendar: text('calendar').notNull(),
+    maxHoldMs: integer('max_hold_ms').notNull(),
+    computedAt: text('computed_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.customerId, t.buildingId] }), isoCheck('aggregate_calendars', 'computed_at', t.computedAt)],
+);
+
 export const syncState = sqliteTable(
   'sync_state',
   {
