@@ -6,8 +6,8 @@
  *
  *   node --import tsx bench/time-weight.ts [--repeat N]
  */
-import { timeWeight, defaultMaxHold, type Reading } from '../src/report/time-weight.ts';
-import { localDays, localHours, startOfLocalDate, workingCalendar, workingMs } from '../src/report/working-time.ts';
+import { timeWeight, defaultMaxHold, type Reading } from '../src/time-weight.ts';
+import { localDays, localHours, startOfLocalDate, workingCalendar, workingMs } from '../src/working-time.ts';
 import { formatNumber, median } from './stats.ts';
 
 const repeat = Number(process.argv[process.argv.indexOf('--repeat') + 1]) || 20;

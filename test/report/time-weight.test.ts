@@ -11,8 +11,8 @@ import {
   timeWeight,
   type BucketFigures,
   type Reading,
-} from '../../src/report/time-weight.ts';
-import { localHours, startOfLocalDate } from '../../src/report/working-time.ts';
+} from '../../src/time-weight.ts';
+import { localHours, startOfLocalDate } from '../../src/working-time.ts';
 
 const MIN = 60_000;
 const HOUR = 3_600_000;

@@ -10,8 +10,8 @@ import {
   workingIntervals,
   workingMs,
   type WorkingCalendarInput,
-} from '../../src/report/working-time.ts';
-import { offsetAt, offsetSpans } from '../../src/report/zone-offsets.ts';
+} from '../../src/working-time.ts';
+import { offsetAt, offsetSpans } from '../../src/zone-offsets.ts';
 
 const MIN = 60_000;
 const HOUR = 3_600_000;

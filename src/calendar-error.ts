@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.ts';
+import { ConfigError } from './errors.ts';
 
 /**
  * A time zone or working calendar that cannot be used: an unknown zone, a time that is not `HH:MM`, a working day

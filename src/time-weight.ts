@@ -1,4 +1,4 @@
-import { OccupancySyncError } from '../errors.ts';
+import { OccupancySyncError } from './errors.ts';
 import { showValue } from './calendar-error.ts';
 
 /**
