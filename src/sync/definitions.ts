@@ -8,6 +8,7 @@ import { parseDuration, STREAM_SETTINGS } from '../config.ts';
 import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDeletes, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt } from './paging/index.ts';
+import { samplingAt } from './definition-sampling.ts';
 import { selects } from './definition-selection.ts';
 import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
 import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamDeliveries, type StreamKind, type WindowSpec } from './stream.ts';
@@ -226,7 +227,7 @@ function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: Webhoo
 
 function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): AnyStream | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries'];
+  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
@@ -313,6 +314,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     }
   }
   const deliveries = s.deliveries === undefined || !record ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
+  const sampling = isSink(sink) ? samplingAt(src, path, s, sink) : undefined;
   if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
   if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables) return undefined;
   const build = variables.build;
@@ -328,6 +330,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     ...(window && { window }),
     ...(softDelete && { softDelete }),
     ...(deliveries && { deliveries }),
+    ...(sampling && sampling),
   } as never) as AnyStream;
 }
 

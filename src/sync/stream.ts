@@ -1,3 +1,4 @@
+import { defaultMaxHold, type Sampling } from '../time-weight.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
 import type { PagingStyle } from './paging/index.ts';
 import type { RecordSpec } from './records.ts';
@@ -72,6 +73,19 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
   softDelete?: { isComplete(variables: Record<string, unknown>): boolean };
   /** Webhook deliveries that carry this stream's records, when the platform sends them. */
   deliveries?: StreamDeliveries;
+  /**
+   * How the sensors report (`sampling:` in the definitions; docs/reporting.md, "The hold rule"). Set on every stream
+   * that stores readings (sink `occupancy`; `interval` when none is declared), unset on the others.
+   */
+  sampling?: Sampling;
+  /** Interval sensors: the declared `samplingInterval`; unset when none was declared or the sensors report on change. */
+  samplingIntervalMs?: number;
+  /**
+   * How long one reading holds at most (`maxHold:`), in milliseconds: a reading holds until the space's next one or
+   * this long, whichever is first; the time beyond is unknown. Default `defaultMaxHold(sampling, samplingIntervalMs)`.
+   * Set whenever `sampling` is.
+   */
+  maxHoldMs?: number;
 }
 
 /** Any stream, whatever its sink: what the registry and the engine hold. */
@@ -80,7 +94,10 @@ export type AnyStream = { [S in SinkName]: StreamDefinition<S> }[SinkName];
 /** The window settings of an incremental stream (exclusive end on the millisecond grid when it declares none). */
 export const DEFAULT_WINDOW: WindowSpec = { endInclusive: false, stepMs: undefined, gridMs: 1, endSlackMs: 0 };
 
-/** Identity helper that ties the record declaration to the sink's row type in a job file. */
+/**
+ * Ties the record declaration to the sink's row type in a job file, and gives a stream that stores readings the
+ * default sampling when it declares none, so `sampling` and `maxHoldMs` are always set on those.
+ */
 export function defineStream<S extends SinkName>(definition: StreamDefinition<S>): StreamDefinition<S> {
   if (definition.kind === 'incremental') {
     const cursor = definition.cursorField;
@@ -88,6 +105,11 @@ export function defineStream<S extends SinkName>(definition: StreamDefinition<S>
     if ((definition.record as Record<string, { type: string }>)[cursor]?.type !== 'timestamp') {
       throw new Error(`stream ${definition.name}: cursorField ${cursor} must be a timestamp field of the record`);
     }
+  }
+  if (definition.sink === 'occupancy') {
+    const sampling = definition.sampling ?? 'interval';
+    const maxHoldMs = definition.maxHoldMs ?? defaultMaxHold(sampling, definition.samplingIntervalMs);
+    if (definition.sampling !== sampling || definition.maxHoldMs !== maxHoldMs) return { ...definition, sampling, maxHoldMs };
   }
   return definition;
 }
