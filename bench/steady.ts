@@ -101,7 +101,7 @@ export async function prepareSteady(bench: ReplayBench, dialect: Dialect, log: (
     const customerId = replay.sandbox.customerId;
     const store = await openStore(db.database);
     try {
-      await store.saveState({ customerId, stream: 'occupancy', watermark: steady.to, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null });
+      await store.saveState({ customerId, stateKey: 'occupancy', watermark: steady.to, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null });
     } finally {
       await store.close();
     }

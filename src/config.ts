@@ -28,7 +28,7 @@ export const DEFAULT_DEFINITIONS_FILE = 'occupancy-sync.streams.yaml';
  * The configuration values a definitions file may send as `{{settings.NAME}}` (each a field of `Config['sync']`), e.g.
  * BUILDINGS_NAME_LIKE as `{{settings.buildingsNameLike}}`.
  */
-export const STREAM_SETTINGS = ['buildingsNameLike'] as const;
+export const PLACEHOLDER_SETTING_NAMES = ['buildingsNameLike'] as const;
 
 /** HTTPS only; plain http only for loopback hosts (the sandbox). */
 export function validateApiBaseUrl(input: string, variable = 'API_BASE_URL'): string {

@@ -148,22 +148,23 @@ export type ContractRule =
  * valid), the checkpoint and the watermark do not move past this page, and the next run retries the window.
  */
 export class ContractViolation extends OccupancySyncError {
-  readonly rule: ContractRule;
+  /** The rule of the page contract the answer broke (errors name their kind of failure `reason`, as the signature's). */
+  readonly reason: ContractRule;
   readonly detail: string;
   /**
    * Instants (epoch ms) of records the answer held outside the window asked for: proof that the platform reads the
    * window otherwise than asked, so windows committed before may be incomplete (the engine rewinds over them).
    */
   readonly outside: { earliest: number; latest: number } | undefined;
-  constructor(rule: ContractRule, detail: string, where: string, options: { fix?: string; outside?: { earliest: number; latest: number } } = {}) {
+  constructor(reason: ContractRule, detail: string, where: string, options: { fix?: string; outside?: { earliest: number; latest: number } } = {}) {
     super(
       'CONTRACT',
-      `${where}: the API answer broke the page contract (${rule}): ${detail}. Nothing of this page was stored and the ` +
+      `${where}: the API answer broke the page contract (${reason}): ${detail}. Nothing of this page was stored and the ` +
         'checkpoint stays before it; the next run retries this window. Fix: ' +
         (options.fix ??
           'if the platform changed its API, adapt the stream definitions (docs/api-assumptions.md, `occupancy-sync check`); otherwise report the answer to the platform'),
     );
-    this.rule = rule;
+    this.reason = reason;
     this.detail = detail;
     this.outside = options.outside;
   }

@@ -11,7 +11,7 @@ import type { Config } from '../config.ts';
 import { AuthError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { probeStream, type ProbeResult } from '../sync/probe.ts';
-import { streamSettingsOf, type EngineSettings } from '../sync/settings.ts';
+import { placeholderSettingsOf, type EngineSettings } from '../sync/settings.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { webhookDocuments } from '../webhooks/admin.ts';
 import { WEBHOOK_OPERATIONS, type WebhookOperation } from '../webhook-operations.ts';
@@ -146,7 +146,7 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     return mismatches.length === 0;
   };
 
-  const settings = streamSettingsOf(options.settings);
+  const settings = placeholderSettingsOf(options.settings);
   for (const { stream, document, place } of plan.streams) {
     const check: StreamCheck = { name: stream.name, kind: stream.kind, document: document.file };
     result.streams.push(check);
@@ -199,9 +199,9 @@ function judgeProbe(stream: AnyStream, probe: ProbeResult, place: StreamPlace | 
     const key =
       probe.runPageSize !== undefined
         ? ['paging']
-        : probe.failure.rule === 'truncated'
+        : probe.failure.reason === 'truncated'
         ? stream.kind === 'incremental' ? ['window', 'step'] : ['paging', 'maxPageSize']
-        : probe.failure.kind === 'refused' || probe.failure.rule === 'window' ? ['variables'] : ['name'];
+        : probe.failure.kind === 'refused' || probe.failure.reason === 'window' ? ['variables'] : ['name'];
     result.problems.push({ kind: 'probe', stream: stream.name, ...at(place?.at(key)), message: `${read}: ${probe.failure.message}`, ...(probe.failure.fix && { fix: probe.failure.fix }) });
     return;
   }

@@ -52,7 +52,7 @@ export async function checkCompleteness(
   const windowed = new Map(streams.filter((s) => s.kind === 'incremental' && s.cursorField).map((s) => [s.name, s]));
   const findings: CompletenessFinding[] = [];
   for (const state of await store.listStates(options.customerId)) {
-    const stream = windowed.get(state.stream);
+    const stream = windowed.get(state.stateKey);
     if (!stream || !state.watermark) continue;
     const to = Date.parse(state.watermark);
     const count = (shift: number) =>

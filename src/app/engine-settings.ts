@@ -1,9 +1,9 @@
-import { STREAM_SETTINGS, type Config } from '../config.ts';
+import { PLACEHOLDER_SETTING_NAMES, type Config } from '../config.ts';
 import type { EngineSettings } from '../sync/settings.ts';
 
 /**
  * The engine's settings from the configuration: the window, page and contract settings it uses, and the values the
- * definitions may send as `{{settings.NAME}}` (STREAM_SETTINGS); nothing else of the configuration (no schedule, no
+ * definitions may send as `{{settings.NAME}}` (PLACEHOLDER_SETTING_NAMES); nothing else of the configuration (no schedule, no
  * database, no webhook) reaches the engine.
  */
 export function engineSettings(config: Pick<Config, 'sync'>): EngineSettings {
@@ -21,6 +21,6 @@ export function engineSettings(config: Pick<Config, 'sync'>): EngineSettings {
     concurrency: s.concurrency,
     windowConcurrency: s.windowConcurrency,
     maxPendingRecords: s.maxPendingRecords,
-    streamSettings: Object.fromEntries(STREAM_SETTINGS.map((name) => [name, s[name]])),
+    placeholderSettings: Object.fromEntries(PLACEHOLDER_SETTING_NAMES.map((name) => [name, s[name]])),
   };
 }

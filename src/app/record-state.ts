@@ -32,7 +32,8 @@ export async function loadRecordedState(config: Config, dir: string, logger: Log
         );
       }
     }
-    for (const state of meta.stateAtStart) await store.saveState(state);
+    // The recording keeps the state key under its file format's name, `stream`.
+    for (const { stream: stateKey, ...state } of meta.stateAtStart) await store.saveState({ ...state, stateKey });
     return { loaded: meta.stateAtStart.length, database };
   } finally {
     await store.close();

@@ -72,7 +72,7 @@ export async function stateAtStart(config: Config, logger: Logger): Promise<{ st
       return {
         states: states.map((s) => ({
           customerId: s.customerId,
-          stream: s.stream,
+          stream: s.stateKey,
           watermark: s.watermark,
           windowStart: s.windowStart,
           windowEnd: s.windowEnd,

@@ -53,7 +53,7 @@ async function completeLines(store: Store, result: SyncReport, request: RunReque
   if (request?.mode !== 'backfill') return [];
   const lines: string[] = [];
   for (const o of result.outcomes.filter((x) => x.note === 'complete')) {
-    const [last] = (await store.lastRuns(o.customerId)).filter((r) => r.stream === o.stateKey);
+    const [last] = (await store.lastRuns(o.customerId)).filter((r) => r.stateKey === o.stateKey);
     const by = last ? ` (run ${last.id}, finished ${last.finishedAt ?? 'never'}, ${formatCount(last.records)} records)` : '';
     lines.push(
       `  ${o.customerId} ${o.stateKey}: [${new Date(request.from).toISOString()}, ${new Date(request.to).toISOString()}) is already complete${by}; ` +

@@ -31,15 +31,15 @@ export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArra
   const key = (c: string, s: string) => `${c}\u0000${s}`;
   const latest = new Map<string, RunRecord>();
   for (const run of runs) {
-    const k = key(run.customerId, run.stream);
+    const k = key(run.customerId, run.stateKey);
     const seen = latest.get(k);
     if (!seen || run.startedAt > seen.startedAt || (run.startedAt === seen.startedAt && run.id > seen.id)) latest.set(k, run);
   }
   const byKey = new Map<string, StreamStatus>();
   for (const state of states) {
-    byKey.set(key(state.customerId, state.stream), {
+    byKey.set(key(state.customerId, state.stateKey), {
       customerId: state.customerId,
-      stream: state.stream,
+      stream: state.stateKey,
       watermark: state.watermark,
       lagMs: state.watermark ? now - Date.parse(state.watermark) : null,
       inFlight: state.windowStart && state.windowEnd ? { windowStart: state.windowStart, windowEnd: state.windowEnd, pageCursor: state.pageCursor } : null,
@@ -50,7 +50,7 @@ export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArra
   for (const [k, run] of latest) {
     const entry =
       byKey.get(k) ??
-      { customerId: run.customerId, stream: run.stream, watermark: null, lagMs: null, inFlight: null, range: null, lastRun: null };
+      { customerId: run.customerId, stream: run.stateKey, watermark: null, lagMs: null, inFlight: null, range: null, lastRun: null };
     const { id, mode, status, startedAt, finishedAt, pages, records, rejected, error } = run;
     entry.lastRun = { id, mode, status, startedAt, finishedAt, pages, records, rejected, error };
     byKey.set(k, entry);

@@ -12,7 +12,8 @@ import { runSync as runSyncImpl } from '../sync/engine.ts';
 
 export type { RunOnceOptions } from '../app/run-once.ts';
 export type { SyncOptions, SyncReport, SyncTarget, RunRequest, StreamOutcome, ProgressEvent } from '../sync/engine.ts';
-export type { AnyStream, StreamDefinition, StreamSettings } from '../sync/stream.ts';
+export type { AnyStream, StreamDefinition } from '../sync/stream.ts';
+export type { EngineSettings } from '../sync/settings.ts';
 export type { StreamSetup } from '../app/streams.ts';
 export type { Definitions, DefinitionsIo, WebhookOperation } from '../sync/definitions.ts';
 

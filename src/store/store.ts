@@ -140,7 +140,7 @@ export class SqlStore implements Store {
   }
 
   saveState(state: SyncStateUpdate): Promise<void> {
-    return this.#wrap(`saving sync state for ${state.customerId}/${state.stream}`, () => {
+    return this.#wrap(`saving sync state for ${state.customerId}/${state.stateKey}`, () => {
       const normalised = normaliseState(state);
       return this.#db.transaction((tx) => this.#writeState(tx, normalised));
     });
@@ -155,7 +155,7 @@ export class SqlStore implements Store {
   }
 
   changeState(change: StateChange): Promise<StateChangeRecord> {
-    return this.#wrap(`${change.action} of ${change.customerId}/${change.stream}`, async () => {
+    return this.#wrap(`${change.action} of ${change.customerId}/${change.stateKey}`, async () => {
       const at = canonicalTimestamp(change.at, 'at');
       const to = change.action === 'rewind' && 'to' in change ? canonicalTimestamp(change.to, 'to') : null;
       const progress =
@@ -163,25 +163,25 @@ export class SqlStore implements Store {
           ? { windowStart: canonicalTimestamp(change.progress.windowStart, 'windowStart'), windowEnd: canonicalTimestamp(change.progress.windowEnd, 'windowEnd') }
           : null;
       return this.#db.transaction(async (tx) => {
-        const [row] = await tx.all<StateRow>(sql`SELECT * FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+        const [row] = await tx.all<StateRow>(sql`SELECT * FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
         const before = row && toState(row);
-        if (!before) throw new StoreError(`there is no sync state for customer ${change.customerId} and stream ${change.stream}`);
+        if (!before) throw new StoreError(`there is no sync state for customer ${change.customerId} and stream ${change.stateKey}`);
         let after: SyncState | undefined;
         if (progress) {
           // A backfill's progress: its next window (none once every window is done, with its range still recorded).
           if (before.windowStart === null ? before.rangeStart === null : !(progress.windowStart < before.windowStart)) {
             throw new StoreError(
-              `moving the progress of ${change.customerId}/${change.stream} to ${progress.windowStart} would not move it backwards (it is at ${before.windowStart ?? 'nothing'})`,
+              `moving the progress of ${change.customerId}/${change.stateKey} to ${progress.windowStart} would not move it backwards (it is at ${before.windowStart ?? 'nothing'})`,
             );
           }
           await tx.run(sql`
             UPDATE sync_state SET window_start = ${progress.windowStart}, window_end = ${progress.windowEnd}, page_cursor = NULL, windows = NULL, updated_at = ${at}
-            WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+            WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
           const { windows: _dropped, ...rest } = before;
           after = { ...rest, windowStart: progress.windowStart, windowEnd: progress.windowEnd, pageCursor: null, updatedAt: at };
         } else if (change.action === 'rewind') {
           if (!before.watermark) {
-            throw new StoreError(`${change.customerId}/${change.stream} has no watermark to rewind (a backfill keeps its progress as a window: reset it instead)`);
+            throw new StoreError(`${change.customerId}/${change.stateKey} has no watermark to rewind (a backfill keeps its progress as a window: reset it instead)`);
           }
           if (!(to! < before.watermark)) {
             throw new StoreError(`rewinding to ${to} would not move the watermark ${before.watermark} backwards`);
@@ -189,21 +189,21 @@ export class SqlStore implements Store {
           // The one statement that moves a watermark backwards: not through #writeState and its forward-only guard.
           await tx.run(sql`
             UPDATE sync_state SET watermark = ${to}, window_start = NULL, window_end = NULL, page_cursor = NULL, windows = NULL, updated_at = ${at}
-            WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+            WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
           const { windows: _dropped, ...rest } = before;
           after = { ...rest, watermark: to, windowStart: null, windowEnd: null, pageCursor: null, updatedAt: at };
         } else {
-          await tx.run(sql`DELETE FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stream}`);
+          await tx.run(sql`DELETE FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
         }
         const [inserted] = await tx.all<{ id: number }>(sql`
           INSERT INTO sync_state_changes (customer_id, stream, action, actor, changed_at, old_watermark, new_watermark, old_state, new_state)
-          VALUES (${change.customerId}, ${change.stream}, ${change.action}, ${change.actor}, ${at}, ${before.watermark},
-                  ${after?.watermark ?? null}, ${JSON.stringify(before)}, ${after ? JSON.stringify(after) : null})
+          VALUES (${change.customerId}, ${change.stateKey}, ${change.action}, ${change.actor}, ${at}, ${before.watermark},
+                  ${after?.watermark ?? null}, ${stateJson(before)}, ${after ? stateJson(after) : null})
           RETURNING id`);
         return {
           id: Number(inserted!.id),
           customerId: change.customerId,
-          stream: change.stream,
+          stateKey: change.stateKey,
           action: change.action,
           actor: change.actor,
           changedAt: at,
@@ -216,11 +216,11 @@ export class SqlStore implements Store {
     });
   }
 
-  stateChanges(filter: { customerId?: string; stream?: string; limit?: number } = {}): Promise<StateChangeRecord[]> {
+  stateChanges(filter: { customerId?: string; stateKey?: string; limit?: number } = {}): Promise<StateChangeRecord[]> {
     return this.#wrap('reading state changes', async () => {
       const conditions = [
         filter.customerId === undefined ? sql`TRUE` : sql`customer_id = ${filter.customerId}`,
-        filter.stream === undefined ? sql`TRUE` : sql`stream = ${filter.stream}`,
+        filter.stateKey === undefined ? sql`TRUE` : sql`stream = ${filter.stateKey}`,
       ];
       const rows = await this.#db.all<Record<string, unknown>>(sql`
         SELECT * FROM sync_state_changes WHERE ${sql.join(conditions, sql` AND `)}
@@ -228,14 +228,14 @@ export class SqlStore implements Store {
       return rows.map((r) => ({
         id: Number(r.id),
         customerId: String(r.customer_id),
-        stream: String(r.stream),
+        stateKey: String(r.stream),
         action: r.action as 'rewind' | 'reset',
         actor: String(r.actor),
         changedAt: String(r.changed_at),
         oldWatermark: (r.old_watermark as string | null) ?? null,
         newWatermark: (r.new_watermark as string | null) ?? null,
-        before: r.old_state ? (JSON.parse(String(r.old_state)) as SyncState) : undefined,
-        after: r.new_state ? (JSON.parse(String(r.new_state)) as SyncState) : undefined,
+        before: r.old_state ? stateFromJson(String(r.old_state)) : undefined,
+        after: r.new_state ? stateFromJson(String(r.new_state)) : undefined,
       }));
     });
   }
@@ -275,17 +275,17 @@ export class SqlStore implements Store {
     });
   }
 
-  startRun(run: { customerId: string; stream: string; mode: RunRecord['mode']; startedAt: IsoUtc }): Promise<number> {
+  startRun(run: { customerId: string; stateKey: string; mode: RunRecord['mode']; startedAt: IsoUtc }): Promise<number> {
     return this.#wrap('recording the start of a run', async () => {
       const startedAt = canonicalTimestamp(run.startedAt, 'startedAt');
       return this.#db.transaction(async (tx) => {
         const rows = await tx.all<{ id: number }>(sql`
           INSERT INTO sync_runs (customer_id, stream, mode, started_at, status, pages, records)
-          VALUES (${run.customerId}, ${run.stream}, ${run.mode}, ${startedAt}, 'running', 0, 0) RETURNING id`);
+          VALUES (${run.customerId}, ${run.stateKey}, ${run.mode}, ${startedAt}, 'running', 0, 0) RETURNING id`);
         const id = Number(rows[0]!.id);
         // Health and status read the latest run from here, not from the whole history.
         await tx.run(sql`
-          INSERT INTO sync_last_runs (customer_id, stream, last_run_id) VALUES (${run.customerId}, ${run.stream}, ${id})
+          INSERT INTO sync_last_runs (customer_id, stream, last_run_id) VALUES (${run.customerId}, ${run.stateKey}, ${id})
           ON CONFLICT (customer_id, stream) DO UPDATE SET last_run_id = excluded.last_run_id`);
         return id;
       });
@@ -339,7 +339,7 @@ export class SqlStore implements Store {
         ORDER BY r.customer_id, r.stream`);
       const runs = rows.map(toRun);
       for (const run of runs) {
-        if (run.status === 'running' && !(await this.#db.runLockHeld(run.customerId, run.stream))) {
+        if (run.status === 'running' && !(await this.#db.runLockHeld(run.customerId, run.stateKey))) {
           Object.assign(run, { status: 'interrupted', error: ABANDONED_RUN_ERROR });
         }
       }
@@ -401,7 +401,7 @@ export class SqlStore implements Store {
     const changed = await tx.run(sql`
       INSERT INTO sync_state (customer_id, stream, watermark, window_start, window_end, page_cursor, windows, range_start,
                               range_end, updated_at)
-      VALUES (${s.customerId}, ${s.stream}, ${s.watermark}, ${s.windowStart}, ${s.windowEnd}, ${s.pageCursor},
+      VALUES (${s.customerId}, ${s.stateKey}, ${s.watermark}, ${s.windowStart}, ${s.windowEnd}, ${s.pageCursor},
               ${s.windows}, ${s.rangeStart}, ${s.rangeEnd}, ${toIso(this.#clock.now())})
       ON CONFLICT (customer_id, stream) DO UPDATE SET
         watermark = excluded.watermark, window_start = excluded.window_start, window_end = excluded.window_end,
@@ -410,10 +410,10 @@ export class SqlStore implements Store {
       WHERE sync_state.watermark IS NULL OR excluded.watermark >= sync_state.watermark`);
     if (changed === 0) {
       const [current] = await tx.all<{ watermark: string | null }>(
-        sql`SELECT watermark FROM sync_state WHERE customer_id = ${s.customerId} AND stream = ${s.stream}`,
+        sql`SELECT watermark FROM sync_state WHERE customer_id = ${s.customerId} AND stream = ${s.stateKey}`,
       );
       throw new StoreError(
-        `refusing to move the watermark of ${s.customerId}/${s.stream} backwards ` +
+        `refusing to move the watermark of ${s.customerId}/${s.stateKey} backwards ` +
           `from ${current?.watermark ?? 'none'} to ${s.watermark ?? 'none'}; watermarks only move forward`,
       );
     }
@@ -437,7 +437,7 @@ export class SqlStore implements Store {
 type Normalised = Omit<SyncStateUpdate, 'windows'> & { windows: string | null };
 
 function normaliseState(s: SyncStateUpdate): Normalised {
-  const field = (name: string) => `state ${s.customerId}/${s.stream}: ${name}`;
+  const field = (name: string) => `state ${s.customerId}/${s.stateKey}: ${name}`;
   const windows = (s.windows ?? []).map((w, i) => ({
     from: canonicalTimestamp(w.from, field(`windows[${i}].from`)),
     to: canonicalTimestamp(w.to, field(`windows[${i}].to`)),
@@ -447,7 +447,7 @@ function normaliseState(s: SyncStateUpdate): Normalised {
   return {
     windows: windows.length ? JSON.stringify(windows) : null,
     customerId: s.customerId,
-    stream: s.stream,
+    stateKey: s.stateKey,
     watermark: canonicalOrNull(s.watermark, field('watermark')),
     windowStart: canonicalOrNull(s.windowStart, field('windowStart')),
     windowEnd: canonicalOrNull(s.windowEnd, field('windowEnd')),
@@ -458,6 +458,19 @@ function normaliseState(s: SyncStateUpdate): Normalised {
 }
 
 const toIso = (ms: number) => new Date(ms).toISOString();
+
+/**
+ * A state as `sync_state_changes.old_state`/`new_state` keep it: JSON whose state key is `stream`, as the table's
+ * column is named (rows written before the field was called `stateKey` in code read the same).
+ */
+function stateJson({ customerId, stateKey, ...rest }: SyncState): string {
+  return JSON.stringify({ customerId, stream: stateKey, ...rest });
+}
+
+function stateFromJson(text: string): SyncState {
+  const { customerId, stream, ...rest } = JSON.parse(text) as Omit<SyncState, 'stateKey'> & { stream: string };
+  return { customerId, stateKey: stream, ...rest };
+}
 
 interface StateRow {
   customer_id: string;
@@ -475,7 +488,7 @@ interface StateRow {
 function toState(r: StateRow): SyncState {
   return {
     customerId: r.customer_id,
-    stream: r.stream,
+    stateKey: r.stream,
     watermark: r.watermark,
     windowStart: r.window_start,
     windowEnd: r.window_end,
@@ -505,7 +518,7 @@ function toRun(r: RunRow): RunRecord {
   return {
     id: Number(r.id),
     customerId: r.customer_id,
-    stream: r.stream,
+    stateKey: r.stream,
     mode: r.mode,
     startedAt: r.started_at,
     finishedAt: r.finished_at,

@@ -82,7 +82,7 @@ export type RunStatus = 'running' | 'succeeded' | 'failed' | 'interrupted';
 export interface SyncState {
   customerId: string;
   /** The state key (column `stream`): the stream's name, or `occupancy#backfill` for a backfill. */
-  stream: string;
+  stateKey: string;
   /** Everything with cursor < watermark is stored. Only ever moves forward. */
   watermark: IsoUtc | null;
   /** The window being worked on, [windowStart, windowEnd), and the cursor of the last committed page in it. */
@@ -114,7 +114,7 @@ export interface RunRecord {
   id: number;
   customerId: string;
   /** The state key (column `stream`): the stream's name, or `occupancy#backfill` for a backfill. */
-  stream: string;
+  stateKey: string;
   mode: RunMode;
   startedAt: IsoUtc;
   finishedAt: IsoUtc | null;
@@ -193,7 +193,7 @@ export interface QuarantineWrite {
  * `reset`: the state row is removed (an incremental stream starts over from SYNC_INITIAL_HISTORY, a backfill from
  * its --from).
  */
-export type StateChange = { customerId: string; stream: string; actor: string; at: IsoUtc } & (
+export type StateChange = { customerId: string; stateKey: string; actor: string; at: IsoUtc } & (
   | { action: 'rewind'; to: IsoUtc }
   | { action: 'rewind'; progress: { windowStart: IsoUtc; windowEnd: IsoUtc } }
   | { action: 'reset' }
@@ -203,7 +203,7 @@ export interface StateChangeRecord {
   id: number;
   customerId: string;
   /** The state key (column `stream`): the stream's name, or `occupancy#backfill` for a backfill. */
-  stream: string;
+  stateKey: string;
   action: 'rewind' | 'reset';
   actor: string;
   changedAt: IsoUtc;
@@ -246,7 +246,7 @@ export interface Store {
    */
   changeState(change: StateChange): Promise<StateChangeRecord>;
   /** Recorded state changes, newest first. */
-  stateChanges(filter?: { customerId?: string; stream?: string; limit?: number }): Promise<StateChangeRecord[]>;
+  stateChanges(filter?: { customerId?: string; stateKey?: string; limit?: number }): Promise<StateChangeRecord[]>;
 
   /**
    * Soft-deletes the customer's rows of `sink` not seen since `seenSince` (`deleted_at = at`); a later upsert of the
@@ -254,7 +254,7 @@ export interface Store {
    */
   markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
 
-  startRun(run: { customerId: string; stream: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
+  startRun(run: { customerId: string; stateKey: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
   finishRun(id: number, outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null }): Promise<void>;
   /**
    * Marks the runs of (customer, state key) still 'running' as interrupted with ABANDONED_RUN_ERROR, and returns their

@@ -4,7 +4,7 @@ import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
 import type { SinkName } from '../store/types.ts';
-import { parseDuration, STREAM_SETTINGS } from '../config.ts';
+import { parseDuration, PLACEHOLDER_SETTING_NAMES } from '../config.ts';
 import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDeletes, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt } from './paging/index.ts';
@@ -259,7 +259,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   const paging = s.paging === undefined ? undefined : pagingAt(src, [...path, 'paging'], s.paging, needVariable, version);
   let variables: CompiledVariables | undefined = { names: [], bounds: {}, settingsRead: new Map(), build: () => ({}) };
   if (s.variables !== undefined) {
-    variables = compileVariables(src, [...path, 'variables'], s.variables, { windowed, settings: STREAM_SETTINGS });
+    variables = compileVariables(src, [...path, 'variables'], s.variables, { windowed, settings: PLACEHOLDER_SETTING_NAMES });
     if (isPlainObject(s.variables)) for (const v of Object.keys(s.variables)) needVariable([...path, 'variables', v], v, 'the variable');
   }
   if (vars) {

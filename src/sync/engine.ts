@@ -6,7 +6,8 @@ import { inSpan } from '../tracing.ts';
 import type { Logger } from '../logger.ts';
 import type { Lock, RunMode, Store } from '../store/types.ts';
 import type { GraphQLRequester } from './fetch.ts';
-import type { AnyStream, StreamSettings } from './stream.ts';
+import type { EngineSettings } from './settings.ts';
+import type { AnyStream } from './stream.ts';
 import { runStream, stateKey } from './run/stream.ts';
 import type { ProgressEvent, RunRequest, StreamOutcome } from './run/types.ts';
 
@@ -24,7 +25,7 @@ export interface SyncOptions {
   store: Store;
   clock: Clock;
   logger: Logger;
-  settings: StreamSettings;
+  settings: EngineSettings;
   streams: ReadonlyArray<AnyStream>;
   targets: ReadonlyArray<SyncTarget>;
   /** Parses a stream's document (src/api/documents.ts `loadDocument`); called once per stream. */
@@ -137,7 +138,7 @@ async function syncCustomer(
       log.error({ err: error }, message);
       for (const p of running) {
         const now = toIsoUtc(options.clock.now());
-        const run = await options.store.startRun({ customerId: target.customerId, stream: p.key, mode: p.mode, startedAt: now });
+        const run = await options.store.startRun({ customerId: target.customerId, stateKey: p.key, mode: p.mode, startedAt: now });
         await options.store.finishRun(run, { status: 'failed', finishedAt: now, error: message });
       }
       return planned.map((p) => (skipped.has(p) ? blank(p, 'skipped', { note: 'locked by a concurrent run' }) : blank(p, 'failed', { error })));

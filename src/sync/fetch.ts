@@ -34,15 +34,15 @@ export async function fetchPage(input: {
   document: unknown;
   variables: Record<string, unknown>;
   pageSize: number;
-  cursor: string | null;
+  position: string | null;
   signal: AbortSignal;
   contract: PageContract<any>;
   now: () => number;
 }): Promise<FetchedPage> {
   const style = input.stream.paging;
-  const at = { cursor: input.cursor, pageSize: input.pageSize };
-  if (input.cursor !== null) {
-    const unresumable = style.unresumable(input.cursor);
+  const at = { position: input.position, pageSize: input.pageSize };
+  if (input.position !== null) {
+    const unresumable = style.unresumable(input.position);
     if (unresumable) throw new ContractViolation('shape', unresumable, 'resuming a window', { fix: 'reset the stream\'s state (`occupancy-sync state reset --stream ' + input.stream.name + ' --yes`) after changing its paging' });
   }
   const variables = { ...input.variables, ...style.variables(at) };

@@ -5,7 +5,7 @@ import { fetchPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
 import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
 import { limitsOf, validatorOf } from './run/parts.ts';
-import { streamSettingsOf, type EngineSettings } from './settings.ts';
+import { placeholderSettingsOf, type EngineSettings } from './settings.ts';
 import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
 import { stepOffGrid } from './run/plan.ts';
 import { sinkKey } from '../store/sinks.ts';
@@ -54,7 +54,7 @@ export interface ProbeResult {
    */
   runPageSize?: number;
   /** The request was refused (GraphQL errors), failed, or its answer broke the page contract. */
-  failure?: { kind: 'contract' | 'refused' | 'request'; rule?: ContractRule; message: string; fix?: string };
+  failure?: { kind: 'contract' | 'refused' | 'request'; reason?: ContractRule; message: string; fix?: string };
 }
 
 /** Reads one page of the stream; every failure is in the result, only an abort is thrown. */
@@ -84,9 +84,9 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
       stream,
       client: options.client,
       document: options.document,
-      variables: stream.variables({ settings: streamSettingsOf(settings), ...(bounds && { window: bounds }) }),
+      variables: stream.variables({ settings: placeholderSettingsOf(settings), ...(bounds && { window: bounds }) }),
       pageSize: size,
-      cursor: null,
+      position: null,
       signal: options.signal,
       contract: new PageContract<unknown>({
         where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
@@ -152,7 +152,7 @@ function failureOf(error: unknown): NonNullable<ProbeResult['failure']> {
   if (error instanceof ContractViolation) {
     // The run's message says what happens to the window (nothing stored, retried); a probe stores nothing anyway.
     const fix = /\. Fix: (.*)$/s.exec(error.message)?.[1];
-    return { kind: 'contract', rule: error.rule, message: `the answer broke the page contract (${error.rule}): ${error.detail}`, ...(fix && { fix }) };
+    return { kind: 'contract', reason: error.reason, message: `the answer broke the page contract (${error.reason}): ${error.detail}`, ...(fix && { fix }) };
   }
   // fetchPage names the stream; the probe's reader already knows it.
   const message = (error instanceof Error ? error.message : String(error)).replace(/^stream [^:]+: /, '');

@@ -30,12 +30,12 @@ export interface EngineSettings {
   /** Records one stream run holds at most in pages requested and not yet committed. Unset: no bound. */
   maxPendingRecords?: number;
   /** Values of the definitions' `{{settings.NAME}}` placeholders, by NAME (e.g. `buildingsNameLike`); unset: none. */
-  streamSettings?: Readonly<Record<string, unknown>>;
+  placeholderSettings?: Readonly<Record<string, unknown>>;
 }
 
-const NO_STREAM_SETTINGS: Readonly<Record<string, unknown>> = Object.freeze({});
+const NO_PLACEHOLDER_SETTINGS: Readonly<Record<string, unknown>> = Object.freeze({});
 
-/** The values of `{{settings.NAME}}`: `streamSettings`, and nothing else of the settings. */
-export function streamSettingsOf(settings: EngineSettings): Readonly<Record<string, unknown>> {
-  return settings.streamSettings ?? NO_STREAM_SETTINGS;
+/** The values of `{{settings.NAME}}`: `placeholderSettings`, and nothing else of the settings. */
+export function placeholderSettingsOf(settings: EngineSettings): Readonly<Record<string, unknown>> {
+  return settings.placeholderSettings ?? NO_PLACEHOLDER_SETTINGS;
 }

@@ -2,7 +2,6 @@ import { defaultMaxHold, type Sampling } from '../time-weight.ts';
 import type { SinkName, SinkRecords } from '../store/types.ts';
 import type { PagingStyle } from './paging/index.ts';
 import type { RecordSpec } from './records.ts';
-import type { EngineSettings } from './settings.ts';
 import type { VariablesInput } from './variables.ts';
 
 export type { VariablesInput } from './variables.ts';
@@ -19,9 +18,6 @@ export type StreamKind =
   | 'full'
   /** Time windows from the watermark (minus a lookback) to now (minus a settle delay); see src/sync/run/plan.ts. */
   | 'incremental';
-
-/** The part of the configuration the engine uses (kept as the package's name for it). */
-export type StreamSettings = EngineSettings;
 
 /** How an incremental stream's windows are cut and sent. */
 export interface WindowSpec {

@@ -44,7 +44,7 @@ function readings(end: number, n: number): OccupancyRecord[] {
 
 async function customerWith(customerId: string, counts: { now: number; day: number; week: number }): Promise<void> {
   const records = [...readings(W, counts.now), ...readings(W - DAY, counts.day), ...readings(W - 7 * DAY, counts.week)];
-  const checkpoint = { customerId, stream: 'occupancy', watermark: toIsoUtc(W), windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
+  const checkpoint = { customerId, stateKey: 'occupancy', watermark: toIsoUtc(W), windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
   await store!.commitPage({ customerId, sink: 'occupancy', records, at: toIsoUtc(W), checkpoint });
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { engineSettings } from '../../src/app/engine-settings.ts';
 import { resolveConfig } from '../../src/config.ts';
-import { streamSettingsOf, type EngineSettings } from '../../src/sync/settings.ts';
+import { placeholderSettingsOf, type EngineSettings } from '../../src/sync/settings.ts';
 
 const base = { API_BASE_URL: 'https://api.example.com', API_KEY: 'key-1', API_SECRET: 'secret-1', CUSTOMER_ID: '6f1c0d2e-8a4b-4c1d-9e2f-0123456789ab' };
 
@@ -36,7 +36,7 @@ describe('engineSettings', () => {
       concurrency: 3,
       windowConcurrency: 2,
       maxPendingRecords: 4000,
-      streamSettings: { buildingsNameLike: 'HQ%' },
+      placeholderSettings: { buildingsNameLike: 'HQ%' },
     });
   });
 
@@ -44,13 +44,13 @@ describe('engineSettings', () => {
     const config = resolveConfig(base);
     const settings = engineSettings({ sync: config.sync });
     expect(settings).toStrictEqual(engineSettings(config));
-    expect(settings.streamSettings).toStrictEqual({ buildingsNameLike: undefined });
+    expect(settings.placeholderSettings).toStrictEqual({ buildingsNameLike: undefined });
   });
 
-  it('placeholders read streamSettings only: the configuration passed as it is gives them nothing', () => {
+  it('placeholders read placeholderSettings only: the configuration passed as it is gives them nothing', () => {
     const config = resolveConfig({ ...base, BUILDINGS_NAME_LIKE: 'HQ%' });
-    expect(streamSettingsOf(engineSettings(config))).toStrictEqual({ buildingsNameLike: 'HQ%' });
+    expect(placeholderSettingsOf(engineSettings(config))).toStrictEqual({ buildingsNameLike: 'HQ%' });
     // `config.sync` has a `buildingsNameLike` field, but it is not a placeholder's value unless engineSettings says so.
-    expect(streamSettingsOf(config.sync as EngineSettings)).toStrictEqual({});
+    expect(placeholderSettingsOf(config.sync as EngineSettings)).toStrictEqual({});
   });
 });

@@ -45,7 +45,7 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
       expect(done.stdout).toMatch(new RegExp(`^${customer} occupancy: watermark ${before.watermark} -> ${to} \\(change \\d+\\); the next run reads from ${to} minus SYNC_LOOKBACK\\n$`));
       expect((await store.getState(customer, 'occupancy'))!.watermark).toBe(to);
       const [change] = await store.stateChanges({ customerId: customer });
-      expect(change).toMatchObject({ action: 'rewind', stream: 'occupancy', oldWatermark: before.watermark, newWatermark: to, before: { watermark: before.watermark }, after: { watermark: to } });
+      expect(change).toMatchObject({ action: 'rewind', stateKey: 'occupancy', oldWatermark: before.watermark, newWatermark: to, before: { watermark: before.watermark }, after: { watermark: to } });
       expect(change!.actor).toMatch(/^\S+@\S+$/);
 
       const shown = await cli(['state', 'show', '--stream', 'occupancy'], env);
@@ -53,11 +53,15 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
       expect(shown.stdout).toContain(`rewind ${customer} occupancy: watermark ${before.watermark} -> ${to}`);
       const json = JSON.parse((await cli(['state', 'show', '--json'], env)).stdout);
       expect(json.changes).toHaveLength(1);
+      // The state key is printed as `stream`, the name --stream and the tables give it (the store's code says stateKey).
+      expect(json.states).toContainEqual(expect.objectContaining({ customerId: customer, stream: 'occupancy', watermark: to }));
+      expect(json.changes[0]).toMatchObject({ customerId: customer, stream: 'occupancy', before: { stream: 'occupancy' }, after: { stream: 'occupancy', watermark: to } });
+      expect(JSON.stringify(json)).not.toContain('stateKey');
 
       // The next run reads [to - lookback, now - settle) and nothing else; the rows it upserts are the same ones.
       const rowsBefore = await dbRows(store, customer);
       expect((await cli(['sync', '--stream', 'occupancy'], env)).code).toBe(ExitCode.OK);
-      const [run] = (await store.lastRuns(customer)).filter((r) => r.stream === 'occupancy');
+      const [run] = (await store.lastRuns(customer)).filter((r) => r.stateKey === 'occupancy');
       const after = (await store.getState(customer, 'occupancy'))!.watermark!;
       // The run's last window may end after the watermark (capped by the platform's Date header, whole seconds):
       // what it read lies between the rewound period up to the watermark and up to the run's end.
@@ -104,7 +108,7 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
     const store = await openTestStore(db);
     try {
       expect(await store.getState(customer, 'occupancy#backfill')).toBeUndefined();
-      expect((await store.stateChanges())[0]).toMatchObject({ action: 'reset', stream: 'occupancy#backfill', after: undefined });
+      expect((await store.stateChanges())[0]).toMatchObject({ action: 'reset', stateKey: 'occupancy#backfill', after: undefined });
     } finally {
       await store.close();
     }
@@ -117,7 +121,7 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
 describe('state show as a table', () => {
   const base = {
     customerId: 'c1',
-    stream: 'occupancy#backfill',
+    stateKey: 'occupancy#backfill',
     watermark: '2026-01-05T03:00:00.000Z',
     windowStart: '2026-01-05T03:00:00.000Z',
     windowEnd: '2026-01-05T04:00:00.000Z',

@@ -40,7 +40,7 @@ const flatRecord = compileRecord({
   eventId: { path: 'id', type: 'id', nullable: true },
 });
 const flat = (i: number) => ({ ...reading(i), space: `f${i}` });
-const at = (cursor: string | null, pageSize = 3): PageAt => ({ cursor, pageSize });
+const at = (cursor: string | null, pageSize = 3): PageAt => ({ position: cursor, pageSize });
 
 describe('nested records', () => {
   it('are flattened with their enclosing element, without the list they came from, under $parent', () => {

@@ -180,7 +180,7 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
       if (c.kind === 'localTimeWindows') {
         // The first windows came back empty and were committed before the stray records proved them wrong.
         expect(first.stderr).toMatch(/the answer proves windows already committed may be incomplete: the watermark went back/);
-        const [change] = await store.stateChanges({ customerId: customer.id, stream: 'occupancy' });
+        const [change] = await store.stateChanges({ customerId: customer.id, stateKey: 'occupancy' });
         expect(change).toMatchObject({ action: 'rewind', actor: 'occupancy-sync (page contract: window)' });
         expect(Date.parse(change!.newWatermark!)).toBeLessThanOrEqual(dataStart);
       }
@@ -249,7 +249,7 @@ describe.each(DIALECTS)('a misbehaving API on %s', (backend) => {
       await expectNothingLostOrInvented(store, sandbox, customer.id, new Set());
       const state = await store.getState(customer.id, 'occupancy#backfill');
       expect(state).toMatchObject({ windowStart: from, pageCursor: null, rangeStart: from, rangeEnd: to });
-      const [change] = await store.stateChanges({ customerId: customer.id, stream: 'occupancy#backfill' });
+      const [change] = await store.stateChanges({ customerId: customer.id, stateKey: 'occupancy#backfill' });
       expect(change).toMatchObject({ action: 'rewind', actor: 'occupancy-sync (page contract: window)', after: { windowStart: from } });
       expect(change!.before!.windowStart! > from, `progress before the rewind: ${change!.before!.windowStart}`).toBe(true);
       const shown = await cli(['state', 'show'], env);

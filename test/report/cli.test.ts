@@ -101,7 +101,7 @@ describe('occupancy-sync report', () => {
       sink: 'occupancy',
       at: '2026-01-05T10:00:00.000Z',
       records: [{ floorSpaceId: 'A', observedAt: '2026-01-05T09:00:00.000Z', occupancyStatus: 'CurrentlyOccupied', headcount: 3, eventId: null }],
-      checkpoint: { customerId: id, stream: 'occupancy', watermark: '2026-01-05T09:00:00.000Z', windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null },
+      checkpoint: { customerId: id, stateKey: 'occupancy', watermark: '2026-01-05T09:00:00.000Z', windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null },
     });
     await store.close();
     expect((await report(env, ...DAY)).stdout.split('\n')[2]).toMatch(new RegExp(`^Head office \\(${id}\\)\\s+A\\s+1\\s`));

@@ -31,7 +31,7 @@ describe.each(DIALECTS)('index plans of the reporting SQL on %s', (dialect) => {
   let target: TestDatabase & { store: Store };
   beforeEach(async () => {
     target = await migratedStore(dialect, 'plans');
-    const checkpoint = { customerId: 'c1', stream: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
+    const checkpoint = { customerId: 'c1', stateKey: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
     for (const customer of ['c1', 'c2']) {
       for (let tick = 0; tick < TICKS; tick += 25) {
         const records = Array.from({ length: 25 }, (_, i) => readings(tick + i)).flat();

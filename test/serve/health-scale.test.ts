@@ -198,14 +198,14 @@ describe.each(['sqlite', 'postgres'] as const)('run-history retention (%s)', (di
       // 60 days of daily runs of one stream (the last one failed), an old run of another stream, one still running.
       let lastSuccess = 0;
       for (let d = 0; d < 60; d++) {
-        const id = await store.startRun({ customerId: 'c1', stream: 'occupancy', mode: 'incremental', startedAt: iso(t0 + d * day) });
+        const id = await store.startRun({ customerId: 'c1', stateKey: 'occupancy', mode: 'incremental', startedAt: iso(t0 + d * day) });
         const status = d === 59 ? 'failed' : 'succeeded';
         if (status === 'succeeded') lastSuccess = id;
         await store.finishRun(id, { status, finishedAt: iso(t0 + d * day + 1000) });
       }
-      const lone = await store.startRun({ customerId: 'c2', stream: 'buildings', mode: 'full', startedAt: iso(t0) });
+      const lone = await store.startRun({ customerId: 'c2', stateKey: 'buildings', mode: 'full', startedAt: iso(t0) });
       await store.finishRun(lone, { status: 'succeeded', finishedAt: iso(t0 + 1000) });
-      const running = await store.startRun({ customerId: 'c3', stream: 'occupancy', mode: 'incremental', startedAt: iso(t0) });
+      const running = await store.startRun({ customerId: 'c3', stateKey: 'occupancy', mode: 'incremental', startedAt: iso(t0) });
 
       const clock = new FakeClock(t0 + 60 * day);
       expect(await store.pruneRuns(iso(t0 + 30 * day), 7)).toBe(7);

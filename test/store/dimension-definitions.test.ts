@@ -137,12 +137,12 @@ describe('a definitions file mapping an API onto the dimension sinks', () => {
     const answer = { rooms: [ROOMS[0], ROOMS[1], { ...ROOMS[1], key: 'r-3' }] };
     let error: unknown;
     try {
-      contract.accept(stream.paging.read(answer, { cursor: null, pageSize: 3 }), 3);
+      contract.accept(stream.paging.read(answer, { position: null, pageSize: 3 }), 3);
     } catch (e) {
       error = e;
     }
     expect(error).toBeInstanceOf(ContractViolation);
-    expect((error as ContractViolation).rule).toBe('truncated');
+    expect((error as ContractViolation).reason).toBe('truncated');
     expect((error as Error).message).toContain('nothing was soft-deleted');
   });
 });
@@ -158,7 +158,7 @@ describe.each(DIALECTS)('records a definitions file maps, stored on %s', (dialec
         expect(result.ok).toBe(true);
         return result.record;
       });
-      await store.commitPage({ customerId: 'c', sink: stream.sink, records: records as never, at: '2026-03-01T10:00:00.000Z', checkpoint: { ...checkpoint('c', null), stream: name } });
+      await store.commitPage({ customerId: 'c', sink: stream.sink, records: records as never, at: '2026-03-01T10:00:00.000Z', checkpoint: { ...checkpoint('c', null), stateKey: name } });
     };
     await commit('sites', [{ key: 'hh', title: 'Harbour Hall', tz: 'Pacific/Auckland' }]);
     await commit('storeys', [{ key: 's-3', label: 'Third', number: 3, site: { key: 'hh' } }]);

@@ -211,7 +211,7 @@ describe.each(DIALECTS)('dimension tables on %s', (dialect) => {
   it('customers keep their own spaces: the same id under two customers is two rows with two keys', async () => {
     const { store } = await fresh(dialect, 'cust');
     await listSpaces(store, T1, [space('fs-1', { name: 'A' })]);
-    await store.commitPage({ customerId: 'cust-b', sink: 'floorSpaces', at: T1, records: [space('fs-1', { name: 'B' })], checkpoint: { ...checkpoint('cust-b', null), stream: 'floor-spaces' } });
+    await store.commitPage({ customerId: 'cust-b', sink: 'floorSpaces', at: T1, records: [space('fs-1', { name: 'B' })], checkpoint: { ...checkpoint('cust-b', null), stateKey: 'floor-spaces' } });
     expect(await store.query('SELECT customer_id, name FROM floor_spaces ORDER BY customer_id')).toEqual([
       { customer_id: C, name: 'A' },
       { customer_id: 'cust-b', name: 'B' },

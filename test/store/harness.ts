@@ -69,5 +69,5 @@ export function readings(count: number, start = '2026-03-01T10:00:00.000Z', floo
 }
 
 export function checkpoint(customerId: string, watermark: string | null, pageCursor: string | null = null) {
-  return { customerId, stream: 'occupancy', watermark, windowStart: null, windowEnd: null, pageCursor, rangeStart: null, rangeEnd: null };
+  return { customerId, stateKey: 'occupancy', watermark, windowStart: null, windowEnd: null, pageCursor, rangeStart: null, rangeEnd: null };
 }

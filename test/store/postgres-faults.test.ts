@@ -161,7 +161,7 @@ describe.concurrent('Postgres faults', () => {
     it('SIGTERM cancels a commit waiting for a lock: nothing committed, and the store goes on to record the run', async (context) => {
       const cleanups = cleanupsOf(context);
       const { store, log, abort, schema } = await opened(cleanups, 'pg_lock_sigterm');
-      const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
+      const run = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
       await holding(cleanups, schema, 'LOCK TABLE occupancy_readings IN ACCESS EXCLUSIVE MODE');
       const committing = store.commitPage({ ...page(5), runId: run }).then(() => new Error('committed'), (e: unknown) => e as Error);
       await said(log, 'the commit to wait');
@@ -263,7 +263,7 @@ describe.concurrent('Postgres faults', () => {
         const store = await openTestStore(db);
         try {
           const runs = await store.lastRuns(sandbox.customers[0]!.id);
-          expect(runs.find((r) => r.stream === 'occupancy')).toMatchObject({ status: 'interrupted', pages: 0 });
+          expect(runs.find((r) => r.stateKey === 'occupancy')).toMatchObject({ status: 'interrupted', pages: 0 });
           expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 0 }]);
           record('sigterm-sync', '`occupancy-sync sync` (a child process, as cron runs it) waits for a lock another session holds; then SIGTERM', 'it logs what it waits for and whom; SIGTERM cancels the commit: exit code 0, the run recorded interrupted, no row of the page stored, the other session\'s lock untouched');
         } finally {

@@ -40,7 +40,7 @@ async function viewsContent(store: Store): Promise<Record<string, unknown[]>> {
 
 async function write(store: Store): Promise<void> {
   await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(90), at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, '2026-03-01T11:30:00.000Z') });
-  const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
+  const run = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
   await store.finishRun(run, { status: 'succeeded', finishedAt: '2026-03-01T12:01:00.000Z' });
 }
 

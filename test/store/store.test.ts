@@ -73,7 +73,7 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const { store } = await fresh(dialect, 'bld');
     const page = (at: string, ids: string[]) =>
       store.commitPage({ customerId: C, sink: 'buildings', at, records: ids.map((id) => ({ id, name: `Building ${id}` })),
-        checkpoint: { ...checkpoint(C, null), stream: 'buildings' } });
+        checkpoint: { ...checkpoint(C, null), stateKey: 'buildings' } });
     await page('2026-03-01T10:00:00.000Z', ['b1', 'b2']);
     await page('2026-03-01T11:00:00.000Z', ['b1']);
     expect(await store.markDeleted('buildings', C, '2026-03-01T11:00:00.000Z', '2026-03-01T11:00:05.000Z')).toBe(1);
@@ -109,12 +109,12 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const stream = 'occupancy#backfill';
     const window = (from: string, to: string) => ({ windowStart: from, windowEnd: to });
     await store.saveState({
-      customerId: C, stream, watermark: null, pageCursor: 'c-3', rangeStart: '2026-03-01T00:00:00.000Z', rangeEnd: '2026-03-01T05:00:00.000Z',
+      customerId: C, stateKey: stream, watermark: null, pageCursor: 'c-3', rangeStart: '2026-03-01T00:00:00.000Z', rangeEnd: '2026-03-01T05:00:00.000Z',
       ...window('2026-03-01T02:00:00.000Z', '2026-03-01T03:00:00.000Z'),
       windows: [{ from: '2026-03-01T03:00:00.000Z', to: '2026-03-01T04:00:00.000Z', cursor: 'c-9', done: false }],
     });
     const rewind = (windowStart: string, windowEnd: string) =>
-      store.changeState({ customerId: C, stream, actor: 'test', at: '2026-03-02T00:00:00.000Z', action: 'rewind', progress: { windowStart, windowEnd } });
+      store.changeState({ customerId: C, stateKey: stream, actor: 'test', at: '2026-03-02T00:00:00.000Z', action: 'rewind', progress: { windowStart, windowEnd } });
     await expect(rewind('2026-03-01T02:00:00.000Z', '2026-03-01T03:00:00.000Z')).rejects.toThrow(/would not move it backwards \(it is at 2026-03-01T02:00:00.000Z\)/);
     await expect(rewind('2026-03-01T04:00:00.000Z', '2026-03-01T05:00:00.000Z')).rejects.toThrow(StoreError);
     const change = await rewind('2026-03-01T00:00:00.000Z', '2026-03-01T01:00:00.000Z');
@@ -122,12 +122,12 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     const after = await store.getState(C, stream);
     expect(after).toMatchObject({ ...window('2026-03-01T00:00:00.000Z', '2026-03-01T01:00:00.000Z'), pageCursor: null, rangeStart: '2026-03-01T00:00:00.000Z', rangeEnd: '2026-03-01T05:00:00.000Z', updatedAt: '2026-03-02T00:00:00.000Z' });
     expect(after?.windows ?? []).toEqual([]);
-    expect(await store.stateChanges({ customerId: C, stream })).toEqual([change]);
+    expect(await store.stateChanges({ customerId: C, stateKey: stream })).toEqual([change]);
   });
 
   it('commits a page atomically: a record violating a constraint leaves neither rows, checkpoint nor run counters', async () => {
     const { store } = await fresh(dialect, 'atomic');
-    const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
+    const run = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
     await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(2), at: '2026-03-01T12:00:00.000Z', runId: run,
       checkpoint: checkpoint(C, '2026-03-01T10:00:00.000Z', 'page-1') });
     const bad = readings(3, '2026-03-01T11:00:00.000Z');
@@ -160,18 +160,18 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
 
   it('records runs and reports the latest run of each stream with its counters', async () => {
     const { store, clock } = await fresh(dialect, 'runs');
-    const first = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T10:00:00.000Z' });
+    const first = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T10:00:00.000Z' });
     await store.finishRun(first, { status: 'failed', finishedAt: '2026-03-01T10:01:00.000Z', error: 'HTTP 503' });
-    const second = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z' });
+    const second = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z' });
     await store.commitPage({ customerId: C, sink: 'occupancy', records: readings(4), at: '2026-03-01T11:00:30.000Z', runId: second,
-      checkpoint: { ...checkpoint(C, null), stream: 'occupancy#backfill' } });
+      checkpoint: { ...checkpoint(C, null), stateKey: 'occupancy#backfill' } });
     await store.finishRun(second, { status: 'succeeded', finishedAt: '2026-03-01T11:01:00.000Z' });
     const lock = await store.tryLock('cust-b', 'buildings');
-    const b = await store.startRun({ customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z' });
+    const b = await store.startRun({ customerId: 'cust-b', stateKey: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z' });
     expect(await store.lastRuns()).toEqual([
-      { id: second, customerId: C, stream: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z',
+      { id: second, customerId: C, stateKey: 'occupancy', mode: 'backfill', startedAt: '2026-03-01T11:00:00.000Z',
         finishedAt: '2026-03-01T11:01:00.000Z', status: 'succeeded', pages: 1, records: 4, rejected: 0, error: null },
-      { id: b, customerId: 'cust-b', stream: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z',
+      { id: b, customerId: 'cust-b', stateKey: 'buildings', mode: 'full', startedAt: '2026-03-01T11:00:00.000Z',
         finishedAt: null, status: 'running', pages: 0, records: 0, rejected: 0, error: null },
     ]);
     expect((await store.lastRuns('cust-b')).map((r) => r.id)).toEqual([b]);
@@ -179,13 +179,13 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     await lock!.release();
     expect(await store.lastRuns('cust-b')).toMatchObject([{ id: b, status: 'interrupted', error: ABANDONED_RUN_ERROR, finishedAt: null }]);
     expect(await store.query('SELECT status FROM sync_runs WHERE id = $1', [b])).toEqual([{ status: 'running' }]);
-    expect(await store.listStates(C)).toEqual([{ ...checkpoint(C, null), stream: 'occupancy#backfill', updatedAt: new Date(clock.now()).toISOString() }]);
+    expect(await store.listStates(C)).toEqual([{ ...checkpoint(C, null), stateKey: 'occupancy#backfill', updatedAt: new Date(clock.now()).toISOString() }]);
     await expect(store.finishRun(9999, { status: 'failed', finishedAt: '2026-03-01T11:01:00.000Z' })).rejects.toThrow(/run 9999 does not exist/);
   });
 
   it('keeps quarantined records in the page transaction: one row per raw record, counted in the run', async () => {
     const { store } = await fresh(dialect, 'quarantine');
-    const run = await store.startRun({ customerId: C, stream: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T10:00:00.000Z' });
+    const run = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T10:00:00.000Z' });
     const bad = { fingerprint: 'f'.repeat(32), raw: '{"headcount":null}', reason: 'headcount: expected a whole number, got null' };
     const other = { fingerprint: 'e'.repeat(32), raw: '{"created":5}', reason: 'created: expected an ISO 8601 date-time' };
     const window = { from: '2026-03-01T09:00:00.000Z', to: '2026-03-01T10:00:00.000Z' };

@@ -30,9 +30,9 @@ describe.each(DIALECTS)('runs left running by a killed process (%s)', (dialect) 
     const [a, b] = sandbox.customers.map((c) => c.id) as [string, string];
     const startedAt = new Date(START - DAY / 2).toISOString();
     // What a process killed mid-run leaves behind: rows that never got their outcome.
-    const killed = await store.startRun({ customerId: a, stream: 'occupancy', mode: 'incremental', startedAt });
-    const killedBackfill = await store.startRun({ customerId: a, stream: 'occupancy#backfill', mode: 'backfill', startedAt });
-    const otherCustomer = await store.startRun({ customerId: b, stream: 'occupancy', mode: 'incremental', startedAt });
+    const killed = await store.startRun({ customerId: a, stateKey: 'occupancy', mode: 'incremental', startedAt });
+    const killedBackfill = await store.startRun({ customerId: a, stateKey: 'occupancy#backfill', mode: 'backfill', startedAt });
+    const otherCustomer = await store.startRun({ customerId: b, stateKey: 'occupancy', mode: 'incremental', startedAt });
 
     const customerA = sandbox.customers[0]!;
     const report = await syncOnce({ store, sandbox, clock, customers: [{ id: a, key: customerA.readKey.key, secret: customerA.readKey.secret }] });
@@ -50,7 +50,7 @@ describe.each(DIALECTS)('runs left running by a killed process (%s)', (dialect) 
     // The run that closed them recorded its own outcome; one left running that no process holds the lock of is shown
     // as interrupted (the store's lastRuns), though its row is only closed by the next run of its own key.
     const latest = await store.lastRuns(a);
-    expect(latest.map((r) => [r.stream, r.status])).toEqual([
+    expect(latest.map((r) => [r.stateKey, r.status])).toEqual([
       ['buildings', 'succeeded'],
       ['occupancy', 'succeeded'],
       ['occupancy#backfill', 'interrupted'],

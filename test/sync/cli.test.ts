@@ -164,11 +164,11 @@ describe('sync, backfill, status commands (SQLite)', () => {
       // Asked again: it says the range is complete, names the run that loaded it, and records no new run.
       const again = await cli(['backfill', '--from', from.toISOString(), '--to', to.toISOString()], { ...env, SYNC_STEP: '1h' });
       expect(again.code).toBe(ExitCode.OK);
-      const backfillRun = runs.find((r) => r.stream === 'occupancy#backfill')!;
+      const backfillRun = runs.find((r) => r.stateKey === 'occupancy#backfill')!;
       expect(again.stderr).toContain(
         `  ${customer} occupancy#backfill: [${from.toISOString()}, ${to.toISOString()}) is already complete (run ${backfillRun.id}, finished ${backfillRun.finishedAt}, ${backfillRun.records.toLocaleString('en-US')} records); nothing to do. Add --restart to load it again`,
       );
-      expect((await store.lastRuns(customer)).find((r) => r.stream === 'occupancy#backfill')).toEqual(backfillRun);
+      expect((await store.lastRuns(customer)).find((r) => r.stateKey === 'occupancy#backfill')).toEqual(backfillRun);
 
       // Another range needs --restart.
       const other = await cli(['backfill', '--from', from.toISOString(), '--to', new Date(to.getTime() + 3_600_000).toISOString()], { ...env, SYNC_STEP: '1h' });

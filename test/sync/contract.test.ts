@@ -40,7 +40,7 @@ function violation(fn: () => unknown): ContractViolation {
 
 const page = (nodes: unknown[], hasNextPage: boolean, endCursor: string | null) => ({ occupancy: { nodes, pageInfo: { hasNextPage, endCursor } } });
 /** One answer through the style and the contract, as the engine reads it. */
-const read = (p: PageContract<any>, data: unknown, style: PagingStyle = relay) => p.accept(style.read(data, { cursor: null, pageSize: 100 }), 100);
+const read = (p: PageContract<any>, data: unknown, style: PagingStyle = relay) => p.accept(style.read(data, { position: null, pageSize: 100 }), 100);
 
 describe('the shape of an answer', () => {
   it.each([
@@ -53,14 +53,14 @@ describe('the shape of an answer', () => {
     [{ occupancy: { nodes: [], pageInfo: { hasNextPage: true, endCursor: null } } }, 'data.occupancy.pageInfo.hasNextPage is true but endCursor is null, so the next page cannot be asked for'],
     [{ occupancy: { nodes: [], pageInfo: { hasNextPage: true, endCursor: '' } } }, 'data.occupancy.pageInfo.hasNextPage is true but endCursor is the string "", so the next page cannot be asked for'],
   ])('%j breaks the shape rule', (data, detail) => {
-    expect(relay.read(data, { cursor: null, pageSize: 10 })).toBe(detail);
+    expect(relay.read(data, { position: null, pageSize: 10 })).toBe(detail);
     const error = violation(() => read(paging(), data));
-    expect(error.rule).toBe('shape');
+    expect(error.reason).toBe('shape');
     expect(error.message).toContain('window [10:00, 11:00), page 1: the API answer broke the page contract (shape)');
   });
 
   it('a last page may leave endCursor null', () => {
-    expect(relay.read(page([], false, null), { cursor: null, pageSize: 10 })).toEqual({ nodes: [], next: null });
+    expect(relay.read(page([], false, null), { position: null, pageSize: 10 })).toEqual({ nodes: [], next: null });
   });
 });
 
@@ -77,7 +77,7 @@ describe('records inside the window, paging that progresses', () => {
 
   it('refuses records outside [from, to) at either edge, naming how many, where they lie and the evidence instants', () => {
     const after = violation(() => read(paging(), page([node(1, { created: TO })], false, null)));
-    expect(after.rule).toBe('window');
+    expect(after.reason).toBe('window');
     expect(after.detail).toBe(`1 record(s) lie outside the requested window [${FROM}, ${TO}): created from ${TO} to ${TO}`);
     expect(after.message).toContain('declare `window: { end: inclusive }`');
     const before = violation(() => read(paging(), page([node(1, { created: '2026-01-08T08:00:00.000Z' }), node(2, { created: '2026-01-08T08:30:00.000Z' })], false, null)));
@@ -89,19 +89,19 @@ describe('records inside the window, paging that progresses', () => {
     const p = paging({}, null, { endSlackMs: 1000 });
     const result = read(p, page([node(1), node(2, { created: TO }), node(3, { created: '2026-01-08T11:00:00.999Z' })], false, null));
     expect(result.records.map((r: any) => r.observedAt)).toEqual(['2026-01-08T10:01:00.000Z']);
-    expect(violation(() => read(paging({}, null, { endSlackMs: 1000 }), page([node(1, { created: '2026-01-08T11:00:01.000Z' })], false, null))).rule).toBe('window');
+    expect(violation(() => read(paging({}, null, { endSlackMs: 1000 }), page([node(1, { created: '2026-01-08T11:00:01.000Z' })], false, null))).reason).toBe('window');
   });
 
   it('refuses a cursor seen before in the window: the same cursor again, a cycle, and the checkpoint it resumed at', () => {
     const same = paging();
     read(same, page([node(1)], true, 'A'));
-    expect(violation(() => read(same, page([node(2)], true, 'A'))).rule).toBe('cursor-repeated');
+    expect(violation(() => read(same, page([node(2)], true, 'A'))).reason).toBe('cursor-repeated');
 
     const cycle = paging();
     read(cycle, page([node(1)], true, 'A'));
     read(cycle, page([node(2)], true, 'B'));
     const error = violation(() => read(cycle, page([node(3)], true, 'A')));
-    expect(error.rule).toBe('cursor-repeated');
+    expect(error.reason).toBe('cursor-repeated');
     expect(error.message).toContain('page 3');
 
     const resumed = paging({}, 'R');
@@ -113,12 +113,12 @@ describe('records inside the window, paging that progresses', () => {
     const repeat = paging();
     read(repeat, page([node(1), node(2)], true, 'A'));
     const error = violation(() => read(repeat, page([node(1), node(2)], true, 'B')));
-    expect(error.rule).toBe('no-progress');
+    expect(error.reason).toBe('no-progress');
     expect(error.detail).toContain('does it ignore the paging variables $first, $after?');
 
     const last = paging();
     read(last, page([node(1), node(2)], true, 'A'));
-    expect(violation(() => read(last, page([node(1), node(2)], false, null))).rule).toBe('no-progress');
+    expect(violation(() => read(last, page([node(1), node(2)], false, null))).reason).toBe('no-progress');
   });
 
   it('an overlap of one record per page passes, and so does a last page holding only the overlapping record', () => {
@@ -133,7 +133,7 @@ describe('records inside the window, paging that progresses', () => {
     const empty = paging();
     read(empty, page([], true, 'A'));
     read(empty, page([], true, 'B'));
-    expect(violation(() => read(empty, page([], true, 'C'))).rule).toBe('no-progress');
+    expect(violation(() => read(empty, page([], true, 'C'))).reason).toBe('no-progress');
 
     const p = paging();
     read(p, page([], true, 'A'));
@@ -148,7 +148,7 @@ describe('records inside the window, paging that progresses', () => {
     const p = paging({ maxPages: 3 });
     read(p, page([node(1)], true, 'A'));
     read(p, page([node(2)], true, 'B'));
-    expect(violation(() => read(p, page([node(3)], true, 'C'))).rule).toBe('page-limit');
+    expect(violation(() => read(p, page([node(3)], true, 'C'))).reason).toBe('page-limit');
   });
 });
 
@@ -158,7 +158,7 @@ describe('the truncation guard', () => {
 
   it('a single page holding the declared maximum fails the window: it may have been cut, and nothing can ask for more', () => {
     const error = violation(() => read(paging({}, null, { style: single }), list(3), single));
-    expect(error.rule).toBe('truncated');
+    expect(error.reason).toBe('truncated');
     expect(error.message).toContain('the answer holds 3 records, the most the API answers (maxPageSize 3)');
     expect(error.message).toContain('Fix: give the stream a smaller window');
     expect(read(paging({}, null, { style: single }), list(2), single).records).toHaveLength(2);
@@ -185,12 +185,12 @@ describe('rejected records', () => {
 
   it('fails the window when rejections are wholesale: at least 10 and more than the share', () => {
     const nodes = Array.from({ length: 12 }, (_, i) => node(i, { headcount: null }));
-    expect(violation(() => read(paging(), page(nodes, false, null))).rule).toBe('records-rejected');
+    expect(violation(() => read(paging(), page(nodes, false, null))).reason).toBe('records-rejected');
     const mixed = [...Array.from({ length: 10 }, (_, i) => node(i, { headcount: null })), ...Array.from({ length: 11 }, (_, i) => node(20 + i))];
     expect(read(paging(), page(mixed, false, null)).rejected).toHaveLength(10);
   });
 
   it('with SYNC_REJECTED_RECORDS=fail any rejected record fails the window', () => {
-    expect(violation(() => read(paging({ onRejected: 'fail' }), page([node(1), node(2, { created: 5 })], false, null))).rule).toBe('record-rejected');
+    expect(violation(() => read(paging({ onRejected: 'fail' }), page([node(1), node(2, { created: 5 })], false, null))).reason).toBe('record-rejected');
   });
 });

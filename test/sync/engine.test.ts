@@ -169,10 +169,10 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
     expect(await store.getState(customer.id, 'occupancy')).toEqual(incremental);
 
     // A complete range asked again runs nothing and records no run: the run that loaded it stays the last one.
-    const lastBefore = (await store.lastRuns(customer.id)).find((r) => r.stream === 'occupancy#backfill');
+    const lastBefore = (await store.lastRuns(customer.id)).find((r) => r.stateKey === 'occupancy#backfill');
     const again = await syncOnce({ store, sandbox, clock, settings, request, streams: [occupancy] });
     expect(again.outcomes.map((o) => [o.records, o.note])).toEqual([[0, 'complete'], [0, 'complete']]);
-    expect((await store.lastRuns(customer.id)).find((r) => r.stream === 'occupancy#backfill')).toEqual(lastBefore);
+    expect((await store.lastRuns(customer.id)).find((r) => r.stateKey === 'occupancy#backfill')).toEqual(lastBefore);
   });
 
   it('a backfill of another range is refused without restart, and with it starts over for that range, earlier or later', async () => {

@@ -9,7 +9,7 @@ const T0 = Date.UTC(2026, 0, 10);
 const iso = (t: number) => new Date(t).toISOString();
 const settings = { lookbackMs: 0, settleDelayMs: MIN, stepMs: HOUR, initialHistoryMs: 3 * HOUR, gridMs: 1, maxClockSkewMs: 5 * MIN };
 const state = (s: Partial<SyncState>): SyncState =>
-  ({ customerId: 'c', stream: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null, ...s }) as SyncState;
+  ({ customerId: 'c', stateKey: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null, ...s }) as SyncState;
 
 describe('planRun', () => {
   it('converts the stored state once, both ways, without loss', () => {
@@ -68,7 +68,7 @@ describe('planRun', () => {
   it('a backfill resumes at its stored progress with the windows read ahead, or starts over when told to', () => {
     const request = { mode: 'backfill' as const, from: T0, to: T0 + 4 * HOUR };
     const stored = state({
-      stream: 'occupancy#backfill',
+      stateKey: 'occupancy#backfill',
       rangeStart: iso(T0),
       rangeEnd: iso(T0 + 4 * HOUR),
       windowStart: iso(T0 + HOUR),

@@ -51,7 +51,7 @@ export function formatStates(states: ReadonlyArray<SyncState>, changes: Readonly
     const done = ahead.filter((w) => w.done).length;
     rows.push([
       s.customerId,
-      s.stream,
+      s.stateKey,
       s.watermark ?? '-',
       s.windowStart && s.windowEnd ? `[${s.windowStart}, ${s.windowEnd})` : '-',
       s.pageCursor ? (s.pageCursor.length > 24 ? `${s.pageCursor.slice(0, 24)}…` : s.pageCursor) : '-',
@@ -71,10 +71,22 @@ export function formatStates(states: ReadonlyArray<SyncState>, changes: Readonly
           : c.oldWatermark === null && c.after?.windowStart
             ? `backfill progress ${c.before?.windowStart ?? 'done'} -> ${c.after.windowStart}`
             : `watermark ${c.oldWatermark ?? '-'} -> ${c.newWatermark ?? '-'}`;
-      text += `  ${c.changedAt}  ${c.actor}  ${c.action} ${c.customerId} ${c.stream}: ${what}\n`;
+      text += `  ${c.changedAt}  ${c.actor}  ${c.action} ${c.customerId} ${c.stateKey}: ${what}\n`;
     }
   }
   return text;
+}
+
+/**
+ * `state show --json`: the state key under `stream`, the name `--stream` and the tables' column give it (users' jq
+ * scripts read it so).
+ */
+function showJson(states: ReadonlyArray<SyncState>, changes: ReadonlyArray<StateChangeRecord>): unknown {
+  const state = (s: SyncState | undefined) => s && (({ customerId, stateKey, ...rest }) => ({ customerId, stream: stateKey, ...rest }))(s);
+  return {
+    states: states.map(state),
+    changes: changes.map(({ id, customerId, stateKey, before, after, ...rest }) => ({ id, customerId, stream: stateKey, ...rest, before: state(before), after: state(after) })),
+  };
 }
 
 async function show(ctx: CliContext, flags: Common & { json?: boolean }): Promise<void> {
@@ -82,9 +94,9 @@ async function show(ctx: CliContext, flags: Common & { json?: boolean }): Promis
   const { openForReading } = await import('../../app/database.ts');
   const store = await openForReading(config.database, ctx.logger());
   try {
-    const states = (await store.listStates(flags.customer)).filter((s) => flags.stream === undefined || s.stream === flags.stream);
-    const changes = await store.stateChanges({ ...(flags.customer && { customerId: flags.customer }), ...(flags.stream && { stream: flags.stream }), limit: 20 });
-    ctx.stdout.write(flags.json ? `${JSON.stringify({ states, changes }, null, 2)}\n` : formatStates(states, changes));
+    const states = (await store.listStates(flags.customer)).filter((s) => flags.stream === undefined || s.stateKey === flags.stream);
+    const changes = await store.stateChanges({ ...(flags.customer && { customerId: flags.customer }), ...(flags.stream && { stateKey: flags.stream }), limit: 20 });
+    ctx.stdout.write(flags.json ? `${JSON.stringify(showJson(states, changes), null, 2)}\n` : formatStates(states, changes));
   } finally {
     await store.close();
   }
@@ -125,8 +137,8 @@ async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: s
         const at = new Date(systemClock.now()).toISOString();
         const record = await store.changeState(
           action === 'rewind'
-            ? { action, customerId, stream: flags.stream, to: target.to!, actor: who, at }
-            : { action, customerId, stream: flags.stream, actor: who, at },
+            ? { action, customerId, stateKey: flags.stream, to: target.to!, actor: who, at }
+            : { action, customerId, stateKey: flags.stream, actor: who, at },
         );
         logger.warn({ customer: customerId, stream: flags.stream, action, actor: who, before: record.oldWatermark, after: record.newWatermark, changeId: record.id }, `sync state changed by hand (${action})`);
         ctx.stdout.write(

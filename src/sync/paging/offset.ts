@@ -34,14 +34,14 @@ export const offset = defineStyle({
       recordsKey: 'records',
       lists: listsOf(records),
       reads: total ? [{ paths: [total], holds: 'Int' }] : [],
-      variables: (page) => ({ [limitVar]: page.pageSize, [offsetVar]: page.cursor === null ? 0 : Number(page.cursor) }),
+      variables: (page) => ({ [limitVar]: page.pageSize, [offsetVar]: page.position === null ? 0 : Number(page.position) }),
       read(data, page) {
         const nodes = recordsAt(data, records);
         if (typeof nodes === 'string') return nodes;
         if (nodes.length > page.pageSize) {
           return `a page of ${nodes.length} records, more than the ${page.pageSize} asked for (does the limit count another level of the answer?)`;
         }
-        const read = (page.cursor === null ? 0 : Number(page.cursor)) + nodes.length;
+        const read = (page.position === null ? 0 : Number(page.position)) + nodes.length;
         let more = nodes.length === page.pageSize && nodes.length > 0;
         if (total) {
           const count = countAt(data, total);

@@ -39,12 +39,12 @@ export const pageNumber = defineStyle({
       recordsKey: 'records',
       lists: listsOf(records),
       reads: [...(total ? [{ paths: [total], holds: 'Int' as const }] : []), ...(totalPages ? [{ paths: [totalPages], holds: 'Int' as const }] : [])],
-      variables: (page) => ({ [sizeVar]: page.pageSize, [pageVar]: numberOf(page.cursor) }),
+      variables: (page) => ({ [sizeVar]: page.pageSize, [pageVar]: numberOf(page.position) }),
       read(data, page) {
         const nodes = recordsAt(data, records);
         if (typeof nodes === 'string') return nodes;
         if (nodes.length > page.pageSize) return `a page of ${nodes.length} records, more than the ${page.pageSize} asked for`;
-        const number = numberOf(page.cursor);
+        const number = numberOf(page.position);
         const pagesRead = number - firstPage + 1;
         let more = nodes.length === page.pageSize && nodes.length > 0;
         if (total) {

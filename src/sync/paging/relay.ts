@@ -39,7 +39,7 @@ export function relayStyle(input: PagingInput, records: 'nodes' | 'edges'): Pagi
         holds: 'text',
       },
     ],
-    variables: (page: PageAt) => ({ ...(pageSizeVar && { [pageSizeVar]: page.pageSize }), [cursorVar]: page.cursor }),
+    variables: (page: PageAt) => ({ ...(pageSizeVar && { [pageSizeVar]: page.pageSize }), [cursorVar]: page.position }),
     read(data): PageRead | string {
       const found = follow(data, connection);
       if (typeof found === 'string') return found;

@@ -32,7 +32,7 @@ export const single = defineStyle({
         const nodes = recordsAt(data, records);
         return typeof nodes === 'string' ? nodes : { nodes, next: null };
       },
-      unresumable: (cursor) => `the stored page checkpoint ${JSON.stringify(cursor.slice(0, 40))} belongs to a paged stream, and this one reads a single page (was the stream's paging changed mid-window?)`,
+      unresumable: (position) => `the stored page checkpoint ${JSON.stringify(position.slice(0, 40))} belongs to a paged stream, and this one reads a single page (was the stream's paging changed mid-window?)`,
     };
     return style;
   },

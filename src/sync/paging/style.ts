@@ -42,7 +42,8 @@ export interface PagingRead {
 
 /** The page to read: its checkpoint text (null: the window's first page) and the records asked for. */
 export interface PageAt {
-  cursor: string | null;
+  /** Where the page starts, as the style keeps it: the platform's cursor or token, or our offset or page number. */
+  position: string | null;
   pageSize: number;
 }
 
@@ -81,7 +82,7 @@ export interface PagingStyle {
   /** One answer's records and what follows, or the detail of a shape violation. */
   read(data: unknown, at: PageAt): PageRead | string;
   /** Why a stored checkpoint cannot be resumed by this style (the paging was changed mid-window), or undefined. */
-  unresumable(cursor: string): string | undefined;
+  unresumable(position: string): string | undefined;
 }
 
 /** Records the document must declare a variable the stream sends (definitions.ts checks it against the document). */

@@ -34,7 +34,7 @@ export const token = defineStyle({
       recordsKey: 'records',
       lists: listsOf(records),
       reads: [{ paths: [nextToken], holds: 'text' }],
-      variables: (page) => ({ ...(pageSizeVar && { [pageSizeVar]: page.pageSize }), [tokenVar]: page.cursor }),
+      variables: (page) => ({ ...(pageSizeVar && { [pageSizeVar]: page.pageSize }), [tokenVar]: page.position }),
       read(data) {
         const nodes = recordsAt(data, records);
         if (typeof nodes === 'string') return nodes;

@@ -97,7 +97,7 @@ export class OrderedCommitter {
     if (completed.length) this.#in.queue.moved();
     const after = plan.checkpoint(frontier, completed, page);
     if (after.untrustedClocks) this.#warnUntrustedClocks(after.untrustedClocks);
-    const checkpoint: SyncStateUpdate = { customerId: ctx.customerId, stream: this.#in.stateKey, ...toStore(after.state) };
+    const checkpoint: SyncStateUpdate = { customerId: ctx.customerId, stateKey: this.#in.stateKey, ...toStore(after.state) };
     const begun = demand.begin();
     try {
       // Singer's rule: the checkpoint goes in the same transaction as the rows it covers, never before them.

@@ -3,7 +3,7 @@ import type { IsoUtc, SyncState, SyncStateUpdate } from '../../store/types.ts';
 import { PageContract } from '../contract.ts';
 import { fetchPage, type FetchedPage } from '../fetch.ts';
 import { effectivePageSize } from '../paging/index.ts';
-import { streamSettingsOf } from '../settings.ts';
+import { placeholderSettingsOf } from '../settings.ts';
 import type { AnyStream } from '../stream.ts';
 import { commitSpan, limitsOf, Tally, validatorOf } from './parts.ts';
 import { runPipeline } from './pipeline.ts';
@@ -35,7 +35,7 @@ export async function runFull(input: FullRunInput): Promise<RunResult> {
 
 async function readListing(input: FullRunInput, tally: Tally): Promise<'succeeded' | 'interrupted'> {
   const { ctx, stream, stored, startedAt, runId } = input;
-  const variables = stream.variables({ settings: streamSettingsOf(ctx.settings) });
+  const variables = stream.variables({ settings: placeholderSettingsOf(ctx.settings) });
   // The watermark of a full stream is the start of its last complete listing; forward only.
   const finalWatermark = stored?.watermark && stored.watermark > startedAt ? stored.watermark : startedAt;
   const contract = new PageContract({
@@ -50,7 +50,7 @@ async function readListing(input: FullRunInput, tally: Tally): Promise<'succeede
   let rejected = 0;
   const result = await runPipeline<string | null, FetchedPage>(null, {
     fetch: (cursor, signal) =>
-      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize, cursor, signal, contract, now: () => ctx.clock.now() }),
+      fetchPage({ stream, client: ctx.client, document: ctx.document, variables, pageSize, position: cursor, signal, contract, now: () => ctx.clock.now() }),
     next: (page) => page.next ?? undefined,
     commit: async (page) => {
       const last = page.next === null;
@@ -87,7 +87,7 @@ async function softDelete(input: FullRunInput, rejected: number): Promise<void> 
 function checkpointOf(customerId: string, stateKey: string, state: SyncState | undefined, patch: Partial<SyncStateUpdate>): SyncStateUpdate {
   return {
     customerId,
-    stream: stateKey,
+    stateKey: stateKey,
     watermark: state?.watermark ?? null,
     windowStart: null,
     windowEnd: null,

@@ -25,8 +25,8 @@ export async function rewind(input: {
     if (!to) return;
     const change = await ctx.store.changeState({
       customerId: ctx.customerId,
-      stream: stateKey,
-      actor: `occupancy-sync (page contract: ${violation.rule})`,
+      stateKey,
+      actor: `occupancy-sync (page contract: ${violation.reason})`,
       at: toIsoUtc(ctx.clock.now()),
       action: 'rewind',
       ...('progress' in to ? { progress: { windowStart: toIsoUtc(to.progress.windowStart), windowEnd: toIsoUtc(to.progress.windowEnd) } } : { to: toIsoUtc(to.watermark) }),

@@ -27,7 +27,7 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
   const stored = await ctx.store.getState(ctx.customerId, key);
   const refused = request.mode === 'backfill' && !request.restart ? storedBackfill(stored, request) : undefined;
   if (refused) return { ...run, pages: 0, records: 0, rejected: 0, windows: 0, watermark: stored?.watermark ?? null, ...refused };
-  const runId = await ctx.store.startRun({ customerId: ctx.customerId, stream: key, mode, startedAt });
+  const runId = await ctx.store.startRun({ customerId: ctx.customerId, stateKey: key, mode, startedAt });
   const span = tracer().start('sync.stream', { 'customer.id': ctx.customerId, 'stream.name': stream.name, 'stream.key': key, 'sync.mode': mode, 'sync.run_id': runId });
   // The runners return every failure of theirs in their result (with what they had committed); they do not throw.
   const result = await span.run(() =>

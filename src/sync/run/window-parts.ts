@@ -5,7 +5,7 @@ import { PageContract } from '../contract.ts';
 import { fetchPage, type FetchedPage } from '../fetch.ts';
 import { effectivePageSize } from '../paging/index.ts';
 import { apiPathOf } from '../records.ts';
-import { streamSettingsOf } from '../settings.ts';
+import { placeholderSettingsOf } from '../settings.ts';
 import type { AnyStream, WindowSpec } from '../stream.ts';
 import { limitsOf, validatorOf } from './parts.ts';
 import type { StreamRunContext, WindowProgress } from './types.ts';
@@ -39,7 +39,7 @@ export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: Wind
   const apiPath = apiPathOf(stream.record as never, cursorField as never);
   const limits = limitsOf(ctx.settings);
   const pageSize = effectivePageSize(stream.paging, ctx.settings.pageSize);
-  const streamSettings = streamSettingsOf(ctx.settings);
+  const placeholderSettings = placeholderSettingsOf(ctx.settings);
   const contracts = new Map<number, PageContract<unknown>>();
   const spans = new Map<number, { window: WindowProgress; span: SpanHandle }>();
   const contractOf = (w: WindowProgress) => {
@@ -84,9 +84,9 @@ export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: Wind
         stream,
         client: ctx.client,
         document: ctx.document,
-        variables: stream.variables({ settings: streamSettings, window: { from: job.window.from, to: job.window.to } }),
+        variables: stream.variables({ settings: placeholderSettings, window: { from: job.window.from, to: job.window.to } }),
         pageSize,
-        cursor: job.cursor,
+        position: job.cursor,
         signal,
         contract: contractOf(job.window),
         now: () => ctx.clock.now(),
