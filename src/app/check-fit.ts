@@ -18,6 +18,7 @@ import { answerFields, declaredVariables, inputTypeAt, type AnswerField } from '
 import type { Finding } from '../api/diagnose.ts';
 import { INT4_MAX } from '../store/checks.ts';
 import { UNMAPPED } from '../sync/definition-parts.ts';
+import { PARTITION_PATH } from '../sync/records.ts';
 import type { FieldSpec } from '../sync/records.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import type { StreamPlace } from './check-places.ts';
@@ -168,7 +169,8 @@ function fitRecord(scope: FitScope): void {
   const levels = [[...stream.paging.records.path]];
   for (const step of stream.paging.records.each) levels.push([...levels.at(-1)!, ...step]);
   for (const [field, spec] of Object.entries(stream.record as Record<string, FieldSpec>)) {
-    if (spec.path === UNMAPPED) continue;
+    // A fan-out stream's parent key is the value its partition sent: no field of the answer to compare.
+    if (spec.path === UNMAPPED || spec.path === PARTITION_PATH) continue;
     const parts = spec.path.split('.');
     const up = parts.filter((p) => p === '$parent').length;
     const rest = parts.slice(up);

@@ -4,6 +4,7 @@ import { DEFAULT_DEFINITIONS_FILE, type Config } from '../config.ts';
 import { ConfigError, UsageError } from '../errors.ts';
 import type { RunRequest } from '../sync/engine.ts';
 import { loadDefinitionsFile, type DefinitionsIo } from '../sync/definitions.ts';
+import { mergeStreams } from '../sync/definition-partitions.ts';
 import type { WebhookOperationSpecs } from '../webhook-operations.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { deliveryRules } from '../sync/deliveries.ts';
@@ -57,10 +58,8 @@ export interface LoadStreamsOptions {
 export function loadStreams(config: Config, options: LoadStreamsOptions = {}): StreamSetup {
   const file = definitionsPath(config, options.cwd);
   if (!file) return { streams: registry, webhooks: {}, file: undefined };
-  const user = loadDefinitionsFile(file, options.parseDocument ? { parseDocument: options.parseDocument } : {});
-  const streams = registry.map((s) => user.streams.find((u) => u.name === s.name) ?? s);
-  for (const s of user.streams) if (!registry.some((b) => b.name === s.name)) streams.push(s);
-  return { streams, webhooks: user.webhooks, file };
+  const user = loadDefinitionsFile(file, { under: registry, ...(options.parseDocument && { parseDocument: options.parseDocument }) });
+  return { streams: mergeStreams(registry, user.streams), webhooks: user.webhooks, file };
 }
 
 /** Streams named by `--stream` (all when undefined), with an error listing the valid names. */

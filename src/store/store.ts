@@ -252,6 +252,21 @@ export class SqlStore implements Store {
     });
   }
 
+  listedValues(sink: SinkName, field: string, customerId: string): Promise<string[]> {
+    return this.#wrap(`listing the ${sink} rows in force`, async () => {
+      const shape = sinkColumns(sink);
+      if (!shape.softDelete) throw new StoreError(`sink ${sink} keeps no listing: its table has no last_seen_at and deleted_at`);
+      const column = shape.columns.find((c) => c.field === field);
+      if (!column) throw new StoreError(`sink ${sink} has no field ${field}`);
+      const c = sql.identifier(column.column);
+      const rows = await this.#db.all<{ v: string | number }>(sql`
+        SELECT DISTINCT ${c} AS v FROM ${sql.identifier(shape.relation)}
+        WHERE customer_id = ${customerId} AND last_seen_at IS NOT NULL AND deleted_at IS NULL AND ${c} IS NOT NULL
+        ORDER BY 1`);
+      return rows.map((r) => String(r.v));
+    });
+  }
+
   countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number> {
     return this.#wrap(`counting ${sink} records in a window`, async () => {
       const shape = sinkColumns(sink);

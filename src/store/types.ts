@@ -254,6 +254,13 @@ export interface Store {
    */
   markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
 
+  /**
+   * The distinct values of `field` among the customer's rows of `sink` that a listing has seen and not soft-deleted
+   * (`last_seen_at` set, `deleted_at` NULL), in order: a fan-out stream's parents. Rows only readings have named, and
+   * NULL values, are left out. StoreError for a sink that keeps no listing, or a field it lacks.
+   */
+  listedValues(sink: SinkName, field: string, customerId: string): Promise<string[]>;
+
   startRun(run: { customerId: string; stateKey: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
   finishRun(id: number, outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null }): Promise<void>;
   /**

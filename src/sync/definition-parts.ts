@@ -5,7 +5,7 @@ import type { SinkName } from '../store/types.ts';
 import { recordLevels, selects } from './definition-selection.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, type YamlPath, type YamlSource } from './definition-yaml.ts';
 import type { PagingStyle } from './paging/index.ts';
-import type { FieldSpec, FieldType } from './records.ts';
+import { PARTITION_PATH, type FieldSpec, type FieldType } from './records.ts';
 import { isTimeFormat, TIME_FORMATS } from './time-formats.ts';
 
 /**
@@ -35,7 +35,11 @@ export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count
 export const UNMAPPED = '(unmapped)';
 
 export const NAME = { re: /^[_A-Za-z][_0-9A-Za-z]*$/, rule: 'is not a GraphQL name', example: 'occupancy' };
-export const FIELD_PATH = { re: /^(\$parent\.)*[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a field path', example: 'observedAt, building.id or $parent.id' };
+export const FIELD_PATH = {
+  re: /^(\$partition|(\$parent\.)*[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*)$/,
+  rule: 'is not a field path',
+  example: 'observedAt, building.id, $parent.id or $partition',
+};
 /**
  * The records path, the paging information the style reads, and every mapped field must be in the answer the document
  * asks for (definition-selection.ts): a mapping to a field the document does not select would reject every record,
@@ -62,7 +66,8 @@ export function checkSelected(
     src.error([...path, 'paging'], `${doc.file}: the document does not select ${shown}, which ${paging.style} paging reads to find the next page`, 'select it in the document (without it the stream could never ask for a second page)');
   }
   for (const [field, spec] of Object.entries(record)) {
-    if (spec.path === UNMAPPED) continue;
+    // A fan-out stream's parent key is the value its partition sent, not a field of the answer.
+    if (spec.path === UNMAPPED || spec.path === PARTITION_PATH) continue;
     const parts = spec.path.split('.');
     const up = parts.filter((p) => p === '$parent').length;
     const level = found.levels[found.levels.length - 1 - up];

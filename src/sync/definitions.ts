@@ -10,6 +10,7 @@ import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath
 import { pagingAt } from './paging/index.ts';
 import { samplingAt } from './definition-sampling.ts';
 import { selects } from './definition-selection.ts';
+import { checkPartitionPaths, partitionAt, resolvePartitions, type DeclaredPartition } from './definition-partitions.ts';
 import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
 import { DEFAULT_WINDOW, defineStream, type AnyStream, type StreamDeliveries, type StreamKind, type WindowSpec } from './stream.ts';
 import type { FieldSpec } from './records.ts';
@@ -67,9 +68,10 @@ const STREAM_NAME = { re: /^[a-z][a-z0-9-]{0,62}$/, rule: 'must be lower case le
 
 /**
  * Parses and validates a definitions file's text; documents it names are read through `io`, relative to the file.
+ * `under`: the streams the file's are laid over (the built-in ones), which a fan-out stream may take its parents from.
  * Throws one ConfigError listing every problem, one line each.
  */
-export function parseDefinitions(text: string, file: string, io: DefinitionsIo): Definitions {
+export function parseDefinitions(text: string, file: string, io: DefinitionsIo, under: ReadonlyArray<AnyStream> = []): Definitions {
   const src = new YamlSource(io.label?.(file) ?? file, text);
   const fail = () => new ConfigError(src.errors.join('\n'));
   if (src.errors.length) throw fail();
@@ -89,19 +91,23 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
   }
   const base = dirname(file);
   const documents = new DocumentReader(src, base, io);
-  const streams: AnyStream[] = [];
+  let streams: AnyStream[] = [];
+  const partitions = new Map<AnyStream, DeclaredPartition>();
   if (top.streams !== undefined) {
     if (!Array.isArray(top.streams)) src.error(['streams'], `streams must be a list, got ${describeYaml(top.streams)}`, 'write each stream as a list item (- name: ...)');
     else {
       top.streams.forEach((entry, i) => {
-        const stream = streamAt(src, ['streams', i], entry, documents, version as number);
-        if (!stream) return;
+        const read = streamAt(src, ['streams', i], entry, documents, version as number);
+        if (!read) return;
+        const { stream, partition } = read;
+        if (partition) partitions.set(stream, partition);
         if (streams.some((s) => s.name === stream.name)) {
           src.error(['streams', i, 'name'], `stream ${stream.name} is defined twice`, 'keep one definition per name');
         } else streams.push(stream);
       });
     }
   }
+  streams = resolvePartitions(src, streams, partitions, under);
   const webhooks: Definitions['webhooks'] = {};
   if (top.webhooks !== undefined) {
     const map = mapAt(src, ['webhooks'], top.webhooks, 'webhooks', WEBHOOK_OPERATIONS);
@@ -116,7 +122,10 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo):
 }
 
 /** Reads and validates a definitions file (see parseDefinitions); a file that cannot be read is a ConfigError. */
-export function loadDefinitionsFile(path: string, options: Partial<Pick<DefinitionsIo, 'label' | 'parseDocument'>> = {}): Definitions {
+export function loadDefinitionsFile(
+  path: string,
+  options: Partial<Pick<DefinitionsIo, 'label' | 'parseDocument'>> & { under?: ReadonlyArray<AnyStream> } = {},
+): Definitions {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -128,7 +137,7 @@ export function loadDefinitionsFile(path: string, options: Partial<Pick<Definiti
     readText: (p) => readFileSync(p, 'utf8'),
     ...(options.label && { label: options.label }),
     ...(options.parseDocument && { parseDocument: options.parseDocument }),
-  });
+  }, options.under);
 }
 
 type Parsed = { doc: LoadedDocument; operation: OperationDefinitionNode };
@@ -225,9 +234,9 @@ function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: Webhoo
   }
 }
 
-function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): AnyStream | undefined {
+function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): { stream: AnyStream; partition: DeclaredPartition | undefined } | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold'];
+  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold', 'partition'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
@@ -262,6 +271,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     variables = compileVariables(src, [...path, 'variables'], s.variables, { windowed, settings: PLACEHOLDER_SETTING_NAMES });
     if (isPlainObject(s.variables)) for (const v of Object.keys(s.variables)) needVariable([...path, 'variables', v], v, 'the variable');
   }
+  const partition = s.partition === undefined ? undefined : partitionAt(src, [...path, 'partition'], s.partition, { incremental: windowed, sent: new Set(sent), needVariable });
   if (vars) {
     for (const [variable, { required }] of vars) {
       if (required && !sent.has(variable)) {
@@ -278,6 +288,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     );
   }
   const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.records.each.length ?? 0) : undefined;
+  if (record && s.partition === undefined) checkPartitionPaths(src, [...path, 'record'], record, s.record as Record<string, unknown>, sink);
   if (s.key !== undefined && isSink(sink)) {
     const expected = keyOf(sink);
     const given = Array.isArray(s.key) ? s.key.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
@@ -318,7 +329,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
   if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables) return undefined;
   const build = variables.build;
-  return defineStream({
+  const stream = defineStream({
     name,
     document: loaded.path,
     sink,
@@ -332,6 +343,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     ...(deliveries && { deliveries }),
     ...(sampling && sampling),
   } as never) as AnyStream;
+  return { stream, partition };
 }
 
 const DELIVERY_PATH = { re: /^(\$delivery\.)?[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a field path', example: 'FloorSpaceId or $delivery.Created' };

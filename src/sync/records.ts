@@ -125,7 +125,19 @@ function checkOf(field: FieldSpec): Check {
 /** Where a webhook delivery's item reads the fields of its envelope: `$delivery.Created` (src/sync/deliveries.ts). */
 export const DELIVERY_PREFIX = '$delivery.';
 
+/**
+ * The path that reads a fan-out stream's parent key (the value its partition sent, src/sync/stream.ts PartitionSpec):
+ * an API that answers one parent's children often does not repeat the parent's id in each of them.
+ */
+export const PARTITION_PATH = '$partition';
+
+/** The context a partition's records are validated with: `$partition` reads its parent key. */
+export function partitionContext(parent: string): Record<string, unknown> {
+  return { [PARTITION_PATH]: parent };
+}
+
 function reader(path: string): (node: Record<string, unknown>, context: Record<string, unknown> | undefined) => unknown {
+  if (path === PARTITION_PATH) return (_node, context) => context?.[PARTITION_PATH];
   const inContext = path.startsWith(DELIVERY_PREFIX);
   const parts = (inContext ? path.slice(DELIVERY_PREFIX.length) : path).split('.');
   if (parts.length === 1 && !inContext) return (node) => node[path];

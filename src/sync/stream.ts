@@ -39,6 +39,24 @@ export interface StreamDeliveries {
   record: RecordSpec<SinkRecords['occupancy']>;
 }
 
+/**
+ * A fan-out stream's parents (Airbyte's substream partition router): the query is sent once per parent, with the
+ * parent's key in `variable`, and pages that parent's children. The parents are the rows of the parent stream's sink
+ * that a listing has seen and not soft-deleted, as stored when the run starts (the parent stream runs first in every
+ * run, so a parent listed in this run is read in this run). Each parent is a partition with its own state key
+ * (`partitionStateKey`): its watermark, window in flight and cursor.
+ */
+export interface PartitionSpec {
+  /** The parent stream's name (`floor-spaces`). */
+  parent: string;
+  /** Its sink, whose stored rows are the parents. */
+  parentSink: SinkName;
+  /** The field of the parent's records whose value each partition sends and stores (`id`). */
+  parentKey: string;
+  /** The query's variable that takes it (`floorSpaceId`). */
+  variable: string;
+}
+
 export interface StreamDefinition<S extends SinkName = SinkName> {
   /** Unique; also the lock and state key (`occupancy`, and `occupancy#backfill` for backfills). */
   name: string;
@@ -82,6 +100,22 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
    * Set whenever `sampling` is.
    */
   maxHoldMs?: number;
+  /** A fan-out stream: one query per parent, each parent with its own state (incremental streams). */
+  partition?: PartitionSpec;
+}
+
+/**
+ * The state key of one partition of a fan-out stream: the run's key (`space-readings`, `space-readings#backfill`), a
+ * slash and the parent's key. Stream names hold no slash, so the key names its stream and its parent unambiguously.
+ */
+export function partitionStateKey(runKey: string, parent: string): string {
+  return `${runKey}/${parent}`;
+}
+
+/** The run key a state key belongs to: a partition's key without its parent, any other key as it is. */
+export function runKeyOf(stateKey: string): string {
+  const slash = stateKey.indexOf('/');
+  return slash === -1 ? stateKey : stateKey.slice(0, slash);
 }
 
 /** Any stream, whatever its sink: what the registry and the engine hold. */

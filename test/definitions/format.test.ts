@@ -160,7 +160,7 @@ describe('definitions files', () => {
       .replace('headcount: { path: people, type: count }', 'headcount: { path: people, type: integer }')
       .replace('floor_space_id: { path: space.id, type: id }', 'floor_space_id: { path: space.id, type: id, nullable: true }');
     expect(errors(text)).toEqual([
-      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries, sampling, samplingInterval, maxHold',
+      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries, sampling, samplingInterval, maxHold, partition',
       '/defs/streams.yaml:13:61: column floorSpaceId cannot be null. Fix: remove nullable',
       '/defs/streams.yaml:15:7: sink occupancy has no column "occupancy_state". Fix: map only its columns: floorSpaceId (floor_space_id), observedAt (observed_at), occupancyStatus (occupancy_status), headcount (headcount), eventId (event_id)',
       '/defs/streams.yaml:16:40: unknown type "integer". Fix: use one of id, text, string, count, timestamp',

@@ -4,6 +4,7 @@ import { systemClock } from '../../clock.ts';
 import { ExitCode, UsageError } from '../../errors.ts';
 import type { Config } from '../../config.ts';
 import type { StateChangeRecord, Store, SyncState } from '../../store/types.ts';
+import { runKeyOf } from '../../sync/stream.ts';
 
 /**
  * `state show|rewind|reset`: inspect and correct sync state without raw SQL (Meltano's `state get/set/clear`,
@@ -127,7 +128,8 @@ async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: s
         ctx.exitCode = ExitCode.USAGE;
         continue;
       }
-      const lock = await store.tryLock(customerId, flags.stream);
+      // A fan-out stream's partition (`space-readings/<parent>`) is run under its stream's lock.
+      const lock = await store.tryLock(customerId, runKeyOf(flags.stream));
       if (!lock) {
         ctx.stderr.write(`  ${customerId} ${flags.stream}: a run holds its lock; nothing changed. Fix: try again once it finished (or stop it)\n`);
         locked += 1;

@@ -1,14 +1,14 @@
-import { UsageError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { globalSecrets } from '../../logger.ts';
-import type { RunMode, SyncState } from '../../store/types.ts';
+import type { RunMode } from '../../store/types.ts';
 import { toIsoUtc } from '../../time.ts';
 import { tracer, type SpanHandle } from '../../tracing.ts';
 import type { AnyStream } from '../stream.ts';
 import { runFull } from './full.ts';
-import { fromStore } from './plan.ts';
 import type { RunIdentity, RunRequest, StreamOutcome, StreamRunContext } from './types.ts';
 import { runWindowed } from './windowed.ts';
+import { runPartitioned } from './partitioned.ts';
+import { storedBackfill } from './stored-backfill.ts';
 
 export type { OutcomeStatus, ProgressEvent, RunRequest, StreamOutcome, StreamRunContext } from './types.ts';
 
@@ -31,29 +31,13 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
   const span = tracer().start('sync.stream', { 'customer.id': ctx.customerId, 'stream.name': stream.name, 'stream.key': key, 'sync.mode': mode, 'sync.run_id': runId });
   // The runners return every failure of theirs in their result (with what they had committed); they do not throw.
   const result = await span.run(() =>
-    stream.kind === 'full' ? runFull({ ctx, stream, run, stored, startedAt, runId }) : runWindowed({ ctx, stream, request, run, stored, runId, log }),
+    stream.kind === 'full'
+      ? runFull({ ctx, stream, run, stored, startedAt, runId })
+      : stream.partition
+        ? runPartitioned({ ctx, stream, request, run, runId, log })
+        : runWindowed({ ctx, stream, request, run, stored, runId, log }),
   );
   return recordEnd({ ctx, log, runId, span }, { ...run, ...result });
-}
-
-/**
- * A backfill whose range is stored already, decided before a run is recorded: a re-run of a complete range is not a
- * run, and must not hide the real one in `status`; a different range needs the operator to say the stored progress
- * may go. Undefined: the backfill runs.
- */
-function storedBackfill(stored: SyncState | undefined, request: Extract<RunRequest, { mode: 'backfill' }>): Pick<StreamOutcome, 'status' | 'note' | 'error'> | undefined {
-  if (!stored) return undefined;
-  const range = fromStore(stored).range;
-  const sameRange = range.from === request.from && range.to === request.to;
-  if (sameRange && !stored.windowStart) return { status: 'succeeded', note: 'complete' };
-  if (sameRange || !stored.rangeStart || !stored.rangeEnd) return undefined;
-  const progress = stored.windowStart ? `in progress, next window ${stored.windowStart}` : 'complete';
-  const error = new UsageError(
-    `a backfill of [${stored.rangeStart}, ${stored.rangeEnd}) is stored (${progress}); this one asks for ` +
-      `[${toIsoUtc(request.from)}, ${toIsoUtc(request.to)}). Fix: add --restart to start over for the new range (the ` +
-      `stored progress is dropped; rows already loaded stay), or give the stored --from and --to to finish it`,
-  );
-  return { status: 'failed', error };
 }
 
 /** Records the run's end in sync_runs, logs it and ends its span; a failure to record a success fails the run. */

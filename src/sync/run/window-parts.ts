@@ -4,7 +4,7 @@ import { tracer, type SpanHandle } from '../../tracing.ts';
 import { PageContract } from '../contract.ts';
 import { fetchPage, type FetchedPage } from '../fetch.ts';
 import { effectivePageSize } from '../paging/index.ts';
-import { apiPathOf } from '../records.ts';
+import { apiPathOf, partitionContext } from '../records.ts';
 import { placeholderSettingsOf } from '../settings.ts';
 import type { AnyStream, WindowSpec } from '../stream.ts';
 import { limitsOf, validatorOf } from './parts.ts';
@@ -33,8 +33,12 @@ export interface WindowParts {
  * What each window of a run has of its own while it is read: its page contract (built at its first page, dropped
  * when it completes) and its span.
  */
-export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: WindowSpec): WindowParts {
-  const validate = validatorOf(stream);
+export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: WindowSpec, parent?: string): WindowParts {
+  const validateNode = validatorOf(stream);
+  // A fan-out stream's partition: its parent's key goes in the partition's variable and is what `$partition` reads.
+  const context = parent === undefined ? undefined : partitionContext(parent);
+  const validate = context ? (node: unknown) => validateNode(node, context) : validateNode;
+  const partitionVariables = parent !== undefined && stream.partition ? { [stream.partition.variable]: parent } : undefined;
   const cursorField = stream.cursorField as string;
   const apiPath = apiPathOf(stream.record as never, cursorField as never);
   const limits = limitsOf(ctx.settings);
@@ -48,7 +52,7 @@ export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: Wind
       const from = toIsoUtc(w.from);
       const to = toIsoUtc(w.to);
       contract = new PageContract({
-        where: `window [${from}, ${to}${spec.endInclusive ? ']' : ')'}`,
+        where: `${parent === undefined ? '' : `${stream.partition?.variable} ${parent}, `}window [${from}, ${to}${spec.endInclusive ? ']' : ')'}`,
         style: stream.paging,
         validate,
         keyFields: sinkKey(stream.sink),
@@ -84,7 +88,10 @@ export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: Wind
         stream,
         client: ctx.client,
         document: ctx.document,
-        variables: stream.variables({ settings: placeholderSettings, window: { from: job.window.from, to: job.window.to } }),
+        variables: {
+          ...stream.variables({ settings: placeholderSettings, window: { from: job.window.from, to: job.window.to } }),
+          ...partitionVariables,
+        },
         pageSize,
         position: job.cursor,
         signal,

@@ -25,6 +25,8 @@ export interface WindowedRunInput {
   stored: SyncState | undefined;
   runId: number;
   log: Logger;
+  /** A fan-out stream's partition: the parent key this run reads (its state is under `run.stateKey`). */
+  parent?: string;
 }
 
 /** A run with windows to read: its plan and how its windows are cut. */
@@ -89,7 +91,7 @@ async function readWindows(input: WindowedRunInput, planned: Planned, tally: Tal
   const { ctx, stream, log } = input;
   const { plan, note } = planned;
   const frontier = new Frontier(plan.windows);
-  const windows = windowParts(ctx, stream, planned.spec);
+  const windows = windowParts(ctx, stream, planned.spec, input.parent);
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   const unread = frontier.windows.filter((w) => !w.done).length;

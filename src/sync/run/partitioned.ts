@@ -1,0 +1,195 @@
+import { UsageError } from '../../errors.ts';
+import type { Logger } from '../../logger.ts';
+import { globalSecrets } from '../../logger.ts';
+import type { IsoUtc, SyncState } from '../../store/types.ts';
+import { partitionStateKey, runKeyOf, type AnyStream } from '../stream.ts';
+import { storedBackfill } from './stored-backfill.ts';
+import type { ProgressEvent, RunIdentity, RunRequest, RunResult, StreamRunContext } from './types.ts';
+import { runWindowed } from './windowed.ts';
+
+export interface PartitionedRunInput {
+  ctx: StreamRunContext;
+  stream: AnyStream;
+  request: RunRequest;
+  /** The stream's run: its state key is the partitions' run key (`space-readings`, `space-readings#backfill`). */
+  run: RunIdentity;
+  runId: number;
+  log: Logger;
+}
+
+/** Parents tried one after the other, alone, before the run gives up on a request nobody can answer. */
+const MAX_LEADS = 3;
+/** Parents named in a failed run's note. */
+const NAMED = 5;
+
+interface Partition {
+  parent: string;
+  key: string;
+  stored: SyncState | undefined;
+}
+
+/**
+ * Reads a fan-out stream (docs/sync.md, "Fan-out streams"): one windowed run (windowed.ts) per parent, each under its
+ * own state key (`<run key>/<parent>`), so each parent has its own watermark, window in flight and cursor. The parents
+ * are the parent stream's listed rows as stored now (`store.listedValues`): a new parent has no state and starts where
+ * a new stream does (SYNC_INITIAL_HISTORY, or the backfill's range), a soft-deleted one is not read (its state stays).
+ *
+ * The parents share the stream's SYNC_WINDOW_CONCURRENCY: up to that many parents at once, each with its share of the
+ * windows and of SYNC_MAX_PENDING_RECORDS, so a thousand spaces are never a thousand requests in flight. One parent is
+ * read alone until a page commits (a request the platform refuses fails once, not once per parent); if the first
+ * MAX_LEADS parents fail before any commit, the rest wait for the next run. Otherwise a parent's failure stops only that
+ * parent: the others are read and committed, and the run fails naming the parents that did. Parents are taken from an
+ * offset that moves with the run, so a parent that always fails cannot always be first. Does not throw.
+ */
+export async function runPartitioned(input: PartitionedRunInput): Promise<RunResult> {
+  const { ctx, stream, request, run, log } = input;
+  const spec = stream.partition!;
+  const empty = { pages: 0, records: 0, rejected: 0, windows: 0, watermark: null };
+  let parents: string[];
+  let states: Map<string, SyncState>;
+  try {
+    parents = await ctx.store.listedValues(spec.parentSink, spec.parentKey, ctx.customerId);
+    const stored = await ctx.store.listStates(ctx.customerId);
+    states = new Map(stored.filter((s) => s.stateKey !== run.stateKey && runKeyOf(s.stateKey) === run.stateKey).map((s) => [s.stateKey, s]));
+  } catch (error) {
+    return { ...empty, status: 'failed', error };
+  }
+  if (parents.length === 0) {
+    const note = `no parents: stream ${spec.parent} has listed none`;
+    log.warn({ parent: spec.parent }, `${note}, so there is nothing to read (it runs before ${stream.name} in a full sync; check its listing)`);
+    return { ...empty, status: 'succeeded', note };
+  }
+
+  const todo: Partition[] = [];
+  for (const parent of parents) {
+    const key = partitionStateKey(run.stateKey, parent);
+    const stored = states.get(key);
+    if (request.mode === 'backfill' && !request.restart) {
+      const refused = storedBackfill(stored, request);
+      if (refused?.status === 'failed') {
+        const error = new UsageError(`${key}: ${(refused.error as Error).message}`, { cause: refused.error });
+        return { ...empty, status: 'failed', error };
+      }
+      if (refused) continue;
+    }
+    todo.push({ parent, key, stored });
+  }
+  if (todo.length === 0) return { ...empty, status: 'succeeded', note: 'complete' };
+  const offset = input.runId % todo.length;
+  const queue = [...todo.slice(offset), ...todo.slice(0, offset)];
+
+  const total = Math.max(1, ctx.settings.windowConcurrency ?? 1);
+  const pool = Math.min(total, queue.length);
+  const maxPending = ctx.settings.maxPendingRecords;
+  const settings = {
+    ...ctx.settings,
+    windowConcurrency: Math.max(1, Math.floor(total / pool)),
+    ...(maxPending !== undefined && { maxPendingRecords: Math.max(1, Math.floor(maxPending / pool)) }),
+  };
+
+  const events = new Map<string, ProgressEvent>();
+  const emit = () => {
+    const sum = { pages: 0, records: 0, windowsDone: 0, windowsTotal: 0 };
+    for (const e of events.values()) {
+      sum.pages += e.pages;
+      sum.records += e.records;
+      sum.windowsDone += e.windowsDone;
+      sum.windowsTotal += e.windowsTotal;
+    }
+    ctx.onProgress?.({ ...run, ...sum });
+  };
+  const gate = new Gate();
+  const results: Array<Partition & { result: RunResult }> = [];
+  let leadFailures = 0;
+  let halted = false;
+
+  const readOne = async (p: Partition): Promise<RunResult> => {
+    const partCtx: StreamRunContext = {
+      ...ctx,
+      settings,
+      onProgress: (event) => {
+        events.set(p.parent, event);
+        if (event.pages > 0) gate.open();
+        emit();
+      },
+    };
+    const partRun = { ...run, stateKey: p.key };
+    const result = await runWindowed({ ctx: partCtx, stream, request, run: partRun, stored: p.stored, runId: input.runId, log: log.child({ stateKey: p.key }), parent: p.parent });
+    results.push({ ...p, result });
+    if (result.status === 'failed') {
+      const message = globalSecrets.scrub(result.error instanceof Error ? result.error.message : String(result.error));
+      log.error({ err: result.error, stateKey: p.key, pages: result.pages }, `${spec.variable} ${p.parent} failed: ${message}`);
+    }
+    return result;
+  };
+  const stopped = () => halted || ctx.signal?.aborted === true;
+  const worker = async (lead: boolean) => {
+    if (!lead) await gate.opened(ctx.signal);
+    while (!stopped() && queue.length > 0) {
+      const result = await readOne(queue.shift()!);
+      if (gate.isOpen) continue;
+      // Still alone: a parent that read nothing and failed may have met a request the platform refuses to anyone.
+      if (result.status === 'failed' && result.pages === 0) {
+        leadFailures += 1;
+        if (leadFailures >= MAX_LEADS) halted = true;
+        else continue;
+      }
+      gate.open();
+    }
+  };
+  await Promise.all(Array.from({ length: pool }, (_, i) => worker(i === 0)));
+
+  return combine(results, { parents: parents.length, unread: queue.length, halted, interrupted: ctx.signal?.aborted === true, variable: spec.variable });
+}
+
+/** The stream's result from its partitions': counts summed, the lowest watermark, and the parents that failed. */
+function combine(
+  results: ReadonlyArray<Partition & { result: RunResult }>,
+  how: { parents: number; unread: number; halted: boolean; interrupted: boolean; variable: string },
+): RunResult {
+  const counts = { pages: 0, records: 0, rejected: 0, windows: 0 };
+  let watermark: IsoUtc | null | undefined;
+  for (const { result } of results) {
+    counts.pages += result.pages;
+    counts.records += result.records;
+    counts.rejected += result.rejected;
+    counts.windows += result.windows;
+    // Everything before the stream's watermark is stored for every parent read: the lowest, null when one has none.
+    watermark = watermark === undefined ? result.watermark : watermark === null || result.watermark === null ? null : result.watermark < watermark ? result.watermark : watermark;
+  }
+  const base = { ...counts, watermark: watermark ?? null };
+  const failed = results.filter((r) => r.result.status === 'failed');
+  const read = `${results.length} of ${how.parents} parent(s) read`;
+  if (failed.length > 0) {
+    const names = failed.slice(0, NAMED).map((f) => f.parent).join(', ') + (failed.length > NAMED ? ', …' : '');
+    const unread = how.halted ? `; the other ${how.unread} wait for the next run: the first ${failed.length} failed before any page committed` : '';
+    const note = `${read}, ${failed.length} failed (${how.variable} ${names}): what every parent committed before is stored${unread}`;
+    return { ...base, status: 'failed', note, error: failed[0]!.result.error };
+  }
+  if (how.interrupted && (how.unread > 0 || results.some((r) => r.result.status === 'interrupted'))) {
+    return { ...base, status: 'interrupted', note: `${read}; the next run resumes every parent at its last committed page` };
+  }
+  return { ...base, status: 'succeeded', note: read };
+}
+
+/** Opens once; the readers after the first wait on it (or on the run's signal). */
+class Gate {
+  #open = false;
+  #resolve!: () => void;
+  readonly #opened = new Promise<void>((resolve) => (this.#resolve = resolve));
+
+  get isOpen(): boolean {
+    return this.#open;
+  }
+
+  open(): void {
+    this.#open = true;
+    this.#resolve();
+  }
+
+  opened(signal: AbortSignal | undefined): Promise<void> {
+    if (!signal) return this.#opened;
+    if (signal.aborted) return Promise.resolve();
+    return Promise.race([this.#opened, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))]);
+  }
+}
