@@ -7,10 +7,13 @@
  * Facts only, no GraphQL: the CLI lists the variants from here without loading the sandbox.
  */
 
-export const API_VARIANTS = ['v1', 'v2', 'edges', 'token', 'pages', 'capped'] as const;
+export const API_VARIANTS = ['v1', 'v2', 'edges', 'token', 'pages', 'capped', 'presence', 'change'] as const;
 export type ApiVariant = (typeof API_VARIANTS)[number];
 
-/** A variant's spelling of the two canonical statuses (the ground truth and the deliveries keep the canonical ones). */
+/**
+ * A variant's spelling of the two canonical statuses (the ground truth and the deliveries keep the canonical ones);
+ * a Boolean status by its text (`true`), as a value map in the definitions reads it.
+ */
 export interface StatusSpelling {
   CurrentlyOccupied: string;
   Unoccupied: string;
@@ -26,6 +29,13 @@ export interface ApiVariantInfo {
   statuses: StatusSpelling;
   /** The largest page the occupancy query serves; a larger request is a GraphQL error, except for `capped`, which cuts silently. */
   maxPageSize: number;
+  /** Its readings carry a headcount; false: presence-only sensors, whose truth holds null (never 0). */
+  headcount: boolean;
+  /**
+   * How its sensors report (a stream's `sampling:`): `interval`, a reading of every space every tick; `change`, a
+   * space's reading only at a tick whose status differs from the tick before (src/sandbox/variants/change.ts).
+   */
+  sampling: 'interval' | 'change';
 }
 
 const CANONICAL: StatusSpelling = { CurrentlyOccupied: 'CurrentlyOccupied', Unoccupied: 'Unoccupied' };
@@ -37,6 +47,8 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     query: 'occupancy(from, to, first, after)',
     statuses: CANONICAL,
     maxPageSize: 5000,
+    headcount: true,
+    sampling: 'interval',
   },
   v2: {
     summary: 'offset-paged, readings nested under buildings and floor spaces, other field names, times at +02:00',
@@ -44,6 +56,8 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     query: 'floorSpaceReadings(since, until, limit, offset)',
     statuses: CANONICAL,
     maxPageSize: 5000,
+    headcount: true,
+    sampling: 'interval',
   },
   edges: {
     summary: 'Relay edges { cursor node } as GitHub and Shopify, the window in an input, an enum status, +00:00 times',
@@ -51,6 +65,8 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     query: 'occupancyEvents(filter: { observedFrom, observedBefore }, first, after)',
     statuses: { CurrentlyOccupied: 'CURRENTLY_OCCUPIED', Unoccupied: 'NOT_OCCUPIED' },
     maxPageSize: 100,
+    headcount: true,
+    sampling: 'interval',
   },
   token: {
     summary: 'AppSync-like items + nextToken, epoch-second bounds with an inclusive end, epoch-millisecond times',
@@ -58,6 +74,8 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     query: 'listOccupancyReadings(startTime, endTime, limit, nextToken)',
     statuses: { CurrentlyOccupied: 'occupied', Unoccupied: 'vacant' },
     maxPageSize: 500,
+    headcount: true,
+    sampling: 'interval',
   },
   pages: {
     summary: 'page numbers from 1 with totalCount, bounds and times as epoch milliseconds in strings',
@@ -65,6 +83,8 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     query: 'occupancyPage(from, to, page, pageSize)',
     statuses: { CurrentlyOccupied: 'Occupied', Unoccupied: 'Unoccupied' },
     maxPageSize: 200,
+    headcount: true,
+    sampling: 'interval',
   },
   capped: {
     summary: 'one unpaged list that silently stops at 500 readings (what paging none meets on a capping server), epoch-second times',
@@ -72,6 +92,26 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     query: 'occupancyReadings(from, to)',
     statuses: CANONICAL,
     maxPageSize: 500,
+    headcount: true,
+    sampling: 'interval',
+  },
+  presence: {
+    summary: 'presence-only sensors: an occupied Boolean and no headcount field, Relay nodes + pageInfo, ISO 8601',
+    schemaFile: 'src/sandbox/schema-presence.graphql',
+    query: 'presence(from, to, first, after)',
+    statuses: { CurrentlyOccupied: 'true', Unoccupied: 'false' },
+    maxPageSize: 1000,
+    headcount: false,
+    sampling: 'interval',
+  },
+  change: {
+    summary: "change-only sensors: an event only when a space's status changes, items + nextCursor, statuses Occupied/Available",
+    schemaFile: 'src/sandbox/schema-change.graphql',
+    query: 'statusChanges(from, to, limit, cursor)',
+    statuses: { CurrentlyOccupied: 'Occupied', Unoccupied: 'Available' },
+    maxPageSize: 500,
+    headcount: true,
+    sampling: 'change',
   },
 };
 

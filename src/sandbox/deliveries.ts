@@ -4,7 +4,7 @@ import https from 'node:https';
 import { gzipSync } from 'node:zlib';
 import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
-import type { DataModel, CustomerData } from './data.ts';
+import type { DataModel, CustomerData, Observation } from './data.ts';
 import { hashString, Tag, uuidFrom } from './ids.ts';
 import type { SandboxStats } from './interfaces.ts';
 import type { WebhookRecord, WebhookRegistry } from './webhook-registry.ts';
@@ -12,7 +12,8 @@ import type { WebhookRecord, WebhookRegistry } from './webhook-registry.ts';
 export interface DeliveryItem {
   FloorSpaceId: string;
   OccupancyStatus: string;
-  Headcount: number;
+  /** null from presence-only sensors (the `presence` variant), which count nobody. */
+  Headcount: number | null;
 }
 
 interface Pending {
@@ -38,6 +39,13 @@ export interface DeliveryEngineOptions {
   retryBaseMs: number;
   rejectUnauthorized: boolean;
   dropEvery: number;
+  /**
+   * The readings of tick k the platform holds (and so delivers): default every floor space's; the `change` variant's
+   * only its status changes (src/sandbox/variants/registry.ts). A tick with none sends no delivery.
+   */
+  tickReadings?(customer: CustomerData, k: number): Observation[];
+  /** false: the sensors count nobody, and every item's Headcount is null. Default true. */
+  headcount?: boolean;
 }
 
 /** The signature header of section 5.1: HMAC-SHA-256 over `<t>.` + the uncompressed body, uppercase hex. */
@@ -153,10 +161,12 @@ export class DeliveryEngine {
   }
 
   #tickData(customer: CustomerData, k: number): DeliveryItem[] {
-    return this.#o.model.tickObservations(customer, k).map((o) => ({
+    const counted = this.#o.headcount ?? true;
+    const rows = this.#o.tickReadings ? this.#o.tickReadings(customer, k) : this.#o.model.tickObservations(customer, k);
+    return rows.map((o) => ({
       FloorSpaceId: o.floorSpaceId,
       OccupancyStatus: o.occupancyStatus,
-      Headcount: o.headcount,
+      Headcount: counted ? o.headcount : null,
     }));
   }
 

@@ -77,8 +77,8 @@ export interface SandboxOptions {
   schemaSdl?: string;
   /**
    * The shape of the API to serve over the same data and ground truth (api-variants.ts, docs/sandbox.md): `v1` (the
-   * default) the assumed API of jobs/schema.graphql; `v2`, `edges`, `token`, `pages`, `capped` the occupancy query and
-   * webhook mutations shaped otherwise, to adapt to with a definitions file. `schemaSdl` replaces the SDL only.
+   * default) the assumed API of jobs/schema.graphql; `v2`, `edges`, `token`, `pages`, `capped`, `presence`, `change`
+   * the occupancy query and webhook mutations shaped otherwise, to adapt to with a definitions file. `schemaSdl` replaces the SDL only.
    */
   apiVariant?: ApiVariant;
   faults?: FaultOptions;
@@ -116,7 +116,8 @@ export interface GroundTruthObservation {
   floorSpaceId: string;
   buildingId: string;
   occupancyStatus: string;
-  headcount: number;
+  /** null: the variant's sensors count nobody (`presence`), so a copy must store NULL, never 0. */
+  headcount: number | null;
   /** ISO 8601 UTC with milliseconds. */
   created: string;
   visibleAt: string;
@@ -162,7 +163,11 @@ export interface Sandbox {
     /** Current (not removed) buildings. */
     buildings(customerId: string): Array<{ id: string; name: string }>;
     floorSpaces(customerId: string): Array<{ id: string; buildingId: string; name: string }>;
-    /** Ordered by (created, id); only floor spaces of current buildings; visibleAt defaults to the clock's now. */
+    /**
+     * The readings the variant holds, ordered by (created, id); only floor spaces of current buildings; visibleAt
+     * defaults to the clock's now. Every variant's are the default variant's, in canonical spelling, except: `change`
+     * holds only the status changes, and `presence` holds no headcount (null).
+     */
     observations(customerId: string, range?: ObservationRange): Iterable<GroundTruthObservation>;
   };
   removeBuilding(customerId: string, buildingId: string): void;

@@ -6,9 +6,9 @@ import { DataModel } from './data.ts';
 import { DeliveryEngine } from './deliveries.ts';
 import { FaultPlan } from './faults.ts';
 import { ANY_VARIANT_KINDS, Misbehaviour, type MisbehaviourKind } from './misbehave.ts';
-import { API_VARIANTS, isApiVariant } from './api-variants.ts';
+import { API_VARIANT_INFO, API_VARIANTS, isApiVariant } from './api-variants.ts';
 import { buildSandboxSchema } from './graphql.ts';
-import { variantRootValue, variantSchemaSdl } from './variants/registry.ts';
+import { variantReadings, variantRootValue, variantSchemaSdl } from './variants/registry.ts';
 import { createHandler } from './handler.ts';
 import type { GroundTruthObservation, ObservationRange, Sandbox, SandboxOptions, SandboxStats } from './interfaces.ts';
 import { TokenService } from './tokens.ts';
@@ -66,6 +66,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     faults: {},
     deliveries: { attempts: 0, succeeded: 0, failed: 0, abandoned: 0, dropped: 0 },
   };
+  const apiVariant = options.apiVariant ?? 'v1';
+  if (!isApiVariant(apiVariant)) {
+    throw new RangeError(`sandbox option apiVariant: ${JSON.stringify(apiVariant)} is not a variant; use one of ${API_VARIANTS.join(', ')}`);
+  }
   const tokens = new TokenService(model, clock, intOption('expiresIn', options.expiresIn, 900, 1));
   const registry = new WebhookRegistry(options.seed ?? 1);
   const hooks = options.webhooks ?? {};
@@ -80,14 +84,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     retryBaseMs: intOption('webhooks.retryBaseMs', hooks.retryBaseMs, 1000, 0),
     rejectUnauthorized: hooks.rejectUnauthorized ?? true,
     dropEvery: intOption('webhooks.dropEvery', hooks.dropEvery, 0, 0),
+    // The platform delivers the readings it holds: only the status changes of change-only sensors, no headcount from
+    // presence-only ones.
+    tickReadings: (customer, k) => [...variantReadings(apiVariant, model, customer, model.tickObservations(customer, k))],
+    headcount: API_VARIANT_INFO[apiVariant].headcount,
   });
   let faults = new FaultPlan(options.faults);
   // strayNullHeadcount spoils the records of each customer's first floor space (by id), and only those.
   const strayFloorSpaceIds = new Set(model.customers.map((c) => c.buildings.flatMap((b) => b.floorSpaces.map((f) => f.id)).sort()[0]!).filter(Boolean));
-  const apiVariant = options.apiVariant ?? 'v1';
-  if (!isApiVariant(apiVariant)) {
-    throw new RangeError(`sandbox option apiVariant: ${JSON.stringify(apiVariant)} is not a variant; use one of ${API_VARIANTS.join(', ')}`);
-  }
   const misbehaviourOf = (kind: MisbehaviourKind | undefined) => {
     if (kind === undefined) return undefined;
     // Refused rather than ignored: a test that believes the sandbox misbehaves while it does not proves nothing.
@@ -129,11 +133,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const truthObservations = function* (customerId: string, range: ObservationRange = {}): Generator<GroundTruthObservation> {
     const customer = model.requireCustomer(customerId);
     const visibleAtMs = range.visibleAt === undefined ? clock.now() : toMs('visibleAt', range.visibleAt);
-    const rows = model.observations(customer, {
+    const ticks = model.observations(customer, {
       fromMs: range.from === undefined ? model.dataStartMs : toMs('from', range.from),
       toMs: range.to === undefined ? visibleAtMs + 1 : toMs('to', range.to),
       visibleAtMs,
     });
+    const rows = variantReadings(apiVariant, model, customer, ticks);
+    const counted = API_VARIANT_INFO[apiVariant].headcount;
     // One ISO conversion per tick, not per row: a million-row comparison spends most of its time here otherwise.
     let tickMs = Number.NaN;
     let created = '';
@@ -150,7 +156,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         floorSpaceId: o.floorSpaceId,
         buildingId: o.buildingId,
         occupancyStatus: o.occupancyStatus,
-        headcount: o.headcount,
+        headcount: counted ? o.headcount : null,
         created,
         visibleAt,
       };

@@ -64,7 +64,7 @@ export interface Node {
   id: string;
   floorSpaceId: string;
   occupancyStatus: string;
-  headcount: number;
+  headcount: number | null;
   created: string;
 }
 

@@ -12,7 +12,7 @@ export interface Canonical {
   id: string;
   floorSpaceId: string;
   occupancyStatus: string;
-  headcount: number;
+  headcount: number | null;
   created: string;
 }
 
@@ -170,4 +170,49 @@ export async function readCapped(url: string, token: string, from: string, to: s
 export function cappedTime(value: unknown): string {
   if (!Number.isInteger(value)) throw new Error(`capped: created ${JSON.stringify(value)} is not whole epoch seconds`);
   return new Date((value as number) * 1000).toISOString();
+}
+
+export const PRESENCE_QUERY = `query Presence($from: DateTime!, $to: DateTime!, $first: Int, $after: String) {
+  presence(from: $from, to: $to, first: $first, after: $after) {
+    nodes { id spaceId occupied observedAt }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+/** presence: Relay nodes over [from, to); `occupied` a Boolean, no headcount (read back as null). */
+export async function readPresence(url: string, token: string, from: string, to: string, first: number): Promise<Read> {
+  const records: Canonical[] = [];
+  let after: string | null = null;
+  for (let pages = 1; pages <= MAX_PAGES; pages++) {
+    const page: any = (await data(url, token, PRESENCE_QUERY, 'Presence', { from, to, first, after })).presence;
+    for (const n of page.nodes) {
+      if (typeof n.occupied !== 'boolean' || 'headcount' in n) throw new Error(`presence: bad node ${JSON.stringify(n)}`);
+      records.push({ id: n.id, floorSpaceId: n.spaceId, occupancyStatus: unspell('presence', String(n.occupied)), headcount: null, created: n.observedAt });
+    }
+    if (!page.pageInfo.hasNextPage) return { records, pages };
+    after = page.pageInfo.endCursor;
+  }
+  throw new Error('presence: paging did not end');
+}
+
+export const CHANGE_QUERY = `query Changes($from: DateTime!, $to: DateTime!, $limit: Int, $cursor: String) {
+  statusChanges(from: $from, to: $to, limit: $limit, cursor: $cursor) {
+    changes { id floorSpaceId status headcount changedAt }
+    nextCursor
+  }
+}`;
+
+/** change: events over [from, to), a list + nextCursor; a null cursor ends. */
+export async function readChange(url: string, token: string, from: string, to: string, limit: number): Promise<Read> {
+  const records: Canonical[] = [];
+  let cursor: string | null = null;
+  for (let pages = 1; pages <= MAX_PAGES; pages++) {
+    const page: any = (await data(url, token, CHANGE_QUERY, 'Changes', { from, to, limit, cursor })).statusChanges;
+    for (const c of page.changes) {
+      records.push({ id: c.id, floorSpaceId: c.floorSpaceId, occupancyStatus: unspell('change', c.status), headcount: c.headcount, created: c.changedAt });
+    }
+    if (page.nextCursor == null) return { records, pages };
+    cursor = page.nextCursor;
+  }
+  throw new Error('change: paging did not end');
 }

@@ -22,8 +22,11 @@ const MIN = 60_000;
 /** 37 divides no tick's 12 readings, so pages end inside ties on the time. */
 const SIZE = 37;
 
-/** Each paged variant reading [fromMs, toMs) its own way (bounds on whole minutes; token's end is inclusive seconds). */
-const READ_WINDOW: Record<Exclude<ApiVariant, 'capped'>, (url: string, token: string, fromMs: number, toMs: number) => Promise<Read>> = {
+/**
+ * Each paged variant of interval sensors reading [fromMs, toMs) its own way (bounds on whole minutes; token's end is
+ * inclusive seconds). presence and change: test/sandbox/variant-sensors.test.ts.
+ */
+const READ_WINDOW: Record<Exclude<ApiVariant, 'capped' | 'presence' | 'change'>, (url: string, token: string, fromMs: number, toMs: number) => Promise<Read>> = {
   v1: async (url, token, fromMs, toMs) => {
     const { nodes, pages } = await pageAll(url, token, iso(fromMs), iso(toMs), SIZE);
     return { records: nodes, pages };
@@ -121,12 +124,14 @@ describe('sandbox API variants: one data model, several API shapes', () => {
       ['occupied', 'vacant'],
       ['Occupied', 'Unoccupied'],
       ['CurrentlyOccupied', 'Unoccupied'],
+      ['true', 'false'],
+      ['Occupied', 'Available'],
     ]);
     expect(() => spellStatus('edges', 'Occupied')).toThrow(/not a canonical status/);
   });
 
   it('refuses an unknown variant, and a misbehaviour of the v1 occupancy query under another variant', async () => {
-    await expect(startSandbox({ apiVariant: 'relay' as ApiVariant })).rejects.toThrow(/apiVariant: "relay" is not a variant; use one of v1, v2, edges, token, pages, capped/);
+    await expect(startSandbox({ apiVariant: 'relay' as ApiVariant })).rejects.toThrow(/apiVariant: "relay" is not a variant; use one of v1, v2, edges, token, pages, capped, presence, change/);
     await expect(startSandbox({ apiVariant: 'edges', misbehave: 'nullHeadcount' })).rejects.toThrow(/nullHeadcount rewrites v1's occupancy query, which the edges variant does not serve/);
     const s = await sandbox({ clock: new FakeClock('2026-01-08T00:00:00Z'), apiVariant: 'token' });
     expect(() => s.setMisbehaviour('ignoreAfter')).toThrow(RangeError);

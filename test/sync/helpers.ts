@@ -100,7 +100,8 @@ export interface Row {
   floorSpaceId: string;
   observedAt: string;
   occupancyStatus: string;
-  headcount: number;
+  /** null: none was sent (presence-only sensors). */
+  headcount: number | null;
   eventId: string | null;
 }
 
@@ -117,7 +118,7 @@ export async function dbRows(store: Store, customerId: string, range: { from?: n
       floorSpaceId: String(r.floor_space_id),
       observedAt: iso(r.observed_at),
       occupancyStatus: String(r.occupancy_status),
-      headcount: Number(r.headcount),
+      headcount: r.headcount === null ? null : Number(r.headcount),
       eventId: r.event_id === null ? null : String(r.event_id),
     }))
     .filter((r) => (range.from === undefined || Date.parse(r.observedAt) >= range.from) && (range.to === undefined || Date.parse(r.observedAt) < range.to));

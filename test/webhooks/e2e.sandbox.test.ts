@@ -21,7 +21,7 @@ afterEach(async () => {
 });
 
 type Row = { customer_id: string; floor_space_id: string; observed_at: string; occupancy_status: string; headcount: number };
-const key = (customerId: string, floorSpaceId: string, at: string, status: string, headcount: number) =>
+const key = (customerId: string, floorSpaceId: string, at: string, status: string, headcount: number | null) =>
   `${customerId}|${floorSpaceId}|${at}|${status}|${headcount}`;
 
 it('receives a day of occupancy for two customers (gzip for one, a secret rotation, receiver failures): every observation stored once', async () => {

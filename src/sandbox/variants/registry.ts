@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { API_VARIANT_INFO, type ApiVariant } from '../api-variants.ts';
+import type { CustomerData, DataModel, Observation } from '../data.ts';
 import { cappedRoot } from './capped.ts';
+import { changeRoot, statusChanges } from './change.ts';
 import { edgesRoot } from './edges.ts';
 import { pagesRoot } from './pages.ts';
+import { presenceRoot } from './presence.ts';
 import { tokenRoot } from './token.ts';
 import { v1Root } from './v1.ts';
 import { v2Root } from './v2.ts';
@@ -15,6 +18,8 @@ const ROOTS: Record<ApiVariant, object> = {
   token: tokenRoot,
   pages: pagesRoot,
   capped: cappedRoot,
+  presence: presenceRoot,
+  change: changeRoot,
 };
 
 export function variantRootValue(variant: ApiVariant): object {
@@ -24,4 +29,12 @@ export function variantRootValue(variant: ApiVariant): object {
 /** The SDL a variant serves (v1: the committed, assumed jobs/schema.graphql). */
 export function variantSchemaSdl(variant: ApiVariant): string {
   return readFileSync(new URL(`../../../${API_VARIANT_INFO[variant].schemaFile}`, import.meta.url), 'utf8');
+}
+
+/**
+ * The readings a variant holds, of the observations of every tick (the ground truth of `sandbox.truth`): all of them,
+ * or for change-only sensors the status changes alone (src/sandbox/variants/change.ts).
+ */
+export function variantReadings(variant: ApiVariant, model: DataModel, customer: CustomerData, rows: Iterable<Observation>): Iterable<Observation> {
+  return API_VARIANT_INFO[variant].sampling === 'change' ? statusChanges(model, customer, rows) : rows;
 }
