@@ -48,7 +48,7 @@ const unwrap = <T extends GraphQLOutputType | GraphQLInputType>(type: T): T => (
 type Verdict = undefined | { level: 'problem' | 'warning'; message: string; fix: string };
 
 /** The canonical status a spelling most likely means, for a suggested map (reports count CurrentlyOccupied). */
-function canonicalGuess(spelling: string): string {
+export function canonicalGuess(spelling: string): string {
   return /\b(not|un|no|vacant|free|empty|available)|^(un|not|no)/i.test(spelling.replace(/_/g, ' ')) ? 'Unoccupied' : /occupied|busy|in.?use/i.test(spelling) ? 'CurrentlyOccupied' : '<stored value>';
 }
 

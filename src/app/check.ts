@@ -16,7 +16,9 @@ import type { AnyStream } from '../sync/stream.ts';
 import { webhookDocuments } from '../webhooks/admin.ts';
 import { WEBHOOK_OPERATIONS, type WebhookOperation } from '../webhook-operations.ts';
 import { BUILTIN_DEFINITIONS_FILE } from '../../jobs/index.ts';
-import { fitStream } from './check-fit.ts';
+import { canonicalGuess, fitStream } from './check-fit.ts';
+import { CANONICAL_STATUSES, isCanonicalStatus } from '../statuses.ts';
+import type { FieldSpec } from '../sync/records.ts';
 import { DefinitionPlaces, type Place, type StreamPlace } from './check-places.ts';
 import { loadStreams } from './streams.ts';
 
@@ -168,6 +170,7 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     const probe = await probeStream({ stream, client, document, settings: options.settings, now: () => options.clock.now(), signal });
     check.probe = probe;
     judgeProbe(stream, probe, place, result);
+    judgeStatuses(stream, probe, place, result);
   }
 
   for (const op of plan.webhooks) {
@@ -225,4 +228,34 @@ function judgeProbe(stream: AnyStream, probe: ProbeResult, place: StreamPlace | 
       fix: stream.kind === 'incremental' ? 'run check again once the platform has recent data (or give the stream a longer window.step)' : 'run check again once the listing has records',
     });
   }
+}
+
+/**
+ * The statuses the probe read that are neither canonical nor mapped to a canonical one: stored as spelled, the reports
+ * count them neither occupied nor vacant (0 % occupied, every hour unknown). A warning naming the values seen and
+ * the map to add, whatever the field's type (an enum without a map is already named from the schema, with all its
+ * values: not twice).
+ */
+function judgeStatuses(stream: AnyStream, probe: ProbeResult, place: StreamPlace | undefined, result: CustomerCheck): void {
+  const unmapped = (probe.statuses ?? []).filter((s) => !isCanonicalStatus(s));
+  if (unmapped.length === 0) return;
+  const field = 'occupancyStatus';
+  if (result.warnings.some((w) => w.kind === 'record' && w.stream === stream.name && w.message.startsWith(`${field} is mapped to an enum`))) return;
+  const spec = (stream.record as Record<string, FieldSpec>)[field]!;
+  // The API's spellings of each stored value: the value itself without a map, the map's keys that give it with one.
+  const spellings = unmapped.flatMap((v) => (spec.map ? Object.keys(spec.map).filter((k) => spec.map![k] === v) : [v]));
+  const entries = [...Object.entries(spec.map ?? {}).filter(([k]) => !spellings.includes(k)), ...spellings.map((k) => [k, canonicalGuess(k)] as const)];
+  const them = unmapped.length === 1 ? 'it' : 'them';
+  result.warnings.push({
+    kind: 'record',
+    stream: stream.name,
+    ...at(place?.at(['record', place.recordKey(field)], true)),
+    message: `the probe read ${field} values ${probe.statuses!.join(', ')}: ${unmapped.join(', ')} ${unmapped.length === 1 ? 'is' : 'are'} neither ${CANONICAL_STATUSES.join(' nor ')}${spec.map ? ' after the map' : ' and not mapped'}; stored as spelled, the reports count ${them} neither occupied nor vacant (0 % occupied)`,
+    fix: `${spec.map ? 'correct' : 'add'} the value map of ${field}: map: { ${entries.map(([k, v]) => `${yamlKey(k)}: ${v}`).join(', ')} }`,
+  });
+}
+
+/** A map key as YAML reads it back as the same string (`'true'`, `'1'` quoted). */
+function yamlKey(key: string): string {
+  return /^[A-Za-z_][A-Za-z0-9_ -]*$/.test(key) && !/^(true|false|yes|no|on|off|null|~)$/i.test(key) ? key : `'${key.replace(/'/g, "''")}'`;
 }

@@ -22,6 +22,8 @@ import { sinkKey } from '../store/sinks.ts';
 export const PROBE_PAGE_SIZE = 10;
 /** How many rejection reasons a probe keeps: the first few say what is wrong; the count says how much. */
 const REASONS_KEPT = 3;
+/** How many distinct statuses a probe keeps: a status field with more is not a status. */
+export const STATUSES_KEPT = 20;
 
 export interface ProbeOptions {
   stream: AnyStream;
@@ -48,6 +50,12 @@ export interface ProbeResult {
   fields: string[];
   /** The style found a next page. */
   more: boolean;
+  /**
+   * Streams of readings (sink occupancy): the distinct occupancy statuses the records read would be stored as (after
+   * the value map), in the order first seen, from every page the probe read; at most STATUSES_KEPT. `check` names
+   * those that are not canonical (src/statuses.ts).
+   */
+  statuses?: string[];
   /**
    * The page size a run asks for, when larger than the probe's: the first page was asked for once more at that size,
    * to see the API accepts it (a refusal is the `failure`).
@@ -100,8 +108,18 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
       }),
       now: options.now,
     });
+  const statuses = stream.sink === 'occupancy' ? new Set<string>() : undefined;
+  const sample = (records: readonly unknown[]) => {
+    if (!statuses) return;
+    for (const r of records) {
+      const status = (r as { occupancyStatus?: unknown }).occupancyStatus;
+      if (typeof status === 'string' && statuses.size < STATUSES_KEPT) statuses.add(status);
+    }
+    result.statuses = [...statuses];
+  };
   try {
     const page = await read(pageSize);
+    sample(page.records);
     result.nodes = page.nodes;
     result.records = page.records.length;
     result.rejected = page.rejected.length;
@@ -119,7 +137,8 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
   if (runSize > pageSize && style.variableNames.pageSize !== undefined) {
     result.runPageSize = runSize;
     try {
-      await read(runSize);
+      // The larger page samples more of the statuses, at no extra request.
+      sample((await read(runSize)).records);
     } catch (error) {
       options.signal.throwIfAborted();
       const failure = failureOf(error);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.ts';
 import type { ApiVariant } from '../../src/sandbox/api-variants.ts';
 import { BUILDINGS_CAP } from '../../src/sandbox/index.ts';
-import { failures, fixtureCopy, positionOf, sandboxFor, type Target } from './support.ts';
+import { failures, FIXTURES, fixtureCopy, positionOf, sandboxFor, type Target } from './support.ts';
 
 /**
  * `check` fails, with one clear line (what, where, the fix), on each way a definitions file can be wrong for the API
@@ -172,6 +172,32 @@ describe('check names what is wrong in the definitions in force', () => {
       `  warn  ${copy!.file}:${at.line}:${at.column + 6}: stream occupancy: occupancyStatus is mapped to an enum (OccupancyEvent.status is OccupancyState!): without a map the stored values are its spellings (CURRENTLY_OCCUPIED, NOT_OCCUPIED); the reporting views count only CurrentlyOccupied as occupied (docs/reporting.md). Fix: add map: { CURRENTLY_OCCUPIED: CurrentlyOccupied, NOT_OCCUPIED: Unoccupied }\n`,
     );
     expect(stdout).toContain('  => all good (1 warning(s))');
+    expect(code).toBe(ExitCode.OK);
+  });
+
+  it('a String status spelled Occupied/Available with no map: a warning naming the values the probe read and the map to add', async () => {
+    const { code, stdout } = await broken('change', (c) => c.edit('occupancy-sync.streams.yaml', /\n {8}map: \{ Occupied: CurrentlyOccupied, Available: Unoccupied \}/, ''));
+    const at = positionOf(copy!.file, 'occupancyStatus:');
+    // Which of the two the probe's recent window holds depends on the hour the test runs: both are named when read.
+    const line = new RegExp(
+      `^  warn  ${copy!.file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:${at.line}:${at.column}: stream occupancy: the probe read occupancyStatus values ((Occupied|Available)(, )?)+: ((Occupied|Available)(, )?)+ (is|are) neither CurrentlyOccupied nor Unoccupied and not mapped; stored as spelled, the reports count (it|them) neither occupied nor vacant \\(0 % occupied\\)\\. Fix: add the value map of occupancyStatus: map: \\{ [^}]+ \\}$`,
+      'm',
+    );
+    expect(stdout).toMatch(line);
+    const fix = /map: \{ ([^}]+) \}$/m.exec(stdout)![1]!;
+    for (const entry of fix.split(', ')) expect(['Occupied: CurrentlyOccupied', 'Available: Unoccupied']).toContain(entry);
+    expect(stdout).toContain('  => all good (1 warning(s))');
+    expect(code).toBe(ExitCode.OK);
+
+    // With the map of the worked example, nothing to say.
+    const fine = await target!.run(['check'], { DEFINITIONS_FILE: join(FIXTURES, 'change') });
+    expect(fine.stdout).not.toContain('the probe read occupancyStatus');
+    expect(fine.stdout).toContain('  => all good\n');
+  });
+
+  it('a map that stores a status the reports do not read (Occupied kept as spelled): the map to correct', async () => {
+    const { code, stdout } = await broken('pages', (c) => c.edit('occupancy-sync.streams.yaml', 'map: { Occupied: CurrentlyOccupied, Unoccupied: Unoccupied }', 'map: { Occupied: occupied, Unoccupied: occupied }'));
+    expect(stdout).toMatch(/stream occupancy: the probe read occupancyStatus values occupied: occupied is neither CurrentlyOccupied nor Unoccupied after the map; stored as spelled, the reports count it neither occupied nor vacant \(0 % occupied\)\. Fix: correct the value map of occupancyStatus: map: \{ Occupied: CurrentlyOccupied, Unoccupied: Unoccupied \}\n/);
     expect(code).toBe(ExitCode.OK);
   });
 
