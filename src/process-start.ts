@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 /**
  * The kernel's start time of a process (Linux; null elsewhere or when there is no such process), so a pid reused by
  * another process is not taken for a lock's holder: the SQLite locks (src/store/sqlite/locks.ts) and the SQLite API
- * budget (src/api/budget/sqlite-store.ts) store it beside the pid.
+ * budget (src/store/sqlite/api-budget.ts) store it beside the pid.
  */
 export function processStart(pid: number): string | null {
   try {

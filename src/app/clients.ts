@@ -1,10 +1,11 @@
 import { defaultSleep } from '../api/abort.ts';
-import { MemoryBudgetBackend, PgBudgetBackend, SqliteBudgetBackend, type BudgetBackend } from '../api/budget/index.ts';
+import { limitPolicy, MemoryBudgetBackend, SharedBudgetBackend, type BudgetBackend } from '../api/budget/index.ts';
 import { createApiClient, type ApiClient } from '../api/client.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { requireApi, type Config, type CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { globalSecrets } from '../logger.ts';
+import { openBudgetRows } from '../store/api-budget.ts';
 
 /**
  * What a client is for decides its few differences; everything else (base URL, HTTP policy, token margin, secret
@@ -61,13 +62,14 @@ export function openBudgets(config: Config, options: { logger: Logger; clock?: C
     logger: options.logger.child({ component: 'api-budget' }),
     maxPauseMs: 120_000,
   };
-  if (config.database.dialect === 'postgres') {
-    const url = config.database.url;
-    // The store's reading of DATABASE_URL (its ?schema=), loaded with the store's Postgres module, which is in use.
-    return new PgBudgetBackend({ ...common, target: async () => (await import('../store/postgres/url.ts')).parsePgUrl(url) });
-  }
-  const path = config.database.sqlitePath;
-  if (path && path !== ':memory:') return new SqliteBudgetBackend({ ...common, file: `${path}-api-budget`, leaseMs: leaseMs(config) });
+  const rows = openBudgetRows(config.database, {
+    policy: limitPolicy(config.budget, common.clock),
+    maxInFlight: config.budget.maxInFlight,
+    adaptive: config.budget.adaptive,
+    logger: common.logger,
+    leaseMs: leaseMs(config),
+  });
+  if (rows) return new SharedBudgetBackend({ ...common, rows });
   return new MemoryBudgetBackend(common);
 }
 

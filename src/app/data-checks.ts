@@ -3,6 +3,7 @@ import type { CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
+import { reconciliationSince } from '../store/status-queries.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { toIsoUtc } from '../time.ts';
 import { checkCompleteness, completenessLines, type CompletenessFinding } from './completeness.ts';
@@ -48,11 +49,7 @@ export async function runDataChecks(options: DataCheckOptions): Promise<DataChec
   const since = toIsoUtc(options.now - 86_400_000).slice(0, 10);
   const reconciliation: ReconciliationCount[] = [];
   for (const customerId of withWebhooks(options.customers)) {
-    const [row] = await store.query<{ missed: unknown; unconfirmed: unknown }>(
-      `SELECT COALESCE(sum(missed_deliveries), 0) AS missed, COALESCE(sum(unconfirmed_deliveries), 0) AS unconfirmed
-         FROM webhook_reconciliation WHERE customer_id = $1 AND day >= $2`,
-      [customerId, since],
-    );
+    const row = await reconciliationSince(store, customerId, since);
     reconciliation.push({ customerId, since, missedDeliveries: Number(row?.missed ?? 0), unconfirmedDeliveries: Number(row?.unconfirmed ?? 0) });
   }
   return { completeness, reconciliation };

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { startSandbox } from '../sandbox/index.ts';
 import type { Store } from '../store/types.ts';
+import { customerDataCounts } from '../store/status-queries.ts';
 import type { SyncReport } from '../sync/engine.ts';
 import { toIsoUtc } from '../time.ts';
 import { openForWriting } from './database.ts';
@@ -39,18 +40,14 @@ const iso = (value: unknown): string | null => (value === null || value === unde
 export async function summarize(store: Store, customerIds: string[]): Promise<DemoCustomerSummary[]> {
   const out: DemoCustomerSummary[] = [];
   for (const customerId of customerIds) {
-    const [b] = await store.query<{ n: unknown }>('SELECT count(*) AS n FROM buildings WHERE customer_id = $1 AND deleted_at IS NULL', [customerId]);
-    const [o] = await store.query<{ n: unknown; first: unknown; last: unknown }>(
-      'SELECT count(*) AS n, min(observed_at) AS first, max(observed_at) AS last FROM occupancy WHERE customer_id = $1',
-      [customerId],
-    );
+    const counts = await customerDataCounts(store, customerId);
     const state = await store.getState(customerId, 'occupancy');
     out.push({
       customerId,
-      buildings: Number(b?.n ?? 0),
-      observations: Number(o?.n ?? 0),
-      first: iso(o?.first),
-      last: iso(o?.last),
+      buildings: Number(counts.buildings ?? 0),
+      observations: Number(counts.observations ?? 0),
+      first: iso(counts.first),
+      last: iso(counts.last),
       watermark: state?.watermark ?? null,
     });
   }

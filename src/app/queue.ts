@@ -1,7 +1,6 @@
 import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
 import type { Logger } from '../logger.ts';
-import { parsePgUrl } from '../store/postgres/url.ts';
-import { runLockKey } from '../store/postgres/locks.ts';
+import { openJobQueueSql } from '../store/job-queue.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { PARKED_AFTER_FAILURES, retryDelayMs } from './backoff.ts';
 import { settlesWithin, STOP_LIMIT_MS } from './scheduler.ts';
@@ -90,7 +89,8 @@ function workerLogger(logger: Logger): GraphileLogger {
 }
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
-  const { url, schema: dataSchema } = parsePgUrl(options.databaseUrl);
+  const queueSql = await openJobQueueSql(options.databaseUrl);
+  const { url, dataSchema } = queueSql;
   const schema = queueSchema(dataSchema);
   const logger = options.logger.child({ component: 'queue' });
   const staleAfterMs = options.staleAfterMs ?? 10_000;
@@ -141,39 +141,25 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     releaseDeadWorkers().catch((error: unknown) => logger.warn({ err: error }, 'could not look for jobs of dead workers'));
   }, staleAfterMs);
   reaper.unref();
-  const pairs = options.customerIds.flatMap((customerId) => options.streams.map((s) => ({ customerId, stream: s.name })));
+  const pairs = options.customerIds.flatMap((customerId) => options.streams.map((s) => ({ customerId, stream: s.name, key: jobKey(customerId, s.name) })));
 
   return {
     async tick() {
-      const added = await utils.withPgClient(async (client) => {
-        const result = await client.query(
-          `SELECT count(*) FILTER (WHERE j.revision = 0) AS added
-           FROM unnest($1::text[], $2::text[]) AS t(customer_id, stream),
-           LATERAL "${schema}".add_job($3, json_build_object('customerId', t.customer_id, 'stream', t.stream),
-             max_attempts => $4, job_key => 'sync:' || t.customer_id || ':' || t.stream, job_key_mode => 'unsafe_dedupe') AS j`,
-          [pairs.map((p) => p.customerId), pairs.map((p) => p.stream), SYNC_TASK, MAX_ATTEMPTS],
-        );
-        return Number((result.rows[0] as { added: string }).added);
-      });
+      const added = await utils.withPgClient((client) => queueSql.addJobs(client, schema, SYNC_TASK, pairs, MAX_ATTEMPTS));
       const released = await releaseDeadWorkers();
       return { added, released };
     },
     async jobs() {
       return utils.withPgClient(async (client) => {
-        const result = await client.query(
-          `SELECT key, attempts, run_at, locked_at IS NOT NULL AS locked, last_error
-           FROM "${schema}".jobs WHERE task_identifier = $1 ORDER BY key`,
-          [SYNC_TASK],
-        );
-        return (result.rows as Array<{ key: string; attempts: number; run_at: Date; locked: boolean; last_error: string | null }>).map((r) => {
+        return (await queueSql.jobs(client, schema, SYNC_TASK)).map((r) => {
           const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(r.key) ?? [];
           return {
             customerId,
             stream,
             attempts: r.attempts,
-            runAt: r.run_at.toISOString(),
+            runAt: r.runAt.toISOString(),
             locked: r.locked,
-            lastError: r.last_error,
+            lastError: r.lastError,
             parked: r.attempts >= PARKED_AFTER_FAILURES,
           };
         });
@@ -200,21 +186,10 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
    */
   async function releaseDeadWorkers(): Promise<number> {
     const stale = await utils.withPgClient(async (client) => {
-      const result = await client.query(
-        `SELECT key, locked_by FROM "${schema}".jobs
-         WHERE task_identifier = $1 AND locked_at < now() - make_interval(secs => $2::double precision / 1000)`,
-        [SYNC_TASK, staleAfterMs],
-      );
       const dead: string[] = [];
-      for (const row of result.rows as Array<{ key: string; locked_by: string }>) {
+      for (const row of await queueSql.lockedLongerThan(client, schema, SYNC_TASK, staleAfterMs)) {
         const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(row.key) ?? [];
-        const key = BigInt(runLockKey(dataSchema ?? '', customerId, stream));
-        const unsigned = BigInt.asUintN(64, key);
-        const held = await client.query(
-          `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1`,
-          [(unsigned >> 32n).toString(), (unsigned & 0xffffffffn).toString()],
-        );
-        if (held.rowCount === 0) dead.push(row.locked_by);
+        if (!(await queueSql.runLockHeld(client, customerId, stream))) dead.push(row.lockedBy);
       }
       return [...new Set(dead)];
     });

@@ -1,5 +1,6 @@
 import type { SyncReport, StreamOutcome } from '../sync/engine.ts';
 import { formatCount } from '../numbers.ts';
+import { QUARANTINED_RECORDS_QUERY } from '../store/status-queries.ts';
 
 /** A run's report as text: the CLI prints it, the daemons log it. Exit codes are the CLI's (cli/exit-code.ts). */
 
@@ -78,7 +79,7 @@ export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
   for (const o of outcomes) {
     if (o.status === 'locked') lines.push(`  ${o.customerId} ${o.stateKey}: locked by another run (nothing done)`);
     else if (o.status !== 'failed' && o.rejected > 0) {
-      lines.push(`  ${o.customerId} ${o.stateKey}: ${formatCount(o.rejected)} record(s) broke their declared types and were quarantined (SELECT * FROM quarantined_records)`);
+      lines.push(`  ${o.customerId} ${o.stateKey}: ${formatCount(o.rejected)} record(s) broke their declared types and were quarantined (${QUARANTINED_RECORDS_QUERY})`);
     }
   }
   return lines;

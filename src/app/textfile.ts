@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import type { Store } from '../store/types.ts';
+import { syncHealthFigures } from '../store/status-queries.ts';
 import type { SyncReport } from '../sync/engine.ts';
 import { errorKind } from './sync-pass.ts';
 
@@ -28,7 +29,7 @@ export async function writeMetricsTextfile(path: string, report: SyncReport, sto
       durationSeconds: outcome.durationMs === undefined ? undefined : outcome.durationMs / 1000,
     });
   }
-  metrics.observeSyncHealth(await store.query('SELECT customer_id, stream, lag_seconds, last_success_at FROM sync_health'));
+  metrics.observeSyncHealth(await syncHealthFigures(store));
   const temporary = `${path}.${randomBytes(4).toString('hex')}.tmp`;
   try {
     writeFileSync(temporary, await metrics.text(), { mode: 0o644 });

@@ -1,11 +1,13 @@
 import type { Clock } from '../clock.ts';
+import { floorSpaceSummaryRows, hourlyRows, type ReportFilter } from '../store/report-queries.ts';
 import type { Store } from '../store/types.ts';
 import { toIsoUtc } from '../time.ts';
 import { totalOf, type FloorSpaceSummary, type HourlyPoint, type ReportData, type ReportOptions } from './types.ts';
 
 /**
- * Reads a report from the reporting views (`occupancy_hourly`, `occupancy_latest`). The SQL is the same on both
- * dialects; values are normalised here because drivers differ (Postgres returns SUM() as a bigint string).
+ * Reads a report from the reporting views (`occupancy_hourly`, `occupancy_latest`) through the store's report queries
+ * (src/store/report-queries.ts); values are normalised here because drivers differ (Postgres returns SUM() as a bigint
+ * string).
  */
 
 type Row = Record<string, unknown>;
@@ -37,32 +39,13 @@ function byKey<T extends { customerId: string; floorSpaceId: string }>(a: T, b: 
   return 0;
 }
 
-function where(options: ReportOptions): { sql: string; params: unknown[] } {
-  const params: unknown[] = [toIsoUtc(options.from), toIsoUtc(options.to)];
-  let sql = 'hour >= $1 AND hour < $2';
-  if (options.customerId) {
-    params.push(options.customerId);
-    sql += ' AND customer_id = $3';
-  }
-  return { sql, params };
+/** The report's range as the store's report queries take it. */
+function filterOf(options: ReportOptions): ReportFilter {
+  return { from: toIsoUtc(options.from), to: toIsoUtc(options.to), customerId: options.customerId };
 }
 
 export async function loadSummary(store: Store, options: ReportOptions & { customerNames?: ReadonlyMap<string, string> }): Promise<FloorSpaceSummary[]> {
-  const filter = where(options);
-  const rows = await store.query<Row>(
-    `SELECT s.customer_id, s.floor_space_id, s.readings, s.occupied_readings, s.total_headcount, s.peak_headcount,
-            s.first_hour, s.last_hour,
-            l.observed_at AS latest_observed_at, l.occupancy_status AS latest_status, l.headcount AS latest_headcount
-       FROM (SELECT customer_id, floor_space_id,
-                    SUM(readings) AS readings, SUM(occupied_readings) AS occupied_readings,
-                    SUM(total_headcount) AS total_headcount, MAX(peak_headcount) AS peak_headcount,
-                    MIN(hour) AS first_hour, MAX(hour) AS last_hour
-               FROM occupancy_hourly
-              WHERE ${filter.sql}
-              GROUP BY customer_id, floor_space_id) s
-       LEFT JOIN occupancy_latest l ON l.customer_id = s.customer_id AND l.floor_space_id = s.floor_space_id`,
-    filter.params,
-  );
+  const rows = await floorSpaceSummaryRows(store, filterOf(options));
   return rows
     .map((r): FloorSpaceSummary => {
       const readings = num(r.readings, 'readings');
@@ -89,14 +72,7 @@ export async function loadSummary(store: Store, options: ReportOptions & { custo
 }
 
 export async function loadHourly(store: Store, options: ReportOptions): Promise<HourlyPoint[]> {
-  const filter = where(options);
-  const rows = await store.query<Row>(
-    `SELECT customer_id, floor_space_id, hour, readings, occupied_readings, total_headcount,
-            avg_headcount, peak_headcount, occupied_share
-       FROM occupancy_hourly
-      WHERE ${filter.sql}`,
-    filter.params,
-  );
+  const rows = await hourlyRows(store, filterOf(options));
   return rows
     .map(
       (r): HourlyPoint => ({

@@ -1,5 +1,6 @@
 import { globalSecrets } from '../logger.ts';
 import type { Store } from '../store/types.ts';
+import { syncHealthRows } from '../store/status-queries.ts';
 import { toIsoUtc } from '../time.ts';
 
 /**
@@ -58,7 +59,7 @@ const ts = (v: unknown) => (v === null || v === undefined ? null : toIsoUtc(v as
 /** Reads the incremental (not `#backfill`) rows of `sync_health`. */
 export async function readSyncHealth(store: Store, timeoutMs = 2000): Promise<Row[]> {
   // On Postgres a query that outlasts the timeout is cancelled on the server, not left running behind the answer.
-  const rows = await store.query<Row>('SELECT * FROM sync_health', [], { timeoutMs });
+  const rows = await syncHealthRows(store, timeoutMs);
   return rows.filter((r) => !String(r.stream).includes('#'));
 }
 

@@ -61,3 +61,4 @@ export async function openStore(database: Config['database'], options: OpenStore
   const adapter = openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly, timeouts: database.timeouts, signal: options.signal });
   return new SqlStore(adapter, clock, storeLogger, migrator);
 }
+

@@ -2,24 +2,23 @@ import { systemClock } from '../../src/clock.ts';
 import { SecretRegistry, createLogger } from '../../src/logger.ts';
 import { defaultSleep } from '../../src/api/abort.ts';
 import { createApiClient } from '../../src/api/client.ts';
-import { PgBudgetBackend } from '../../src/api/budget/postgres-store.ts';
-import { SqliteBudgetBackend } from '../../src/api/budget/sqlite-store.ts';
+import { limitPolicy, SharedBudgetBackend } from '../../src/api/budget/shared-backend.ts';
 import { DEFAULT_BUDGET, type BudgetBackend } from '../../src/api/budget/types.ts';
+import { openBudgetRows } from '../../src/store/api-budget.ts';
 import { runPool } from '../support/pool.ts';
 import { BUILDINGS } from './support.ts';
 
 /**
  * One process of test/api/budget-shared.test.ts: a client of the shared key, drawing on the key's budget in Postgres
- * or in the SQLite coordinator file, sending `requests` queries `concurrency` at a time (variables carry `tag`, so the
+ * or in the SQLite coordinator file (the store's openBudgetRows, as src/app/clients.ts opens it), sending `requests` queries `concurrency` at a time (variables carry `tag`, so the
  * test's platform can tell the processes apart). Prints `ready`, then `done <stats>`.
  */
 
 interface Job {
   backend: 'postgres' | 'sqlite';
-  /** Postgres: the URL without its schema, and the schema; SQLite: the coordinator file. */
+  /** Postgres: DATABASE_URL (with its ?schema=); SQLite: the database file the coordinator file is beside. */
   url?: string;
-  schema?: string;
-  file?: string;
+  database?: string;
   platform: string;
   tag: string;
   requests: number;
@@ -33,10 +32,12 @@ const settings = { ...DEFAULT_BUDGET, adaptive: job.adaptive, maxInFlight: job.m
 // The budget's own lines (limit changes, pauses) on stderr, for a failing test to show.
 const logger = createLogger({ level: 'info', pretty: false });
 const common = { settings, clock: systemClock, sleep: defaultSleep, logger, maxPauseMs: 120_000 };
-const backend: BudgetBackend =
+const database =
   job.backend === 'postgres'
-    ? new PgBudgetBackend({ ...common, target: async () => ({ url: job.url!, schema: job.schema }) })
-    : new SqliteBudgetBackend({ ...common, file: job.file!, leaseMs: 60_000 });
+    ? { dialect: 'postgres' as const, url: job.url!, sqlitePath: undefined }
+    : { dialect: 'sqlite' as const, url: `file:${job.database!}`, sqlitePath: job.database! };
+const rows = openBudgetRows(database, { policy: limitPolicy(settings, systemClock), maxInFlight: settings.maxInFlight, adaptive: settings.adaptive, logger, leaseMs: 60_000 });
+const backend: BudgetBackend = new SharedBudgetBackend({ ...common, rows: rows! });
 const client = createApiClient({
   baseUrl: job.platform,
   apiKey: 'shared-key',

@@ -76,12 +76,11 @@ describe.each(['postgres', 'sqlite'] as const)('one key shared by three processe
   async function where(): Promise<Record<string, unknown>> {
     if (dialect === 'postgres') {
       db = await freshDatabase('postgres', 'budget_shared');
-      const url = new URL(db.url);
-      url.searchParams.delete('schema');
-      return { backend: 'postgres', url: url.toString(), schema: db.schema };
+      return { backend: 'postgres', url: db.url };
     }
     dir = tempDir('occupancy-sync-budget-');
-    return { backend: 'sqlite', file: join(dir.dir, 'occupancy.db-api-budget') };
+    // The coordinator file is beside it: occupancy.db-api-budget.
+    return { backend: 'sqlite', database: join(dir.dir, 'occupancy.db') };
   }
 
   function start(job: Record<string, unknown>): Child {

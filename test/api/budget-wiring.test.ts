@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { MemoryBudgetBackend, PgBudgetBackend, SqliteBudgetBackend } from '../../src/api/budget/index.ts';
+import { MemoryBudgetBackend, SharedBudgetBackend } from '../../src/api/budget/index.ts';
 import { closeClients, createSyncTargets, openBudgets } from '../../src/app/clients.ts';
 import { resolveConfig } from '../../src/config.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -30,7 +30,8 @@ describe('API budgets wired from the configuration', () => {
     const pg = openBudgets(resolveConfig({ ...env, DATABASE_URL: 'postgres://u@db.example.com:5432/occ?schema=s1' }), { logger: silentLogger });
     const lite = openBudgets(resolveConfig({ ...env, DATABASE_URL: 'file:/tmp/x/occupancy.db' }), { logger: silentLogger });
     const memory = openBudgets(resolveConfig({ ...env, DATABASE_URL: 'file::memory:' }), { logger: silentLogger });
-    expect([pg, lite, memory].map((b) => b.constructor)).toEqual([PgBudgetBackend, SqliteBudgetBackend, MemoryBudgetBackend]);
+    expect([pg, lite, memory].map((b) => b.constructor)).toEqual([SharedBudgetBackend, SharedBudgetBackend, MemoryBudgetBackend]);
+    expect([pg, lite].map((b) => (b as SharedBudgetBackend).dialect)).toEqual(['postgres', 'sqlite']);
     // Nothing is connected until a query asks for leave.
     await Promise.all([pg, lite, memory].map((b) => b.close()));
     expect(existsSync('/tmp/x/occupancy.db-api-budget')).toBe(false);

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/process.ts';
 
@@ -97,13 +98,13 @@ describe('import rules (docs/architecture.md)', () => {
 
 /** The store's rooms (docs/architecture.md, "The store"): each dialect's driver and machinery, beside the neutral core. */
 const ROOMS = ['src/store/sqlite', 'src/store/postgres'];
-/** Files outside the store that may import a room, and why: the Postgres job queue shares the store's URL and lock keys. */
-const ROOM_USERS: ReadonlyArray<[from: string, to: string]> = [
-  ['src/app/queue.ts', 'src/store/postgres/url.ts'],
-  ['src/app/queue.ts', 'src/store/postgres/locks.ts'],
-  // The API budget's Postgres backend reads DATABASE_URL's ?schema= as the store does.
-  ['src/app/clients.ts', 'src/store/postgres/url.ts'],
-];
+/**
+ * Files outside the store that may import a room, and why. Empty: the job queue's statements and the API budget's
+ * shared rows are opened through the core (src/store/index.ts `openJobQueueSql`, `openBudgetRows`).
+ */
+const ROOM_USERS: ReadonlyArray<[from: string, to: string]> = [];
+/** The core's files that load a room, by a dynamic import only: openStore, openBudgetRows, openJobQueueSql. */
+const ROOM_OPENERS = ['src/store/index.ts', 'src/store/api-budget.ts', 'src/store/job-queue.ts'];
 
 const rel = (file: string) => relative(ROOT, file).split(sep).join('/');
 const roomOf = (file: string) => ROOMS.find((room) => rel(file).startsWith(`${room}/`));
@@ -119,10 +120,10 @@ describe('the store: a neutral core beside the sqlite/ and postgres/ rooms (docs
     expect(store.filter((f) => !roomOf(f)).length).toBeGreaterThan(5);
   });
 
-  it('the core imports no room, except openStore loading the dialect it opens (a dynamic import)', () => {
+  it('the core imports no room, except the openers loading the dialect they open (a dynamic import)', () => {
     const broken: string[] = [];
     for (const file of store.filter((f) => !roomOf(f))) {
-      const dynamicOnly = rel(file) === 'src/store/index.ts';
+      const dynamicOnly = ROOM_OPENERS.includes(rel(file));
       for (const spec of dynamicOnly ? staticImportsOf(file) : importsOf(file)) {
         if (roomOf(resolve(dirname(file), spec))) broken.push(`${rel(file)} imports ${spec}`);
       }
@@ -160,6 +161,71 @@ describe('the store: a neutral core beside the sqlite/ and postgres/ rooms (docs
   });
 });
 
+/** Where SQL and the database drivers may stand (docs/architecture.md, "SQL only in the store"). */
+const SQL_HOMES = /^(src\/store\/|db\/)/;
+/**
+ * SQL text: a statement's keywords in capitals, as every statement of this code base writes them (in prose a message
+ * says "select", not "SELECT ... FROM"): DML with its clause, DDL with its object, an upsert's conflict clause.
+ */
+const SQL_TEXT = /\b(SELECT|DELETE)\b[\s\S]*?\bFROM\b|\bINSERT\s+INTO\b|\bUPDATE\b[\s\S]*?\bSET\b|\b(CREATE|ALTER|DROP)\s+(TABLE|INDEX|VIEW|SCHEMA|TRIGGER|FUNCTION)\b|\bON\s+CONFLICT\b/;
+/** The database drivers and the ORM: only the store and db/ speak to a database. */
+const DRIVERS = ['postgres', 'pg', 'better-sqlite3', 'node:sqlite', 'drizzle-orm'];
+
+/** The text of every string and template literal of a file (a template's substitutions as `?`), with its line. */
+function literalsOf(file: string): Array<{ line: number; text: string }> {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+  const found: Array<{ line: number; text: string }> = [];
+  const at = (node: ts.Node) => source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+  const visit = (node: ts.Node): void => {
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) found.push({ line: at(node), text: node.text });
+    else if (ts.isTemplateExpression(node)) {
+      found.push({ line: at(node), text: [node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join('?') });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** Package specifiers a file imports (static, type-only, re-exports, dynamic `import()` and `typeof import()`). */
+function packagesOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?\bfrom\s+'([^.'][^']*)'|\bimport\(\s*'([^.'][^']*)'\s*\)/g)].map((m) => (m[1] ?? m[2])!);
+}
+
+const isDriver = (spec: string) => DRIVERS.some((d) => spec === d || spec.startsWith(`${d}/`));
+
+describe('SQL only in the store (docs/architecture.md)', () => {
+  it('no SQL text outside src/store/ and db/', () => {
+    const offenders = FILES.filter((f) => !SQL_HOMES.test(rel(f))).flatMap((file) =>
+      literalsOf(file)
+        .filter((l) => SQL_TEXT.test(l.text))
+        .map((l) => `${rel(file)}:${l.line}: ${l.text.replace(/\s+/g, ' ').slice(0, 80)}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('no database driver or drizzle-orm imported outside src/store/ and db/', () => {
+    const offenders = FILES.filter((f) => !SQL_HOMES.test(rel(f))).flatMap((file) => packagesOf(file).filter(isDriver).map((spec) => `${rel(file)} imports ${spec}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it('the rules see what they guard', () => {
+    // SQL the store writes is seen, in strings and templates alike; prose and the store's own files are not.
+    const store = FILES.filter((f) => rel(f).startsWith('src/store/')).flatMap((f) => literalsOf(f).filter((l) => SQL_TEXT.test(l.text)));
+    expect(store.length).toBeGreaterThan(20);
+    for (const sql of ['SELECT * FROM sync_health', 'INSERT INTO x (a) VALUES (?)', 'UPDATE budgets SET state = ?', 'DELETE FROM slots WHERE pid = ?', 'CREATE TABLE IF NOT EXISTS t (a int)', 'x ON CONFLICT (a) DO NOTHING']) {
+      expect(SQL_TEXT.test(sql), sql).toBe(true);
+    }
+    for (const prose of ['select a stream from the list', 'Update the definitions file: set paging', 'the SELECT privilege', 'DELETE the file']) expect(SQL_TEXT.test(prose), prose).toBe(false);
+    expect(literalsOf(join(ROOT, 'src/store/status-queries.ts')).some((l) => l.text === 'SELECT * FROM sync_health')).toBe(true);
+    expect(packagesOf(join(ROOT, 'src/store/postgres/api-budget.ts')).filter(isDriver)).toEqual(['postgres', 'postgres']);
+    expect(isDriver('drizzle-orm/pg-core')).toBe(true);
+    expect(isDriver('postgres-array')).toBe(false);
+    expect(SQL_HOMES.test('src/app/queue.ts')).toBe(false);
+  });
+});
+
 describe('drizzle-orm (docs/architecture.md, "drizzle-orm")', () => {
   it('its values are imported only through db/schema/drizzle.ts (its CommonJS build; one copy in the process)', () => {
     const offenders = FILES.filter((file) => !file.endsWith(join('db', 'schema', 'drizzle.ts'))).filter((file) =>
@@ -194,7 +260,6 @@ describe('what a sync loads (docs/architecture.md, "Start-up")', () => {
  * only shrink: a circle that is gone must leave it, and a new or grown circle fails.
  */
 const KNOWN_CIRCLES: ReadonlyArray<readonly string[]> = [
-  ['src/api/budget/aimd.ts', 'src/api/budget/types.ts'],
   ['src/store/adapter.ts', 'src/store/occupancy-layout.ts', 'src/store/occupancy-sink.ts', 'src/store/sinks.ts'],
 ];
 

@@ -1,4 +1,4 @@
-import type { BudgetSettings } from './types.ts';
+import type { BudgetSettings } from './settings.ts';
 
 /**
  * The in-flight limit of one API key, adapted to what the platform answers (AIMD), as a pure function of the key's

@@ -1,22 +1,7 @@
+import type { KeyStore as SharedKeyStore, Take as SharedTake } from '../../budget-store.ts';
 import type { LimitState, Observation } from './aimd.ts';
 
-/**
- * The API budget of a key: how many of its queries may be in flight at once and how many may start per second,
- * shared by every client of the key in this process and, with a shared store, by every process using it.
- */
-
-export interface BudgetSettings {
-  /** The most queries of one key in flight at once, every process together (API_MAX_IN_FLIGHT). */
-  maxInFlight: number;
-  /** Where an adaptive limit starts for a key nothing has been learnt of yet. */
-  startInFlight: number;
-  /** Adapt the limit to the platform's answers (AIMD, src/api/budget/aimd.ts), or hold it at maxInFlight. */
-  adaptive: boolean;
-  /** Queries a key may start per second, every process together (API_MAX_RATE); undefined: no such limit. */
-  ratePerSecond: number | undefined;
-}
-
-export const DEFAULT_BUDGET: BudgetSettings = { maxInFlight: 32, startInFlight: 8, adaptive: true, ratePerSecond: undefined };
+export { DEFAULT_BUDGET, type BudgetSettings } from './settings.ts';
 
 /**
  * How an answer went, as the client tells it to the budget. `latencyMs`: from sending to the whole answer;
@@ -68,36 +53,20 @@ export interface ApiBudget {
  * A take from a store: slots under the limit (each with the key's queries in flight once it is out, itself
  * included), or why none.
  */
-export type Take =
-  | { grants: Array<{ slot: number; level: number }>; state: LimitState; why?: undefined }
-  | { grants: []; state: LimitState; why: 'paused' | 'full' };
+export type Take = SharedTake<LimitState>;
 
 /**
- * Where one key's shared state and in-flight slots live: in this process (memory-store.ts), in Postgres for every
- * process using the database (postgres-store.ts), or in a coordinator file beside a SQLite database (sqlite-store.ts).
+ * Where one key's shared state and in-flight slots live: in this process (memory-store.ts), or shared by the processes
+ * using the database through the store (src/budget-store.ts, src/store/api-budget.ts): in Postgres, or in a
+ * coordinator file beside a SQLite database. `take` takes up to `want` slots (one round trip for a queue of queries)
+ * when the key is not paused at `now` and has slots free under its limit; `update` applies `change` to the state as
+ * stored now, atomically with respect to every other process (`change` returns the same object to write nothing) and
+ * resolves to the state in force afterwards; `reserve` reserves the next start under a rate of one per `intervalMs`
+ * with bursts of `burst` and resolves to when to send; `changed` resolves when another process may have freed a slot
+ * or changed the state, after `ms` at the latest, or at once when `signal` aborts (an in-process store never does:
+ * the budget's own releases wake it; a query waiting keeps the process alive, so the timer is not unref'd).
  */
-export interface KeyStore {
-  /**
-   * Takes up to `want` slots (one round trip for a queue of queries) when the key is not paused at `now` and has
-   * slots free under its limit.
-   */
-  take(now: number, want: number): Promise<Take>;
-  /** Gives a slot back. */
-  give(slot: number): Promise<void>;
-  /**
-   * Applies `change` to the state as stored now, atomically with respect to every other process; `change` returns
-   * the same object to write nothing. Resolves to the state in force afterwards.
-   */
-  update(change: (state: LimitState) => LimitState): Promise<LimitState>;
-  /** Reserves the next start under a rate of one per `intervalMs` with bursts of `burst`; resolves to when to send. */
-  reserve(now: number, intervalMs: number, burst: number): Promise<number>;
-  /**
-   * Resolves when another process may have freed a slot or changed the state, after `ms` at the latest, or at once
-   * when `signal` aborts (no one is waiting any more); an in-process store never does (the budget's own releases wake
-   * it). A query waiting keeps the process alive, so the timer is not unref'd.
-   */
-  changed(ms: number, signal: AbortSignal): Promise<void>;
-}
+export type KeyStore = SharedKeyStore<LimitState>;
 
 /** Opens the stores of keys; one per process and database, closed with the clients. */
 export interface BudgetBackend {

@@ -1,14 +1,12 @@
 import type { Sql } from 'postgres';
-import type { Clock } from '../../clock.ts';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { initialState, reconcile, type LimitState } from './aimd.ts';
-import { KeyBudget, passedOn } from './key-budget.ts';
-import { keyIds } from './keys.ts';
-import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from './types.ts';
+import type { BudgetRows, KeyStore, LimitPolicy, StoredLimit, Take } from '../../budget-store.ts';
+import { BUDGET_TIMING } from '../api-budget.ts';
+import { parsePgUrl } from './url.ts';
 
 /**
- * The budget of every key on Postgres, shared by every process using the database (`serve` instances, cron `sync`,
+ * The API budget of every key on Postgres (src/store/api-budget.ts), shared by every process using the database (`serve` instances, cron `sync`,
  * `backfill`):
  * - a key's in-flight slots are session advisory locks `(lock key, slot)`, slot < the key's limit, held on one
  *   dedicated connection of this process: the server drops them with the session, so a process killed with kill -9
@@ -21,14 +19,7 @@ import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from '.
  */
 
 const CHANNEL = 'occupancy_sync_api_budget';
-const POLL_MS = 200;
-/** A slot passes from query to query in this process for at most this long before it goes back (KeyBudget). */
-const REUSE_MS = 1000;
-/**
- * A slot no query of this process uses stays with it this long before it goes back (KeyBudget `lingerMs`): a take is
- * a round trip answered only when the event loop is free, on the path of the next query (docs/api-client.md).
- */
-const LINGER_MS = 50;
+const POLL_MS = BUDGET_TIMING.postgres.pollMs;
 /**
  * Every budget statement is a lookup or a one-row change, answered in milliseconds. One that has no answer in this
  * time waits on a server or a network path that went silent (no reset, no answer: TCP itself would wait a quarter of
@@ -67,22 +58,21 @@ SELECT b.state,
      AND classid::bigint = ($2::bigint + 4294967296) % 4294967296) AS held
 FROM b`;
 
-export interface PgBudgetOptions {
-  /**
-   * DATABASE_URL without its `schema` parameter, and that schema (the search_path), as the store reads them; asked
-   * for when the budget first connects.
-   */
-  target: () => Promise<{ url: string; schema: string | undefined }>;
-  settings: BudgetSettings;
-  clock: Clock;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+export interface PgBudgetOptions<S extends StoredLimit> {
+  /** The postgres:// DATABASE_URL, `?schema=` included: the budget's table lives beside the data, as the store's. */
+  databaseUrl: string;
+  policy: LimitPolicy<S>;
+  /** The settings the take statement applies (API_MAX_IN_FLIGHT, adaptive or not). */
+  maxInFlight: number;
+  adaptive: boolean;
   logger: Logger;
-  maxPauseMs: number;
 }
 
-export class PgBudgetBackend implements BudgetBackend {
-  readonly #o: PgBudgetOptions;
-  readonly #budgets = new Map<string, { budget: KeyBudget; store: PgKeyStore }>();
+export class PgBudgetRows<S extends StoredLimit> implements BudgetRows<S> {
+  readonly dialect = 'postgres';
+  readonly timing = BUDGET_TIMING.postgres;
+  readonly #o: PgBudgetOptions<S>;
+  readonly #stores = new Map<string, PgKeyStore<S>>();
   #session: Promise<Sql> | undefined;
   #listening: Promise<{ unlisten: () => Promise<void> } | undefined> | undefined;
   #closed = false;
@@ -90,20 +80,17 @@ export class PgBudgetBackend implements BudgetBackend {
   /** Incremented when the slots' session ends: slots taken on an earlier one are gone with it. */
   generation = 0;
 
-  constructor(options: PgBudgetOptions) {
+  constructor(options: PgBudgetOptions<S>) {
     this.#o = options;
   }
 
-  budget(baseUrl: string, apiKey: string): ApiBudget {
-    const { keyId, lockKey } = keyIds(baseUrl, apiKey);
-    let entry = this.#budgets.get(keyId);
-    if (!entry) {
-      const store = new PgKeyStore(this, keyId, lockKey, this.#o.settings, this.#o.clock);
-      const budget = new KeyBudget(store, this.#o.settings, { ...passedOn(this.#o), label: apiKey, pollMs: POLL_MS, reuseMs: REUSE_MS, lingerMs: LINGER_MS });
-      entry = { budget, store };
-      this.#budgets.set(keyId, entry);
+  keyStore(keyId: string, lockKey: number): KeyStore<S> {
+    let store = this.#stores.get(keyId);
+    if (!store) {
+      store = new PgKeyStore(this, keyId, lockKey, this.#o);
+      this.#stores.set(keyId, store);
     }
-    return entry.budget;
+    return store;
   }
 
   /**
@@ -154,7 +141,7 @@ export class PgBudgetBackend implements BudgetBackend {
 
   async #open(): Promise<Sql> {
     const { default: postgres } = await import('postgres');
-    const { url, schema } = await this.#o.target();
+    const { url, schema } = parsePgUrl(this.#o.databaseUrl);
     const sql = postgres(url, {
       // One connection: advisory locks belong to the session that took them, so lock and unlock must share it. A
       // `max: 1` client rather than a reserved connection: see src/store/locks.ts on postgres.js and terminated backends.
@@ -205,7 +192,7 @@ export class PgBudgetBackend implements BudgetBackend {
 
   #subscribe(sql: Sql): Promise<{ unlisten: () => Promise<void> } | undefined> {
     return sql
-      .listen(CHANNEL, (keyId) => this.#budgets.get(keyId)?.store.notified())
+      .listen(CHANNEL, (keyId) => this.#stores.get(keyId)?.notified())
       .then(
         (listener) => listener,
         (error: unknown) => {
@@ -239,36 +226,34 @@ async function settledWithin(promise: Promise<unknown> | undefined, ms: number):
   clearTimeout(timer);
 }
 
-class PgKeyStore implements KeyStore {
-  readonly #backend: PgBudgetBackend;
+class PgKeyStore<S extends StoredLimit> implements KeyStore<S> {
+  readonly #backend: PgBudgetRows<S>;
   readonly #keyId: string;
   readonly #lockKey: number;
-  readonly #settings: BudgetSettings;
-  readonly #clock: Clock;
+  readonly #o: PgBudgetOptions<S>;
   /** Slots taken on the current session, by slot number: its generation. */
   readonly #held = new Map<number, number>();
   #waiting: Array<() => void> = [];
 
-  constructor(backend: PgBudgetBackend, keyId: string, lockKey: number, settings: BudgetSettings, clock: Clock) {
+  constructor(backend: PgBudgetRows<S>, keyId: string, lockKey: number, options: PgBudgetOptions<S>) {
     this.#backend = backend;
     this.#keyId = keyId;
     this.#lockKey = lockKey;
-    this.#settings = settings;
-    this.#clock = clock;
+    this.#o = options;
   }
 
-  take(now: number, want: number): Promise<Take> {
+  take(now: number, want: number): Promise<Take<S>> {
     return this.#backend.use((sql) => this.#take(sql, now, want));
   }
 
-  async #take(sql: Sql, now: number, want: number): Promise<Take> {
+  async #take(sql: Sql, now: number, want: number): Promise<Take<S>> {
     const run = () =>
-      sql.unsafe<Array<{ state: LimitState; slots: number[]; held: string }>>(TAKE, [
+      sql.unsafe<Array<{ state: S; slots: number[]; held: string }>>(TAKE, [
         this.#keyId,
         this.#lockKey,
         now,
-        this.#settings.maxInFlight,
-        this.#settings.adaptive,
+        this.#o.maxInFlight,
+        this.#o.adaptive,
         this.#mine(),
         want,
       ]);
@@ -276,11 +261,11 @@ class PgKeyStore implements KeyStore {
     if (!row) {
       await sql.unsafe('INSERT INTO api_budgets (key_id, state) VALUES ($1, $2) ON CONFLICT (key_id) DO NOTHING', [
         this.#keyId,
-        sql.json(initialState(this.#settings, this.#clock.now()) as never) as never,
+        sql.json(this.#o.policy.initial() as never) as never,
       ]);
       [row] = await run();
     }
-    const state = reconcile(row!.state, this.#settings);
+    const state = this.#o.policy.reconcile(row!.state);
     const slots = row!.slots;
     if (slots.length === 0) return { grants: [], state, why: state.pausedUntil > now ? 'paused' : 'full' };
     const held = Math.max(Number(row!.held), slots.length);
@@ -310,15 +295,15 @@ class PgKeyStore implements KeyStore {
       });
   }
 
-  update(change: (state: LimitState) => LimitState): Promise<LimitState> {
+  update(change: (state: S) => S): Promise<S> {
     return this.#backend.use((sql) => this.#update(sql, change));
   }
 
-  async #update(sql: Sql, change: (state: LimitState) => LimitState): Promise<LimitState> {
+  async #update(sql: Sql, change: (state: S) => S): Promise<S> {
     // Compare-and-set: a change another process made in between is read back and the change applied to it.
     for (let tries = 0; ; tries++) {
-      const [row] = await sql.unsafe<Array<{ state: LimitState; version: string }>>('SELECT state, version FROM api_budgets WHERE key_id = $1', [this.#keyId]);
-      const current = reconcile(row!.state, this.#settings);
+      const [row] = await sql.unsafe<Array<{ state: S; version: string }>>('SELECT state, version FROM api_budgets WHERE key_id = $1', [this.#keyId]);
+      const current = this.#o.policy.reconcile(row!.state);
       const next = change(current);
       if (next === current) return current;
       const written = await sql.unsafe(

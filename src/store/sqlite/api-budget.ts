@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Clock } from '../../clock.ts';
 import { StoreError } from '../../errors.ts';
-import type { Logger } from '../../logger.ts';
 import { processStart } from '../../process-start.ts';
-import { initialState, reconcile, type LimitState } from './aimd.ts';
-import { KeyBudget, passedOn } from './key-budget.ts';
-import { admit, lowestFree, reserveRate } from './limiter.ts';
-import { keyIds } from './keys.ts';
-import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from './types.ts';
+import type { BudgetRows, KeyStore, LimitPolicy, StoredLimit, Take } from '../../budget-store.ts';
+import { budgetTiming } from '../api-budget.ts';
 
 /**
- * The budget of every key for the processes of one host using one SQLite database: a small SQLite file beside it
+ * The API budget of every key (src/store/api-budget.ts) for the processes of one host using one SQLite database: a small SQLite file beside it
  * (`<database>-api-budget`), so cron `sync`, `backfill` and `serve` on the host draw on one budget per key.
  * - a key's in-flight slots are rows naming their holder (pid, the process's start time, a token), taken in a
  *   BEGIN IMMEDIATE transaction (one writer at a time, so count-and-insert is atomic across processes); a row whose
@@ -21,16 +16,6 @@ import type { ApiBudget, BudgetBackend, BudgetSettings, KeyStore, Take } from '.
  * The file holds no secret and no data: deleting it (with no process running) only forgets what was learnt.
  * Processes on other hosts are not counted: a SQLite database is one host's; use Postgres to share a key across hosts.
  */
-
-/** How often a process waiting for a slot held by another process looks again. */
-const POLL_MS = 25;
-/** A slot passes from query to query in this process for at most this long before it goes back (KeyBudget). */
-const REUSE_MS = 1000;
-/**
- * A slot no query of this process uses stays with it this long before it goes back (KeyBudget `lingerMs`): every take
- * is a write transaction on the coordinator file, and a window's next page follows its last one within milliseconds.
- */
-const LINGER_MS = 50;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS budgets (key_id TEXT PRIMARY KEY, state TEXT NOT NULL, rate_tat REAL NOT NULL DEFAULT 0);
@@ -44,14 +29,10 @@ CREATE TABLE IF NOT EXISTS slots (
   PRIMARY KEY (key_id, slot)
 );`;
 
-export interface SqliteBudgetOptions {
-  /** The coordinator file (src/app/clients.ts puts it beside the database). */
+export interface SqliteBudgetOptions<S extends StoredLimit> {
+  /** The coordinator file (src/store/index.ts puts it beside the database). */
   file: string;
-  settings: BudgetSettings;
-  clock: Clock;
-  sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  logger: Logger;
-  maxPauseMs: number;
+  policy: LimitPolicy<S>;
   /** A slot row expires this long after it was taken: the longest a request can take (HTTP_TIMEOUT) and a margin. */
   leaseMs: number;
 }
@@ -72,33 +53,29 @@ function holderGone(pid: number, started: string | null, token: string): boolean
   return started !== null && now !== null && now !== started;
 }
 
-export class SqliteBudgetBackend implements BudgetBackend {
-  readonly #o: SqliteBudgetOptions;
-  readonly #budgets = new Map<string, KeyBudget>();
+export class SqliteBudgetRows<S extends StoredLimit> implements BudgetRows<S> {
+  readonly dialect = 'sqlite';
+  readonly timing: BudgetRows<S>['timing'];
+  readonly #o: SqliteBudgetOptions<S>;
+  readonly #stores = new Map<string, SqliteKeyStore<S>>();
   #db: BetterSqlite3.Database | undefined;
   #opening: Promise<BetterSqlite3.Database> | undefined;
   readonly token = randomUUID();
   readonly started = processStart(process.pid);
 
-  constructor(options: SqliteBudgetOptions) {
+  constructor(options: SqliteBudgetOptions<S>) {
     this.#o = options;
+    this.timing = budgetTiming('sqlite', options.leaseMs);
     liveTokens.add(this.token);
   }
 
-  budget(baseUrl: string, apiKey: string): ApiBudget {
-    const { keyId } = keyIds(baseUrl, apiKey);
-    let budget = this.#budgets.get(keyId);
-    if (!budget) {
-      budget = new KeyBudget(new SqliteKeyStore(this, keyId, this.#o), this.#o.settings, {
-        ...passedOn(this.#o),
-        label: apiKey,
-        pollMs: POLL_MS,
-        reuseMs: Math.min(REUSE_MS, this.#o.leaseMs / 2),
-        lingerMs: LINGER_MS,
-      });
-      this.#budgets.set(keyId, budget);
+  keyStore(keyId: string): KeyStore<S> {
+    let store = this.#stores.get(keyId);
+    if (!store) {
+      store = new SqliteKeyStore(this, keyId, this.#o);
+      this.#stores.set(keyId, store);
     }
-    return budget;
+    return store;
   }
 
   /** Set by close(), which gave back every slot of this process: later releases have nothing left to do. */
@@ -151,32 +128,32 @@ export class SqliteBudgetBackend implements BudgetBackend {
   }
 }
 
-class SqliteKeyStore implements KeyStore {
-  readonly #backend: SqliteBudgetBackend;
+class SqliteKeyStore<S extends StoredLimit> implements KeyStore<S> {
+  readonly #backend: SqliteBudgetRows<S>;
   readonly #keyId: string;
-  readonly #o: SqliteBudgetOptions;
+  readonly #o: SqliteBudgetOptions<S>;
 
-  constructor(backend: SqliteBudgetBackend, keyId: string, options: SqliteBudgetOptions) {
+  constructor(backend: SqliteBudgetRows<S>, keyId: string, options: SqliteBudgetOptions<S>) {
     this.#backend = backend;
     this.#keyId = keyId;
     this.#o = options;
   }
 
   /** The key's state as stored (created on first use), inside the caller's transaction. */
-  #state(db: BetterSqlite3.Database): LimitState {
+  #state(db: BetterSqlite3.Database): S {
     const row = this.#backend.statement(db, 'SELECT state FROM budgets WHERE key_id = ?').get(this.#keyId) as { state: string } | undefined;
-    if (row) return reconcile(JSON.parse(row.state) as LimitState, this.#o.settings);
-    const state = initialState(this.#o.settings, this.#o.clock.now());
+    if (row) return this.#o.policy.reconcile(JSON.parse(row.state) as S);
+    const state = this.#o.policy.initial();
     this.#backend.statement(db, 'INSERT INTO budgets (key_id, state) VALUES (?, ?)').run(this.#keyId, JSON.stringify(state));
     return state;
   }
 
-  async take(now: number, want: number): Promise<Take> {
+  async take(now: number, want: number): Promise<Take<S>> {
     const db = await this.#backend.database();
     // Leases are on the wall clock: they guard against dead processes, whatever clock the budget runs on.
     const wall = Date.now();
     return db
-      .transaction((): Take => {
+      .transaction((): Take<S> => {
         const state = this.#state(db);
         const rows = this.#backend.statement(db, 'SELECT slot, pid, started, token, expires_at FROM slots WHERE key_id = ?').all(this.#keyId) as Array<{
           slot: number;
@@ -196,9 +173,9 @@ class SqliteKeyStore implements KeyStore {
         const insert = this.#backend.statement(db, 'INSERT INTO slots (key_id, slot, pid, started, token, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
         const grants: Array<{ slot: number; level: number }> = [];
         for (;;) {
-          const admission = admit(state, taken.size, now);
+          const admission = this.#o.policy.admit(state, taken.size, now);
           if (!admission.go) return grants.length > 0 ? { grants, state } : { grants: [], state, why: admission.why };
-          const slot = lowestFree(taken);
+          const slot = this.#o.policy.lowestFree(taken);
           taken.add(slot);
           insert.run(this.#keyId, slot, process.pid, this.#backend.started, this.#backend.token, wall + this.#o.leaseMs);
           grants.push({ slot, level: admission.level });
@@ -214,7 +191,7 @@ class SqliteKeyStore implements KeyStore {
     this.#backend.statement(db, 'DELETE FROM slots WHERE key_id = ? AND slot = ? AND token = ?').run(this.#keyId, slot, this.#backend.token);
   }
 
-  async update(change: (state: LimitState) => LimitState): Promise<LimitState> {
+  async update(change: (state: S) => S): Promise<S> {
     const db = await this.#backend.database();
     return db
       .transaction(() => {
@@ -232,7 +209,7 @@ class SqliteKeyStore implements KeyStore {
       .transaction(() => {
         this.#state(db);
         const row = this.#backend.statement(db, 'SELECT rate_tat FROM budgets WHERE key_id = ?').get(this.#keyId) as { rate_tat: number };
-        const { at, tat } = reserveRate(row.rate_tat, now, intervalMs, burst);
+        const { at, tat } = this.#o.policy.reserveRate(row.rate_tat, now, intervalMs, burst);
         this.#backend.statement(db, 'UPDATE budgets SET rate_tat = ? WHERE key_id = ?').run(tat, this.#keyId);
         return at;
       })
