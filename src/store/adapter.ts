@@ -1,8 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { Dialect } from '../config.ts';
 import type { CompatibilityFlags } from './compatibility.ts';
-import type { PageContext } from './sinks.ts';
-import type { Lock, SinkName, SinkRecords } from './types.ts';
+import type { IsoUtc, Lock, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 /**
  * What the dialect-neutral core (store.ts, migrator.ts) needs from a database: run portable drizzle `sql` statements
@@ -18,6 +17,13 @@ export interface Executor {
   exec(statement: string): Promise<void>;
   /** Upserts one page of records with the sink's prepared statement. */
   upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>): Promise<void>;
+}
+
+/** Values shared by every row of a page. */
+export interface PageContext {
+  customerId: string;
+  at: IsoUtc;
+  source: OccupancySource;
 }
 
 export interface TransactionOptions {

@@ -1,5 +1,5 @@
 import type { Dialect } from '../config.ts';
-import type { Column, ComputedColumn } from './sinks.ts';
+import type { Column, ComputedColumn } from './sink-def.ts';
 
 /**
  * How each dialect lays out a reading (db/schema/{pg,sqlite}.ts, migrations 0008 and 0009), as data for the one

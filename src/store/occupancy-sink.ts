@@ -5,7 +5,7 @@ import { sinkColumns, sinkKey } from './columns.ts';
 import type { KeyScope } from './key-cache.ts';
 import { fill as fillIn, OCCUPANCY_LAYOUTS, type OccupancyLayout } from './occupancy-layout.ts';
 import { INT4_RULE, invalid, isInt4 } from './checks.ts';
-import type { Column, PrepareInput, SinkDef } from './sinks.ts';
+import type { Column, PrepareInput, SinkDef } from './sink-def.ts';
 import { canonicalTimestamp } from './timestamps.ts';
 import type { OccupancyRecord } from './types.ts';
 

@@ -3,15 +3,15 @@ import { getTableColumns, getTableName, type Column as DrizzleColumn } from '../
 import { StoreError } from '../errors.ts';
 import { buildings as buildingsTable, floorSpaces as floorSpacesTable, floors as floorsTable, occupancy as occupancyView } from '../../db/schema/pg.ts';
 import type { Dialect } from '../config.ts';
-import type { Executor } from './adapter.ts';
 import { COUNT_RULE, INT4_RULE, invalid, isCount, isInt4, isTimeZone, TIME_ZONE_FIX, TIME_ZONE_RULE } from './checks.ts';
 import { sinkColumns, SINK_NAMES, type NotInRecords, type SinkColumn } from './columns.ts';
-import type { KeyScope } from './key-cache.ts';
 import { floorSpaceKeys, occupancySink } from './occupancy-sink.ts';
+import type { Column, ColumnType, PageContext, PrepareInput, SinkDef } from './sink-def.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
 import type { FloorSpaceRecord, IsoUtc, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 export { sinkKey } from './columns.ts';
+export type { Column, ColumnType, ComputedColumn, PageContext, PrepareInput, SinkDef } from './sink-def.ts';
 
 /**
  * The sink registry: how a stream's records become rows. A sink names the relation users read (the documented table
@@ -21,68 +21,6 @@ export { sinkKey } from './columns.ts';
  * (occupancy-sink.ts, one sink over each dialect's layout). Each room builds its one prepared upsert per sink from
  * this (SQLite: INSERT ... VALUES per row; Postgres: INSERT ... SELECT FROM unnest per page).
  */
-
-/** How a bound value travels: the Postgres array element type of unnest; `int8` of a timestamp means epoch ms. */
-export type ColumnType = 'text' | 'timestamptz' | 'int4' | 'int8' | 'uuid';
-
-export interface Column {
-  name: string;
-  type: ColumnType;
-}
-
-/**
- * A written column made from bound values by SQL, where the table does not store a value as bound. `sql` names each
- * bound column it reads as `:name`, each once and in bound order (SQLite binds positionally).
- */
-export interface ComputedColumn {
-  column: string;
-  sql: string;
-}
-
-/** Values shared by every row of a page. */
-export interface PageContext {
-  customerId: string;
-  at: IsoUtc;
-  source: OccupancySource;
-}
-
-/**
- * What a sink needs from the database before it writes a page (dictionary keys, the page's arrival row), found or
- * made in the page's transaction. `keys` is the room's cache of committed dictionary keys.
- */
-export interface PrepareInput {
-  tx: Executor;
-  keys: KeyScope;
-  page: PageContext;
-}
-
-export interface SinkDef<R, P = unknown> {
-  /** The relation users read (and counts and checks query): the documented table or view. */
-  table: string;
-  /** The table the upsert writes (the same as `table` unless the readable relation is a view). */
-  writeTable: string;
-  /** Runs once per page before its rows are written; what it returns reaches pageValues and fill. */
-  prepare?(input: PrepareInput, records: ReadonlyArray<R>): Promise<P>;
-  /** Columns with one value for the whole page (bound once, not per row). */
-  pageColumns: readonly Column[];
-  pageValues(page: PageContext, prepared: P): unknown[];
-  /** Columns with one value per record, in the order `fill` writes them. */
-  rowColumns: readonly Column[];
-  /** Written columns computed from bound ones (they replace the bound columns they read). */
-  computed: readonly ComputedColumn[];
-  /** The record fields, in the order of the relation's columns. */
-  rowFields: ReadonlyArray<keyof R & string>;
-  /** The record fields that, with the page columns, form the table's primary key. */
-  key: ReadonlyArray<keyof R & string>;
-  /** Indexes in rowColumns of the values that identify a row within a page (Postgres collapses repeats by them). */
-  rowKey: readonly number[];
-  /** Validates one record and writes its row values into `out` from `offset` (no allocation on the hot path). */
-  fill(record: R, out: unknown[], offset: number, index: number, prepared: P): void;
-  /** The portable ON CONFLICT clause (SQLite and Postgres share the syntax, including `excluded`). */
-  onConflict: string;
-  /** Rows missing from a complete listing can be marked deleted (the table has last_seen_at and deleted_at). */
-  softDelete: boolean;
-}
 
 /** What each record column's type becomes as a bound value. */
 const BOUND: Record<SinkColumn['type'], ColumnType> = { text: 'text', integer: 'int4', timestamp: 'timestamptz' };
