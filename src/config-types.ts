@@ -1,4 +1,5 @@
 import type { TelemetryConfig } from './telemetry-config.ts';
+import type { WorkingTime } from './config-working-time.ts';
 
 /** The configuration's types: what resolveConfig (src/config.ts) hands everything below the CLI. */
 
@@ -124,6 +125,11 @@ export interface Config {
     maxPendingBytes: number;
   };
   serve: { host: string; port: number };
+  /**
+   * Working time per building (WORKING_TIME_FILE): what the time-weighted aggregates count as working hours, and the
+   * zone of a building whose platform gives none.
+   */
+  workingTime: WorkingTime;
   /**
    * Stream and webhook definitions a user keeps beside the installed tool (DEFINITIONS_FILE; docs/api-assumptions.md):
    * a file, or a directory holding DEFAULT_DEFINITIONS_FILE. `explicit`: named by the setting, so it must exist;

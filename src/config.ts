@@ -8,8 +8,10 @@ import { resolveCustomers } from './config-customers.ts';
 import { resolveDatabase } from './config-database.ts';
 import { resolveHttp, resolveSync } from './config-sync.ts';
 import { resolveWebhook, webhookEndpoint } from './config-webhook.ts';
+import { resolveWorkingTime } from './config-working-time.ts';
 
 export type { Config, CustomerConfig, DatabaseTimeouts, Dialect, Env } from './config-types.ts';
+export type { WorkingTime } from './config-working-time.ts';
 export { parseDuration } from './config-parse.ts';
 export { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN } from './config-webhook.ts';
 
@@ -95,6 +97,7 @@ export function resolveConfig(env: Env): Config {
       host: env.SERVE_HOST?.trim() || '0.0.0.0',
       port: integer(env, 'SERVE_PORT', 9464, 0, 65535),
     },
+    workingTime: resolveWorkingTime(env),
   };
 }
 

@@ -30,6 +30,11 @@ export interface OpenStoreOptions {
    * to record how the run ended.
    */
   signal?: AbortSignal;
+  /**
+   * Keep the time-weighted aggregates with every commit of readings (default). Off only to measure what keeping them
+   * costs (bench/): the aggregates then fall behind the readings until `aggregates rebuild`.
+   */
+  maintainAggregates?: boolean;
 }
 
 /**
@@ -55,10 +60,10 @@ export async function openStore(database: Config['database'], options: OpenStore
     // Each room's driver (and its drizzle dialect) loads only when that dialect is opened.
     const { openSqlite } = await import('./sqlite/adapter.ts');
     const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly });
-    return new SqlStore(adapter, clock, storeLogger, migrator);
+    return new SqlStore(adapter, clock, storeLogger, migrator, { maintainAggregates: options.maintainAggregates !== false });
   }
   const { openPostgres } = await import('./postgres/adapter.ts');
   const adapter = openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly, timeouts: database.timeouts, signal: options.signal });
-  return new SqlStore(adapter, clock, storeLogger, migrator);
+  return new SqlStore(adapter, clock, storeLogger, migrator, { maintainAggregates: options.maintainAggregates !== false });
 }
 

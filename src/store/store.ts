@@ -7,8 +7,15 @@ import { sinkColumns } from './columns.ts';
 import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import { DEFAULT_AGGREGATE_SETTINGS } from './aggregate-calendars.ts';
+import { followMovedSpaces, rebuildAggregates, reconcileAggregates, spaceBuildings } from './aggregate-store.ts';
+import { maintainReadings } from './aggregates.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
+  AggregateRebuild,
+  AggregateSettings,
+  FloorSpaceRecord,
+  RebuiltBuilding,
   DeliveryRecord,
   IsoUtc,
   OccupancyRecord,
@@ -36,12 +43,17 @@ export class SqlStore implements Store {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #migrator: Omit<MigratorOptions, 'logger'>;
+  /** Keep the time-weighted aggregates with every commit of readings (off only to measure what they cost). */
+  readonly #maintain: boolean;
+  /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
+  readonly #aggregateSettings = new Map<string, AggregateSettings>();
 
-  constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}) {
+  constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}, options: { maintainAggregates?: boolean } = {}) {
     this.#db = adapter;
     this.#clock = clock;
     this.#logger = logger;
     this.#migrator = migrator;
+    this.#maintain = options.maintainAggregates !== false;
   }
 
   get dialect() {
@@ -94,7 +106,10 @@ export class SqlStore implements Store {
         ? { from: canonicalTimestamp(quarantine.window.from, 'quarantine.window.from'), to: canonicalTimestamp(quarantine.window.to, 'quarantine.window.to') }
         : null;
       await this.#db.transaction(async (tx) => {
+        const moving = this.#maintain && page.sink === 'floorSpaces' ? await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>) : undefined;
         await tx.upsert(page.sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
+        if (moving) await followMovedSpaces(tx, this.#db, page.customerId, moving, await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>), this.#settings(page.customerId), at);
+        if (this.#maintain && page.sink === 'occupancy') await maintainReadings(tx, this.#db.dialect, page.customerId, page.records as ReadonlyArray<OccupancyRecord>, this.#settings(page.customerId), at);
         if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
@@ -396,7 +411,22 @@ export class SqlStore implements Store {
       RETURNING attempts`);
     if (Number(row!.attempts) > 1) return 'duplicate';
     await tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy);
+    if (this.#maintain) await maintainReadings(tx, this.#db.dialect, delivery.customerId, occupancy, this.#settings(delivery.customerId), receivedAt);
     return 'stored';
+  }
+
+  #settings(customerId: string): AggregateSettings {
+    return this.#aggregateSettings.get(customerId) ?? DEFAULT_AGGREGATE_SETTINGS;
+  }
+
+  reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
+    this.#aggregateSettings.set(customerId, settings);
+    return this.#wrap(`reconciling the aggregates of customer ${customerId}`, () => reconcileAggregates(this.#db, customerId, settings, toIso(this.#clock.now())));
+  }
+
+  rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
+    this.#aggregateSettings.set(request.customerId, settings);
+    return this.#wrap(`rebuilding the aggregates of customer ${request.customerId}`, () => rebuildAggregates(this.#db, request, settings, toIso(this.#clock.now())));
   }
 
   tryLock(customerId: string, stateKey: string) {

@@ -1,4 +1,5 @@
 import type { Dialect } from '../config.ts';
+import type { WorkingTime, ZoneSource } from '../config-working-time.ts';
 import type { IsoUtc } from '../time.ts';
 
 export type { IsoUtc };
@@ -221,6 +222,41 @@ export interface Lock {
   release(): Promise<void>;
 }
 
+/** What the time-weighted aggregates of a customer are computed with (docs/reporting.md, "Time-weighted aggregates"). */
+export interface AggregateSettings {
+  /** Working time per building (WORKING_TIME_FILE), and the zone of a building whose platform gives none. */
+  workingTime: WorkingTime;
+  /** How long a reading of the customer's occupancy streams holds at most (docs/reporting.md, "The hold rule"). */
+  maxHoldMs: number;
+}
+
+/** `aggregates rebuild`: one customer's buildings (or one), over local dates [from, to) of each one's zone, or all. */
+export interface AggregateRebuild {
+  customerId: string;
+  /** A building id ('' for the floor spaces of no known building); undefined: every building. */
+  buildingId?: string;
+  /** Local dates `YYYY-MM-DD`; undefined: from the first reading, to the last. */
+  from?: string;
+  to?: string;
+}
+
+/** A building whose aggregates were rebuilt, and why. */
+export interface RebuiltBuilding {
+  customerId: string;
+  buildingId: string;
+  buildingName: string | null;
+  zone: string;
+  /** Where the zone came from: the platform's `buildings.time_zone`, WORKING_TIME_FILE, or neither (UTC). */
+  zoneSource: ZoneSource;
+  /** What changed since the rows were computed ('' : nothing, a range recomputed on request). */
+  change: string;
+  spaces: number;
+  /** Buckets written. */
+  buckets: number;
+  /** Every bucket of the building was recomputed (not only a range). */
+  whole?: boolean;
+}
+
 export interface Store {
   readonly dialect: Dialect;
   /**
@@ -300,6 +336,16 @@ export interface Store {
    * [from, to): what a window held, for the completeness alarm.
    */
   countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number>;
+
+  /**
+   * Compares what each building's time-weighted aggregates were computed with (zone, working calendar, max hold) with
+   * what `settings` resolve, and rebuilds each building that differs from its readings, one transaction per building;
+   * resolves to those rebuilt (not those recorded for the first time). Commits of this customer's readings then
+   * compute with these settings for buildings that have none recorded yet.
+   */
+  reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]>;
+  /** Recomputes aggregates from the readings (`aggregates rebuild`), each building in one transaction. */
+  rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]>;
 
   /** Read-only SQL for reports, status and tests. Parameters are positional ($1.. on both dialects). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { timeoutMs?: number }): Promise<T[]>;

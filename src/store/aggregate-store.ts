@@ -1,0 +1,131 @@
+import { sql } from '../../db/schema/drizzle.ts';
+import { StoreError } from '../errors.ts';
+import { startOfLocalDate } from '../working-time.ts';
+import type { Adapter, Executor } from './adapter.ts';
+import {
+  calendarsFor,
+  describeChange,
+  lockBuildings,
+  recordCalendar,
+  recordedCalendars,
+  resolveBuildings,
+  sameCalendar,
+  type AggregateSettings,
+  type BuildingCalendar,
+} from './aggregate-calendars.ts';
+import { rebuildBuilding, rebuildSpaces, resetDays } from './aggregates.ts';
+import type { AggregateRebuild, FloorSpaceRecord, RebuiltBuilding } from './types.ts';
+
+/**
+ * The aggregates' operations that span transactions (the store delegates to these): reconciling what each building's
+ * rows were computed with against the configuration, rebuilding a range, and following a floor space that a listing
+ * moved to another building. What runs inside a commit is aggregates.ts.
+ */
+
+/** The buildings of a customer that have floor spaces or recorded aggregates ('' : spaces of no known building). */
+async function buildingsOf(db: Adapter, customerId: string): Promise<string[]> {
+  const rows = await db.all<{ b: string }>(sql`
+    SELECT DISTINCT COALESCE(building_id, '') AS b FROM floor_spaces WHERE customer_id = ${customerId}
+    UNION SELECT building_id AS b FROM aggregate_calendars WHERE customer_id = ${customerId}`);
+  return rows.map((r) => r.b).sort();
+}
+
+/**
+ * Rebuilds every building of a customer whose recorded calendar (zone, working calendar, max hold) differs from what
+ * the settings resolve now, each in one transaction under its lock; records the calendar of a building with none.
+ */
+export async function reconcileAggregates(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {
+  const buildings = await buildingsOf(db, customerId);
+  const resolved = await resolveBuildings(db, customerId, buildings, settings);
+  const recorded = await recordedCalendars(db, customerId, buildings);
+  const rebuilt: RebuiltBuilding[] = [];
+  for (const building of resolved) {
+    const before = recorded.get(building.buildingId);
+    if (before && sameCalendar(before, building)) continue;
+    const figures = await db.transaction(async (tx) => {
+      await lockBuildings(tx, db.dialect, customerId, [building.buildingId]);
+      // Another process may have recorded or rebuilt it meanwhile: compare again under the lock.
+      const now = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
+      if (now && sameCalendar(now, building)) return undefined;
+      await recordCalendar(tx, customerId, building, at);
+      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building)), had: now !== undefined };
+    });
+    if (figures?.had) {
+      rebuilt.push({ customerId, buildingId: building.buildingId, buildingName: building.name, zone: building.zone, zoneSource: building.zoneSource, change: describeChange(before, building), ...figures });
+    }
+  }
+  return rebuilt;
+}
+
+/**
+ * `aggregates rebuild`: recomputes the buckets of a customer's buildings (or one) from the readings, over local dates
+ * [from, to) of each building's zone or all of them. A building whose calendar changed is rebuilt whole.
+ */
+export async function rebuildAggregates(db: Adapter, request: AggregateRebuild, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {
+  const { customerId } = request;
+  const all = await buildingsOf(db, customerId);
+  const buildings = request.buildingId === undefined ? all : all.filter((b) => b === request.buildingId);
+  if (request.buildingId !== undefined && buildings.length === 0) {
+    throw new StoreError(`building ${JSON.stringify(request.buildingId)} of customer ${customerId} has no floor spaces or aggregates. Fix: use one of ${all.map((b) => JSON.stringify(b)).join(', ') || '(none stored yet: sync first)'}`);
+  }
+  const resolved = await resolveBuildings(db, customerId, buildings, settings);
+  const out: RebuiltBuilding[] = [];
+  for (const building of resolved) {
+    const figures = await db.transaction(async (tx) => {
+      await lockBuildings(tx, db.dialect, customerId, [building.buildingId]);
+      const before = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
+      const same = before !== undefined && sameCalendar(before, building);
+      await recordCalendar(tx, customerId, building, at);
+      const range = same && (request.from !== undefined || request.to !== undefined) ? rangeOf(building, request) : undefined;
+      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, range)), whole: range === undefined, change: same ? '' : describeChange(before, building) };
+    });
+    out.push({ customerId, buildingId: building.buildingId, buildingName: building.name, zone: building.zone, zoneSource: building.zoneSource, ...figures });
+  }
+  return out;
+}
+
+/** Local dates [from, to) of the building's zone as instants; an open end is the start or end of time. */
+function rangeOf(building: BuildingCalendar, request: AggregateRebuild): { fromMs: number; toMs: number } {
+  return {
+    fromMs: request.from === undefined ? Date.UTC(1970, 0, 1) : startOfLocalDate(building.zone, request.from),
+    toMs: request.to === undefined ? Date.UTC(9000, 0, 1) : startOfLocalDate(building.zone, request.to),
+  };
+}
+
+/** The floor spaces of a page of listed floor spaces, by key, with the building they are in ('' : none). */
+export async function spaceBuildings(tx: Executor, customerId: string, records: ReadonlyArray<FloorSpaceRecord>): Promise<Map<number, string>> {
+  const out = new Map<number, string>();
+  const ids = records.map((r) => r.id).filter((id) => typeof id === 'string' && id !== '');
+  for (let i = 0; i < ids.length; i += 1000) {
+    const rows = await tx.all<{ k: number | string; b: string }>(sql`
+      SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
+       WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join(ids.slice(i, i + 1000).map((id) => sql`${id}`), sql`, `)})`);
+    for (const r of rows) out.set(Number(r.k), r.b);
+  }
+  return out;
+}
+
+/**
+ * Floor spaces a listing moved to another building (a space readings named before any listing is in none): their
+ * buckets were computed in the old building's zone and calendar, so they are recomputed whole with the new one's,
+ * in the listing's transaction.
+ */
+export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect'>, customerId: string, before: ReadonlyMap<number, string>, after: ReadonlyMap<number, string>, settings: AggregateSettings, at: string): Promise<void> {
+  const moved = new Map<string, number[]>();
+  for (const [key, building] of after) {
+    const was = before.get(key);
+    if (was === undefined || was === building) continue;
+    const [has] = await tx.all(sql`SELECT 1 AS x FROM occupancy_buckets WHERE floor_space_key = ${key} LIMIT 1`);
+    if (!has) continue;
+    moved.set(building, [...(moved.get(building) ?? []), key]);
+    moved.set(was, moved.get(was) ?? []);
+  }
+  if (moved.size === 0) return;
+  await lockBuildings(tx, db.dialect, customerId, [...moved.keys()]);
+  const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);
+  for (const [building, keys] of moved) {
+    if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
+  }
+  // The buildings they left keep the days of what stays in them.
+  for (const [building, keys] of moved) if (keys.length === 0) await resetDays(tx, db.dialect, customerId, calendars.get(building)!);
+}

@@ -1,0 +1,240 @@
+import { sql, type SQL } from '../../db/schema/drizzle.ts';
+import type { Dialect } from '../config.ts';
+import { timeWeight, type Reading } from '../time-weight.ts';
+import type { Executor } from './adapter.ts';
+import { bucketsCovering, boundsOf, calendarDays, holdsData, type BucketRow } from './aggregate-plan.ts';
+import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
+import type { OccupancyRecord } from './types.ts';
+
+/**
+ * The time-weighted aggregates kept as data arrives (docs/reporting.md, "Time-weighted aggregates"): every commit of
+ * readings recomputes, in its own transaction, the buckets its readings can change (`invalidatedRange`: from a
+ * reading to its max hold later), from the space's readings as stored, and nothing else; a rebuild recomputes any
+ * range the same way. Both compute each bucket from all the readings that can reach it (those from a max hold before
+ * it to its end), so a maintained bucket and a rebuilt one are equal bit for bit. The figures are the pure core's
+ * (src/time-weight.ts); the buckets the plan's (aggregate-plan.ts); this file only reads and writes them.
+ */
+
+/** The status a reading must be stored as to count as occupied, and as vacant; any other is an unknown status. */
+export const OCCUPIED_STATUS = 'CurrentlyOccupied';
+export const VACANT_STATUS = 'Unoccupied';
+
+/** How each dialect reads a reading's instant as epoch ms, and binds one for a comparison with it. */
+const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number): number | string }>> = {
+  sqlite: { at: sql.raw('r.observed_ms'), column: sql.raw('r.observed_ms'), bind: (ms) => ms },
+  // extract(epoch ...) is numeric (exact) since Postgres 14; times are stored to the millisecond.
+  postgres: { at: sql.raw('(extract(epoch from r.observed_at) * 1000)::int8'), column: sql.raw('r.observed_at'), bind: (ms) => new Date(ms).toISOString() },
+};
+
+/** Rows per INSERT: 13 values each, well under both dialects' parameter limits. */
+const INSERT_CHUNK = 500;
+/** Floor spaces per statement that names them. */
+const KEY_CHUNK = 1000;
+
+/** A building's floor spaces whose buckets in [fromMs, toMs) are recomputed. */
+interface Work {
+  keys: number[];
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * Recomputes the buckets a committed page of readings can change (in the page's transaction): per floor space, from
+ * its first reading in the page to a max hold after its last.
+ */
+export async function maintainReadings(tx: Executor, dialect: Dialect, customerId: string, records: ReadonlyArray<OccupancyRecord>, settings: AggregateSettings, at: string): Promise<void> {
+  if (records.length === 0) return;
+  const span = new Map<string, [number, number]>();
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    const ms = Date.parse(r.observedAt);
+    const seen = span.get(r.floorSpaceId);
+    if (!seen) span.set(r.floorSpaceId, [ms, ms]);
+    else if (ms < seen[0]) seen[0] = ms;
+    else if (ms > seen[1]) seen[1] = ms;
+  }
+  const ids = [...span.keys()];
+  const spaces: Array<{ k: number | string; id: string; b: string | null }> = [];
+  for (let i = 0; i < ids.length; i += KEY_CHUNK) {
+    const chunk = ids.slice(i, i + KEY_CHUNK);
+    spaces.push(
+      ...(await tx.all<{ k: number | string; id: string; b: string | null }>(sql`
+        SELECT floor_space_key AS k, floor_space_id AS id, building_id AS b FROM floor_spaces
+         WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join(chunk.map((id) => sql`${id}`), sql`, `)})`)),
+    );
+  }
+  const byBuilding = new Map<string, { keys: number[]; from: number; to: number }>();
+  for (const s of spaces) {
+    const [from, to] = span.get(s.id)!;
+    const b = s.b ?? '';
+    const group = byBuilding.get(b);
+    if (!group) byBuilding.set(b, { keys: [Number(s.k)], from, to });
+    else {
+      group.keys.push(Number(s.k));
+      group.from = Math.min(group.from, from);
+      group.to = Math.max(group.to, to);
+    }
+  }
+  const buildings = [...byBuilding.keys()];
+  await lockBuildings(tx, dialect, customerId, buildings);
+  const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
+  for (const [b, group] of byBuilding) {
+    const calendar = calendars.get(b)!;
+    // A reading at t changes [t, t + max hold) (invalidatedRange): the page's span of them, per building.
+    await recompute(tx, dialect, customerId, calendar, { keys: group.keys, fromMs: group.from, toMs: group.to + calendar.maxHoldMs });
+  }
+}
+
+/**
+ * Recomputes the buckets of `work.keys` (floor spaces of one building) that touch [fromMs, toMs) from the stored
+ * readings: those rows are replaced by the buckets that hold data, and the building's calendar days are extended to
+ * cover them. The caller holds the building's lock (lockBuildings).
+ */
+export async function recompute(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, work: Work): Promise<number> {
+  const buckets = bucketsCovering(calendar.calendar, work.fromMs, work.toMs);
+  if (buckets.length === 0 || work.keys.length === 0) return 0;
+  const bounds = boundsOf(buckets);
+  const first = bounds[0]!;
+  const end = bounds[bounds.length - 1]!;
+  let written = 0;
+  let firstDate: string | undefined;
+  let lastDate: string | undefined;
+  for (let i = 0; i < work.keys.length; i += KEY_CHUNK) {
+    const keys = work.keys.slice(i, i + KEY_CHUNK);
+    const readings = await readReadings(tx, dialect, keys, first - calendar.maxHoldMs, end);
+    const rows: Array<{ key: number; row: BucketRow }> = [];
+    for (const key of keys) {
+      const own = readings.get(key);
+      if (!own) continue;
+      const figures = timeWeight(own, bounds, { maxHoldMs: calendar.maxHoldMs });
+      for (let q = 0; q < figures.length; q++) {
+        const f = figures[q]!;
+        if (!holdsData(f)) continue;
+        const { start: _s, end: _e, ...rest } = f;
+        rows.push({ key, row: { ...rest, bucket: buckets[q]! } });
+      }
+    }
+    await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)}) AND start_ms >= ${first} AND start_ms < ${end}`);
+    await insertBuckets(tx, dialect, rows);
+    written += rows.length;
+    for (const { row } of rows) {
+      if (firstDate === undefined || row.bucket.date < firstDate) firstDate = row.bucket.date;
+      if (lastDate === undefined || row.bucket.date > lastDate) lastDate = row.bucket.date;
+    }
+  }
+  if (firstDate !== undefined) await extendDays(tx, dialect, customerId, calendar, firstDate, lastDate!);
+  return written;
+}
+
+/** The readings of `keys` with an instant in [fromMs, toMs), per floor space, in time order. */
+async function readReadings(tx: Executor, dialect: Dialect, keys: readonly number[], fromMs: number, toMs: number): Promise<Map<number, Reading[]>> {
+  const t = INSTANTS[dialect];
+  const rows = await tx.all<{ k: number | string; t: number | string; s: string; h: number | null }>(sql`
+    SELECT r.floor_space_key AS k, ${t.at} AS t, s.occupancy_status AS s, r.headcount AS h
+      FROM occupancy_readings r JOIN occupancy_statuses s ON s.status_code = r.status_code
+     WHERE r.floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})
+       AND ${t.column} >= ${t.bind(fromMs)} AND ${t.column} < ${t.bind(toMs)}
+     ORDER BY r.floor_space_key, ${t.column}`);
+  const out = new Map<number, Reading[]>();
+  let key = NaN;
+  let list: Reading[] = [];
+  for (const row of rows) {
+    const k = Number(row.k);
+    if (k !== key) {
+      key = k;
+      list = [];
+      out.set(k, list);
+    }
+    list.push({ at: Number(row.t), occupied: row.s === OCCUPIED_STATUS ? true : row.s === VACANT_STATUS ? false : null, headcount: row.h === null ? null : Number(row.h) });
+  }
+  return out;
+}
+
+async function insertBuckets(tx: Executor, dialect: Dialect, rows: ReadonlyArray<{ key: number; row: BucketRow }>): Promise<void> {
+  const flag = dialect === 'postgres' ? (b: boolean) => b : (b: boolean) => (b ? 1 : 0);
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    const values = rows.slice(i, i + INSERT_CHUNK).map(({ key, row: r }) => {
+      const b = r.bucket;
+      return sql`(${key}, ${b.start}, ${b.end}, ${b.date}, ${b.hour}, ${b.weekday}, ${flag(b.working)}, ${r.knownMs}, ${r.occupiedMs}, ${r.headcountMs}, ${r.headcountKnownMs}, ${r.peakHeadcount}, ${r.readings})`;
+    });
+    await tx.run(sql`
+      INSERT INTO occupancy_buckets (floor_space_key, start_ms, end_ms, local_date, local_hour, weekday, working, known_ms,
+                                     occupied_ms, headcount_ms, headcount_known_ms, peak_headcount, readings)
+      VALUES ${sql.join(values, sql`, `)}`);
+  }
+}
+
+/**
+ * calendar_days covers each local date of a building from the first its aggregates hold to the last, without a
+ * gap: a day no sensor measured still has its working time, which is what coverage is measured against.
+ */
+async function extendDays(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, firstDate: string, lastDate: string): Promise<void> {
+  const [have] = await tx.all<{ lo: string | null; hi: string | null }>(sql`
+    SELECT min(local_date) AS lo, max(local_date) AS hi FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
+  const lo = have?.lo ?? null;
+  const hi = have?.hi ?? null;
+  const days =
+    lo === null || hi === null
+      ? calendarDays(calendar.calendar, firstDate, lastDate)
+      : [
+          ...(firstDate < lo ? calendarDays(calendar.calendar, firstDate, lo).filter((d) => d.date < lo) : []),
+          ...(lastDate > hi ? calendarDays(calendar.calendar, hi, lastDate).filter((d) => d.date > hi) : []),
+        ];
+  const flag = dialect === 'postgres' ? (b: boolean) => b : (b: boolean) => (b ? 1 : 0);
+  for (let i = 0; i < days.length; i += INSERT_CHUNK) {
+    const values = days.slice(i, i + INSERT_CHUNK).map(
+      (d) => sql`(${customerId}, ${calendar.buildingId}, ${d.date}, ${d.start}, ${d.end}, ${d.weekday}, ${d.workingMs}, ${flag(d.holiday)}, ${calendar.zone})`,
+    );
+    await tx.run(sql`
+      INSERT INTO calendar_days (customer_id, building_id, local_date, start_ms, end_ms, weekday, working_ms, holiday, time_zone)
+      VALUES ${sql.join(values, sql`, `)} ON CONFLICT (customer_id, building_id, local_date) DO NOTHING`);
+  }
+}
+
+/**
+ * Makes a building's calendar days again from the buckets its floor spaces hold now: after a listing moved spaces
+ * out of it, its days are those of what stays, as a rebuild would make them.
+ */
+export async function resetDays(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar): Promise<void> {
+  await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
+  const [span] = await tx.all<{ lo: string | null; hi: string | null }>(sql`
+    SELECT min(b.local_date) AS lo, max(b.local_date) AS hi FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
+     WHERE f.customer_id = ${customerId} AND COALESCE(f.building_id, '') = ${calendar.buildingId}`);
+  if (span?.lo) await extendDays(tx, dialect, customerId, calendar, span.lo, span.hi!);
+}
+
+/** The floor spaces of a customer's building ('' : of no known building), by key. */
+export async function spacesOf(tx: Executor, customerId: string, buildingId: string): Promise<number[]> {
+  const rows = await tx.all<{ k: number | string }>(sql`
+    SELECT floor_space_key AS k FROM floor_spaces WHERE customer_id = ${customerId} AND COALESCE(building_id, '') = ${buildingId} ORDER BY floor_space_key`);
+  return rows.map((r) => Number(r.k));
+}
+
+/**
+ * Recomputes a building's aggregates from its readings: all of them (every bucket and calendar day of the building
+ * replaced), or the buckets touching [fromMs, toMs). The caller holds the building's lock.
+ */
+export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, range?: { fromMs: number; toMs: number }): Promise<{ spaces: number; buckets: number }> {
+  const keys = await spacesOf(tx, customerId, calendar.buildingId);
+  if (range) return { spaces: keys.length, buckets: await recompute(tx, dialect, customerId, calendar, { keys, ...range }) };
+  await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
+  return { spaces: keys.length, buckets: await rebuildSpaces(tx, dialect, customerId, calendar, keys) };
+}
+
+/** Replaces every bucket of these floor spaces (of the building of `calendar`) with ones computed from all their readings. */
+export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, keys: readonly number[]): Promise<number> {
+  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+    await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
+  }
+  const t = INSTANTS[dialect];
+  let buckets = 0;
+  // One floor space at a time: a year of a space's readings is held, not a building's.
+  for (const key of keys) {
+    // Ordered by the stored column, not the expression: the primary key serves both ends.
+    const [lo] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} LIMIT 1`);
+    if (lo === undefined) continue;
+    const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
+    buckets += await recompute(tx, dialect, customerId, calendar, { keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs });
+  }
+  return buckets;
+}
