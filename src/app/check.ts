@@ -149,6 +149,8 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
   };
 
   const settings = placeholderSettingsOf(options.settings);
+  // A fan-out stream is probed with a parent its parent stream's probe read (the parent runs, and is probed, first).
+  const firsts = new Map<string, Record<string, unknown>>();
   for (const { stream, document, place } of plan.streams) {
     const check: StreamCheck = { name: stream.name, kind: stream.kind, document: document.file };
     result.streams.push(check);
@@ -167,10 +169,29 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
       check.skipped = 'its document does not match the live schema';
       continue;
     }
-    const probe = await probeStream({ stream, client, document, settings: options.settings, now: () => options.clock.now(), signal });
-    check.probe = probe;
-    judgeProbe(stream, probe, place, result);
-    judgeStatuses(stream, probe, place, result);
+    let parent: string | undefined;
+    if (stream.partition) {
+      const value = firsts.get(stream.partition.parent)?.[stream.partition.parentKey];
+      if (typeof value !== 'string' && typeof value !== 'number') {
+        check.skipped = `its parent stream ${stream.partition.parent} read no parent to probe with`;
+        result.warnings.push({
+          kind: 'probe',
+          stream: stream.name,
+          ...at(place?.at(['partition', 'parent'])),
+          message: `stream ${stream.name} fans out over the records of stream ${stream.partition.parent}, whose probe read none: its own query was compared with the schema only`,
+          fix: `run check again once ${stream.partition.parent} lists a record`,
+        });
+        continue;
+      }
+      parent = String(value);
+    }
+    const probe = await probeStream({ stream, client, document, settings: options.settings, now: () => options.clock.now(), signal, ...(parent !== undefined && { parent }) });
+    // The record stays here: check's report names what it read, not the data.
+    const { first, ...reported } = probe;
+    check.probe = reported;
+    if (first) firsts.set(stream.name, first);
+    judgeProbe(stream, reported, place, result);
+    judgeStatuses(stream, reported, place, result);
   }
 
   for (const op of plan.webhooks) {

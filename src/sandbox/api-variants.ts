@@ -7,7 +7,7 @@
  * Facts only, no GraphQL: the CLI lists the variants from here without loading the sandbox.
  */
 
-export const API_VARIANTS = ['v1', 'v2', 'edges', 'token', 'pages', 'capped', 'presence', 'change'] as const;
+export const API_VARIANTS = ['v1', 'v2', 'edges', 'token', 'pages', 'capped', 'presence', 'change', 'per-space'] as const;
 export type ApiVariant = (typeof API_VARIANTS)[number];
 
 /**
@@ -112,6 +112,15 @@ export const API_VARIANT_INFO: Readonly<Record<ApiVariant, ApiVariantInfo>> = {
     maxPageSize: 500,
     headcount: true,
     sampling: 'change',
+  },
+  'per-space': {
+    summary: 'readings reachable only per floor space (no query returns them all), the floor spaces listed, Relay nodes',
+    schemaFile: 'src/sandbox/schema-per-space.graphql',
+    query: 'floorSpaceOccupancy(floorSpaceId, from, to, first, after)',
+    statuses: CANONICAL,
+    maxPageSize: 1000,
+    headcount: true,
+    sampling: 'interval',
   },
 };
 

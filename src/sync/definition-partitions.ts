@@ -8,8 +8,8 @@ import type { AnyStream, PartitionSpec } from './stream.ts';
  * A fan-out stream's `partition` in a definitions file (docs/api-assumptions.md, "Fan-out streams"): which stream's
  * stored rows are its parents, which of their fields it sends, and in which variable. Checked in two steps, both here:
  * the declaration itself with its stream (`partitionAt`: its keys, the variable against the document), then against
- * the streams in force, the built-in ones under the file included (`resolvePartitions`: the parent exists, runs
- * before, keeps a listing, has the field).
+ * the streams in force, the built-in ones under the file included (`resolvePartitions`: the parent exists, keeps a
+ * listing, has the field, and no circle of parents). The run order puts a parent before its fan-out (`mergeStreams`).
  */
 
 /** A `partition` as written, before its parent is found among the streams in force. */
@@ -62,19 +62,31 @@ export function checkPartitionPaths(src: YamlSource, at: YamlPath, record: Recor
 
 /**
  * The streams in force, in run order: the ones under the file (the built-in streams) with the file's over them, a
- * file's stream replacing the one of its name in its place, its new names after them in the file's order.
+ * file's stream replacing the one of its name in its place, its new names after them in the file's order; and a
+ * fan-out stream's parent moved before it when it came later (a file replacing the built-in `occupancy` with a fan-out
+ * over its own new `floor-spaces`), so a parent listed in a run is read in that run.
  */
 export function mergeStreams(under: ReadonlyArray<AnyStream>, file: ReadonlyArray<AnyStream>): AnyStream[] {
   const merged = under.map((s) => file.find((f) => f.name === s.name) ?? s);
   for (const s of file) if (!under.some((u) => u.name === s.name)) merged.push(s);
-  return merged;
+  const ordered: AnyStream[] = [];
+  const placing = new Set<AnyStream>();
+  const place = (stream: AnyStream) => {
+    // A circle of parents is refused by resolvePartitions; here it only must not recurse for ever.
+    if (ordered.includes(stream) || placing.has(stream)) return;
+    placing.add(stream);
+    const parent = stream.partition && merged.find((m) => m.name === stream.partition!.parent);
+    if (parent) place(parent);
+    ordered.push(stream);
+  };
+  for (const stream of merged) place(stream);
+  return ordered;
 }
 
 /**
  * Step two, once every stream of the file is read: each declared partition against the streams in force (`under`,
- * with the file's over them). The parent must exist, run before its child (so a parent listed in a run is read in that
- * run), be a listing whose rows can be soft-deleted (a removed parent must stop being read), and have the field; not
- * the stream itself. Returns the file's streams with their partitions resolved; errors go to `src`.
+ * with the file's over them). The parent must exist, be a listing whose rows can be soft-deleted (a removed parent must
+ * stop being read), and have the field; no stream may be its own parent, nor its parent's parent. Returns the file's streams with their partitions resolved; errors go to `src`.
  */
 export function resolvePartitions(
   src: YamlSource,
@@ -82,23 +94,31 @@ export function resolvePartitions(
   declared: ReadonlyMap<AnyStream, DeclaredPartition>,
   under: ReadonlyArray<AnyStream>,
 ): AnyStream[] {
-  const order = mergeStreams(under, streams).map((s) => s.name);
+  const inForce = mergeStreams(under, streams);
+  const parentOf = (name: string) => {
+    const stream = streams.find((s) => s.name === name);
+    return stream ? declared.get(stream)?.parent : inForce.find((s) => s.name === name)?.partition?.parent;
+  };
   return streams.map((stream) => {
     const d = declared.get(stream);
     if (!d) return stream;
-    const parent = mergeStreams(under, streams).find((s) => s.name === d.parent);
+    const parent = inForce.find((s) => s.name === d.parent);
     const at = [...d.at, 'parent'];
     if (d.parent === stream.name) {
       src.error(at, `stream ${stream.name} cannot be its own parent`, 'name the stream that lists the parents, e.g. floor-spaces');
       return stream;
     }
     if (!parent) {
-      src.error(at, `no stream ${d.parent} to take the parents from (streams in force: ${order.join(', ')})`, 'name a stream of this file or a built-in one that lists the parents');
+      src.error(at, `no stream ${d.parent} to take the parents from (streams in force: ${inForce.map((s) => s.name).join(', ')})`, 'name a stream of this file or a built-in one that lists the parents');
       return stream;
     }
-    if (order.indexOf(parent.name) > order.indexOf(stream.name)) {
-      src.error(at, `the parent stream ${parent.name} runs after ${stream.name}, so parents it lists would be read a run late`, `declare ${parent.name} before ${stream.name} in the file`);
-      return stream;
+    const chain = [stream.name];
+    for (let name: string | undefined = d.parent; name !== undefined && chain.length <= inForce.length; name = parentOf(name)) {
+      chain.push(name);
+      if (name === stream.name) {
+        src.error(at, `the parents form a circle (${chain.join(' -> ')}): each stream would have to run before the other`, 'take the parents of one of them from a stream that is no fan-out of the other');
+        return stream;
+      }
     }
     if (!softDeletes(parent.sink)) {
       src.error(at, `stream ${parent.name} writes sink ${parent.sink}, whose rows are not a listing that can drop a parent (no last_seen_at, deleted_at)`, 'take the parents from a stream that lists them (buildings, floors, floorSpaces)');

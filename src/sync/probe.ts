@@ -3,7 +3,7 @@ import { toIsoUtc, type IsoUtc } from '../time.ts';
 import { PageContract, type ContractWindow } from './contract.ts';
 import { fetchPage, type GraphQLRequester } from './fetch.ts';
 import { effectivePageSize } from './paging/index.ts';
-import { apiPathOf, compileRecord, type FieldSpec } from './records.ts';
+import { apiPathOf, compileRecord, partitionContext, type FieldSpec } from './records.ts';
 import { limitsOf, validatorOf } from './run/parts.ts';
 import { placeholderSettingsOf, type EngineSettings } from './settings.ts';
 import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
@@ -33,6 +33,8 @@ export interface ProbeOptions {
   settings: EngineSettings;
   now: () => number;
   signal: AbortSignal;
+  /** A fan-out stream's parent key to probe with (one of its parent stream's records); required for such a stream. */
+  parent?: string;
 }
 
 export interface ProbeResult {
@@ -61,6 +63,10 @@ export interface ProbeResult {
    * to see the API accepts it (a refusal is the `failure`).
    */
   runPageSize?: number;
+  /** The first record that passed its declaration: a fan-out stream over this one probes with its parent key. */
+  first?: Record<string, unknown>;
+  /** A fan-out stream: the parent key it probed with. */
+  parent?: string;
   /** The request was refused (GraphQL errors), failed, or its answer broke the page contract. */
   failure?: { kind: 'contract' | 'refused' | 'request'; reason?: ContractRule; message: string; fix?: string };
 }
@@ -87,19 +93,26 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
     window = { from: toIsoUtc(bounds.from), to: toIsoUtc(to), endSlackMs: spec.endSlackMs, cursorField, apiPath: apiPathOf(stream.record as never, cursorField as never) };
     result.window = { from: window.from, to: window.to, endInclusive: spec.endInclusive };
   }
+  const partition = stream.partition && options.parent !== undefined ? { variable: stream.partition.variable, parent: options.parent } : undefined;
+  if (partition) result.parent = partition.parent;
+  const validateNode = validatorOf(stream);
+  const context = partition && partitionContext(partition.parent);
   const read = (size: number) =>
     fetchPage({
       stream,
       client: options.client,
       document: options.document,
-      variables: stream.variables({ settings: placeholderSettingsOf(settings), ...(bounds && { window: bounds }) }),
+      variables: {
+        ...stream.variables({ settings: placeholderSettingsOf(settings), ...(bounds && { window: bounds }) }),
+        ...(partition && { [partition.variable]: partition.parent }),
+      },
       pageSize: size,
       position: null,
       signal: options.signal,
       contract: new PageContract<unknown>({
         where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
         style,
-        validate: validatorOf(stream),
+        validate: context ? (node) => validateNode(node, context) : validateNode,
         keyFields: sinkKey(stream.sink),
         ...(window && { window }),
         startCursor: null,
@@ -126,6 +139,7 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
     result.reasons = [...new Set(page.rejected.map((r) => r.reason))].slice(0, REASONS_KEPT);
     result.fields = brokenFields(stream, page.rejected.slice(0, REASONS_KEPT).map((r) => r.raw));
     result.more = page.next !== null;
+    if (page.records[0] !== undefined) result.first = page.records[0] as unknown as Record<string, unknown>;
   } catch (error) {
     options.signal.throwIfAborted();
     result.failure = failureOf(error);

@@ -19,33 +19,35 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
     target = undefined;
   });
 
+  // per-space reads its readings through a fan-out stream over its own floor space listing (docs/examples/api-per-space).
+  const streams = variant === 'per-space' ? ['buildings', 'floor-spaces', 'occupancy'] : ['buildings', 'occupancy'];
+
   it('check exits 0 with the definitions for the variant, after one request per stream besides introspection', async () => {
     target = await sandboxFor(variant);
     const definitions = { DEFINITIONS_FILE: join(FIXTURES, variant) };
     const before = target.sandbox.stats.queries;
     const { code, stdout, stderr } = await target.run(['check'], definitions);
     expect(stderr).toBe('');
-    expect(stdout).toContain(`definitions: ${join(FIXTURES, variant, 'occupancy-sync.streams.yaml')} (streams buildings, occupancy;`);
+    expect(stdout).toContain(`definitions: ${join(FIXTURES, variant, 'occupancy-sync.streams.yaml')} (streams ${streams.join(', ')};`);
     expect(stdout).toMatch(/ok {4}schema \(introspection\): \d job document\(s\) valid/);
     expect(stdout).toMatch(/ok {4}stream buildings: probe read 3 record\(s\) from the listing's first page/);
     // A recent window holds readings of every floor space: a probe that read none would prove nothing.
     expect(stdout).toMatch(/ok {4}stream occupancy: probe read [1-9]\d* record\(s\) from window \[/);
+    // A fan-out stream is probed with the first parent its parent stream's probe read.
+    if (variant === 'per-space') expect(stdout).toMatch(/ok {4}stream occupancy: probe read 10 record\(s\) from window \[[^\n]*\) of parent [0-9a-f-]{36} \(/);
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('  => all good');
     expect(code).toBe(ExitCode.OK);
     // Introspection, then one page of each of the two streams, and the occupancy page once more at the page size a
     // run asks for (the single-page variant has none): no query of check's own.
-    expect(target.sandbox.stats.queries - before).toBe(variant === 'capped' ? 3 : 4);
+    expect(target.sandbox.stats.queries - before).toBe(variant === 'capped' ? 3 : streams.length + 2);
     if (variant !== 'capped') expect(stdout).toMatch(/ok {4}stream occupancy: probe read 10 record\(s\) from window \[[^\n]*; a run's page size \d+ accepted\)\n/);
 
     const json = await target.run(['check', '--json'], definitions);
     const report = JSON.parse(json.stdout) as { ok: boolean; exitCode: number; customers: Array<Record<string, any>> };
     expect(report).toMatchObject({ ok: true, exitCode: 0 });
     expect(report.customers[0]!.problems).toEqual([]);
-    expect(report.customers[0]!.streams.map((s: any) => [s.name, s.valid, s.probe.failure, s.probe.rejected])).toEqual([
-      ['buildings', true, undefined, 0],
-      ['occupancy', true, undefined, 0],
-    ]);
+    expect(report.customers[0]!.streams.map((s: any) => [s.name, s.valid, s.probe.failure, s.probe.rejected])).toEqual(streams.map((name) => [name, true, undefined, 0]));
     expect(json.code).toBe(ExitCode.OK);
   });
 

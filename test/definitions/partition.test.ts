@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseDocumentSource } from '../../src/api/documents.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { parseDefinitions } from '../../src/sync/definitions.ts';
+import { mergeStreams } from '../../src/sync/definition-partitions.ts';
 import { compileRecord, partitionContext } from '../../src/sync/records.ts';
 import { partitionStateKey, runKeyOf, type AnyStream } from '../../src/sync/stream.ts';
 import { streams as builtins } from '../../jobs/index.ts';
@@ -107,9 +108,18 @@ describe('fan-out streams in the definitions format', () => {
     ]);
   });
 
-  it('refuses a parent that runs after its child', () => {
-    const [line] = errors(`version: 2\nstreams:\n${READINGS}${SPACES}`);
-    expect(line).toMatch(/the parent stream floor-spaces runs after space-readings, so parents it lists would be read a run late\. Fix: declare floor-spaces before space-readings/);
+  it('runs a parent declared after its fan-out stream before it, built-in streams replaced in their place', () => {
+    const defs = parse(`version: 2\nstreams:\n${READINGS.replace('name: space-readings', 'name: occupancy')}${SPACES}`, builtins);
+    expect(mergeStreams(builtins, defs.streams).map((s) => s.name)).toEqual(['buildings', 'floor-spaces', 'occupancy']);
+  });
+
+  it('refuses a circle of parents', () => {
+    const a = READINGS.replace('parent: floor-spaces', 'parent: other');
+    const b = READINGS.replace('name: space-readings', 'name: other').replace('parent: floor-spaces', 'parent: space-readings');
+    expect(errors(`version: 2\nstreams:\n${a}${b}`)).toEqual([
+      expect.stringMatching(/:7:26: the parents form a circle \(space-readings -> other -> space-readings\)/),
+      expect.stringMatching(/:21:26: the parents form a circle \(other -> space-readings -> other\)/),
+    ]);
   });
 
   it('refuses a partition variable the document does not declare', () => {

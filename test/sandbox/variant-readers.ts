@@ -216,3 +216,32 @@ export async function readChange(url: string, token: string, from: string, to: s
   }
   throw new Error('change: paging did not end');
 }
+
+export const PER_SPACE_QUERY = `query SpaceReadings($floorSpaceId: ID!, $from: DateTime!, $to: DateTime!, $first: Int, $after: String) {
+  floorSpaceOccupancy(floorSpaceId: $floorSpaceId, from: $from, to: $to, first: $first, after: $after) {
+    nodes { id occupancyStatus headcount created }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+/** per-space: the floor space listing, then each space's readings page by page (they do not name their space). */
+export async function readPerSpace(url: string, token: string, from: string, to: string, first: number): Promise<Read> {
+  const spaces = (await data(url, token, 'query S { floorSpaces { id buildingId name capacity } }', 'S', {})).floorSpaces as Array<{ id: string }>;
+  const records: Canonical[] = [];
+  let pages = 1;
+  for (const space of spaces) {
+    let after: string | null = null;
+    for (let n = 1; ; n++) {
+      if (n > MAX_PAGES) throw new Error('per-space: paging did not end');
+      pages += 1;
+      const page: any = (await data(url, token, PER_SPACE_QUERY, 'SpaceReadings', { floorSpaceId: space.id, from, to, first, after })).floorSpaceOccupancy;
+      for (const r of page.nodes) {
+        if ('floorSpaceId' in r) throw new Error('per-space: a reading names its space');
+        records.push({ id: r.id, floorSpaceId: space.id, occupancyStatus: unspell('per-space', r.occupancyStatus), headcount: r.headcount, created: r.created });
+      }
+      if (!page.pageInfo.hasNextPage) break;
+      after = page.pageInfo.endCursor;
+    }
+  }
+  return { records: sortCanonical(records), pages };
+}

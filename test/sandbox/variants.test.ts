@@ -5,7 +5,7 @@ import { FakeClock } from '../../src/clock.ts';
 import { API_VARIANT_INFO, API_VARIANTS, spellStatus, startSandbox, type ApiVariant, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { ROOT } from '../support/process.ts';
 import { authenticate, gql, pageAll } from './helpers.ts';
-import { canonical, readCapped, readEdges, readPages, readToken, readV2, type Read } from './variant-readers.ts';
+import { canonical, readCapped, readEdges, readPages, readPerSpace, readToken, readV2, type Read } from './variant-readers.ts';
 
 const open: Sandbox[] = [];
 afterEach(async () => {
@@ -36,6 +36,7 @@ const READ_WINDOW: Record<Exclude<ApiVariant, 'capped' | 'presence' | 'change'>,
   // Nothing lies in the last second of a window of 5-minute ticks, so [from, to) is [from, to - 1 s] here.
   token: (url, token, fromMs, toMs) => readToken(url, token, fromMs / 1000, toMs / 1000 - 1, SIZE),
   pages: (url, token, fromMs, toMs) => readPages(url, token, fromMs, toMs, SIZE),
+  'per-space': (url, token, fromMs, toMs) => readPerSpace(url, token, iso(fromMs), iso(toMs), SIZE),
 };
 
 describe('sandbox API variants: one data model, several API shapes', () => {
@@ -126,12 +127,13 @@ describe('sandbox API variants: one data model, several API shapes', () => {
       ['CurrentlyOccupied', 'Unoccupied'],
       ['true', 'false'],
       ['Occupied', 'Available'],
+      ['CurrentlyOccupied', 'Unoccupied'],
     ]);
     expect(() => spellStatus('edges', 'Occupied')).toThrow(/not a canonical status/);
   });
 
   it('refuses an unknown variant, and a misbehaviour of the v1 occupancy query under another variant', async () => {
-    await expect(startSandbox({ apiVariant: 'relay' as ApiVariant })).rejects.toThrow(/apiVariant: "relay" is not a variant; use one of v1, v2, edges, token, pages, capped, presence, change/);
+    await expect(startSandbox({ apiVariant: 'relay' as ApiVariant })).rejects.toThrow(/apiVariant: "relay" is not a variant; use one of v1, v2, edges, token, pages, capped, presence, change, per-space/);
     await expect(startSandbox({ apiVariant: 'edges', misbehave: 'nullHeadcount' })).rejects.toThrow(/nullHeadcount rewrites v1's occupancy query, which the edges variant does not serve/);
     const s = await sandbox({ clock: new FakeClock('2026-01-08T00:00:00Z'), apiVariant: 'token' });
     expect(() => s.setMisbehaviour('ignoreAfter')).toThrow(RangeError);

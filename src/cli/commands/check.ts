@@ -40,7 +40,8 @@ export function formatCheck(result: CustomerCheck, line: (f: Finding) => string)
     const p = stream.probe;
     if (stream.skipped) lines.push(`${SKIP}stream ${stream.name}: not probed: ${stream.skipped}`);
     else if (p && !p.failure && p.rejected === 0) {
-      const from = p.window ? `window [${p.window.from}, ${p.window.to}${p.window.endInclusive ? ']' : ')'}` : "the listing's first page";
+      const window = p.window ? `window [${p.window.from}, ${p.window.to}${p.window.endInclusive ? ']' : ')'}` : "the listing's first page";
+      const from = p.parent !== undefined ? `${window} of parent ${p.parent}` : window;
       const size = p.pageSize !== undefined ? `page size ${p.pageSize}; ` : '';
       const run = p.runPageSize !== undefined ? `; a run's page size ${p.runPageSize} accepted` : '';
       lines.push(`${OK}stream ${stream.name}: probe read ${p.records} record(s) from ${from} (${size}${p.more ? 'more pages follow' : 'no more pages'}${run})`);

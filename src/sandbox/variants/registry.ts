@@ -5,6 +5,7 @@ import { cappedRoot } from './capped.ts';
 import { changeRoot, statusChanges } from './change.ts';
 import { edgesRoot } from './edges.ts';
 import { pagesRoot } from './pages.ts';
+import { perSpaceRoot } from './per-space.ts';
 import { presenceRoot } from './presence.ts';
 import { tokenRoot } from './token.ts';
 import { v1Root } from './v1.ts';
@@ -20,6 +21,7 @@ const ROOTS: Record<ApiVariant, object> = {
   capped: cappedRoot,
   presence: presenceRoot,
   change: changeRoot,
+  'per-space': perSpaceRoot,
 };
 
 export function variantRootValue(variant: ApiVariant): object {

@@ -1,0 +1,52 @@
+import { API_VARIANT_INFO } from '../api-variants.ts';
+import { decodeCursor, encodeCursor, type Observation } from '../data.ts';
+import { argumentError, type ResolverContext } from '../graphql.ts';
+import { buildings, checkRange, perTick, takePage, v1Webhooks } from './shared.ts';
+
+/**
+ * The `per-space` variant (src/sandbox/schema-per-space.graphql): readings reachable only per floor space, the floor
+ * spaces listed by a query of their own; Relay nodes + pageInfo over [from, to) in ISO 8601, readings without their
+ * space's id.
+ */
+
+const MAX_FIRST = API_VARIANT_INFO['per-space'].maxPageSize;
+const CURSOR_PREFIX = 'spc1:';
+
+/** One space's observations, in the model's (created, id) order. */
+function* ofSpace(rows: Generator<Observation>, floorSpaceId: string): Generator<Observation> {
+  try {
+    for (const row of rows) if (row.floorSpaceId === floorSpaceId) yield row;
+  } finally {
+    rows.return(undefined);
+  }
+}
+
+export const perSpaceRoot = {
+  buildings,
+  ...v1Webhooks,
+
+  floorSpaces(_args: unknown, ctx: ResolverContext) {
+    return ctx.model
+      .currentBuildings(ctx.customer, ctx.clock.now())
+      .flatMap((b) => b.floorSpaces.map((fs) => ({ id: fs.id, buildingId: b.id, name: fs.name, capacity: fs.capacity })));
+  },
+
+  floorSpaceOccupancy(args: { floorSpaceId: string; from: number; to: number; first?: number | null; after?: string | null }, ctx: ResolverContext) {
+    // Any space the customer has had answers its history (a removed building's spaces keep theirs); others are unknown.
+    if (!ctx.customer.buildings.some((b) => b.floorSpaces.some((fs) => fs.id === args.floorSpaceId))) {
+      throw argumentError('floorSpaceId', `floorSpaceId: no floor space ${JSON.stringify(args.floorSpaceId)}`);
+    }
+    const first = checkRange('first', args.first ?? 500, 1, MAX_FIRST);
+    let after: { createdMs: number; id: string } | undefined;
+    if (args.after != null) {
+      after = decodeCursor(args.after, CURSOR_PREFIX);
+      if (!after) throw argumentError('after', 'after: not a cursor returned by this API (pass pageInfo.endCursor unchanged)');
+    }
+    const rows = ctx.model.observations(ctx.customer, { fromMs: args.from, toMs: args.to, visibleAtMs: ctx.clock.now(), after });
+    const page = takePage(ofSpace(rows, args.floorSpaceId), first);
+    const iso = perTick((ms) => new Date(ms).toISOString());
+    const nodes = page.rows.map((o) => ({ id: o.id, occupancyStatus: o.occupancyStatus, headcount: o.headcount, created: iso(o.createdMs) }));
+    const last = page.rows.at(-1);
+    return { nodes, pageInfo: { hasNextPage: page.more, endCursor: last ? encodeCursor(last.createdMs, last.id, CURSOR_PREFIX) : null } };
+  },
+};
