@@ -32,6 +32,7 @@ export const RUNTIME: string[] = [
   'test/sync/concurrency.test.ts',
   // A fan-out stream's partitions on a SQLite file.
   'test/sync/partitioned.test.ts',
+  'test/sync/crash-fanout.test.ts',
   'test/definitions/per-space.test.ts',
   // HTTP framing, streaming, floods of gzip, a misbehaving server, processes killed and databases gone.
   'test/reliability/webhook-http.test.ts',
