@@ -21,3 +21,15 @@ export function isCanonicalStatus(status: unknown): boolean {
 export function occupiedOf(status: unknown): boolean | null {
   return status === OCCUPIED_STATUS ? true : status === VACANT_STATUS ? false : null;
 }
+
+/**
+ * The canonical status an API's spelling most likely means, for a suggested value map (`NOT_OCCUPIED`, `vacant`,
+ * `Available`: Unoccupied; `Occupied`, `busy`, `in use`: CurrentlyOccupied); `<stored value>` when it cannot tell.
+ */
+export function canonicalGuess(spelling: string): string {
+  return /\b(not|un|no|vacant|free|empty|available)|^(un|not|no)/i.test(spelling.replace(/_/g, ' '))
+    ? VACANT_STATUS
+    : /occupied|busy|in.?use/i.test(spelling)
+      ? OCCUPIED_STATUS
+      : '<stored value>';
+}

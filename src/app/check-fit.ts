@@ -1,3 +1,4 @@
+import { canonicalGuess } from '../statuses.ts';
 import {
   getNamedType,
   isEnumType,
@@ -46,11 +47,6 @@ const unwrap = <T extends GraphQLOutputType | GraphQLInputType>(type: T): T => (
 
 /** A judgement of one type: fine, or a problem or warning with its fix. */
 type Verdict = undefined | { level: 'problem' | 'warning'; message: string; fix: string };
-
-/** The canonical status a spelling most likely means, for a suggested map (reports count CurrentlyOccupied). */
-export function canonicalGuess(spelling: string): string {
-  return /\b(not|un|no|vacant|free|empty|available)|^(un|not|no)/i.test(spelling.replace(/_/g, ' ')) ? 'Unoccupied' : /occupied|busy|in.?use/i.test(spelling) ? 'CurrentlyOccupied' : '<stored value>';
-}
 
 /** `an enum`, `a String`, `an ID`: what a value of the type is, for a message. */
 function kindOf(named: GraphQLNamedType): string {

@@ -1,6 +1,7 @@
 import type { SyncReport, StreamOutcome } from '../sync/engine.ts';
 import { formatCount } from '../numbers.ts';
 import { QUARANTINED_RECORDS_QUERY } from '../store/status-queries.ts';
+import { CANONICAL_STATUSES, canonicalGuess } from '../statuses.ts';
 
 /** A run's report as text: the CLI prints it, the daemons log it. Exit codes are the CLI's (cli/exit-code.ts). */
 
@@ -10,6 +11,8 @@ export interface SummaryFigures {
   pages: number;
   records: number;
   rejected: number;
+  /** Readings stored with a status that is neither canonical nor mapped to one (src/statuses.ts). */
+  unmapped: number;
   /** Customers with a failed stream. */
   failed: number;
   /** Customers skipped because another run held a lock. */
@@ -35,6 +38,7 @@ export function summaryFigures(report: SyncReport, options: SummaryOptions = {})
     pages: outcomes.reduce((n, o) => n + o.pages, 0),
     records: outcomes.reduce((n, o) => n + o.records, 0),
     rejected: outcomes.reduce((n, o) => n + o.rejected, 0),
+    unmapped: outcomes.reduce((n, o) => n + o.unmapped, 0),
     failed: new Set(outcomes.filter((o) => o.status === 'failed').map((o) => o.customerId)).size,
     locked: new Set(outcomes.filter((o) => o.status === 'locked').map((o) => o.customerId)).size,
     interrupted: outcomes.some((o) => o.status === 'interrupted'),
@@ -42,7 +46,10 @@ export function summaryFigures(report: SyncReport, options: SummaryOptions = {})
   };
 }
 
-/** `sync: 2 customers, 2 streams, 14 pages, 12,345 records, 0 failed in 3.2s` (+ rejected/locked/interrupted when any). */
+/**
+ * `sync: 2 customers, 2 streams, 14 pages, 12,345 records, 0 failed in 3.2s` (+ rejected, unmapped, locked and
+ * interrupted when any).
+ */
 export function summaryLine(command: string, report: SyncReport, options: SummaryOptions = {}): string {
   const f = summaryFigures(report, options);
   const parts = [
@@ -51,6 +58,7 @@ export function summaryLine(command: string, report: SyncReport, options: Summar
     `${formatCount(f.pages)} page${f.pages === 1 ? '' : 's'}`,
     `${formatCount(f.records)} record${f.records === 1 ? '' : 's'}`,
     ...(f.rejected ? [`${formatCount(f.rejected)} rejected (quarantined)`] : []),
+    ...(f.unmapped ? [`${formatCount(f.unmapped)} with an unmapped status`] : []),
     `${formatCount(f.failed)} failed`,
   ];
   if (f.locked) parts.push(`${formatCount(f.locked)} locked`);
@@ -81,6 +89,7 @@ export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
     else if (o.status !== 'failed' && o.rejected > 0) {
       lines.push(`  ${o.customerId} ${o.stateKey}: ${formatCount(o.rejected)} record(s) broke their declared types and were quarantined (${QUARANTINED_RECORDS_QUERY})`);
     }
+    if (o.unmapped > 0) lines.push(`  ${o.customerId} ${o.stateKey}: ${unmappedLine(o.unmapped, o.unmappedStatuses, o.stream)}`);
   }
   return lines;
 }
@@ -92,4 +101,17 @@ export function noteLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
     if (o.mode === 'backfill' && o.note?.startsWith('resumed')) return [`  ${o.customerId} ${o.stateKey}: ${o.note}`];
     return [];
   });
+}
+
+/**
+ * What a run says of readings stored with a status nobody mapped: how many, the values, and the map to add (then a
+ * rewind re-reads them, and the upsert rewrites their status).
+ */
+export function unmappedLine(count: number, statuses: readonly string[], stream: string): string {
+  const them = count === 1 ? 'it' : 'them';
+  return (
+    `${formatCount(count)} reading(s) stored with a status that is neither ${CANONICAL_STATUSES.join(' nor ')} (${statuses.join(', ')}): ` +
+    `the reports count ${them} neither occupied nor vacant. Fix: map ${them} in stream ${stream}'s occupancyStatus ` +
+    `(map: { ${statuses.map((s) => `${s}: ${canonicalGuess(s)}`).join(', ')} }; \`occupancy-sync check\` names the values), then \`occupancy-sync state rewind --stream ${stream} --to <the first such reading> --yes\` to store them again`
+  );
 }

@@ -23,6 +23,8 @@ export function summaryJson(command: string, report: SyncReport, scrub: (text: s
     pages: o.pages,
     records: o.records,
     rejected: o.rejected,
+    unmapped: o.unmapped,
+    ...(o.unmapped > 0 && { unmappedStatuses: o.unmappedStatuses }),
     windows: o.windows,
     watermark: o.watermark,
     ...(o.note !== undefined && { note: o.note }),

@@ -1,6 +1,8 @@
 import { completenessLines, type CompletenessFinding } from '../app/completeness.ts';
 import { dataCheckLines, type ReconciliationCount } from '../app/data-checks.ts';
-import type { RunRecord, SyncState } from '../store/types.ts';
+import { formatCount } from '../numbers.ts';
+import { CANONICAL_STATUSES, canonicalGuess } from '../statuses.ts';
+import type { RunRecord, SyncState, UnmappedStatus } from '../store/types.ts';
 import { formatDuration } from './progress.ts';
 
 export interface StreamStatus {
@@ -15,6 +17,31 @@ export interface StreamStatus {
   lastRun: Pick<RunRecord, 'id' | 'mode' | 'status' | 'startedAt' | 'finishedAt' | 'pages' | 'records' | 'rejected' | 'error'> | null;
   /** The completeness alarm's verdict on the window before the watermark (windowed streams; absent when off). */
   completeness?: CompletenessFinding;
+  /**
+   * Streams of readings: the customer's stored readings whose status is neither canonical nor mapped to one, per
+   * status (whichever stream stored them; absent when there are none).
+   */
+  unmapped?: Array<Pick<UnmappedStatus, 'status' | 'readings'>>;
+}
+
+/** Attaches each customer's unmapped statuses to the entries of the streams that store readings (`readings`: their names). */
+export function withUnmapped(entries: StreamStatus[], unmapped: ReadonlyArray<UnmappedStatus>, readings: ReadonlySet<string>): StreamStatus[] {
+  return entries.map((e) => {
+    const found = unmapped.filter((u) => u.customerId === e.customerId).map(({ status, readings: n }) => ({ status, readings: n }));
+    // A backfill's (`occupancy#backfill`) and a partition's (`occupancy/<parent>`) state keys begin with the stream's name.
+    return found.length > 0 && readings.has(e.stream.split(/[#/]/)[0]!) ? { ...e, unmapped: found } : e;
+  });
+}
+
+/** One line per customer with readings stored under a status nobody mapped, with the map to add. */
+export function unmappedLines(unmapped: ReadonlyArray<UnmappedStatus>): string[] {
+  const byCustomer = new Map<string, UnmappedStatus[]>();
+  for (const u of unmapped) byCustomer.set(u.customerId, [...(byCustomer.get(u.customerId) ?? []), u]);
+  return [...byCustomer].map(([customer, list]) => {
+    const counts = list.map((u) => `${formatCount(u.readings)} ${u.status}`).join(', ');
+    const map = list.map((u) => `${u.status}: ${canonicalGuess(u.status)}`).join(', ');
+    return `  ${customer}: ${counts}. Fix: map them to ${CANONICAL_STATUSES.join(' or ')} in the readings stream's occupancyStatus (map: { ${map} }), then \`occupancy-sync state rewind --stream <stream> --to <the first of them> --yes\` stores them again`;
+  });
 }
 
 /** Attaches each stream's completeness finding to its entry. */
@@ -63,7 +90,7 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliation: ReadonlyArray<ReconciliationCount> = []): string {
+export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliation: ReadonlyArray<ReconciliationCount> = [], unmapped: ReadonlyArray<UnmappedStatus> = []): string {
   if (entries.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
   const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'LAG', 'LAST RUN', 'OUTCOME', 'PAGES', 'RECORDS', 'REJECTED']];
   for (const e of entries) {
@@ -89,11 +116,13 @@ export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliatio
     .map((e) => `  ${e.customerId} ${e.stream}: ${e.lastRun!.rejected} record(s) broke their declared types and were quarantined (docs/sync.md, "Quarantine")`);
   const incomplete = completenessLines(entries.flatMap((e) => (e.completeness ? [e.completeness] : [])));
   const deliveries = dataCheckLines({ completeness: [], reconciliation: [...reconciliation] });
+  const statuses = unmappedLines(unmapped);
   return (
     `${table(rows)}\n` +
     (errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : '') +
     (rejected.length ? `\nQuarantined in the last run:\n${rejected.join('\n')}\n` : '') +
     (incomplete.length ? `\nFar fewer records than before:\n${incomplete.join('\n')}\n` : '') +
-    (deliveries.length ? `\nWebhook deliveries missing:\n${deliveries.join('\n')}\n` : '')
+    (deliveries.length ? `\nWebhook deliveries missing:\n${deliveries.join('\n')}\n` : '') +
+    (statuses.length ? `\nReadings stored with an unmapped status (the reports count them neither occupied nor vacant):\n${statuses.join('\n')}\n` : '')
   );
 }

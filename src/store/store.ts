@@ -29,6 +29,7 @@ import type {
   Store,
   SyncState,
   SyncStateUpdate,
+  UnmappedStatus,
   WindowCheckpoint,
 } from './types.ts';
 
@@ -279,6 +280,26 @@ export class SqlStore implements Store {
         WHERE customer_id = ${customerId} AND last_seen_at IS NOT NULL AND deleted_at IS NULL AND ${c} IS NOT NULL
         ORDER BY 1`);
       return rows.map((r) => String(r.v));
+    });
+  }
+
+  unmappedStatuses(canonical: readonly string[], customerId?: string): Promise<UnmappedStatus[]> {
+    return this.#wrap('counting readings with an unmapped status', async () => {
+      const known = sql.join(canonical.map((v) => sql`${v}`), sql`, `);
+      // The dictionary is a handful of rows: without a status outside the canonical ones, no reading is read.
+      const codes = await this.#db.all<{ k: number | string }>(sql`
+        SELECT status_code AS k FROM occupancy_statuses WHERE occupancy_status NOT IN (${known})`);
+      if (codes.length === 0) return [];
+      const who = customerId === undefined ? sql`` : sql` AND f.customer_id = ${customerId}`;
+      const rows = await this.#db.all<{ c: string; s: string; n: number | string }>(sql`
+        SELECT f.customer_id AS c, s.occupancy_status AS s, count(*) AS n
+        FROM occupancy_readings r
+        JOIN occupancy_statuses s ON s.status_code = r.status_code
+        JOIN floor_spaces f ON f.floor_space_key = r.floor_space_key
+        WHERE r.status_code IN (${sql.join(codes.map((c) => sql`${Number(c.k)}`), sql`, `)})${who}
+        GROUP BY f.customer_id, s.occupancy_status
+        ORDER BY 1, 3 DESC, 2`);
+      return rows.map((r) => ({ customerId: r.c, status: r.s, readings: Number(r.n) }));
     });
   }
 

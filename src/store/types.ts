@@ -216,6 +216,13 @@ export interface StateChangeRecord {
 }
 
 /** The error recorded on a run whose process ended without recording its outcome. */
+/** Readings of a customer stored with one status that is not canonical (Store.unmappedStatuses). */
+export interface UnmappedStatus {
+  customerId: string;
+  status: string;
+  readings: number;
+}
+
 export const ABANDONED_RUN_ERROR = 'process ended without recording an outcome (killed?)';
 
 export interface Lock {
@@ -346,6 +353,13 @@ export interface Store {
   reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]>;
   /** Recomputes aggregates from the readings (`aggregates rebuild`), each building in one transaction. */
   rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]>;
+
+  /**
+   * Stored readings whose status is none of `canonical` (src/statuses.ts), per customer and status, most first: what
+   * a stream without a value map stored as the API spelled it. Reads the readings only when the status dictionary
+   * holds such a value.
+   */
+  unmappedStatuses(canonical: readonly string[], customerId?: string): Promise<UnmappedStatus[]>;
 
   /** Read-only SQL for reports, status and tests. Parameters are positional ($1.. on both dialects). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { timeoutMs?: number }): Promise<T[]>;

@@ -10,6 +10,7 @@ import type { EngineSettings } from './settings.ts';
 import type { AnyStream } from './stream.ts';
 import { runStream, stateKey } from './run/stream.ts';
 import type { ProgressEvent, RunRequest, StreamOutcome } from './run/types.ts';
+import { emptyCounts } from './run/parts.ts';
 
 export type { RunRequest, StreamOutcome, ProgressEvent } from './run/types.ts';
 
@@ -105,11 +106,7 @@ function blankOutcome(target: SyncTarget, p: PlannedStream, status: StreamOutcom
     stateKey: p.key,
     mode: p.mode,
     status,
-    pages: 0,
-    records: 0,
-    rejected: 0,
-    windows: 0,
-    watermark: null,
+    ...emptyCounts(null),
     ...extra,
   };
 }

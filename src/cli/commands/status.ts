@@ -14,7 +14,10 @@ export const statusCommand: CommandModule = (program, ctx) => {
 Columns: WATERMARK (everything before it is stored; for buildings, the start of the last complete listing),
 LAG (now minus the watermark), LAST RUN (start and mode: incremental, backfill or full), OUTCOME (succeeded,
 failed, interrupted or running; "window in flight" means the next run resumes a window at a page cursor).
-Backfill state is listed as <stream>#backfill with its range (no watermark: its progress is the window in flight). Reads only the database: no API access needed.
+Backfill state is listed as <stream>#backfill with its range (no watermark: its progress is the window in flight).
+Readings stored with a status that is neither CurrentlyOccupied nor Unoccupied (a stream without the value map its
+API needs) are counted per status below the table, with the map to add (in --json: "unmapped" on the streams of
+readings). Reads only the database: no API access needed.
 
 Examples:
   $ occupancy-sync status
@@ -23,23 +26,29 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness }, { runDataChecks }, { loadStreams }] = await Promise.all([
+      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness, withUnmapped }, { runDataChecks }, { loadStreams }, { CANONICAL_STATUSES }] = await Promise.all([
         import('../../app/database.ts'),
         import('../status.ts'),
         import('../../app/data-checks.ts'),
         import('../../app/streams.ts'),
+        import('../../statuses.ts'),
       ]);
       // The definitions in force name the streams the data checks look at; a broken file stops here, first.
       const { streams } = loadStreams(config);
       const store = await openForReading(config.database, ctx.logger());
       try {
-        const [states, runs] = await Promise.all([store.listStates(flags.customer), store.lastRuns(flags.customer)]);
+        const [states, runs, unmapped] = await Promise.all([
+          store.listStates(flags.customer),
+          store.lastRuns(flags.customer),
+          store.unmappedStatuses(CANONICAL_STATUSES, flags.customer),
+        ]);
+        const readings = new Set(streams.filter((s) => s.sink === 'occupancy').map((s) => s.name));
         const customers = config.customers.filter((c) => flags.customer === undefined || c.id === flags.customer);
         const checks = await runDataChecks({ store, streams, customers, settings: config.sync, now: systemClock.now() });
-        const entries = withCompleteness(buildStatus(states, runs, systemClock.now()), checks.completeness).filter(
+        const entries = withUnmapped(withCompleteness(buildStatus(states, runs, systemClock.now()), checks.completeness), unmapped, readings).filter(
           (e) => flags.customer === undefined || e.customerId === flags.customer,
         );
-        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries, checks.reconciliation);
+        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries, checks.reconciliation, unmapped);
         ctx.stdout.write(globalSecrets.scrub(text));
       } finally {
         await store.close();

@@ -25,7 +25,7 @@ export interface FullRunInput {
  * the rows it did not hold deleted. Returns what it committed and how it ended.
  */
 export async function runFull(input: FullRunInput): Promise<RunResult> {
-  const tally = new Tally(input.ctx, input.run, input.stored?.watermark ?? null);
+  const tally = new Tally(input.ctx, input.run, input.stored?.watermark ?? null, input.stream.sink);
   try {
     return tally.result(await readListing(input, tally));
   } catch (error) {

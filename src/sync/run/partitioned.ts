@@ -5,6 +5,7 @@ import type { IsoUtc, SyncState } from '../../store/types.ts';
 import { partitionStateKey, runKeyOf, type AnyStream } from '../stream.ts';
 import { storedBackfill } from './stored-backfill.ts';
 import type { ProgressEvent, RunIdentity, RunRequest, RunResult, StreamRunContext } from './types.ts';
+import { emptyCounts, mergeUnmapped } from './parts.ts';
 import { runWindowed } from './windowed.ts';
 
 export interface PartitionedRunInput {
@@ -44,7 +45,7 @@ interface Partition {
 export async function runPartitioned(input: PartitionedRunInput): Promise<RunResult> {
   const { ctx, stream, request, run, log } = input;
   const spec = stream.partition!;
-  const empty = { pages: 0, records: 0, rejected: 0, windows: 0, watermark: null };
+  const empty = emptyCounts(null);
   let parents: string[];
   let states: Map<string, SyncState>;
   try {
@@ -147,17 +148,20 @@ function combine(
   results: ReadonlyArray<Partition & { result: RunResult }>,
   how: { parents: number; unread: number; halted: boolean; interrupted: boolean; variable: string },
 ): RunResult {
-  const counts = { pages: 0, records: 0, rejected: 0, windows: 0 };
+  const counts = { pages: 0, records: 0, rejected: 0, unmapped: 0, windows: 0 };
+  const unmappedStatuses: string[] = [];
   let watermark: IsoUtc | null | undefined;
   for (const { result } of results) {
     counts.pages += result.pages;
     counts.records += result.records;
     counts.rejected += result.rejected;
+    counts.unmapped += result.unmapped;
+    mergeUnmapped(unmappedStatuses, result.unmappedStatuses);
     counts.windows += result.windows;
     // Everything before the stream's watermark is stored for every parent read: the lowest, null when one has none.
     watermark = watermark === undefined ? result.watermark : watermark === null || result.watermark === null ? null : result.watermark < watermark ? result.watermark : watermark;
   }
-  const base = { ...counts, watermark: watermark ?? null };
+  const base = { ...counts, unmappedStatuses, watermark: watermark ?? null };
   const failed = results.filter((r) => r.result.status === 'failed');
   const read = `${results.length} of ${how.parents} parent(s) read`;
   if (failed.length > 0) {

@@ -1,4 +1,5 @@
-import type { IsoUtc } from '../../store/types.ts';
+import { isCanonicalStatus } from '../../statuses.ts';
+import type { IsoUtc, SinkName } from '../../store/types.ts';
 import { toIsoUtc } from '../../time.ts';
 import { inSpan } from '../../tracing.ts';
 import type { PagingLimits } from '../contract.ts';
@@ -9,6 +10,29 @@ import type { AnyStream } from '../stream.ts';
 import type { RunCounts, RunIdentity, RunResult, StreamRunContext } from './types.ts';
 
 /** Small pieces shared by the full and the windowed runners (and the probe, which reads a page as a run does). */
+
+/** What a run that committed nothing counted (`unmappedStatuses` a fresh list each time). */
+export const EMPTY_COUNTS: Readonly<Omit<RunCounts, 'watermark' | 'unmappedStatuses'>> = { pages: 0, records: 0, rejected: 0, unmapped: 0, windows: 0 };
+export const emptyCounts = (watermark: IsoUtc | null): RunCounts => ({ ...EMPTY_COUNTS, unmappedStatuses: [], watermark });
+
+/** How many distinct unmapped statuses a run names: enough to write the map, not a list without end. */
+export const UNMAPPED_STATUSES_KEPT = 5;
+
+/** Adds the readings whose stored status is not canonical (nothing mapped it) to a run's counts. */
+export function countUnmapped(counts: Pick<RunCounts, 'unmapped' | 'unmappedStatuses'>, records: ReadonlyArray<{ occupancyStatus?: unknown }>): void {
+  for (const r of records) {
+    const status = r.occupancyStatus;
+    if (isCanonicalStatus(status)) continue;
+    counts.unmapped += 1;
+    const text = String(status);
+    if (counts.unmappedStatuses.length < UNMAPPED_STATUSES_KEPT && !counts.unmappedStatuses.includes(text)) counts.unmappedStatuses.push(text);
+  }
+}
+
+/** Merges another run's unmapped statuses into `into` (a fan-out stream's partitions), keeping the first few. */
+export function mergeUnmapped(into: string[], from: readonly string[]): void {
+  for (const s of from) if (into.length < UNMAPPED_STATUSES_KEPT && !into.includes(s)) into.push(s);
+}
 
 const validators = new WeakMap<AnyStream, RecordValidator<unknown>>();
 /** The stream's record declaration compiled once per stream (it runs for every node). */
@@ -40,10 +64,13 @@ export class Tally {
   readonly #run: RunIdentity;
   readonly #counts: RunCounts;
 
-  constructor(ctx: StreamRunContext, run: RunIdentity, watermark: IsoUtc | null) {
+  readonly #readings: boolean;
+
+  constructor(ctx: StreamRunContext, run: RunIdentity, watermark: IsoUtc | null, sink: SinkName) {
     this.#ctx = ctx;
     this.#run = run;
-    this.#counts = { pages: 0, records: 0, rejected: 0, windows: 0, watermark };
+    this.#readings = sink === 'occupancy';
+    this.#counts = { ...EMPTY_COUNTS, unmappedStatuses: [], watermark };
   }
 
   get windows(): number {
@@ -59,6 +86,7 @@ export class Tally {
     this.#counts.pages += 1;
     this.#counts.records += page.records.length;
     this.#counts.rejected += page.rejected.length;
+    if (this.#readings) countUnmapped(this.#counts, page.records as ReadonlyArray<{ occupancyStatus?: unknown }>);
     this.#counts.watermark = watermark;
     if (windowDone) this.#counts.windows += 1;
   }
@@ -70,6 +98,7 @@ export class Tally {
   result(status: RunResult['status'], extra: { note?: string | undefined; error?: unknown } = {}): RunResult {
     return {
       ...this.#counts,
+      unmappedStatuses: [...this.#counts.unmappedStatuses],
       status,
       ...(extra.note !== undefined && { note: extra.note }),
       ...(status === 'failed' && { error: extra.error }),

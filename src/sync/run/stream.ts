@@ -6,6 +6,7 @@ import { tracer, type SpanHandle } from '../../tracing.ts';
 import type { AnyStream } from '../stream.ts';
 import { runFull } from './full.ts';
 import type { RunIdentity, RunRequest, StreamOutcome, StreamRunContext } from './types.ts';
+import { emptyCounts } from './parts.ts';
 import { runWindowed } from './windowed.ts';
 import { runPartitioned } from './partitioned.ts';
 import { storedBackfill } from './stored-backfill.ts';
@@ -26,7 +27,7 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
   const startedAt = toIsoUtc(ctx.clock.now());
   const stored = await ctx.store.getState(ctx.customerId, key);
   const refused = request.mode === 'backfill' && !request.restart ? storedBackfill(stored, request) : undefined;
-  if (refused) return { ...run, pages: 0, records: 0, rejected: 0, windows: 0, watermark: stored?.watermark ?? null, ...refused };
+  if (refused) return { ...run, ...emptyCounts(stored?.watermark ?? null), ...refused };
   const runId = await ctx.store.startRun({ customerId: ctx.customerId, stateKey: key, mode, startedAt });
   const span = tracer().start('sync.stream', { 'customer.id': ctx.customerId, 'stream.name': stream.name, 'stream.key': key, 'sync.mode': mode, 'sync.run_id': runId });
   // The runners return every failure of theirs in their result (with what they had committed); they do not throw.

@@ -27,6 +27,13 @@ export interface StreamOutcome {
   records: number;
   /** Records that broke their declared types, quarantined (committed with their pages). */
   rejected: number;
+  /**
+   * Readings stored with a status that is neither canonical nor mapped to a canonical one (src/statuses.ts): the
+   * reports count them neither occupied nor vacant. 0 for streams of other sinks.
+   */
+  unmapped: number;
+  /** The first few distinct such statuses (UNMAPPED_STATUSES_KEPT), for the message that names the map to add. */
+  unmappedStatuses: string[];
   /** Windows completed in this run (incremental-window streams). */
   windows: number;
   watermark: IsoUtc | null;
@@ -75,6 +82,9 @@ export interface RunCounts {
   pages: number;
   records: number;
   rejected: number;
+  /** As StreamOutcome's. */
+  unmapped: number;
+  unmappedStatuses: string[];
   windows: number;
   watermark: IsoUtc | null;
 }

@@ -45,7 +45,7 @@ interface Planned {
  * it ended; it does not throw.
  */
 export async function runWindowed(input: WindowedRunInput): Promise<RunResult> {
-  const tally = new Tally(input.ctx, input.run, input.stored?.watermark ?? null);
+  const tally = new Tally(input.ctx, input.run, input.stored?.watermark ?? null, input.stream.sink);
   let note: string | undefined;
   try {
     const planned = plan(input);
