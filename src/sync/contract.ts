@@ -111,6 +111,17 @@ export interface PageContractOptions<R> {
   limits: PagingLimits;
 }
 
+/** One page's nodes, sorted by the contract. */
+interface Sorted<R> {
+  records: R[];
+  rejected: QuarantinedRecord[];
+  /** Records (and rejected records) not seen before in this window. */
+  fresh: number;
+  /** The latest cursor value of the records inside the window. */
+  newest: IsoUtc | undefined;
+  outside: { earliest: IsoUtc; latest: IsoUtc; count: number } | undefined;
+}
+
 /**
  * The page contract of one window, or of one full listing (no window): the cursors and record keys seen so far and the
  * running counts. `accept` processes one answer and returns its records, or throws ContractViolation.
@@ -146,30 +157,35 @@ export class PageContract<R> {
   accept(read: PageRead | string, pageSize: number): ProcessedPage<R> {
     this.#pages += 1;
     if (typeof read === 'string') throw this.#violation('shape', read);
-    const { limits, window, style } = this.#o;
     const nodes = read.nodes;
     if (nodes.length >= MAX_PAGE_NODES) throw this.#violation('shape', `a page of ${nodes.length} records, more than any page size asked for`);
+    const sorted = this.#sort(nodes, read.next !== null);
+    if (sorted.outside) throw this.#outsideWindow(sorted.outside);
+    this.#countRejected(nodes.length, sorted.rejected);
+    this.#checkPaging(read, sorted.fresh, pageSize);
+    return {
+      records: sorted.records,
+      rejected: sorted.rejected,
+      nodes: nodes.length,
+      next: read.next,
+      number: this.#pages,
+      newest: sorted.newest === undefined ? undefined : parseIsoInstant(sorted.newest),
+    };
+  }
 
-    const records: R[] = [];
-    const rejected: QuarantinedRecord[] = [];
-    let fresh = 0;
-    const more = read.next !== null;
+  /**
+   * Validates each node: records kept, records rejected (quarantined, or the page fails with SYNC_REJECTED_RECORDS=fail),
+   * how many were new in this window, the newest cursor value, and the records outside the window. `more`: more pages
+   * follow this one.
+   */
+  #sort(nodes: readonly unknown[], more: boolean): Sorted<R> {
+    const { window } = this.#o;
+    const sorted: Sorted<R> = { records: [], rejected: [], fresh: 0, newest: undefined, outside: undefined };
     const later = this.#pages > 1;
-    let newest: IsoUtc | undefined;
-    let outside: { earliest: IsoUtc; latest: IsoUtc; count: number } | undefined;
     for (const node of nodes) {
       const result = this.#o.validate(node);
       if (!result.ok) {
-        const { raw: text, fingerprint } = rawOf(node);
-        if (limits.onRejected === 'fail') {
-          throw this.#violation('record-rejected', `a record was rejected (${result.reason}) and SYNC_REJECTED_RECORDS=fail: ${text.slice(0, 200)}`);
-        }
-        rejected.push({ fingerprint, raw: text, reason: result.reason });
-        const key = `\u0002${fingerprint}`;
-        if (!this.#seen.has(key)) {
-          if (more) this.#seen.add(key);
-          fresh += 1;
-        }
+        this.#reject(node, result.reason, more, sorted);
         continue;
       }
       const record = result.record as Record<string, unknown>;
@@ -179,46 +195,65 @@ export class PageContract<R> {
         if (!(at >= window.from && at < window.to)) {
           if (this.#endSlack !== undefined && at >= window.to && at < this.#endSlack) keep = false;
           else {
-            outside = outside
-              ? { earliest: at < outside.earliest ? at : outside.earliest, latest: at > outside.latest ? at : outside.latest, count: outside.count + 1 }
+            const o = sorted.outside;
+            sorted.outside = o
+              ? { earliest: at < o.earliest ? at : o.earliest, latest: at > o.latest ? at : o.latest, count: o.count + 1 }
               : { earliest: at, latest: at, count: 1 };
             continue;
           }
-        } else if (newest === undefined || at > newest) newest = at;
+        } else if (sorted.newest === undefined || at > sorted.newest) sorted.newest = at;
       }
       // A key seen before in this window is not new. Records with equal keys on one page all go to the store, which
       // keeps the last (the one de-duplication rule, for polled pages and webhook deliveries alike). Keys are only
       // kept while more pages follow, and a last page only has to show one new record: a window of one page (a
       // steady cron run) builds none.
-      if (more || (later && fresh === 0)) {
-        const key = keyOf(record, this.#o.keyFields);
-        if (!this.#seen.has(key)) {
-          if (more) this.#seen.add(key);
-          fresh += 1;
-        }
-      }
-      if (keep) records.push(result.record);
+      if (more || (later && sorted.fresh === 0)) this.#see(keyOf(record, this.#o.keyFields), more, sorted);
+      if (keep) sorted.records.push(result.record);
     }
-    if (outside && window) {
-      const earliest = parseIsoInstant(outside.earliest)!;
-      const latest = parseIsoInstant(outside.latest)!;
-      const inclusiveHint =
-        latest >= parseIsoInstant(window.to)! && this.#endSlack === undefined
-          ? ' If the API includes records at the end bound, declare `window: { end: inclusive }` for the stream'
-          : '';
-      throw this.#violation(
-        'window',
-        `${outside.count} record(s) lie outside the requested window [${window.from}, ${window.to}): ${window.apiPath} from ${outside.earliest} to ${outside.latest}`,
-        {
-          outside: { earliest, latest },
-          fix:
-            'check how the API reads the window bounds the stream sends (their format, time zone and whether the end is inclusive: docs/api-assumptions.md, "Window bounds"), and report the answer to the platform if it ignores them.' +
-            inclusiveHint,
-        },
-      );
-    }
+    return sorted;
+  }
 
-    this.#nodes += nodes.length;
+  /** A node that broke its declaration: quarantined (its fingerprint counts as a key), or the page fails. */
+  #reject(node: unknown, reason: string, more: boolean, sorted: Sorted<R>): void {
+    const { raw: text, fingerprint } = rawOf(node);
+    if (this.#o.limits.onRejected === 'fail') {
+      throw this.#violation('record-rejected', `a record was rejected (${reason}) and SYNC_REJECTED_RECORDS=fail: ${text.slice(0, 200)}`);
+    }
+    sorted.rejected.push({ fingerprint, raw: text, reason });
+    this.#see(`\u0002${fingerprint}`, more, sorted);
+  }
+
+  /** Counts `key` as fresh unless seen before in this window; remembers it while more pages follow. */
+  #see(key: string, more: boolean, sorted: Sorted<R>): void {
+    if (this.#seen.has(key)) return;
+    if (more) this.#seen.add(key);
+    sorted.fresh += 1;
+  }
+
+  #outsideWindow(outside: NonNullable<Sorted<R>['outside']>): ContractViolation {
+    const window = this.#o.window!;
+    const earliest = parseIsoInstant(outside.earliest)!;
+    const latest = parseIsoInstant(outside.latest)!;
+    const inclusiveHint =
+      latest >= parseIsoInstant(window.to)! && this.#endSlack === undefined
+        ? ' If the API includes records at the end bound, declare `window: { end: inclusive }` for the stream'
+        : '';
+    return this.#violation(
+      'window',
+      `${outside.count} record(s) lie outside the requested window [${window.from}, ${window.to}): ${window.apiPath} from ${outside.earliest} to ${outside.latest}`,
+      {
+        outside: { earliest, latest },
+        fix:
+          'check how the API reads the window bounds the stream sends (their format, time zone and whether the end is inclusive: docs/api-assumptions.md, "Window bounds"), and report the answer to the platform if it ignores them.' +
+          inclusiveHint,
+      },
+    );
+  }
+
+  /** Adds the page's records to the window's counts; most of them rejected means the API changed. */
+  #countRejected(nodes: number, rejected: readonly QuarantinedRecord[]): void {
+    const { limits } = this.#o;
+    this.#nodes += nodes;
     this.#rejected += rejected.length;
     if (this.#rejected >= limits.minRejectedForShare && this.#rejected > limits.maxRejectedShare * this.#nodes) {
       throw this.#violation(
@@ -227,7 +262,12 @@ export class PageContract<R> {
           `more than SYNC_MAX_REJECTED_SHARE=${limits.maxRejectedShare}`,
       );
     }
+  }
 
+  /** The checks of progress and limits: a cut single page, a cursor handed out twice, no new record, too many pages. */
+  #checkPaging(read: PageRead, fresh: number, pageSize: number): void {
+    const { limits, window, style } = this.#o;
+    const nodes = read.nodes;
     if (!style.canAskForMore && style.maxPageSize !== undefined && nodes.length >= style.maxPageSize) {
       throw this.#violation(
         'truncated',
@@ -263,14 +303,6 @@ export class PageContract<R> {
         throw this.#violation('page-limit', `the window needs more than SYNC_MAX_PAGES_PER_WINDOW=${limits.maxPages} pages (of ${pageSize} records)`);
       }
     }
-    return {
-      records,
-      rejected,
-      nodes: nodes.length,
-      next: read.next,
-      number: this.#pages,
-      newest: newest === undefined ? undefined : parseIsoInstant(newest),
-    };
   }
 
   #pagingVariables(): string {

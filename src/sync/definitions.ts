@@ -7,7 +7,7 @@ import type { SinkName } from '../store/types.ts';
 import { parseDuration, PLACEHOLDER_SETTING_NAMES } from '../config.ts';
 import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDeletes, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
-import { pagingAt } from './paging/index.ts';
+import { pagingAt, type PagingStyle } from './paging/index.ts';
 import { samplingAt } from './definition-sampling.ts';
 import { selects } from './definition-selection.ts';
 import { checkPartitionPaths, partitionAt, resolvePartitions, type DeclaredPartition } from './definition-partitions.ts';
@@ -244,12 +244,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   if (s.sink !== undefined && !isSink(s.sink)) {
     src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${SINK_NAMES.join(', ')}`);
   }
-  const kinds = KINDS[version]!;
-  const kind = typeof s.kind === 'string' && Object.hasOwn(kinds, s.kind) ? kinds[s.kind] : undefined;
-  if (s.kind !== undefined && !kind) {
-    const other = Object.entries(KINDS).find(([v, k]) => Number(v) !== version && typeof s.kind === 'string' && Object.hasOwn(k, s.kind));
-    src.error([...path, 'kind'], `unknown kind ${JSON.stringify(s.kind)}${other ? ` (a version ${other[0]} word)` : ''}`, `use one of ${Object.keys(kinds).join(', ')}`);
-  }
+  const kind = kindAt(src, path, s.kind, version);
   const windowed = kind === 'incremental';
   const loaded = s.document !== undefined ? documents.read([...path, 'document'], s.document) : undefined;
   const parsed = loaded?.parsed;
@@ -279,51 +274,14 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
       }
     }
   }
-  // Full listings too: a listing cut at an unknown cap would be committed as complete and soft-delete the rest.
-  if (paging && !paging.canAskForMore && paging.maxPageSize === undefined) {
-    src.error(
-      [...path, 'paging'],
-      `a stream read in single pages must declare maxPageSize, the most records one answer holds: an answer cut at an unknown cap would be committed as ${windowed ? 'a complete window' : 'a complete listing (and the rows it lacks soft-deleted)'}`,
-      "add maxPageSize (the API's documented limit) to paging, or use the API's paging style",
-    );
-  }
+  if (paging) checkSinglePageCap(src, path, paging, windowed);
   const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.records.each.length ?? 0) : undefined;
   if (record && s.partition === undefined) checkPartitionPaths(src, [...path, 'record'], record, s.record as Record<string, unknown>, sink);
-  if (s.key !== undefined && isSink(sink)) {
-    const expected = keyOf(sink);
-    const given = Array.isArray(s.key) ? s.key.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
-    if (given.length !== expected.length || !expected.every((k) => given.includes(k))) {
-      src.error([...path, 'key'], `the key of sink ${sink} is [${expected.join(', ')}], not ${JSON.stringify(s.key)}`, `write key: [${expected.join(', ')}] or leave key out`);
-    }
-  }
-  let cursorField: string | undefined;
-  if (s.cursorField !== undefined) {
-    const field = typeof s.cursorField === 'string' && isSink(sink) ? columnField(sink, s.cursorField) : undefined;
-    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental stream has a cursorField', 'remove it');
-    else if (!record) {
-      // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
-    } else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
-      src.error([...path, 'cursorField'], `cursorField ${JSON.stringify(s.cursorField)} is not a mapped column of the record`, 'name the timestamp column the windows are cut on, e.g. observedAt');
-    } else if (record[field].type !== 'timestamp') {
-      src.error([...path, 'cursorField'], `cursorField ${field} is mapped as ${record[field].type}, not a timestamp`, 'map it with type: timestamp');
-    } else cursorField = field;
-  } else if (windowed) src.error(path, 'an incremental stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  if (s.key !== undefined && isSink(sink)) checkKey(src, [...path, 'key'], s.key, sink);
+  const cursorField = cursorFieldAt(src, path, s.cursorField, sink, windowed, record);
   const window = windowed && variables ? windowAt(src, [...path, 'window'], s.window, variables) : undefined;
   if (!windowed && s.window !== undefined) src.error([...path, 'window'], 'only an incremental stream has windows', 'remove window');
-  let softDelete: { isComplete(variables: Record<string, unknown>): boolean } | undefined;
-  if (s.softDelete !== undefined) {
-    const at = [...path, 'softDelete'];
-    const rule = mapAt(src, at, s.softDelete, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
-    const unset = rule?.completeWhenUnset;
-    if (kind !== 'full') src.error(at, 'only a full stream can soft-delete', 'remove softDelete');
-    else if (!softDeletes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
-    if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables?.names.includes(v)))) {
-      src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
-    } else if (Array.isArray(unset)) {
-      const names = unset as string[];
-      softDelete = { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
-    }
-  }
+  const softDelete = s.softDelete === undefined ? undefined : softDeleteAt(src, [...path, 'softDelete'], s.softDelete, kind, sink, variables);
   const deliveries = s.deliveries === undefined || !record ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
   const sampling = isSink(sink) ? samplingAt(src, path, s, sink) : undefined;
   if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
@@ -344,6 +302,69 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     ...(sampling && sampling),
   } as never) as AnyStream;
   return { stream, partition };
+}
+
+/** The stream's kind as this version of the format spells it (a word of another version is named as such). */
+function kindAt(src: YamlSource, path: YamlPath, given: unknown, version: number): StreamKind | undefined {
+  const kinds = KINDS[version]!;
+  const kind = typeof given === 'string' && Object.hasOwn(kinds, given) ? kinds[given] : undefined;
+  if (given !== undefined && !kind) {
+    const other = Object.entries(KINDS).find(([v, k]) => Number(v) !== version && typeof given === 'string' && Object.hasOwn(k, given));
+    src.error([...path, 'kind'], `unknown kind ${JSON.stringify(given)}${other ? ` (a version ${other[0]} word)` : ''}`, `use one of ${Object.keys(kinds).join(', ')}`);
+  }
+  return kind;
+}
+
+/** Full listings too: a listing cut at an unknown cap would be committed as complete and soft-delete the rest. */
+function checkSinglePageCap(src: YamlSource, path: YamlPath, paging: PagingStyle, windowed: boolean): void {
+  if (!paging.canAskForMore && paging.maxPageSize === undefined) {
+    src.error(
+      [...path, 'paging'],
+      `a stream read in single pages must declare maxPageSize, the most records one answer holds: an answer cut at an unknown cap would be committed as ${windowed ? 'a complete window' : 'a complete listing (and the rows it lacks soft-deleted)'}`,
+      "add maxPageSize (the API's documented limit) to paging, or use the API's paging style",
+    );
+  }
+}
+
+/** A declared key must be the sink's (it is the table's primary key; the declaration only repeats it). */
+function checkKey(src: YamlSource, at: YamlPath, declared: unknown, sink: SinkName): void {
+  const expected = keyOf(sink);
+  const given = Array.isArray(declared) ? declared.map((k) => columnField(sink, String(k)) ?? String(k)) : [];
+  if (given.length !== expected.length || !expected.every((k) => given.includes(k))) {
+    src.error(at, `the key of sink ${sink} is [${expected.join(', ')}], not ${JSON.stringify(declared)}`, `write key: [${expected.join(', ')}] or leave key out`);
+  }
+}
+
+/** The timestamp column an incremental stream's windows are cut on: a mapped timestamp of its record. */
+function cursorFieldAt(src: YamlSource, path: YamlPath, given: unknown, sink: SinkName, windowed: boolean, record: Record<string, FieldSpec> | undefined): string | undefined {
+  let cursorField: string | undefined;
+  if (given !== undefined) {
+    const field = typeof given === 'string' && isSink(sink) ? columnField(sink, given) : undefined;
+    if (!windowed) src.error([...path, 'cursorField'], 'only an incremental stream has a cursorField', 'remove it');
+    else if (!record) {
+      // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
+    } else if (!field || !record?.[field] || record[field].path === UNMAPPED) {
+      src.error([...path, 'cursorField'], `cursorField ${JSON.stringify(given)} is not a mapped column of the record`, 'name the timestamp column the windows are cut on, e.g. observedAt');
+    } else if (record[field].type !== 'timestamp') {
+      src.error([...path, 'cursorField'], `cursorField ${field} is mapped as ${record[field].type}, not a timestamp`, 'map it with type: timestamp');
+    } else cursorField = field;
+  } else if (windowed) src.error(path, 'an incremental stream has no cursorField', 'add cursorField: the timestamp column the windows are cut on, e.g. observedAt');
+  return cursorField;
+}
+
+/** A full stream's rule for when a listing is complete (only then are the rows it lacks soft-deleted). */
+function softDeleteAt(src: YamlSource, at: YamlPath, given: unknown, kind: StreamKind | undefined, sink: SinkName, variables: CompiledVariables | undefined): { isComplete(variables: Record<string, unknown>): boolean } | undefined {
+  const rule = mapAt(src, at, given, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
+  const unset = rule?.completeWhenUnset;
+  if (kind !== 'full') src.error(at, 'only a full stream can soft-delete', 'remove softDelete');
+  else if (!softDeletes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
+  if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables?.names.includes(v)))) {
+    src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
+    return undefined;
+  }
+  if (!Array.isArray(unset)) return undefined;
+  const names = unset as string[];
+  return { isComplete: (v) => names.every((n) => v[n] === undefined || v[n] === null) };
 }
 
 const DELIVERY_PATH = { re: /^(\$delivery\.)?[_A-Za-z][_0-9A-Za-z]*(\.[_A-Za-z][_0-9A-Za-z]*)*$/, rule: 'is not a field path', example: 'FloorSpaceId or $delivery.Created' };

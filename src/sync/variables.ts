@@ -51,8 +51,6 @@ interface Placeholder {
 /** Compiles the `variables` map of a stream; problems go to `src` at their position. */
 export function compileVariables(src: YamlSource, at: YamlPath, value: unknown, rules: PlaceholderRules): CompiledVariables | undefined {
   const before = src.errors.length;
-  const bounds: CompiledVariables['bounds'] = {};
-  const settingsRead = new Map<string, string>();
   if (!isPlainObject(value)) {
     src.error(at, `variables must be a map, got ${describeYaml(value)}`, "write e.g. variables: { from: '{{window.from}}' }");
     return undefined;
@@ -60,88 +58,46 @@ export function compileVariables(src: YamlSource, at: YamlPath, value: unknown, 
   for (const key of Object.keys(value)) {
     if (!GRAPHQL_NAME.test(key)) src.error([...at, key], `variable ${JSON.stringify(key)} is not a GraphQL name`, 'use the name the document declares, without $', { key: true });
   }
-
-  const placeholder = (where: YamlPath, text: string, whole: boolean, top: string): Placeholder | undefined => {
-    const [name, ...filters] = text.split('|').map((s) => s.trim());
-    const known = ['window.from', 'window.to', ...rules.settings.map((s) => `settings.${s}`)];
-    if (!name || !known.includes(name)) {
-      src.error(where, `{{${text.trim()}}} is not a placeholder this release knows`, `use one of ${known.map((k) => `{{${k}}}`).join(', ')}`);
-      return undefined;
-    }
-    if (name.startsWith('window.')) {
-      if (!rules.windowed) {
-        src.error(where, `{{${name}}} is only known to an incremental stream`, 'remove it, or make the stream incremental');
-        return undefined;
+  const compiler = new VariablesCompiler(src, rules);
+  const top = Object.entries(value).map(([k, v]) => [k, compiler.compile([...at, k], v, k)] as const);
+  if (src.errors.length > before) return undefined;
+  return {
+    names: Object.keys(value),
+    bounds: compiler.bounds,
+    settingsRead: compiler.settingsRead,
+    build(input) {
+      const out: Record<string, unknown> = {};
+      for (const [k, f] of top) {
+        const v = f!(input);
+        if (v !== UNSET) out[k] = v;
       }
-      let format: TimeFormat = 'iso';
-      let asText = false;
-      for (const filter of filters) {
-        if (filter === 'string') asText = true;
-        else if (isTimeFormat(filter)) format = filter;
-        else {
-          src.error(where, `${JSON.stringify(filter)} in {{${text.trim()}}} is neither a time format nor string`, `use one of ${TIME_FORMATS.join(', ')}, optionally followed by | string`);
-          return undefined;
-        }
-      }
-      const bound = name === 'window.from' ? 'from' : 'to';
-      const previous = bounds[bound];
-      if (previous !== undefined && previous !== format) {
-        src.error(where, `{{${name}}} is sent in two formats (${previous} and ${format})`, 'send each bound in one format');
-        return undefined;
-      }
-      bounds[bound] = format;
-      const text_ = asText || !whole || !NUMERIC_FORMATS.has(format);
-      return { read: (input) => (input.window ? formatInstant(input.window[bound], format, text_) : UNSET) };
-    }
-    if (filters.length) {
-      src.error(where, `{{${text.trim()}}}: a setting takes no format`, `write {{${name}}}`);
-      return undefined;
-    }
-    const setting = name.slice('settings.'.length);
-    settingsRead.set(top, setting);
-    return { read: (input) => (input.settings[setting] === undefined || input.settings[setting] === null ? UNSET : input.settings[setting]) };
+      return out;
+    },
   };
+}
 
-  const compile = (where: YamlPath, v: unknown, top: string): Node | undefined => {
-    if (typeof v === 'string') {
-      if (!v.includes('{{') && !v.includes('}}')) return () => v;
-      const parts: Array<string | Placeholder> = [];
-      let last = 0;
-      const whole = /^\{\{[^{}]*\}\}$/.test(v);
-      for (const m of v.matchAll(PLACEHOLDER)) {
-        parts.push(v.slice(last, m.index));
-        const p = placeholder(where, m[1]!, whole, top);
-        if (!p) return undefined;
-        parts.push(p);
-        last = m.index + m[0].length;
-      }
-      const rest = v.slice(last);
-      if (rest.includes('{{') || rest.includes('}}') || parts.some((p) => typeof p === 'string' && (p.includes('{{') || p.includes('}}')))) {
-        src.error(where, `${JSON.stringify(v)} has an unclosed or nested placeholder`, 'write each placeholder as {{name}} or {{name | format}}');
-        return undefined;
-      }
-      parts.push(rest);
-      if (whole) return (parts[1] as Placeholder).read;
-      return (input) => {
-        let out = '';
-        for (const part of parts) {
-          if (typeof part === 'string') out += part;
-          else {
-            const value = part.read(input);
-            if (value === UNSET) return UNSET;
-            out += String(value);
-          }
-        }
-        return out;
-      };
-    }
+/** Compiles the values of one `variables` map, collecting the formats of the window bounds and the settings read. */
+class VariablesCompiler {
+  readonly bounds: CompiledVariables['bounds'] = {};
+  readonly settingsRead = new Map<string, string>();
+  readonly #src: YamlSource;
+  readonly #rules: PlaceholderRules;
+
+  constructor(src: YamlSource, rules: PlaceholderRules) {
+    this.#src = src;
+    this.#rules = rules;
+  }
+
+  /** A value (of the top-level variable `top`), whatever its shape; undefined when it has a problem. */
+  compile(where: YamlPath, v: unknown, top: string): Node | undefined {
+    if (typeof v === 'string') return this.#string(where, v, top);
     if (Array.isArray(v)) {
-      const items = v.map((item, i) => compile([...where, i], item, top));
+      const items = v.map((item, i) => this.compile([...where, i], item, top));
       if (items.some((i) => !i)) return undefined;
       return (input) => items.map((item) => item!(input)).filter((x) => x !== UNSET);
     }
     if (isPlainObject(v)) {
-      const fields = Object.entries(v).map(([k, item]) => [k, compile([...where, k], item, top)] as const);
+      const fields = Object.entries(v).map(([k, item]) => [k, this.compile([...where, k], item, top)] as const);
       if (fields.some(([, f]) => !f)) return undefined;
       return (input) => {
         const out: Record<string, unknown> = {};
@@ -153,23 +109,85 @@ export function compileVariables(src: YamlSource, at: YamlPath, value: unknown, 
       };
     }
     return () => v;
-  };
+  }
 
-  const top = Object.entries(value).map(([k, v]) => [k, compile([...at, k], v, k)] as const);
-  if (src.errors.length > before) return undefined;
-  return {
-    names: Object.keys(value),
-    bounds,
-    settingsRead,
-    build(input) {
-      const out: Record<string, unknown> = {};
-      for (const [k, f] of top) {
-        const v = f!(input);
-        if (v !== UNSET) out[k] = v;
+  /** A string: itself, one placeholder's value, or text with placeholders written into it. */
+  #string(where: YamlPath, v: string, top: string): Node | undefined {
+    if (!v.includes('{{') && !v.includes('}}')) return () => v;
+    const parts: Array<string | Placeholder> = [];
+    let last = 0;
+    const whole = /^\{\{[^{}]*\}\}$/.test(v);
+    for (const m of v.matchAll(PLACEHOLDER)) {
+      parts.push(v.slice(last, m.index));
+      const p = this.#placeholder(where, m[1]!, whole, top);
+      if (!p) return undefined;
+      parts.push(p);
+      last = m.index + m[0].length;
+    }
+    const rest = v.slice(last);
+    if (rest.includes('{{') || rest.includes('}}') || parts.some((p) => typeof p === 'string' && (p.includes('{{') || p.includes('}}')))) {
+      this.#src.error(where, `${JSON.stringify(v)} has an unclosed or nested placeholder`, 'write each placeholder as {{name}} or {{name | format}}');
+      return undefined;
+    }
+    parts.push(rest);
+    if (whole) return (parts[1] as Placeholder).read;
+    return (input) => {
+      let out = '';
+      for (const part of parts) {
+        if (typeof part === 'string') out += part;
+        else {
+          const value = part.read(input);
+          if (value === UNSET) return UNSET;
+          out += String(value);
+        }
       }
       return out;
-    },
-  };
+    };
+  }
+
+  #placeholder(where: YamlPath, text: string, whole: boolean, top: string): Placeholder | undefined {
+    const [name, ...filters] = text.split('|').map((s) => s.trim());
+    const known = ['window.from', 'window.to', ...this.#rules.settings.map((s) => `settings.${s}`)];
+    if (!name || !known.includes(name)) {
+      this.#src.error(where, `{{${text.trim()}}} is not a placeholder this release knows`, `use one of ${known.map((k) => `{{${k}}}`).join(', ')}`);
+      return undefined;
+    }
+    if (name.startsWith('window.')) return this.#windowBound(where, text, name, filters, whole);
+    if (filters.length) {
+      this.#src.error(where, `{{${text.trim()}}}: a setting takes no format`, `write {{${name}}}`);
+      return undefined;
+    }
+    const setting = name.slice('settings.'.length);
+    this.settingsRead.set(top, setting);
+    return { read: (input) => (input.settings[setting] === undefined || input.settings[setting] === null ? UNSET : input.settings[setting]) };
+  }
+
+  /** `{{window.from}}` or `{{window.to}}`, with its format and `| string`: each bound sent in one format. */
+  #windowBound(where: YamlPath, text: string, name: string, filters: readonly string[], whole: boolean): Placeholder | undefined {
+    if (!this.#rules.windowed) {
+      this.#src.error(where, `{{${name}}} is only known to an incremental stream`, 'remove it, or make the stream incremental');
+      return undefined;
+    }
+    let format: TimeFormat = 'iso';
+    let asText = false;
+    for (const filter of filters) {
+      if (filter === 'string') asText = true;
+      else if (isTimeFormat(filter)) format = filter;
+      else {
+        this.#src.error(where, `${JSON.stringify(filter)} in {{${text.trim()}}} is neither a time format nor string`, `use one of ${TIME_FORMATS.join(', ')}, optionally followed by | string`);
+        return undefined;
+      }
+    }
+    const bound = name === 'window.from' ? 'from' : 'to';
+    const previous = this.bounds[bound];
+    if (previous !== undefined && previous !== format) {
+      this.#src.error(where, `{{${name}}} is sent in two formats (${previous} and ${format})`, 'send each bound in one format');
+      return undefined;
+    }
+    this.bounds[bound] = format;
+    const text_ = asText || !whole || !NUMERIC_FORMATS.has(format);
+    return { read: (input) => (input.window ? formatInstant(input.window[bound], format, text_) : UNSET) };
+  }
 }
 
 /** The grid window bounds must lie on so that both are exact in the formats they are sent in. */
