@@ -1,5 +1,6 @@
 import { sql, type SQL } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
+import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { bucketsCovering, boundsOf, calendarDays, holdsData, type BucketRow } from './aggregate-plan.ts';
@@ -14,10 +15,6 @@ import type { OccupancyRecord } from './types.ts';
  * it to its end), so a maintained bucket and a rebuilt one are equal bit for bit. The figures are the pure core's
  * (src/time-weight.ts); the buckets the plan's (aggregate-plan.ts); this file only reads and writes them.
  */
-
-/** The status a reading must be stored as to count as occupied, and as vacant; any other is an unknown status. */
-export const OCCUPIED_STATUS = 'CurrentlyOccupied';
-export const VACANT_STATUS = 'Unoccupied';
 
 /** How each dialect reads a reading's instant as epoch ms, and binds one for a comparison with it. */
 const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number): number | string }>> = {
@@ -145,7 +142,7 @@ async function readReadings(tx: Executor, dialect: Dialect, keys: readonly numbe
       list = [];
       out.set(k, list);
     }
-    list.push({ at: Number(row.t), occupied: row.s === OCCUPIED_STATUS ? true : row.s === VACANT_STATUS ? false : null, headcount: row.h === null ? null : Number(row.h) });
+    list.push({ at: Number(row.t), occupied: occupiedOf(row.s), headcount: row.h === null ? null : Number(row.h) });
   }
   return out;
 }
