@@ -5,6 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type RunRequest, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
+import { reconcileAggregates } from './aggregates.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { engineSettings } from './engine-settings.ts';
 
@@ -26,8 +27,12 @@ export interface RunOnceOptions {
 export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
   const clock = options.clock ?? systemClock;
   const targets = createSyncTargets(options.config, options.customers, { clock, logger: options.logger, baseUrl: options.baseUrl });
+  // The aggregates of a building configured otherwise than they were computed are rebuilt before the run, and those
+  // of a building the run lists for the first time after it (docs/reporting.md, "Time-weighted aggregates").
+  const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: options.customers, logger: options.logger });
   try {
-    return await runSync({
+    await reconcile();
+    const report = await runSync({
       store: options.store,
       clock,
       logger: options.logger,
@@ -39,6 +44,8 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
       signal: options.signal,
       onProgress: options.onProgress,
     });
+    if (!options.signal?.aborted) await reconcile();
+    return report;
   } finally {
     await closeClients(targets);
   }

@@ -7,6 +7,7 @@ import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type StreamOutcome, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { toIsoUtc } from '../time.ts';
+import { reconcileAggregates } from './aggregates.ts';
 import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
@@ -131,7 +132,10 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
     };
     running += 1;
     metrics?.setSyncInProgress(true);
+    // With all the configured streams, whichever run: the max hold is the customer's, not one stream's.
+    const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: chosen.map((t) => ({ id: t.customerId })), logger });
     try {
+      await reconcile();
       const report = await runSync({
         store: options.store,
         clock,
@@ -143,6 +147,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         signal,
         onProgress,
       });
+      if (!signal.aborted) await reconcile();
       for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stateKey)));
       for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
       return report;

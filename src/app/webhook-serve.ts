@@ -6,6 +6,7 @@ import { receiverProblem, receiverOptions, startReceiver, type Receiver, type We
 import { redactUrl } from '../net.ts';
 import { openForWriting } from './database.ts';
 import { waitForPostgres } from './wait-for-database.ts';
+import { reconcileAggregates } from './aggregates.ts';
 import { deliveryRulesFor, loadStreams } from './streams.ts';
 
 export interface ServeWebhooksOptions {
@@ -64,9 +65,12 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
   let receiver: Receiver | undefined;
   try {
     if (signal.aborted) return;
+    const streams = loadStreams(config).streams;
+    // Deliveries of a building with no recorded calendar are computed with the configured one.
+    await reconcileAggregates({ store, config, streams, customers: config.customers, logger });
     receiver = await startReceiver({
       ...receiverOptions(config, { host: options.host, port: options.port, path: options.path }),
-      deliveries: deliveryRulesFor(loadStreams(config).streams),
+      deliveries: deliveryRulesFor(streams),
       store,
       logger,
       ...(options.clock && { clock: options.clock }),

@@ -4,6 +4,7 @@ import { requireApi, type Config, type CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { createMetrics, type Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
+import { reconcileAggregates } from '../app/aggregates.ts';
 import { openForWriting } from '../app/database.ts';
 import { settlesWithin, startScheduler, validateCron, type Scheduler, type SchedulerOptions } from '../app/scheduler.ts';
 import { parseDocumentSource } from '../api/documents.ts';
@@ -99,6 +100,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         'webhook receiver off: no customer has a webhook secret or custom header (set WEBHOOK_SECRET to receive deliveries; serve runs sync and /healthz, /metrics)',
       );
     } else if (webhooksOn) {
+      await reconcileAggregates({ store, config, streams, customers, logger });
       receiver = await startReceiver({
         ...receiverOptions({ customers, webhook: config.webhook }),
         deliveries: deliveryRulesFor(streams),

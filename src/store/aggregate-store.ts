@@ -1,5 +1,4 @@
 import { sql } from '../../db/schema/drizzle.ts';
-import { StoreError } from '../errors.ts';
 import { startOfLocalDate } from '../working-time.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import {
@@ -59,15 +58,13 @@ export async function reconcileAggregates(db: Adapter, customerId: string, setti
 
 /**
  * `aggregates rebuild`: recomputes the buckets of a customer's buildings (or one) from the readings, over local dates
- * [from, to) of each building's zone or all of them. A building whose calendar changed is rebuilt whole.
+ * [from, to) of each building's zone or all of them. A building whose calendar changed is rebuilt whole. A building
+ * with no floor spaces and no aggregates is none of the customer's: nothing is done (an empty list).
  */
 export async function rebuildAggregates(db: Adapter, request: AggregateRebuild, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {
   const { customerId } = request;
   const all = await buildingsOf(db, customerId);
   const buildings = request.buildingId === undefined ? all : all.filter((b) => b === request.buildingId);
-  if (request.buildingId !== undefined && buildings.length === 0) {
-    throw new StoreError(`building ${JSON.stringify(request.buildingId)} of customer ${customerId} has no floor spaces or aggregates. Fix: use one of ${all.map((b) => JSON.stringify(b)).join(', ') || '(none stored yet: sync first)'}`);
-  }
   const resolved = await resolveBuildings(db, customerId, buildings, settings);
   const out: RebuiltBuilding[] = [];
   for (const building of resolved) {

@@ -13,6 +13,7 @@ import { reportCommand } from './report.ts';
 import { serveCommand } from './serve.ts';
 import { stateCommand } from './state.ts';
 import { recordCommand } from './record.ts';
+import { aggregatesCommand } from './aggregates.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
 export const commands: CommandModule[] = [
@@ -22,6 +23,7 @@ export const commands: CommandModule[] = [
   statusCommand,
   stateCommand,
   reportCommand,
+  aggregatesCommand,
   serveCommand,
   migrateCommand,
   checkCommand,
