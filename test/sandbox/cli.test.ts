@@ -62,8 +62,10 @@ describe('occupancy-sync sandbox', () => {
     expect(code).toBe(0);
     expect(out.text()).toMatch(/--expires-in/);
     expect(out.text()).toMatch(/occupancy-sync sandbox --port 4000/);
+    // Aligned to the longest name, its summary under its query.
+    const width = Math.max(...API_VARIANTS.map((v) => v.length));
     for (const variant of API_VARIANTS) {
-      expect(out.text()).toContain(`  ${variant.padEnd(7)} ${API_VARIANT_INFO[variant].query}`);
+      expect(out.text()).toContain(`  ${variant.padEnd(width)} ${API_VARIANT_INFO[variant].query}\n  ${' '.repeat(width)} ${API_VARIANT_INFO[variant].summary}\n`);
     }
   });
 

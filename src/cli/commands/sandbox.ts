@@ -64,6 +64,9 @@ export function describeSandbox(sandbox: Sandbox): string {
   return lines.join('\n');
 }
 
+/** The longest variant's name: the listing in --help is aligned to it. */
+const VARIANT_WIDTH = Math.max(...API_VARIANTS.map((v) => v.length));
+
 export const sandboxCommand: CommandModule = (program, ctx) => {
   program
     .command('sandbox')
@@ -97,9 +100,10 @@ export const sandboxCommand: CommandModule = (program, ctx) => {
 Observations arrive every 5 minutes per floor space and become visible up to 5 minutes late. Webhooks registered
 through the API get one Occupancy delivery per new tick (signed when a signatureSecret is set).
 
-API variants (--api-variant): the same data, ids and webhook deliveries; auth, gzip and buildings(nameLike) as
-documented in all; the occupancy query and the webhook mutations differ (schemas and details: docs/sandbox.md):
-${API_VARIANTS.map((v) => `  ${v.padEnd(7)} ${API_VARIANT_INFO[v].query}\n          ${API_VARIANT_INFO[v].summary}`).join('\n')}
+API variants (--api-variant): the same sensors, ids and webhook delivery body; auth, gzip and buildings(nameLike) as
+documented in all; the occupancy query and the webhook mutations differ; presence and change hold what such sensors
+report, no headcount and only the status changes (schemas and details: docs/sandbox.md):
+${API_VARIANTS.map((v) => `  ${v.padEnd(VARIANT_WIDTH)} ${API_VARIANT_INFO[v].query}\n  ${' '.repeat(VARIANT_WIDTH)} ${API_VARIANT_INFO[v].summary}`).join('\n')}
 
 Examples:
   $ occupancy-sync sandbox --port 4000
