@@ -3,6 +3,7 @@ import { dataCheckLines, type ReconciliationCount } from '../app/data-checks.ts'
 import { formatCount } from '../numbers.ts';
 import { CANONICAL_STATUSES, canonicalGuess } from '../statuses.ts';
 import type { RunRecord, SyncState, UnmappedStatus } from '../store/types.ts';
+import { runKeyOf } from '../sync/stream.ts';
 import { formatDuration } from './progress.ts';
 
 export interface StreamStatus {
@@ -22,6 +23,12 @@ export interface StreamStatus {
    * status (whichever stream stored them; absent when there are none).
    */
   unmapped?: Array<Pick<UnmappedStatus, 'status' | 'readings'>>;
+  /**
+   * A fan-out stream's partitions (state keys `<stream>/<parent>`), folded into its entry: the parents in force (the
+   * watermark and lag are the lowest of theirs), the partitions of parents no longer listed (not read; their state
+   * stays), and the partitions with a window in flight.
+   */
+  partitions?: { inForce: number; removed: number; inFlight: number };
 }
 
 /** Attaches each customer's unmapped statuses to the entries of the streams that store readings (`readings`: their names). */
@@ -44,6 +51,9 @@ export function unmappedLines(unmapped: ReadonlyArray<UnmappedStatus>): string[]
   });
 }
 
+/** A fan-out stream's parents in force, per customer and run key (`${customerId}\u0000${stream}`); see buildStatus. */
+export type ParentsInForce = ReadonlyMap<string, ReadonlySet<string>>;
+
 /** Attaches each stream's completeness finding to its entry. */
 export function withCompleteness(entries: StreamStatus[], findings: ReadonlyArray<CompletenessFinding>): StreamStatus[] {
   const byKey = new Map(findings.map((f) => [`${f.customerId}\u0000${f.stream}`, f]));
@@ -53,9 +63,15 @@ export function withCompleteness(entries: StreamStatus[], findings: ReadonlyArra
   });
 }
 
-/** Joins states and last runs per customer and stream (a stream with runs but no state yet is listed too). */
-export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArray<RunRecord>, now: number): StreamStatus[] {
+/**
+ * Joins states and last runs per customer and stream (a stream with runs but no state yet is listed too). A fan-out
+ * stream's partitions are one entry, its stream's: its watermark is the lowest of the partitions whose parent is in
+ * force (`parents`; without it, of all), so one row per stream however many spaces it reads.
+ */
+export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArray<RunRecord>, now: number, parents?: ParentsInForce): StreamStatus[] {
   const key = (c: string, s: string) => `${c}\u0000${s}`;
+  const partitions = states.filter((s) => runKeyOf(s.stateKey) !== s.stateKey);
+  states = states.filter((s) => runKeyOf(s.stateKey) === s.stateKey);
   const latest = new Map<string, RunRecord>();
   for (const run of runs) {
     const k = key(run.customerId, run.stateKey);
@@ -82,6 +98,24 @@ export function buildStatus(states: ReadonlyArray<SyncState>, runs: ReadonlyArra
     entry.lastRun = { id, mode, status, startedAt, finishedAt, pages, records, rejected, error };
     byKey.set(k, entry);
   }
+  const groups = new Map<string, SyncState[]>();
+  for (const state of partitions) {
+    const k = key(state.customerId, runKeyOf(state.stateKey));
+    groups.set(k, [...(groups.get(k) ?? []), state]);
+  }
+  for (const [k, group] of groups) {
+    const [customerId, stream] = k.split('\u0000') as [string, string];
+    const entry = byKey.get(k) ?? { customerId, stream, watermark: null, lagMs: null, inFlight: null, range: null, lastRun: null };
+    const listed = parents?.get(k);
+    const inForce = group.filter((s) => !listed || listed.has(s.stateKey.slice(stream.length + 1)));
+    const watermarks = inForce.map((s) => s.watermark);
+    entry.watermark = watermarks.length === 0 || watermarks.includes(null) ? null : watermarks.reduce((a, b) => (b! < a! ? b : a));
+    entry.lagMs = entry.watermark ? now - Date.parse(entry.watermark) : null;
+    const first = group.find((s) => s.rangeStart && s.rangeEnd);
+    if (first) entry.range = { start: first.rangeStart!, end: first.rangeEnd! };
+    entry.partitions = { inForce: inForce.length, removed: group.length - inForce.length, inFlight: group.filter((s) => s.windowStart !== null).length };
+    byKey.set(k, entry);
+  }
   return [...byKey.values()].sort((a, b) => a.customerId.localeCompare(b.customerId) || a.stream.localeCompare(b.stream));
 }
 
@@ -97,6 +131,10 @@ export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliatio
     const run = e.lastRun;
     let outcome = run ? run.status : '-';
     if (e.inFlight) outcome += ' (window in flight)';
+    if (e.partitions) {
+      const { inForce, removed, inFlight } = e.partitions;
+      outcome += ` [${inForce} partition(s)${removed ? `, ${removed} of parents no longer listed` : ''}${inFlight ? `, ${inFlight} with a window in flight` : ''}]`;
+    }
     if (e.range) outcome += ` [range ${e.range.start} .. ${e.range.end}]`;
     rows.push([
       e.customerId,

@@ -60,7 +60,9 @@ const ts = (v: unknown) => (v === null || v === undefined ? null : toIsoUtc(v as
 export async function readSyncHealth(store: Store, timeoutMs = 2000): Promise<Row[]> {
   // On Postgres a query that outlasts the timeout is cancelled on the server, not left running behind the answer.
   const rows = await syncHealthRows(store, timeoutMs);
-  return rows.filter((r) => !String(r.stream).includes('#'));
+  // A fan-out stream is judged by its stream's row (its run): a successful run read every parent in force up to its
+  // end, and a partition of a parent no longer listed keeps its old watermark for ever.
+  return rows.filter((r) => !String(r.stream).includes('#') && !String(r.stream).includes('/'));
 }
 
 /** Pure judgement of `sync_health` rows: a stream is unhealthy when its last run failed or it lags too far. */

@@ -6,6 +6,8 @@ import type { Store } from '../../src/store/types.ts';
 import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { runSync, type SyncReport } from '../../src/sync/engine.ts';
 import type { GraphQLRequester } from '../../src/sync/fetch.ts';
+import { buildStatus, formatStatus } from '../../src/cli/status.ts';
+import { readSyncHealth } from '../../src/serve/health.ts';
 import { migratedStore } from '../support/databases.ts';
 import { DAY, HOUR, MIN, syncSettings } from './helpers.ts';
 
@@ -185,6 +187,16 @@ describe('fan-out streams', () => {
     expect(after.get('space-readings/b')).toBe(before.get('space-readings/b'));
     const [b] = await store.query<{ deleted_at: unknown }>("SELECT deleted_at FROM floor_spaces WHERE floor_space_id = 'b'");
     expect(b!.deleted_at).not.toBeNull();
+
+    // status: one row for the stream, its watermark the lowest of the parents still listed (b's old one is not).
+    const parents = new Map([[`${CUSTOMER}\u0000space-readings`, new Set(await store.listedValues('floorSpaces', 'id', CUSTOMER))]]);
+    const status = buildStatus(await store.listStates(CUSTOMER), await store.lastRuns(CUSTOMER), clock.now(), parents);
+    expect(status.map((e) => e.stream)).toEqual(['floor-spaces', 'space-readings']);
+    expect(status[1]).toMatchObject({ watermark: after.get('space-readings/a'), partitions: { inForce: 2, removed: 1, inFlight: 0 } });
+    expect(after.get('space-readings/b')! < after.get('space-readings/a')!).toBe(true);
+    expect(formatStatus(status)).toMatch(/space-readings .* succeeded \[2 partition\(s\), 1 of parents no longer listed\]/);
+    // /healthz judges the stream by its run: a removed parent's partition, for ever behind, is no lag of the stream.
+    expect((await readSyncHealth(store)).map((r) => r.stream)).toEqual(['floor-spaces', 'space-readings']);
   });
 
   it("fails a parent whose answers break the contract alone: the others' readings are all stored", async () => {

@@ -45,7 +45,17 @@ Examples:
         const readings = new Set(streams.filter((s) => s.sink === 'occupancy').map((s) => s.name));
         const customers = config.customers.filter((c) => flags.customer === undefined || c.id === flags.customer);
         const checks = await runDataChecks({ store, streams, customers, settings: config.sync, now: systemClock.now() });
-        const entries = withUnmapped(withCompleteness(buildStatus(states, runs, systemClock.now()), checks.completeness), unmapped, readings).filter(
+        // A fan-out stream's watermark is its lowest partition's among the parents still listed.
+        const parents = new Map<string, Set<string>>();
+        for (const stream of streams) {
+          if (!stream.partition) continue;
+          for (const customer of customers) {
+            const listed = await store.listedValues(stream.partition.parentSink, stream.partition.parentKey, customer.id);
+            parents.set(`${customer.id}\u0000${stream.name}`, new Set(listed));
+            parents.set(`${customer.id}\u0000${stream.name}#backfill`, new Set(listed));
+          }
+        }
+        const entries = withUnmapped(withCompleteness(buildStatus(states, runs, systemClock.now(), parents), checks.completeness), unmapped, readings).filter(
           (e) => flags.customer === undefined || e.customerId === flags.customer,
         );
         const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries, checks.reconciliation, unmapped);
