@@ -8,7 +8,7 @@ import { sinkColumns, SINK_NAMES, type NotInRecords, type SinkColumn } from './c
 import { floorSpaceKeys, occupancySink } from './occupancy-sink.ts';
 import type { Column, ColumnType, PageContext, PrepareInput, SinkDef } from './sink-def.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
-import type { FloorSpaceRecord, IsoUtc, OccupancySource, SinkName, SinkRecords } from './types.ts';
+import type { FloorSpaceRecord, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 export { sinkKey } from './columns.ts';
 export type { Column, ColumnType, ComputedColumn, PageContext, PrepareInput, SinkDef } from './sink-def.ts';

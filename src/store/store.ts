@@ -6,10 +6,12 @@ import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { sinkColumns } from './columns.ts';
 import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
-import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import { canonicalTimestamp } from './timestamps.ts';
 import { DEFAULT_AGGREGATE_SETTINGS } from './aggregate-calendars.ts';
 import { followMovedSpaces, rebuildAggregates, reconcileAggregates, spaceBuildings } from './aggregate-store.ts';
 import { maintainReadings } from './aggregates.ts';
+import { applyStateChange } from './state-change.ts';
+import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
   AggregateRebuild,
@@ -30,7 +32,6 @@ import type {
   SyncState,
   SyncStateUpdate,
   UnmappedStatus,
-  WindowCheckpoint,
 } from './types.ts';
 
 /**
@@ -178,57 +179,7 @@ export class SqlStore implements Store {
         change.action === 'rewind' && 'progress' in change
           ? { windowStart: canonicalTimestamp(change.progress.windowStart, 'windowStart'), windowEnd: canonicalTimestamp(change.progress.windowEnd, 'windowEnd') }
           : null;
-      return this.#db.transaction(async (tx) => {
-        const [row] = await tx.all<StateRow>(sql`SELECT * FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
-        const before = row && toState(row);
-        if (!before) throw new StoreError(`there is no sync state for customer ${change.customerId} and stream ${change.stateKey}`);
-        let after: SyncState | undefined;
-        if (progress) {
-          // A backfill's progress: its next window (none once every window is done, with its range still recorded).
-          if (before.windowStart === null ? before.rangeStart === null : !(progress.windowStart < before.windowStart)) {
-            throw new StoreError(
-              `moving the progress of ${change.customerId}/${change.stateKey} to ${progress.windowStart} would not move it backwards (it is at ${before.windowStart ?? 'nothing'})`,
-            );
-          }
-          await tx.run(sql`
-            UPDATE sync_state SET window_start = ${progress.windowStart}, window_end = ${progress.windowEnd}, page_cursor = NULL, windows = NULL, updated_at = ${at}
-            WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
-          const { windows: _dropped, ...rest } = before;
-          after = { ...rest, windowStart: progress.windowStart, windowEnd: progress.windowEnd, pageCursor: null, updatedAt: at };
-        } else if (change.action === 'rewind') {
-          if (!before.watermark) {
-            throw new StoreError(`${change.customerId}/${change.stateKey} has no watermark to rewind (a backfill keeps its progress as a window: reset it instead)`);
-          }
-          if (!(to! < before.watermark)) {
-            throw new StoreError(`rewinding to ${to} would not move the watermark ${before.watermark} backwards`);
-          }
-          // The one statement that moves a watermark backwards: not through #writeState and its forward-only guard.
-          await tx.run(sql`
-            UPDATE sync_state SET watermark = ${to}, window_start = NULL, window_end = NULL, page_cursor = NULL, windows = NULL, updated_at = ${at}
-            WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
-          const { windows: _dropped, ...rest } = before;
-          after = { ...rest, watermark: to, windowStart: null, windowEnd: null, pageCursor: null, updatedAt: at };
-        } else {
-          await tx.run(sql`DELETE FROM sync_state WHERE customer_id = ${change.customerId} AND stream = ${change.stateKey}`);
-        }
-        const [inserted] = await tx.all<{ id: number }>(sql`
-          INSERT INTO sync_state_changes (customer_id, stream, action, actor, changed_at, old_watermark, new_watermark, old_state, new_state)
-          VALUES (${change.customerId}, ${change.stateKey}, ${change.action}, ${change.actor}, ${at}, ${before.watermark},
-                  ${after?.watermark ?? null}, ${stateJson(before)}, ${after ? stateJson(after) : null})
-          RETURNING id`);
-        return {
-          id: Number(inserted!.id),
-          customerId: change.customerId,
-          stateKey: change.stateKey,
-          action: change.action,
-          actor: change.actor,
-          changedAt: at,
-          oldWatermark: before.watermark,
-          newWatermark: after?.watermark ?? null,
-          before,
-          after,
-        };
-      });
+      return this.#db.transaction((tx) => applyStateChange(tx, change, { at, to, progress }));
     });
   }
 
@@ -241,18 +192,7 @@ export class SqlStore implements Store {
       const rows = await this.#db.all<Record<string, unknown>>(sql`
         SELECT * FROM sync_state_changes WHERE ${sql.join(conditions, sql` AND `)}
         ORDER BY changed_at DESC, id DESC LIMIT ${filter.limit ?? 20}`);
-      return rows.map((r) => ({
-        id: Number(r.id),
-        customerId: String(r.customer_id),
-        stateKey: String(r.stream),
-        action: r.action as 'rewind' | 'reset',
-        actor: String(r.actor),
-        changedAt: String(r.changed_at),
-        oldWatermark: (r.old_watermark as string | null) ?? null,
-        newWatermark: (r.new_watermark as string | null) ?? null,
-        before: r.old_state ? stateFromJson(String(r.old_state)) : undefined,
-        after: r.new_state ? stateFromJson(String(r.new_state)) : undefined,
-      }));
+      return rows.map(toStateChange);
     });
   }
 
@@ -500,98 +440,4 @@ export class SqlStore implements Store {
   }
 }
 
-type Normalised = Omit<SyncStateUpdate, 'windows'> & { windows: string | null };
-
-function normaliseState(s: SyncStateUpdate): Normalised {
-  const field = (name: string) => `state ${s.customerId}/${s.stateKey}: ${name}`;
-  const windows = (s.windows ?? []).map((w, i) => ({
-    from: canonicalTimestamp(w.from, field(`windows[${i}].from`)),
-    to: canonicalTimestamp(w.to, field(`windows[${i}].to`)),
-    cursor: w.cursor ?? null,
-    done: w.done === true,
-  }));
-  return {
-    windows: windows.length ? JSON.stringify(windows) : null,
-    customerId: s.customerId,
-    stateKey: s.stateKey,
-    watermark: canonicalOrNull(s.watermark, field('watermark')),
-    windowStart: canonicalOrNull(s.windowStart, field('windowStart')),
-    windowEnd: canonicalOrNull(s.windowEnd, field('windowEnd')),
-    pageCursor: s.pageCursor ?? null,
-    rangeStart: canonicalOrNull(s.rangeStart, field('rangeStart')),
-    rangeEnd: canonicalOrNull(s.rangeEnd, field('rangeEnd')),
-  };
-}
-
 const toIso = (ms: number) => new Date(ms).toISOString();
-
-/**
- * A state as `sync_state_changes.old_state`/`new_state` keep it: JSON whose state key is `stream`, as the table's
- * column is named (rows written before the field was called `stateKey` in code read the same).
- */
-function stateJson({ customerId, stateKey, ...rest }: SyncState): string {
-  return JSON.stringify({ customerId, stream: stateKey, ...rest });
-}
-
-function stateFromJson(text: string): SyncState {
-  const { customerId, stream, ...rest } = JSON.parse(text) as Omit<SyncState, 'stateKey'> & { stream: string };
-  return { customerId, stateKey: stream, ...rest };
-}
-
-interface StateRow {
-  customer_id: string;
-  stream: string;
-  watermark: string | null;
-  window_start: string | null;
-  window_end: string | null;
-  page_cursor: string | null;
-  windows?: string | null;
-  range_start: string | null;
-  range_end: string | null;
-  updated_at: string;
-}
-
-function toState(r: StateRow): SyncState {
-  return {
-    customerId: r.customer_id,
-    stateKey: r.stream,
-    watermark: r.watermark,
-    windowStart: r.window_start,
-    windowEnd: r.window_end,
-    pageCursor: r.page_cursor,
-    rangeStart: r.range_start,
-    rangeEnd: r.range_end,
-    ...(r.windows && { windows: JSON.parse(r.windows) as WindowCheckpoint[] }),
-    updatedAt: r.updated_at,
-  };
-}
-
-interface RunRow {
-  id: number;
-  customer_id: string;
-  stream: string;
-  mode: RunRecord['mode'];
-  started_at: string;
-  finished_at: string | null;
-  status: RunStatus;
-  pages: number;
-  records: number;
-  rejected: number;
-  error: string | null;
-}
-
-function toRun(r: RunRow): RunRecord {
-  return {
-    id: Number(r.id),
-    customerId: r.customer_id,
-    stateKey: r.stream,
-    mode: r.mode,
-    startedAt: r.started_at,
-    finishedAt: r.finished_at,
-    status: r.status,
-    pages: Number(r.pages),
-    records: Number(r.records),
-    rejected: Number(r.rejected),
-    error: r.error,
-  };
-}
