@@ -1,6 +1,7 @@
 import { resolveConfig } from '../src/config.ts';
 import { silentLogger } from '../src/logger.ts';
 import { openForWriting as openDatabase } from '../src/app/database.ts';
+import { openStore } from '../src/store/index.ts';
 import { runOnce } from '../src/app/run-once.ts';
 import { selectStreams } from '../src/app/streams.ts';
 import type { RunRequest } from '../src/sync/engine.ts';
@@ -10,6 +11,9 @@ import type { SyncJob } from './sync-job.ts';
  * Our side: exactly what `occupancy-sync backfill --from F --to T` does after parsing its flags: resolveConfig from
  * the environment, open (and migrate) the database, select the backfillable streams, runOnce, close. Only the
  * progress reporter and the summary printing are left out.
+ *
+ * BENCH_AGGREGATES=off (in the bench's environment) opens the store without keeping the time-weighted aggregates, to
+ * measure what keeping them costs (docs/performance.md): nothing else changes.
  */
 export function benchEnv(job: SyncJob): Record<string, string> {
   return {
@@ -29,7 +33,7 @@ export async function oursBackfill(job: SyncJob): Promise<void> {
     throw new Error(`the replay was recorded with pages of ${job.pageSize} and windows of ${job.stepMs} ms, but the defaults are ${config.sync.pageSize} and ${config.sync.stepMs} ms`);
   }
   const request: RunRequest = { mode: 'backfill', from: job.from, to: job.to };
-  const store = await openDatabase(config.database);
+  const store = process.env.BENCH_AGGREGATES === 'off' ? await withoutAggregates(config.database) : await openDatabase(config.database);
   try {
     const result = await runOnce({
       config,
@@ -44,4 +48,10 @@ export async function oursBackfill(job: SyncJob): Promise<void> {
   } finally {
     await store.close();
   }
+}
+
+async function withoutAggregates(database: Parameters<typeof openStore>[0]) {
+  const store = await openStore(database, { maintainAggregates: false });
+  await store.migrate();
+  return store;
 }

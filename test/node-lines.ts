@@ -30,6 +30,8 @@ export const RUNTIME: string[] = [
   'test/sync/crash-sqlite.test.ts',
   'test/sync/crash-postgres.test.ts',
   'test/sync/concurrency.test.ts',
+  // The sandbox over HTTP, the receiver, both databases: the aggregates kept and rebuilt.
+  'test/sync/aggregates-rebuild.test.ts',
   // A fan-out stream's partitions on a SQLite file.
   'test/sync/partitioned.test.ts',
   'test/sync/crash-fanout.test.ts',

@@ -382,6 +382,7 @@ export class SqlStore implements Store {
 
   reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
     this.#aggregateSettings.set(customerId, settings);
+    if (!this.#maintain) return Promise.resolve([]);
     return this.#wrap(`reconciling the aggregates of customer ${customerId}`, () => reconcileAggregates(this.#db, customerId, settings, toIso(this.#clock.now())));
   }
 
