@@ -52,7 +52,7 @@ describe.each(DIALECTS)('docs/examples/api-per-space (%s)', (dialect) => {
     dir.remove();
   });
 
-  it('backfill and sync store exactly the truth; a space listed later is read from the start, a removed one no longer', async () => {
+  it('backfill and sync store exactly the truth; a space listed later is read from the start, a removed one no longer; state rewind and reset by stream or partition', async () => {
     // The platform's clock stands still (the command's runs on): nothing becomes visible between the steps, and a
     // building removed and restored at the same instant loses no tick of its history.
     const now = Math.floor(Date.now() / 300_000) * 300_000;
@@ -113,6 +113,25 @@ describe.each(DIALECTS)('docs/examples/api-per-space (%s)', (dialect) => {
       expect([...returned].every((id) => after.has(id))).toBe(true);
       const rows = await dbRows(store, customer);
       expect(rows.filter((r) => returned.has(r.floorSpaceId))[0]!.observedAt).toBe(new Date(dataStart).toISOString());
+    } finally {
+      await store.close();
+    }
+
+    // By hand: the stream's name rewinds each of its partitions; a partition's key resets that one alone.
+    const to = new Date(now - 6 * HOUR).toISOString();
+    const rewind = await runMain(['state', 'rewind', '--stream', 'occupancy', '--to', to, '--yes'], env);
+    expect(rewind.code).toBe(ExitCode.OK);
+    expect(rewind.stdout.trim().split('\n')).toHaveLength(12);
+    expect(rewind.stdout).toMatch(new RegExp(`^${customer} occupancy/[0-9a-f-]{36}: watermark \\S+ -> ${to.replace(/[.]/g, '\\.')} \\(change \\d+\\)`, 'm'));
+    const one = [...spacesOf(later!.id)][0]!;
+    const reset = await runMain(['state', 'reset', '--stream', `occupancy/${one}`, '--yes'], env);
+    expect(reset.code).toBe(ExitCode.OK);
+    expect(reset.stdout).toBe(`${customer} occupancy/${one}: state removed (change 13); the next run starts from SYNC_INITIAL_HISTORY\n`);
+    store = await openTestStore(db);
+    try {
+      const states = await partitions(store, customer);
+      expect(states.has(one)).toBe(false);
+      expect([...states.values()].every((s) => s.watermark === to)).toBe(true);
     } finally {
       await store.close();
     }

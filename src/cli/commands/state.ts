@@ -108,27 +108,47 @@ interface ChangeFlags extends Common {
   yes?: boolean;
 }
 
-/** Applies one change per customer under the stream's run lock; a held lock is reported and exits 75. */
-async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: string, state: SyncState | undefined, store: Store) => Promise<{ to?: string } | undefined>, action: 'rewind' | 'reset'): Promise<void> {
+/**
+ * The states a change of `key` applies to for a customer: the state stored under it; or, for a fan-out stream's name
+ * with no state of its own, each of its partitions' (`occupancy/<parent>`); or none stored (undefined state).
+ */
+async function targetsOf(store: Store, customerId: string, key: string): Promise<Array<{ key: string; state: SyncState | undefined }>> {
+  const exact = await store.getState(customerId, key);
+  if (exact) return [{ key, state: exact }];
+  const partitions = (await store.listStates(customerId)).filter((s) => s.stateKey !== key && runKeyOf(s.stateKey) === key);
+  return partitions.length ? partitions.map((state) => ({ key: state.stateKey, state })) : [{ key, state: undefined }];
+}
+
+type Build = (customerId: string, state: SyncState | undefined, key: string) => Promise<{ to?: string } | undefined>;
+
+/**
+ * Applies one change per customer and state key (each partition of a fan-out stream named by its stream) under the
+ * stream's run lock; a held lock is reported and exits 75.
+ */
+async function change(ctx: CliContext, flags: ChangeFlags, build: Build, action: 'rewind' | 'reset'): Promise<void> {
   const config = ctx.config();
-  const [{ selectCustomers }, { openForWriting }, { globalSecrets }] = await Promise.all([import('../../config.ts'), import('../../app/database.ts'), import('../../logger.ts')]);
+  const [{ selectCustomers }, { openForWriting }] = await Promise.all([import('../../config.ts'), import('../../app/database.ts')]);
   const customers = customersFor(config, flags.customer, selectCustomers);
-  const logger = ctx.logger();
-  const store = await openForWriting(config.database, logger);
+  const store = await openForWriting(config.database, ctx.logger());
   const who = await actor(ctx.env);
   try {
     let locked = 0;
     for (const customerId of customers) {
-      const state = await store.getState(customerId, flags.stream);
-      const target = await build(customerId, state, store);
-      if (!target) continue;
+      const planned: Array<{ key: string; state: SyncState | undefined; to?: string }> = [];
+      for (const { key, state } of await targetsOf(store, customerId, flags.stream)) {
+        const target = await build(customerId, state, key);
+        if (target) planned.push({ key, state, ...target });
+      }
+      if (planned.length === 0) continue;
       if (!flags.yes) {
-        const what = action === 'rewind' ? `move the watermark of ${customerId} ${flags.stream} from ${state?.watermark} back to ${target.to}` : `remove the state of ${customerId} ${flags.stream}`;
-        ctx.stdout.write(`would ${what}; nothing changed. Add --yes to do it.\n`);
+        for (const { key, state, to } of planned) {
+          const what = action === 'rewind' ? `move the watermark of ${customerId} ${key} from ${state?.watermark} back to ${to}` : `remove the state of ${customerId} ${key}`;
+          ctx.stdout.write(`would ${what}; nothing changed. Add --yes to do it.\n`);
+        }
         ctx.exitCode = ExitCode.USAGE;
         continue;
       }
-      // A fan-out stream's partition (`space-readings/<parent>`) is run under its stream's lock.
+      // A fan-out stream's partitions (`space-readings/<parent>`) are run under their stream's lock.
       const lock = await store.tryLock(customerId, runKeyOf(flags.stream));
       if (!lock) {
         ctx.stderr.write(`  ${customerId} ${flags.stream}: a run holds its lock; nothing changed. Fix: try again once it finished (or stop it)\n`);
@@ -136,20 +156,7 @@ async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: s
         continue;
       }
       try {
-        const at = new Date(systemClock.now()).toISOString();
-        const record = await store.changeState(
-          action === 'rewind'
-            ? { action, customerId, stateKey: flags.stream, to: target.to!, actor: who, at }
-            : { action, customerId, stateKey: flags.stream, actor: who, at },
-        );
-        logger.warn({ customer: customerId, stream: flags.stream, action, actor: who, before: record.oldWatermark, after: record.newWatermark, changeId: record.id }, `sync state changed by hand (${action})`);
-        ctx.stdout.write(
-          globalSecrets.scrub(
-            action === 'rewind'
-              ? `${customerId} ${flags.stream}: watermark ${record.oldWatermark} -> ${record.newWatermark} (change ${record.id}); the next run reads from ${record.newWatermark} minus SYNC_LOOKBACK\n`
-              : `${customerId} ${flags.stream}: state removed (change ${record.id}); the next run starts ${flags.stream.includes('#') ? 'the backfill over' : 'from SYNC_INITIAL_HISTORY'}\n`,
-          ),
-        );
+        for (const { key, to } of planned) await applyChange(ctx, store, { customerId, key, to, action, who });
       } finally {
         await lock.release();
       }
@@ -158,6 +165,24 @@ async function change(ctx: CliContext, flags: ChangeFlags, build: (customerId: s
   } finally {
     await store.close();
   }
+}
+
+/** One state change, recorded in sync_state_changes, logged and said. The caller holds the stream's lock. */
+async function applyChange(ctx: CliContext, store: Store, c: { customerId: string; key: string; to: string | undefined; action: 'rewind' | 'reset'; who: string }): Promise<void> {
+  const { globalSecrets } = await import('../../logger.ts');
+  const { customerId, key, action, who } = c;
+  const at = new Date(systemClock.now()).toISOString();
+  const record = await store.changeState(
+    action === 'rewind' ? { action, customerId, stateKey: key, to: c.to!, actor: who, at } : { action, customerId, stateKey: key, actor: who, at },
+  );
+  ctx.logger().warn({ customer: customerId, stream: key, action, actor: who, before: record.oldWatermark, after: record.newWatermark, changeId: record.id }, `sync state changed by hand (${action})`);
+  ctx.stdout.write(
+    globalSecrets.scrub(
+      action === 'rewind'
+        ? `${customerId} ${key}: watermark ${record.oldWatermark} -> ${record.newWatermark} (change ${record.id}); the next run reads from ${record.newWatermark} minus SYNC_LOOKBACK\n`
+        : `${customerId} ${key}: state removed (change ${record.id}); the next run starts ${key.includes('#') ? 'the backfill over' : 'from SYNC_INITIAL_HISTORY'}\n`,
+    ),
+  );
 }
 
 export const stateCommand: CommandModule = (program, ctx) => {
@@ -190,7 +215,7 @@ Examples:
       'Move a watermark backwards so the next runs re-read from --to (minus SYNC_LOOKBACK): after a platform incident, or\n' +
         'to replay quarantined records. Upserts make the re-read idempotent. Needs --yes; recorded in sync_state_changes.',
     )
-    .requiredOption('--stream <name>', 'the incremental stream (occupancy)')
+    .requiredOption('--stream <name>', "the incremental stream (occupancy); a fan-out stream's name rewinds each of its partitions, occupancy/<parent> one")
     .requiredOption('--to <time>', 'the new watermark: 2026-03-03, 2026-03-03T06:00:00Z, 2d (two days ago, rounded down to the hour) or now (the start of this hour, as 0h, not this instant); before the current one')
     .option('--customer <id>', 'only this customer (default: every configured customer)')
     .option('--yes', 'really change it (without: print what would change, exit 64)')
@@ -208,7 +233,8 @@ Examples:
     .action(async (flags: ChangeFlags & { to: string }) => {
       const [{ parseInstant }, { loadStreams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
       const { streams } = loadStreams(ctx.config());
-      const stream = streams.find((s) => s.name === flags.stream);
+      // A partition's key (`occupancy/<floor space>`) rewinds that partition; a fan-out stream's name, all of them.
+      const stream = streams.find((s) => s.name === runKeyOf(flags.stream));
       if (!stream || stream.kind !== 'incremental') {
         const names = streams.filter((s) => s.kind === 'incremental').map((s) => s.name);
         throw new UsageError(
@@ -223,13 +249,18 @@ Examples:
       await change(
         ctx,
         flags,
-        async (customerId, current) => {
+        async (customerId, current, key) => {
           if (!current?.watermark) {
-            ctx.stderr.write(`  ${customerId} ${flags.stream}: no watermark yet; nothing to rewind\n`);
+            ctx.stderr.write(`  ${customerId} ${key}: no watermark yet; nothing to rewind\n`);
             return undefined;
           }
           if (!(target < current.watermark)) {
-            throw new UsageError(`--to ${JSON.stringify(flags.to)} is not before the watermark of ${customerId} ${flags.stream} (${current.watermark}). Fix: give an earlier time`);
+            // One partition of a fan-out stream named by its stream: a parent read only up to --to has nothing to re-read.
+            if (key !== flags.stream) {
+              ctx.stderr.write(`  ${customerId} ${key}: watermark ${current.watermark} is not after --to; left as it is\n`);
+              return undefined;
+            }
+            throw new UsageError(`--to ${JSON.stringify(flags.to)} is not before the watermark of ${customerId} ${key} (${current.watermark}). Fix: give an earlier time`);
           }
           return { to: target };
         },
@@ -243,7 +274,7 @@ Examples:
       'Remove the state of a stream or state key: an incremental stream starts over from SYNC_INITIAL_HISTORY, a backfill\n' +
         '(occupancy#backfill) from its --from. Stored rows stay. Needs --yes; recorded in sync_state_changes.',
     )
-    .requiredOption('--stream <key>', 'the stream or state key (occupancy, buildings, occupancy#backfill)')
+    .requiredOption('--stream <key>', "the stream or state key (occupancy, buildings, occupancy#backfill; a fan-out stream's name: each of its partitions, occupancy/<parent>: one)")
     .option('--customer <id>', 'only this customer (default: every configured customer)')
     .option('--yes', 'really remove it (without: print what would change, exit 64)')
     .addHelpText('after', '\nExamples:\n  $ occupancy-sync state reset --stream occupancy#backfill --yes\n')
@@ -251,9 +282,9 @@ Examples:
       change(
         ctx,
         flags,
-        async (customerId, current) => {
+        async (customerId, current, key) => {
           if (!current) {
-            ctx.stderr.write(`  ${customerId} ${flags.stream}: no state; nothing to reset\n`);
+            ctx.stderr.write(`  ${customerId} ${key}: no state; nothing to reset\n`);
             return undefined;
           }
           return {};

@@ -29,6 +29,8 @@ interface Partition {
   stored: SyncState | undefined;
 }
 
+type PartitionResult = Partition & { result: RunResult };
+
 /**
  * Reads a fan-out stream (docs/sync.md, "Fan-out streams"): one windowed run (windowed.ts) per parent, each under its
  * own state key (`<run key>/<parent>`), so each parent has its own watermark, window in flight and cursor. The parents
@@ -43,6 +45,21 @@ interface Partition {
  * offset that moves with the run, so a parent that always fails cannot always be first. Does not throw.
  */
 export async function runPartitioned(input: PartitionedRunInput): Promise<RunResult> {
+  const { ctx, stream } = input;
+  const spec = stream.partition!;
+  const found = await partitionsToRead(input);
+  if ('status' in found) return found;
+  const total = Math.max(1, ctx.settings.windowConcurrency ?? 1);
+  const pool = Math.min(total, found.queue.length);
+  const read = await readPartitions(input, found.queue, pool);
+  return combine(read.results, { parents: found.parents, unread: found.queue.length, halted: read.halted, interrupted: ctx.signal?.aborted === true, variable: spec.variable });
+}
+
+/**
+ * The partitions this run reads, in the order it takes them (from an offset that moves with the run), and how many
+ * parents are listed; or the run's result when there is nothing to read or a backfill of another range is stored.
+ */
+async function partitionsToRead(input: PartitionedRunInput): Promise<{ parents: number; queue: Partition[] } | RunResult> {
   const { ctx, stream, request, run, log } = input;
   const spec = stream.partition!;
   const empty = emptyCounts(null);
@@ -60,7 +77,6 @@ export async function runPartitioned(input: PartitionedRunInput): Promise<RunRes
     log.warn({ parent: spec.parent }, `${note}, so there is nothing to read (it runs before ${stream.name} in a full sync; check its listing)`);
     return { ...empty, status: 'succeeded', note };
   }
-
   const todo: Partition[] = [];
   for (const parent of parents) {
     const key = partitionStateKey(run.stateKey, parent);
@@ -77,43 +93,29 @@ export async function runPartitioned(input: PartitionedRunInput): Promise<RunRes
   }
   if (todo.length === 0) return { ...empty, status: 'succeeded', note: 'complete' };
   const offset = input.runId % todo.length;
-  const queue = [...todo.slice(offset), ...todo.slice(0, offset)];
+  return { parents: parents.length, queue: [...todo.slice(offset), ...todo.slice(0, offset)] };
+}
 
-  const total = Math.max(1, ctx.settings.windowConcurrency ?? 1);
-  const pool = Math.min(total, queue.length);
-  const maxPending = ctx.settings.maxPendingRecords;
-  const settings = {
-    ...ctx.settings,
-    windowConcurrency: Math.max(1, Math.floor(total / pool)),
-    ...(maxPending !== undefined && { maxPendingRecords: Math.max(1, Math.floor(maxPending / pool)) }),
-  };
-
-  const events = new Map<string, ProgressEvent>();
-  const emit = () => {
-    const sum = { pages: 0, records: 0, windowsDone: 0, windowsTotal: 0 };
-    for (const e of events.values()) {
-      sum.pages += e.pages;
-      sum.records += e.records;
-      sum.windowsDone += e.windowsDone;
-      sum.windowsTotal += e.windowsTotal;
-    }
-    ctx.onProgress?.({ ...run, ...sum });
-  };
+/**
+ * Reads the queue's partitions with `pool` readers, each partition with its share of the stream's windows and pending
+ * records; the first reader alone until a page commits. Takes the partitions it reads off `queue`.
+ */
+async function readPartitions(input: PartitionedRunInput, queue: Partition[], pool: number): Promise<{ results: PartitionResult[]; halted: boolean }> {
+  const { ctx, stream, request, run, log } = input;
+  const spec = stream.partition!;
+  const settings = shareOf(ctx.settings, pool);
+  const progress = new ProgressSum((sum) => ctx.onProgress?.({ ...run, ...sum }));
   const gate = new Gate();
-  const results: Array<Partition & { result: RunResult }> = [];
+  const results: PartitionResult[] = [];
   let leadFailures = 0;
   let halted = false;
 
   const readOne = async (p: Partition): Promise<RunResult> => {
-    const partCtx: StreamRunContext = {
-      ...ctx,
-      settings,
-      onProgress: (event) => {
-        events.set(p.parent, event);
-        if (event.pages > 0) gate.open();
-        emit();
-      },
+    const onProgress = (event: ProgressEvent) => {
+      if (event.pages > 0) gate.open();
+      progress.set(p.parent, event);
     };
+    const partCtx: StreamRunContext = { ...ctx, settings, onProgress };
     const partRun = { ...run, stateKey: p.key };
     const result = await runWindowed({ ctx: partCtx, stream, request, run: partRun, stored: p.stored, runId: input.runId, log: log.child({ stateKey: p.key }), parent: p.parent });
     results.push({ ...p, result });
@@ -123,10 +125,9 @@ export async function runPartitioned(input: PartitionedRunInput): Promise<RunRes
     }
     return result;
   };
-  const stopped = () => halted || ctx.signal?.aborted === true;
   const worker = async (lead: boolean) => {
     if (!lead) await gate.opened(ctx.signal);
-    while (!stopped() && queue.length > 0) {
+    while (!halted && ctx.signal?.aborted !== true && queue.length > 0) {
       const result = await readOne(queue.shift()!);
       if (gate.isOpen) continue;
       // Still alone: a parent that read nothing and failed may have met a request the platform refuses to anyone.
@@ -139,13 +140,41 @@ export async function runPartitioned(input: PartitionedRunInput): Promise<RunRes
     }
   };
   await Promise.all(Array.from({ length: pool }, (_, i) => worker(i === 0)));
+  return { results, halted };
+}
 
-  return combine(results, { parents: parents.length, unread: queue.length, halted, interrupted: ctx.signal?.aborted === true, variable: spec.variable });
+/** A partition's share of the stream's windows in parallel and of its pending records, `pool` partitions at once. */
+function shareOf(settings: StreamRunContext['settings'], pool: number): StreamRunContext['settings'] {
+  const total = Math.max(1, settings.windowConcurrency ?? 1);
+  const maxPending = settings.maxPendingRecords;
+  return {
+    ...settings,
+    windowConcurrency: Math.max(1, Math.floor(total / pool)),
+    ...(maxPending !== undefined && { maxPendingRecords: Math.max(1, Math.floor(maxPending / pool)) }),
+  };
+}
+
+/** The stream's progress: the partitions' latest events summed, as one stream's (what a progress line and metrics read). */
+class ProgressSum {
+  readonly #events = new Map<string, ProgressEvent>();
+  constructor(readonly emit: (sum: Pick<ProgressEvent, 'pages' | 'records' | 'windowsDone' | 'windowsTotal'>) => void) {}
+
+  set(parent: string, event: ProgressEvent): void {
+    this.#events.set(parent, event);
+    const sum = { pages: 0, records: 0, windowsDone: 0, windowsTotal: 0 };
+    for (const e of this.#events.values()) {
+      sum.pages += e.pages;
+      sum.records += e.records;
+      sum.windowsDone += e.windowsDone;
+      sum.windowsTotal += e.windowsTotal;
+    }
+    this.emit(sum);
+  }
 }
 
 /** The stream's result from its partitions': counts summed, the lowest watermark, and the parents that failed. */
 function combine(
-  results: ReadonlyArray<Partition & { result: RunResult }>,
+  results: ReadonlyArray<PartitionResult>,
   how: { parents: number; unread: number; halted: boolean; interrupted: boolean; variable: string },
 ): RunResult {
   const counts = { pages: 0, records: 0, rejected: 0, unmapped: 0, windows: 0 };
