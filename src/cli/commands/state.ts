@@ -185,6 +185,41 @@ async function applyChange(ctx: CliContext, store: Store, c: { customerId: strin
   );
 }
 
+/** `state rewind`: checks the stream and --to, then moves each state's watermark back (change). */
+async function rewind(ctx: CliContext, flags: ChangeFlags & { to: string }): Promise<void> {
+  const [{ parseInstant }, { loadStreams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
+  const { streams } = loadStreams(ctx.config());
+  // A partition's key (`occupancy/<floor space>`) rewinds that partition; a fan-out stream's name, all of them.
+  const stream = streams.find((s) => s.name === runKeyOf(flags.stream));
+  if (!stream || stream.kind !== 'incremental') {
+    const names = streams.filter((s) => s.kind === 'incremental').map((s) => s.name);
+    throw new UsageError(
+      `--stream ${JSON.stringify(flags.stream)}: only the watermark of an incremental stream can be rewound. Fix: use one of ${names.join(', ')}` +
+        ' (a backfill or buildings: state reset)',
+    );
+  }
+  const to = parseInstant('--to', flags.to);
+  const now = systemClock.now();
+  if (to > now) throw new UsageError(`--to ${JSON.stringify(flags.to)} is in the future. Fix: give a time before now`);
+  const target = new Date(to).toISOString();
+  const build: Build = async (customerId, current, key) => {
+    if (!current?.watermark) {
+      ctx.stderr.write(`  ${customerId} ${key}: no watermark yet; nothing to rewind\n`);
+      return undefined;
+    }
+    if (!(target < current.watermark)) {
+      // One partition of a fan-out stream named by its stream: a parent read only up to --to has nothing to re-read.
+      if (key !== flags.stream) {
+        ctx.stderr.write(`  ${customerId} ${key}: watermark ${current.watermark} is not after --to; left as it is\n`);
+        return undefined;
+      }
+      throw new UsageError(`--to ${JSON.stringify(flags.to)} is not before the watermark of ${customerId} ${key} (${current.watermark}). Fix: give an earlier time`);
+    }
+    return { to: target };
+  };
+  await change(ctx, flags, build, 'rewind');
+}
+
 export const stateCommand: CommandModule = (program, ctx) => {
   const state: Command = program
     .command('state')
@@ -230,43 +265,7 @@ Examples:
   $ occupancy-sync state rewind --stream occupancy --to 2026-03-03T06:00:00Z --customer 6f1c0d2e-... --yes
 `,
     )
-    .action(async (flags: ChangeFlags & { to: string }) => {
-      const [{ parseInstant }, { loadStreams }] = await Promise.all([import('../../time.ts'), import('../../app/streams.ts')]);
-      const { streams } = loadStreams(ctx.config());
-      // A partition's key (`occupancy/<floor space>`) rewinds that partition; a fan-out stream's name, all of them.
-      const stream = streams.find((s) => s.name === runKeyOf(flags.stream));
-      if (!stream || stream.kind !== 'incremental') {
-        const names = streams.filter((s) => s.kind === 'incremental').map((s) => s.name);
-        throw new UsageError(
-          `--stream ${JSON.stringify(flags.stream)}: only the watermark of an incremental stream can be rewound. Fix: use one of ${names.join(', ')}` +
-            ' (a backfill or buildings: state reset)',
-        );
-      }
-      const to = parseInstant('--to', flags.to);
-      const now = systemClock.now();
-      if (to > now) throw new UsageError(`--to ${JSON.stringify(flags.to)} is in the future. Fix: give a time before now`);
-      const target = new Date(to).toISOString();
-      await change(
-        ctx,
-        flags,
-        async (customerId, current, key) => {
-          if (!current?.watermark) {
-            ctx.stderr.write(`  ${customerId} ${key}: no watermark yet; nothing to rewind\n`);
-            return undefined;
-          }
-          if (!(target < current.watermark)) {
-            // One partition of a fan-out stream named by its stream: a parent read only up to --to has nothing to re-read.
-            if (key !== flags.stream) {
-              ctx.stderr.write(`  ${customerId} ${key}: watermark ${current.watermark} is not after --to; left as it is\n`);
-              return undefined;
-            }
-            throw new UsageError(`--to ${JSON.stringify(flags.to)} is not before the watermark of ${customerId} ${key} (${current.watermark}). Fix: give an earlier time`);
-          }
-          return { to: target };
-        },
-        'rewind',
-      );
-    });
+    .action((flags: ChangeFlags & { to: string }) => rewind(ctx, flags));
 
   state
     .command('reset')
