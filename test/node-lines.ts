@@ -46,6 +46,8 @@ export const RUNTIME: string[] = [
   'test/reliability/crash-resume.test.ts',
   'test/reliability/database-gone.test.ts',
   'test/reliability/secrets.test.ts',
+  // The time-weighted views on SQLite files and Postgres.
+  'test/report/time-weighted-views.test.ts',
   // Headless Chromium as a child process.
   'test/report/html.test.ts',
 ];

@@ -100,3 +100,287 @@ SELECT o.customer_id,
           FROM occupancy) o
   LEFT JOIN sync_state s ON s.customer_id = o.customer_id AND s.stream = 'occupancy'
  GROUP BY o.customer_id, to_char(o.observed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD');
+--> statement-breakpoint
+-- The time-weighted views (issue 39; docs/reporting.md, "Time-weighted views"), over the aggregates occupancy_buckets
+-- and calendar_days. Every figure is summed in integer milliseconds first and divided last (ratios of sums).
+-- space_service_days: one row per floor space and local day of its building it counts on: from its first measured
+-- day (or the day it was first listed, for a listed space never measured) on, until it was soft-deleted (or its last
+-- measured day, when later). Days nobody measured are rows too: coverage counts them.
+CREATE VIEW space_service_days AS
+SELECT f.floor_space_key, f.customer_id, d.building_id, f.floor_id, f.floor_space_id, f.capacity,
+       d.local_date, d.weekday, d.holiday, d.time_zone, d.start_ms, d.end_ms, d.working_ms
+  FROM (SELECT fs.floor_space_key, fs.customer_id, fs.building_id, fs.floor_id, fs.floor_space_id, fs.capacity,
+               fs.first_seen_at, fs.deleted_at,
+               (SELECT b.local_date FROM occupancy_buckets b WHERE b.floor_space_key = fs.floor_space_key ORDER BY b.start_ms LIMIT 1) AS first_date,
+               (SELECT b.local_date FROM occupancy_buckets b WHERE b.floor_space_key = fs.floor_space_key ORDER BY b.start_ms DESC LIMIT 1) AS last_date
+          FROM floor_spaces fs) f
+  JOIN calendar_days d ON d.customer_id = f.customer_id AND d.building_id = COALESCE(f.building_id, '')
+ WHERE (d.local_date >= f.first_date OR f.first_seen_at < to_timestamp(d.end_ms / 1000.0))
+   AND (f.deleted_at IS NULL OR f.deleted_at > to_timestamp(d.start_ms / 1000.0) OR d.local_date <= f.last_date);
+--> statement-breakpoint
+-- space_day_sums: the integer sums per floor space and local day (all hours, and working hours) that space_days,
+-- floor_days, building_days and portfolio_days are made of. A bucket belongs to the day its start is in.
+CREATE VIEW space_day_sums AS
+SELECT s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_space_id, s.capacity,
+       s.local_date, s.weekday, s.holiday, s.time_zone, s.start_ms, s.end_ms,
+       s.end_ms - s.start_ms AS period_ms,
+       COALESCE(SUM(b.known_ms), 0) AS known_ms,
+       COALESCE(SUM(b.occupied_ms), 0) AS occupied_ms,
+       COALESCE(SUM(b.headcount_ms), 0) AS headcount_ms,
+       COALESCE(SUM(b.headcount_known_ms), 0) AS headcount_known_ms,
+       NULLIF(s.capacity, 0) * COALESCE(SUM(b.headcount_known_ms), 0) AS capacity_ms,
+       CASE WHEN s.capacity > 0 THEN COALESCE(SUM(b.headcount_ms), 0) END AS capacity_headcount_ms,
+       COALESCE(SUM(b.readings), 0) AS readings,
+       MAX(b.peak_headcount) AS peak_headcount,
+       MAX(b.peak_headcount)::float8 / NULLIF(s.capacity, 0) AS peak_utilization,
+       s.working_ms,
+       COALESCE(SUM(CASE WHEN b.working THEN b.known_ms END), 0) AS working_known_ms,
+       COALESCE(SUM(CASE WHEN b.working THEN b.occupied_ms END), 0) AS working_occupied_ms,
+       COALESCE(SUM(CASE WHEN b.working THEN b.headcount_ms END), 0) AS working_headcount_ms,
+       COALESCE(SUM(CASE WHEN b.working THEN b.headcount_known_ms END), 0) AS working_headcount_known_ms,
+       NULLIF(s.capacity, 0) * COALESCE(SUM(CASE WHEN b.working THEN b.headcount_known_ms END), 0) AS working_capacity_ms,
+       CASE WHEN s.capacity > 0 THEN COALESCE(SUM(CASE WHEN b.working THEN b.headcount_ms END), 0) END AS working_capacity_headcount_ms,
+       MAX(CASE WHEN b.working THEN b.peak_headcount END) AS working_peak_headcount,
+       MAX(CASE WHEN b.working THEN b.peak_headcount END)::float8 / NULLIF(s.capacity, 0) AS working_peak_utilization
+  FROM space_service_days s
+  LEFT JOIN occupancy_buckets b ON b.floor_space_key = s.floor_space_key AND b.start_ms >= s.start_ms AND b.start_ms < s.end_ms
+ GROUP BY s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_space_id, s.capacity, s.local_date, s.weekday,
+          s.holiday, s.time_zone, s.start_ms, s.end_ms, s.working_ms;
+--> statement-breakpoint
+-- space_days: per floor space and local day, all hours and (working_*) working hours, with the names beside the ids.
+CREATE VIEW space_days AS
+SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.name AS floor_name, fl.level AS floor_level,
+       g.floor_space_id, f.name AS floor_space_name, f.space_type, f.capacity, g.time_zone, g.local_date, g.weekday, g.holiday,
+       to_timestamp(g.start_ms / 1000.0) AS starts_at,
+       to_timestamp(g.end_ms / 1000.0) AS ends_at,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization,
+       g.working_ms::float8 / 1000 AS working_seconds, g.working_known_ms::float8 / 1000 AS working_known_seconds,
+       g.working_occupied_ms::float8 / 1000 AS working_occupied_seconds, g.working_headcount_ms::float8 / 1000 AS working_headcount_seconds,
+       g.working_headcount_known_ms::float8 / 1000 AS working_headcount_known_seconds, g.working_capacity_ms::float8 / 1000 AS working_capacity_seconds,
+       g.working_capacity_headcount_ms::float8 / 1000 AS working_capacity_headcount_seconds,
+       g.working_known_ms::float8 / NULLIF(g.working_ms, 0) AS working_coverage, g.working_occupied_ms::float8 / NULLIF(g.working_known_ms, 0) AS working_time_used,
+       g.working_headcount_ms::float8 / NULLIF(g.working_headcount_known_ms, 0) AS working_avg_headcount, g.working_peak_headcount,
+       g.working_capacity_headcount_ms::float8 / NULLIF(g.working_capacity_ms, 0) AS working_utilization, g.working_peak_utilization
+  FROM space_day_sums g
+  JOIN floor_spaces f ON f.floor_space_key = g.floor_space_key
+  LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
+  LEFT JOIN floors fl ON fl.customer_id = g.customer_id AND fl.id = g.floor_id;
+--> statement-breakpoint
+-- floor_days: per floor and local day; spaces = floor spaces counted that day (space_service_days).
+CREATE VIEW floor_days AS
+SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.name AS floor_name, fl.level AS floor_level,
+       g.time_zone, g.local_date, g.weekday, g.holiday,
+       to_timestamp(g.start_ms / 1000.0) AS starts_at, to_timestamp(g.end_ms / 1000.0) AS ends_at, g.spaces,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization,
+       g.working_ms::float8 / 1000 AS working_seconds, g.working_known_ms::float8 / 1000 AS working_known_seconds,
+       g.working_occupied_ms::float8 / 1000 AS working_occupied_seconds, g.working_headcount_ms::float8 / 1000 AS working_headcount_seconds,
+       g.working_headcount_known_ms::float8 / 1000 AS working_headcount_known_seconds, g.working_capacity_ms::float8 / 1000 AS working_capacity_seconds,
+       g.working_capacity_headcount_ms::float8 / 1000 AS working_capacity_headcount_seconds,
+       g.working_known_ms::float8 / NULLIF(g.working_ms, 0) AS working_coverage, g.working_occupied_ms::float8 / NULLIF(g.working_known_ms, 0) AS working_time_used,
+       g.working_headcount_ms::float8 / NULLIF(g.working_headcount_known_ms, 0) AS working_avg_headcount, g.working_peak_headcount,
+       g.working_capacity_headcount_ms::float8 / NULLIF(g.working_capacity_ms, 0) AS working_utilization, g.working_peak_utilization
+  FROM (SELECT s.customer_id, s.building_id, s.floor_id, s.local_date, s.weekday, s.holiday, s.time_zone,
+               COUNT(*) AS spaces, MIN(s.start_ms) AS start_ms, MAX(s.end_ms) AS end_ms,
+               SUM(s.period_ms) AS period_ms, SUM(s.known_ms) AS known_ms, SUM(s.occupied_ms) AS occupied_ms,
+               SUM(s.headcount_ms) AS headcount_ms, SUM(s.headcount_known_ms) AS headcount_known_ms, SUM(s.capacity_ms) AS capacity_ms,
+               SUM(s.capacity_headcount_ms) AS capacity_headcount_ms, SUM(s.readings) AS readings,
+               MAX(s.peak_headcount) AS peak_headcount, MAX(s.peak_utilization) AS peak_utilization,
+               SUM(s.working_ms) AS working_ms, SUM(s.working_known_ms) AS working_known_ms, SUM(s.working_occupied_ms) AS working_occupied_ms,
+               SUM(s.working_headcount_ms) AS working_headcount_ms, SUM(s.working_headcount_known_ms) AS working_headcount_known_ms,
+               SUM(s.working_capacity_ms) AS working_capacity_ms, SUM(s.working_capacity_headcount_ms) AS working_capacity_headcount_ms,
+               MAX(s.working_peak_headcount) AS working_peak_headcount, MAX(s.working_peak_utilization) AS working_peak_utilization
+          FROM space_day_sums s
+         GROUP BY s.customer_id, s.building_id, s.floor_id, s.local_date, s.weekday, s.holiday, s.time_zone) g
+  LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
+  LEFT JOIN floors fl ON fl.customer_id = g.customer_id AND fl.id = g.floor_id;
+--> statement-breakpoint
+-- building_days: per building and local day ('' : floor spaces of no known building).
+CREATE VIEW building_days AS
+SELECT g.customer_id, g.building_id, bl.name AS building_name, g.time_zone, g.local_date, g.weekday, g.holiday,
+       to_timestamp(g.start_ms / 1000.0) AS starts_at, to_timestamp(g.end_ms / 1000.0) AS ends_at, g.spaces,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization,
+       g.working_ms::float8 / 1000 AS working_seconds, g.working_known_ms::float8 / 1000 AS working_known_seconds,
+       g.working_occupied_ms::float8 / 1000 AS working_occupied_seconds, g.working_headcount_ms::float8 / 1000 AS working_headcount_seconds,
+       g.working_headcount_known_ms::float8 / 1000 AS working_headcount_known_seconds, g.working_capacity_ms::float8 / 1000 AS working_capacity_seconds,
+       g.working_capacity_headcount_ms::float8 / 1000 AS working_capacity_headcount_seconds,
+       g.working_known_ms::float8 / NULLIF(g.working_ms, 0) AS working_coverage, g.working_occupied_ms::float8 / NULLIF(g.working_known_ms, 0) AS working_time_used,
+       g.working_headcount_ms::float8 / NULLIF(g.working_headcount_known_ms, 0) AS working_avg_headcount, g.working_peak_headcount,
+       g.working_capacity_headcount_ms::float8 / NULLIF(g.working_capacity_ms, 0) AS working_utilization, g.working_peak_utilization
+  FROM (SELECT s.customer_id, s.building_id, s.local_date, s.weekday, s.holiday, s.time_zone,
+               COUNT(*) AS spaces, MIN(s.start_ms) AS start_ms, MAX(s.end_ms) AS end_ms,
+               SUM(s.period_ms) AS period_ms, SUM(s.known_ms) AS known_ms, SUM(s.occupied_ms) AS occupied_ms,
+               SUM(s.headcount_ms) AS headcount_ms, SUM(s.headcount_known_ms) AS headcount_known_ms, SUM(s.capacity_ms) AS capacity_ms,
+               SUM(s.capacity_headcount_ms) AS capacity_headcount_ms, SUM(s.readings) AS readings,
+               MAX(s.peak_headcount) AS peak_headcount, MAX(s.peak_utilization) AS peak_utilization,
+               SUM(s.working_ms) AS working_ms, SUM(s.working_known_ms) AS working_known_ms, SUM(s.working_occupied_ms) AS working_occupied_ms,
+               SUM(s.working_headcount_ms) AS working_headcount_ms, SUM(s.working_headcount_known_ms) AS working_headcount_known_ms,
+               SUM(s.working_capacity_ms) AS working_capacity_ms, SUM(s.working_capacity_headcount_ms) AS working_capacity_headcount_ms,
+               MAX(s.working_peak_headcount) AS working_peak_headcount, MAX(s.working_peak_utilization) AS working_peak_utilization
+          FROM space_day_sums s
+         GROUP BY s.customer_id, s.building_id, s.local_date, s.weekday, s.holiday, s.time_zone) g
+  LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id;
+--> statement-breakpoint
+-- portfolio_days: per customer and local date, every building on its own local day of that date.
+CREATE VIEW portfolio_days AS
+SELECT g.customer_id, g.local_date, g.weekday, g.buildings, g.spaces,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization,
+       g.working_ms::float8 / 1000 AS working_seconds, g.working_known_ms::float8 / 1000 AS working_known_seconds,
+       g.working_occupied_ms::float8 / 1000 AS working_occupied_seconds, g.working_headcount_ms::float8 / 1000 AS working_headcount_seconds,
+       g.working_headcount_known_ms::float8 / 1000 AS working_headcount_known_seconds, g.working_capacity_ms::float8 / 1000 AS working_capacity_seconds,
+       g.working_capacity_headcount_ms::float8 / 1000 AS working_capacity_headcount_seconds,
+       g.working_known_ms::float8 / NULLIF(g.working_ms, 0) AS working_coverage, g.working_occupied_ms::float8 / NULLIF(g.working_known_ms, 0) AS working_time_used,
+       g.working_headcount_ms::float8 / NULLIF(g.working_headcount_known_ms, 0) AS working_avg_headcount, g.working_peak_headcount,
+       g.working_capacity_headcount_ms::float8 / NULLIF(g.working_capacity_ms, 0) AS working_utilization, g.working_peak_utilization
+  FROM (SELECT s.customer_id, s.local_date, s.weekday, COUNT(DISTINCT s.building_id) AS buildings,
+               COUNT(*) AS spaces, MIN(s.start_ms) AS start_ms, MAX(s.end_ms) AS end_ms,
+               SUM(s.period_ms) AS period_ms, SUM(s.known_ms) AS known_ms, SUM(s.occupied_ms) AS occupied_ms,
+               SUM(s.headcount_ms) AS headcount_ms, SUM(s.headcount_known_ms) AS headcount_known_ms, SUM(s.capacity_ms) AS capacity_ms,
+               SUM(s.capacity_headcount_ms) AS capacity_headcount_ms, SUM(s.readings) AS readings,
+               MAX(s.peak_headcount) AS peak_headcount, MAX(s.peak_utilization) AS peak_utilization,
+               SUM(s.working_ms) AS working_ms, SUM(s.working_known_ms) AS working_known_ms, SUM(s.working_occupied_ms) AS working_occupied_ms,
+               SUM(s.working_headcount_ms) AS working_headcount_ms, SUM(s.working_headcount_known_ms) AS working_headcount_known_ms,
+               SUM(s.working_capacity_ms) AS working_capacity_ms, SUM(s.working_capacity_headcount_ms) AS working_capacity_headcount_ms,
+               MAX(s.working_peak_headcount) AS working_peak_headcount, MAX(s.working_peak_utilization) AS working_peak_utilization
+          FROM space_day_sums s
+         GROUP BY s.customer_id, s.local_date, s.weekday) g;
+--> statement-breakpoint
+-- space_hours: per floor space and bucket (a local hour, cut where working time starts or ends inside it) that holds
+-- data. An hour nobody measured has no row (it is unknown): the day views count it.
+CREATE VIEW space_hours AS
+SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, bl.name AS building_name, f.floor_id, fl.name AS floor_name,
+       fl.level AS floor_level, f.floor_space_id, f.name AS floor_space_name, f.space_type, f.capacity, c.time_zone,
+       to_timestamp(b.start_ms / 1000.0) AS starts_at, to_timestamp(b.end_ms / 1000.0) AS ends_at,
+       b.local_date, b.local_hour, b.weekday, b.working,
+       (b.end_ms - b.start_ms)::float8 / 1000 AS period_seconds, b.known_ms::float8 / 1000 AS known_seconds, b.occupied_ms::float8 / 1000 AS occupied_seconds,
+       b.headcount_ms::float8 / 1000 AS headcount_seconds, b.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       NULLIF(f.capacity, 0) * b.headcount_known_ms::float8 / 1000 AS capacity_seconds,
+       CASE WHEN f.capacity > 0 THEN b.headcount_ms::float8 / 1000 END AS capacity_headcount_seconds, b.readings,
+       b.known_ms::float8 / (b.end_ms - b.start_ms) AS coverage, b.occupied_ms::float8 / NULLIF(b.known_ms, 0) AS time_used,
+       b.headcount_ms::float8 / NULLIF(b.headcount_known_ms, 0) AS avg_headcount, b.peak_headcount,
+       b.headcount_ms::float8 / (NULLIF(f.capacity, 0) * NULLIF(b.headcount_known_ms, 0)) AS utilization,
+       b.peak_headcount::float8 / NULLIF(f.capacity, 0) AS peak_utilization
+  FROM occupancy_buckets b
+  JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
+  LEFT JOIN buildings bl ON bl.customer_id = f.customer_id AND bl.id = f.building_id
+  LEFT JOIN floors fl ON fl.customer_id = f.customer_id AND fl.id = f.floor_id
+  LEFT JOIN aggregate_calendars c ON c.customer_id = f.customer_id AND c.building_id = COALESCE(f.building_id, '');
+--> statement-breakpoint
+-- floor_hours: per floor and bucket that a floor space of it measured; period = the floor's spaces counted that day
+-- (space_service_days) x the bucket's length, so a silent space lowers coverage.
+CREATE VIEW floor_hours AS
+SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.name AS floor_name, fl.level AS floor_level,
+       c.time_zone, to_timestamp(g.start_ms / 1000.0) AS starts_at, to_timestamp(g.end_ms / 1000.0) AS ends_at,
+       g.local_date, g.local_hour, g.weekday, g.working, g.spaces,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
+  FROM (SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
+          FROM (SELECT y.*, (SELECT COUNT(*) FROM space_service_days s
+                              WHERE s.customer_id = y.customer_id AND s.building_id = y.building_id AND s.floor_id IS NOT DISTINCT FROM y.floor_id
+                                AND s.local_date = y.local_date) AS spaces
+                  FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, f.floor_id, b.start_ms, MAX(b.end_ms) AS end_ms,
+                               b.local_date, b.local_hour, b.weekday, b.working,
+               SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
+               SUM(b.headcount_known_ms) AS headcount_known_ms, SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms) AS capacity_ms,
+               SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
+               MAX(b.peak_headcount) AS peak_headcount, MAX(b.peak_headcount::float8 / NULLIF(f.capacity, 0)) AS peak_utilization
+                          FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
+                         GROUP BY f.customer_id, COALESCE(f.building_id, ''), f.floor_id, b.start_ms, b.local_date, b.local_hour, b.weekday,
+                                  b.working) y) x) g
+  LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
+  LEFT JOIN floors fl ON fl.customer_id = g.customer_id AND fl.id = g.floor_id
+  LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
+--> statement-breakpoint
+-- building_hour_sums: the integer sums per building and bucket that building_hours, portfolio_hours and usage_profile
+-- are made of; period_ms = the building's floor spaces counted that day x the bucket's length.
+CREATE VIEW building_hour_sums AS
+SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
+  FROM (SELECT y.*, (SELECT COUNT(*) FROM space_service_days s
+                      WHERE s.customer_id = y.customer_id AND s.building_id = y.building_id AND s.local_date = y.local_date) AS spaces
+          FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, b.start_ms, MAX(b.end_ms) AS end_ms,
+                       b.local_date, b.local_hour, b.weekday, b.working,
+               SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
+               SUM(b.headcount_known_ms) AS headcount_known_ms, SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms) AS capacity_ms,
+               SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
+               MAX(b.peak_headcount) AS peak_headcount, MAX(b.peak_headcount::float8 / NULLIF(f.capacity, 0)) AS peak_utilization
+                  FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
+                 GROUP BY f.customer_id, COALESCE(f.building_id, ''), b.start_ms, b.local_date, b.local_hour, b.weekday, b.working) y) x;
+--> statement-breakpoint
+-- building_hours: per building and bucket that a floor space of it measured.
+CREATE VIEW building_hours AS
+SELECT g.customer_id, g.building_id, bl.name AS building_name, c.time_zone, to_timestamp(g.start_ms / 1000.0) AS starts_at, to_timestamp(g.end_ms / 1000.0) AS ends_at,
+       g.local_date, g.local_hour, g.weekday, g.working, g.spaces,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
+  FROM building_hour_sums g
+  LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
+  LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
+--> statement-breakpoint
+-- portfolio_hours: per customer, local date, local hour and working or not, every building in its own local time.
+CREATE VIEW portfolio_hours AS
+SELECT g.customer_id, g.local_date, g.local_hour, g.weekday, g.working, g.buildings, g.spaces,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
+  FROM (SELECT h.customer_id, h.local_date, h.local_hour, h.weekday, h.working, COUNT(DISTINCT h.building_id) AS buildings,
+               SUM(h.spaces) AS spaces, SUM(h.period_ms) AS period_ms, SUM(h.known_ms) AS known_ms, SUM(h.occupied_ms) AS occupied_ms, SUM(h.headcount_ms) AS headcount_ms,
+               SUM(h.headcount_known_ms) AS headcount_known_ms, SUM(h.capacity_ms) AS capacity_ms, SUM(h.capacity_headcount_ms) AS capacity_headcount_ms,
+               SUM(h.readings) AS readings, MAX(h.peak_headcount) AS peak_headcount, MAX(h.peak_utilization) AS peak_utilization
+          FROM building_hour_sums h
+         GROUP BY h.customer_id, h.local_date, h.local_hour, h.weekday, h.working) g;
+--> statement-breakpoint
+-- usage_profile: per building, ISO weekday and local hour, in working hours, over every day the aggregates hold.
+CREATE VIEW usage_profile AS
+SELECT g.customer_id, g.building_id, bl.name AS building_name, c.time_zone, g.weekday, g.local_hour, g.days,
+       g.period_ms::float8 / 1000 AS period_seconds, g.known_ms::float8 / 1000 AS known_seconds, g.occupied_ms::float8 / 1000 AS occupied_seconds,
+       g.headcount_ms::float8 / 1000 AS headcount_seconds, g.headcount_known_ms::float8 / 1000 AS headcount_known_seconds,
+       g.capacity_ms::float8 / 1000 AS capacity_seconds, g.capacity_headcount_ms::float8 / 1000 AS capacity_headcount_seconds, g.readings::int8 AS readings,
+       g.known_ms::float8 / NULLIF(g.period_ms, 0) AS coverage, g.occupied_ms::float8 / NULLIF(g.known_ms, 0) AS time_used,
+       g.headcount_ms::float8 / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
+       g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
+  FROM (SELECT h.customer_id, h.building_id, h.weekday, h.local_hour, COUNT(DISTINCT h.local_date) AS days,
+               SUM(h.period_ms) AS period_ms, SUM(h.known_ms) AS known_ms, SUM(h.occupied_ms) AS occupied_ms, SUM(h.headcount_ms) AS headcount_ms,
+               SUM(h.headcount_known_ms) AS headcount_known_ms, SUM(h.capacity_ms) AS capacity_ms, SUM(h.capacity_headcount_ms) AS capacity_headcount_ms,
+               SUM(h.readings) AS readings, MAX(h.peak_headcount) AS peak_headcount, MAX(h.peak_utilization) AS peak_utilization
+          FROM building_hour_sums h
+         WHERE h.working
+         GROUP BY h.customer_id, h.building_id, h.weekday, h.local_hour) g
+  LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
+  LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
+--> statement-breakpoint
+-- busiest_hours: usage_profile ranked per building, busiest first: by average headcount (time used where no headcount
+-- is known), then time used, then weekday and hour. rank = 1 is the building's busiest hour.
+CREATE VIEW busiest_hours AS
+SELECT p.*, ROW_NUMBER() OVER (PARTITION BY p.customer_id, p.building_id
+                               ORDER BY p.avg_headcount IS NULL, p.avg_headcount DESC, p.time_used IS NULL, p.time_used DESC, p.weekday, p.local_hour) AS rank
+  FROM usage_profile p;

@@ -28,7 +28,7 @@ function viewDefinitions(text: string): Map<string, string> {
   return views;
 }
 
-it('db/views/*.sql defines every view the migrations created (the migrator applies it after them)', () => {
+it('db/views/*.sql defines every view the migrations created (the migrator applies it after them), and may define more', () => {
   const root = join(import.meta.dirname, '../..');
   for (const dialect of ['sqlite', 'pg']) {
     const folder = join(root, 'db/migrations', dialect);
@@ -37,7 +37,8 @@ it('db/views/*.sql defines every view the migrations created (the migrator appli
       for (const [name, definition] of viewDefinitions(readFileSync(join(folder, file), 'utf8'))) latest.set(name, definition);
     }
     const documented = viewDefinitions(readFileSync(join(root, 'db/views', `${dialect}.sql`), 'utf8'));
-    expect([...documented.keys()].sort(), dialect).toEqual([...latest.keys()].sort());
+    // A superset: views added after the migrations (the time-weighted ones) live in the script alone.
+    expect([...documented.keys()].filter((name) => latest.has(name)).sort(), dialect).toEqual([...latest.keys()].sort());
   }
 });
 

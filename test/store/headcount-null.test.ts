@@ -106,7 +106,9 @@ describe.each(DIALECTS)('the migration to nullable headcounts on %s', (dialect) 
     db = await freshDatabase(dialect, 'hc-migration');
     await migrateAsReleased(db, '0010_sync_windows');
     const rows = previousVersionRows();
-    const views = loadRepeatable(dialect)[0]!.statements;
+    // The views that version had: today's script also has views over tables it did not have yet (calendar_days).
+    const then = ['occupancy', 'occupancy_latest', 'occupancy_hourly', 'sync_health', 'webhook_reconciliation'];
+    const views = loadRepeatable(dialect)[0]!.statements.filter((s) => then.some((v) => new RegExp(`VIEW (IF EXISTS )?${v}\\b`).test(s)));
     const dictionary = [
       ...Array.from({ length: SPACES }, (_, s) => `INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES ('${C}', 'fs-${s + 1}')`),
       ...['CurrentlyOccupied', 'CurrentlyUnoccupied', 'Unknown'].map((s) => `INSERT INTO occupancy_statuses (occupancy_status) VALUES ('${s}')`),
