@@ -1,5 +1,5 @@
 import { hashInts, hexFrom, mix32, rand01, seriesWords, Tag, uuidFrom, uuidFromWords } from './ids.ts';
-import { buildingName, customerName, floorSpaceName } from './names.ts';
+import { buildingName, buildingZone, customerName, firstLevel, floorName, floorSpaceName, spaceCapacity, SPACE_TYPES, type SpaceType } from './names.ts';
 import type { SandboxKey } from './interfaces.ts';
 
 /**
@@ -14,17 +14,34 @@ export const UNOCCUPIED = 'Unoccupied';
 export interface FloorSpace {
   id: string;
   buildingId: string;
+  floorId: string;
   name: string;
   /** Index within the customer; feeds the hash of its observations. */
   index: number;
-  capacity: number;
+  /** What the platform says the space holds; null for the spaces whose capacity it does not know. */
+  capacity: number | null;
+  /** What the space holds whether or not the platform says so: the most people a reading counts. */
+  maxHeadcount: number;
+  spaceType: SpaceType;
   /** Hash of (seed, customer, floor space): every observation of the series derives from it and the tick. */
   series: number;
+}
+
+/** A storey of a building that has sensed spaces. */
+export interface Floor {
+  id: string;
+  buildingId: string;
+  name: string;
+  /** 0 the ground floor, negative below it. */
+  level: number;
 }
 
 export interface Building {
   id: string;
   name: string;
+  /** The building's IANA time zone. */
+  timeZone: string;
+  floors: Floor[];
   floorSpaces: FloorSpace[];
   /** Periods [from, to) in which the building was removed: no observations are produced for ticks inside them. */
   removals: Array<{ from: number; to: number }>;
@@ -72,6 +89,11 @@ export interface ObservationQuery {
 
 const OPEN = Number.POSITIVE_INFINITY;
 
+/** Floors with sensed spaces in a building of `spaces` spaces: two spaces a floor, at most eight floors. */
+function floorCount(spaces: number): number {
+  return Math.min(8, Math.ceil(spaces / 2));
+}
+
 export class DataModel {
   readonly customers: CustomerData[];
   readonly #byId = new Map<string, CustomerData>();
@@ -85,18 +107,39 @@ export class DataModel {
       let fsIndex = 0;
       const buildings = Array.from({ length: options.buildingsPerCustomer }, (_, b): Building => {
         const buildingId = uuidFrom([seed, Tag.building, c, b]);
-        const floorSpaces = Array.from({ length: options.floorSpacesPerBuilding }, (_, f): FloorSpace => {
+        const spaces = options.floorSpacesPerBuilding;
+        const floors = Array.from({ length: floorCount(spaces) }, (_, n): Floor => {
+          const level = firstLevel(b) + n;
+          return { id: uuidFrom([seed, Tag.floor, c, b, n]), buildingId, name: floorName(level), level };
+        });
+        // How many spaces of each kind came before, on the floor (names number them per floor) and in the building.
+        const seen = new Map<string, number>();
+        const nth = (key: string): number => {
+          const n = seen.get(key) ?? 0;
+          seen.set(key, n + 1);
+          return n;
+        };
+        const wordOffset = hashInts([seed, Tag.room, c, b]);
+        const floorSpaces = Array.from({ length: spaces }, (_, f): FloorSpace => {
           const index = fsIndex++;
+          const floor = floors[Math.floor((f * floors.length) / spaces)]!;
+          const spaceType = SPACE_TYPES[f % SPACE_TYPES.length]!;
+          const count = nth(spaceType === 'meeting_room' ? spaceType : `${spaceType}@${floor.level}`);
+          const maxHeadcount = spaceCapacity(spaceType, hashInts([seed, Tag.capacity, c, index]));
           return {
             id: uuidFrom([seed, Tag.floorSpace, c, index]),
             buildingId,
-            name: floorSpaceName(f),
+            floorId: floor.id,
+            name: floorSpaceName(spaceType, floor.level, count, wordOffset),
             index,
-            capacity: 2 + (hashInts([seed, Tag.capacity, c, index]) % 40),
+            // Every fifth space of a customer has a capacity the platform does not know.
+            capacity: index % 5 === 4 ? null : maxHeadcount,
+            maxHeadcount,
+            spaceType,
             series: hashInts([seed, Tag.observation, c, index]),
           };
         });
-        return { id: buildingId, name: buildingName(seed, c, b), floorSpaces, removals: [] };
+        return { id: buildingId, name: buildingName(seed, c, b), timeZone: buildingZone(c, b), floors, floorSpaces, removals: [] };
       });
       const key = (kind: number, name: string, writeScope: boolean, userCanWrite: boolean): SandboxKey => ({
         key: `sandbox-${c + 1}-${name}`,
@@ -200,7 +243,7 @@ export class DataModel {
           floorSpaceId: fs.id,
           buildingId: building.id,
           occupancyStatus: occupied ? OCCUPIED : UNOCCUPIED,
-          headcount: occupied ? 1 + (mix32(draw ^ words[2]!) % fs.capacity) : 0,
+          headcount: occupied ? 1 + (mix32(draw ^ words[2]!) % fs.maxHeadcount) : 0,
           createdMs,
           visibleAtMs,
         });

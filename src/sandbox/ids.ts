@@ -17,6 +17,8 @@ export const Tag = {
   name: 11,
   capacity: 12,
   webhook: 13,
+  floor: 14,
+  room: 15,
 } as const;
 
 export function mix32(input: number): number {

@@ -11,6 +11,9 @@ export type {
   SandboxWebhookView,
   SandboxStats,
   Sandbox,
+  TruthBuilding,
+  TruthFloor,
+  TruthFloorSpace,
   MisbehaviourKind,
   ApiVariant,
 } from './interfaces.ts';

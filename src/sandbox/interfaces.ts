@@ -151,6 +151,31 @@ export interface SandboxStats {
   deliveries: { attempts: number; succeeded: number; failed: number; abandoned: number; dropped: number };
 }
 
+/** A building as the sandbox holds it (the `buildings` query of the default variant answers exactly this). */
+export interface TruthBuilding {
+  id: string;
+  name: string;
+  timeZone: string;
+}
+
+export interface TruthFloor {
+  id: string;
+  buildingId: string;
+  name: string;
+  /** 0 the ground floor, negative below it. */
+  level: number;
+}
+
+export interface TruthFloorSpace {
+  id: string;
+  buildingId: string;
+  floorId: string;
+  name: string;
+  capacity: number | null;
+  /** `open_area`, `meeting_room`, `focus_room` or `desk`. */
+  spaceType: string;
+}
+
 export interface Sandbox {
   /** Base URL, e.g. http://127.0.0.1:43121 (no trailing slash). */
   url: string;
@@ -160,9 +185,12 @@ export interface Sandbox {
   customers: SandboxCustomer[];
   /** Exact data held, for comparison with the database. */
   truth: {
-    /** Current (not removed) buildings. */
-    buildings(customerId: string): Array<{ id: string; name: string }>;
-    floorSpaces(customerId: string): Array<{ id: string; buildingId: string; name: string }>;
+    /** Current (not removed) buildings, each with its IANA time zone. */
+    buildings(customerId: string): TruthBuilding[];
+    /** The floors of the current buildings. */
+    floors(customerId: string): TruthFloor[];
+    /** The floor spaces of the current buildings; `capacity` null where the platform does not know it. */
+    floorSpaces(customerId: string): TruthFloorSpace[];
     /**
      * The readings the variant holds, ordered by (created, id); only floor spaces of current buildings; visibleAt
      * defaults to the clock's now. Every variant's are the default variant's, in canonical spelling, except: `change`

@@ -130,6 +130,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
   logger.info({ url, customers: model.customers.length }, 'sandbox listening');
 
+  const present = (customerId: string) => model.currentBuildings(model.requireCustomer(customerId), clock.now());
   const truthObservations = function* (customerId: string, range: ObservationRange = {}): Generator<GroundTruthObservation> {
     const customer = model.requireCustomer(customerId);
     const visibleAtMs = range.visibleAt === undefined ? clock.now() : toMs('visibleAt', range.visibleAt);
@@ -176,12 +177,12 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       keys: c.keys.map((k) => ({ ...k, scopes: [...k.scopes] })),
     })),
     truth: {
-      buildings: (customerId) =>
-        model.currentBuildings(model.requireCustomer(customerId), clock.now()).map((b) => ({ id: b.id, name: b.name })),
+      buildings: (customerId) => present(customerId).map((b) => ({ id: b.id, name: b.name, timeZone: b.timeZone })),
+      floors: (customerId) => present(customerId).flatMap((b) => b.floors.map((f) => ({ id: f.id, buildingId: f.buildingId, name: f.name, level: f.level }))),
       floorSpaces: (customerId) =>
-        model
-          .currentBuildings(model.requireCustomer(customerId), clock.now())
-          .flatMap((b) => b.floorSpaces.map((f) => ({ id: f.id, buildingId: f.buildingId, name: f.name }))),
+        present(customerId).flatMap((b) =>
+          b.floorSpaces.map((f) => ({ id: f.id, buildingId: f.buildingId, floorId: f.floorId, name: f.name, capacity: f.capacity, spaceType: f.spaceType })),
+        ),
       observations: truthObservations,
     },
     removeBuilding: (customerId, buildingId) => model.removeBuilding(model.requireCustomer(customerId), buildingId, clock.now()),

@@ -23,8 +23,8 @@ beforeAll(async () => {
 afterAll(() => s.close());
 
 describe('sandbox GraphQL request rules', () => {
-  it('answers the known buildings query with id and name', async () => {
-    const res = await gql(s.url, readToken, { query: '{ buildings { id name } }' });
+  it('answers the known buildings query with id, name and the assumed timeZone', async () => {
+    const res = await gql(s.url, readToken, { query: '{ buildings { id name timeZone } }' });
     expect(res.status).toBe(200);
     expect(res.json.data.buildings).toEqual(s.truth.buildings(s.customers[0]!.id));
     expect(res.json.data.buildings).toHaveLength(3);
@@ -139,7 +139,7 @@ describe('sandbox customer isolation', () => {
   it('a key never sees another customer’s buildings, observations or webhooks', async () => {
     const [a, b] = s.customers;
     const tokenB = await authenticate(s.url, b!.writeKey);
-    const buildingsB = await gql(s.url, tokenB, { query: '{ buildings { id name } }' });
+    const buildingsB = await gql(s.url, tokenB, { query: '{ buildings { id name timeZone } }' });
     const idsA = new Set(s.truth.buildings(a!.id).map((x) => x.id));
     expect(buildingsB.json.data.buildings).toEqual(s.truth.buildings(b!.id));
     expect(buildingsB.json.data.buildings.some((x: { id: string }) => idsA.has(x.id))).toBe(false);

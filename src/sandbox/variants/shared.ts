@@ -9,7 +9,24 @@ export const buildings = (args: { nameLike?: string | null }, ctx: ResolverConte
   return ctx.model
     .currentBuildings(ctx.customer, ctx.clock.now())
     .filter((b) => matches(b.name))
-    .map((b) => ({ id: b.id, name: b.name }));
+    .map((b) => ({ id: b.id, name: b.name, timeZone: b.timeZone }));
+};
+
+/** The assumed listings of the hierarchy (jobs/schema.graphql): the floors and floor spaces of the buildings present. */
+export const hierarchy = {
+  floors(_args: unknown, ctx: ResolverContext) {
+    return ctx.model
+      .currentBuildings(ctx.customer, ctx.clock.now())
+      .flatMap((b) => b.floors.map((f) => ({ id: f.id, buildingId: f.buildingId, name: f.name, level: f.level })));
+  },
+
+  floorSpaces(_args: unknown, ctx: ResolverContext) {
+    return ctx.model
+      .currentBuildings(ctx.customer, ctx.clock.now())
+      .flatMap((b) =>
+        b.floorSpaces.map((f) => ({ id: f.id, buildingId: f.buildingId, floorId: f.floorId, name: f.name, capacity: f.capacity, spaceType: f.spaceType })),
+      );
+  },
 };
 
 /** The assumed webhook operations of jobs/schema.graphql, which v1, token, pages and capped serve unchanged. */

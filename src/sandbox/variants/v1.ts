@@ -1,7 +1,7 @@
 import { decodeCursor, encodeCursor } from '../data.ts';
 import { argumentError, type ResolverContext } from '../graphql.ts';
 import { API_VARIANT_INFO } from '../api-variants.ts';
-import { buildings, checkRange, perTick, takePage, v1Webhooks } from './shared.ts';
+import { buildings, checkRange, hierarchy, perTick, takePage, v1Webhooks } from './shared.ts';
 
 const MAX_FIRST = API_VARIANT_INFO.v1.maxPageSize;
 
@@ -15,6 +15,7 @@ interface OccupancyArgs {
 /** The assumed API of jobs/schema.graphql: `occupancy(from, to, first, after)`, Relay `nodes` + `pageInfo`. */
 export const v1Root = {
   buildings,
+  ...hierarchy,
   ...v1Webhooks,
 
   occupancy(args: OccupancyArgs, ctx: ResolverContext) {
