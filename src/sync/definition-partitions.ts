@@ -31,14 +31,11 @@ export function partitionAt(
   src: YamlSource,
   at: YamlPath,
   value: unknown,
-  context: { incremental: boolean; sent: ReadonlySet<string>; needVariable(at: YamlPath, variable: string, role: string): void },
+  context: { sent: ReadonlySet<string>; needVariable(at: YamlPath, variable: string, role: string): void },
 ): DeclaredPartition | undefined {
   const p = mapAt(src, at, value, 'partition', ['parent', 'parentKey', 'variable'], ['parent', 'parentKey', 'variable']);
   if (!p) return undefined;
   const before = src.errors.length;
-  if (!context.incremental) {
-    src.error(at, 'only an incremental stream can fan out over parents (each parent keeps its own watermark)', 'make the stream kind: incremental, or remove partition');
-  }
   const parent = stringAt(src, [...at, 'parent'], p.parent, 'parent', PARENT);
   const parentKey = stringAt(src, [...at, 'parentKey'], p.parentKey, 'parentKey', { ...NAME, example: 'id' });
   const variable = stringAt(src, [...at, 'variable'], p.variable, 'variable', { ...NAME, example: 'floorSpaceId' });

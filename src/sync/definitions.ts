@@ -266,7 +266,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     variables = compileVariables(src, [...path, 'variables'], s.variables, { windowed, settings: PLACEHOLDER_SETTING_NAMES });
     if (isPlainObject(s.variables)) for (const v of Object.keys(s.variables)) needVariable([...path, 'variables', v], v, 'the variable');
   }
-  const partition = s.partition === undefined ? undefined : partitionAt(src, [...path, 'partition'], s.partition, { incremental: windowed, sent: new Set(sent), needVariable });
+  const partition = s.partition === undefined ? undefined : partitionAt(src, [...path, 'partition'], s.partition, { sent: new Set(sent), needVariable });
   if (vars) {
     for (const [variable, { required }] of vars) {
       if (required && !sent.has(variable)) {

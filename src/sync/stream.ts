@@ -100,7 +100,7 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
    * Set whenever `sampling` is.
    */
   maxHoldMs?: number;
-  /** A fan-out stream: one query per parent, each parent with its own state (incremental streams). */
+  /** A fan-out stream: one query per parent, each parent with its own state. */
   partition?: PartitionSpec;
 }
 

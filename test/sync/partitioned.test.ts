@@ -49,6 +49,32 @@ streams:
 `;
 const streams = parseDefinitions(DEFINITIONS, '/defs/streams.yaml', { readText: () => 'query Q { x }' }).streams;
 
+/** A full fan-out: each building's floor spaces listed by a query of their own, the building's id not repeated. */
+const FULL = `version: 2
+streams:
+  - name: buildings
+    document: buildings.graphql
+    sink: buildings
+    kind: full
+    paging: { style: single, records: buildings, maxPageSize: 1000 }
+    record:
+      id: { path: id, type: id }
+      name: { path: name, type: string }
+    softDelete: { completeWhenUnset: [] }
+  - name: building-spaces
+    document: building-spaces.graphql
+    sink: floorSpaces
+    kind: full
+    partition: { parent: buildings, parentKey: id, variable: buildingId }
+    paging: { style: single, records: floorSpaces, maxPageSize: 1000 }
+    record:
+      id: { path: id, type: id }
+      buildingId: { path: $partition, type: id, nullable: true }
+      name: { path: name, type: string, nullable: true }
+    softDelete: { completeWhenUnset: [] }
+`;
+const fullStreams = parseDefinitions(FULL, '/defs/streams.yaml', { readText: () => 'query Q { x }' }).streams;
+
 interface Request {
   spaceId: string;
   from: number;
@@ -71,6 +97,8 @@ function readings(spaceId: string, from: number, to: number) {
 class Api implements GraphQLRequester {
   spaces = new Set<string>();
   broken = new Set<string>();
+  /** Each building's floor spaces (the full fan-out's children). */
+  buildings = new Map<string, string[]>();
   requests: Request[] = [];
   inFlight = 0;
   maxInFlight = 0;
@@ -81,7 +109,15 @@ class Api implements GraphQLRequester {
     try {
       // A few turns of the event loop, as an answer over a network takes: other requests may start meanwhile.
       for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
-      if (!('spaceId' in variables)) return { floorSpaces: [...this.spaces].map((id) => ({ id, name: `Space ${id}` })) } as T;
+      if ('buildingId' in variables) {
+        const buildingId = String(variables.buildingId);
+        this.requests.push({ spaceId: buildingId, from: 0, to: 0, after: null });
+        if (this.broken.has(buildingId)) return { floorSpaces: null } as T;
+        return { floorSpaces: (this.buildings.get(buildingId) ?? []).map((id) => ({ id, name: `Space ${id}` })) } as T;
+      }
+      if (!('spaceId' in variables)) {
+        return { floorSpaces: [...this.spaces].map((id) => ({ id, name: `Space ${id}` })), buildings: [...this.buildings.keys()].map((id) => ({ id, name: `Building ${id}` })) } as T;
+      }
       const spaceId = String(variables.spaceId);
       const from = Date.parse(String(variables.from));
       const to = Date.parse(String(variables.to));
@@ -116,13 +152,13 @@ afterEach(async () => {
   await drop();
 });
 
-function sync(overrides: Parameters<typeof syncSettings>[0] = {}): Promise<SyncReport> {
+function sync(overrides: Parameters<typeof syncSettings>[0] = {}, inForce = streams): Promise<SyncReport> {
   return runSync({
     store,
     clock,
     logger: silentLogger,
     settings: engineSettings({ sync: syncSettings({ initialHistoryMs: DAY, stepMs: 6 * HOUR, pageSize: 20, ...overrides }) }),
-    streams,
+    streams: inForce,
     targets: [{ customerId: CUSTOMER, client: api }],
     loadDocument: (path) => path,
   });
@@ -238,5 +274,33 @@ describe('fan-out streams', () => {
   it('says so when the parent stream has listed nothing', async () => {
     const report = await sync();
     expect(report.outcomes.find((o) => o.stream === 'space-readings')).toMatchObject({ status: 'succeeded', note: 'no parents: stream floor-spaces has listed none' });
+  });
+
+  it("lists each parent's children in a full fan-out, and soft-deletes only after every parent's listing was complete", async () => {
+    const spaces = async () =>
+      (await store.query<{ floor_space_id: string; building_id: string; deleted_at: unknown }>('SELECT floor_space_id, building_id, deleted_at FROM floor_spaces ORDER BY floor_space_id')).map(
+        (r) => [r.floor_space_id, r.building_id, r.deleted_at === null ? 'listed' : 'deleted'],
+      );
+    api.buildings = new Map([['X', ['x1', 'x2']], ['Y', ['y1']]]);
+    const first = await sync({ windowConcurrency: 2 }, fullStreams);
+    expect(first.outcomes.map((o) => [o.stream, o.status, o.records])).toEqual([['buildings', 'succeeded', 2], ['building-spaces', 'succeeded', 3]]);
+    expect(await spaces()).toEqual([['x1', 'X', 'listed'], ['x2', 'X', 'listed'], ['y1', 'Y', 'listed']]);
+    expect([...(await stateKeys()).keys()].sort()).toEqual(['building-spaces/X', 'building-spaces/Y', 'buildings']);
+
+    // Y leaves the building listing, x2 leaves X's: both listings complete, so y1 and x2 go.
+    clock.advance(HOUR);
+    api.buildings = new Map([['X', ['x1']]]);
+    api.requests = [];
+    await sync({ windowConcurrency: 2 }, fullStreams);
+    expect(api.requests.map((r) => r.spaceId)).toEqual(['X']);
+    expect(await spaces()).toEqual([['x1', 'X', 'listed'], ['x2', 'X', 'deleted'], ['y1', 'Y', 'deleted']]);
+
+    // X's listing fails: nothing is soft-deleted on a run that did not read every parent's children.
+    clock.advance(HOUR);
+    api.buildings = new Map([['X', []], ['Z', ['z1']]]);
+    api.broken = new Set(['X']);
+    const failed = await sync({ windowConcurrency: 2 }, fullStreams);
+    expect(failed.outcomes.find((o) => o.stream === 'building-spaces')).toMatchObject({ status: 'failed', note: expect.stringMatching(/2 of 2 parent\(s\) read, 1 failed \(buildingId X\)/) });
+    expect(await spaces()).toEqual([['x1', 'X', 'listed'], ['x2', 'X', 'deleted'], ['y1', 'Y', 'deleted'], ['z1', 'Z', 'listed']]);
   });
 });

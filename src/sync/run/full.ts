@@ -3,6 +3,7 @@ import type { IsoUtc, SyncState, SyncStateUpdate } from '../../store/types.ts';
 import { PageContract } from '../contract.ts';
 import { fetchPage, type FetchedPage } from '../fetch.ts';
 import { effectivePageSize } from '../paging/index.ts';
+import { partitionContext } from '../records.ts';
 import { placeholderSettingsOf } from '../settings.ts';
 import type { AnyStream } from '../stream.ts';
 import { commitSpan, limitsOf, Tally, validatorOf } from './parts.ts';
@@ -18,6 +19,11 @@ export interface FullRunInput {
   /** When the run started: every row of this listing is stamped with it. */
   startedAt: IsoUtc;
   runId: number;
+  /**
+   * A fan-out stream's partition: the parent key this listing is read for (its state is under `run.stateKey`). Its
+   * listing is one parent's children, so it soft-deletes nothing: the stream does once every parent's is complete.
+   */
+  parent?: string;
 }
 
 /**
@@ -34,14 +40,19 @@ export async function runFull(input: FullRunInput): Promise<RunResult> {
 }
 
 async function readListing(input: FullRunInput, tally: Tally): Promise<'succeeded' | 'interrupted'> {
-  const { ctx, stream, stored, startedAt, runId } = input;
-  const variables = stream.variables({ settings: placeholderSettingsOf(ctx.settings) });
+  const { ctx, stream, stored, startedAt, runId, parent } = input;
+  const variables = {
+    ...stream.variables({ settings: placeholderSettingsOf(ctx.settings) }),
+    ...(parent !== undefined && stream.partition && { [stream.partition.variable]: parent }),
+  };
+  const validate = validatorOf(stream);
+  const context = parent === undefined ? undefined : partitionContext(parent);
   // The watermark of a full stream is the start of its last complete listing; forward only.
   const finalWatermark = stored?.watermark && stored.watermark > startedAt ? stored.watermark : startedAt;
   const contract = new PageContract({
-    where: 'the listing',
+    where: parent === undefined ? 'the listing' : `the listing of ${stream.partition?.variable} ${parent}`,
     style: stream.paging,
-    validate: validatorOf(stream),
+    validate: context ? (node) => validate(node, context) : validate,
     keyFields: sinkKey(stream.sink),
     startCursor: null,
     limits: limitsOf(ctx.settings),
@@ -60,7 +71,7 @@ async function readListing(input: FullRunInput, tally: Tally): Promise<'succeede
         records: page.records,
         // Every row of this listing is stamped with the run start, so "not seen since the run start" is exact.
         at: startedAt,
-        checkpoint: checkpointOf(ctx.customerId, stream.name, stored, { watermark: last ? finalWatermark : (stored?.watermark ?? null) }),
+        checkpoint: checkpointOf(ctx.customerId, input.run.stateKey, stored, { watermark: last ? finalWatermark : (stored?.watermark ?? null) }),
         runId,
         quarantine: { stream: stream.name, window: null, records: page.rejected },
       }));
@@ -69,11 +80,12 @@ async function readListing(input: FullRunInput, tally: Tally): Promise<'succeede
       tally.emit(1, last ? 1 : 0);
     },
   }, ctx.signal);
-  if (result === 'done' && stream.softDelete?.isComplete(variables)) await softDelete(input, rejected);
+  if (result === 'done' && parent === undefined && stream.softDelete?.isComplete(variables)) await softDelete(input, rejected);
   return result === 'done' ? 'succeeded' : 'interrupted';
 }
 
-async function softDelete(input: FullRunInput, rejected: number): Promise<void> {
+/** Marks the rows a complete listing (a fan-out stream's: every parent's) did not hold deleted, unless some were rejected. */
+export async function softDelete(input: Pick<FullRunInput, 'ctx' | 'stream' | 'startedAt'>, rejected: number): Promise<void> {
   const { ctx, stream, startedAt } = input;
   if (rejected > 0) {
     // A rejected row is not a missing row: its building may well exist. Deleting on this listing would invent it.

@@ -7,6 +7,8 @@ import { storedBackfill } from './stored-backfill.ts';
 import type { ProgressEvent, RunIdentity, RunRequest, RunResult, StreamRunContext } from './types.ts';
 import { emptyCounts, mergeUnmapped } from './parts.ts';
 import { runWindowed } from './windowed.ts';
+import { runFull, softDelete } from './full.ts';
+import { placeholderSettingsOf } from '../settings.ts';
 
 export interface PartitionedRunInput {
   ctx: StreamRunContext;
@@ -16,6 +18,8 @@ export interface PartitionedRunInput {
   run: RunIdentity;
   runId: number;
   log: Logger;
+  /** When the run started: a full stream's listings are stamped with it, and rows not seen since are soft-deleted. */
+  startedAt: IsoUtc;
 }
 
 /** Parents tried one after the other, alone, before the run gives up on a request nobody can answer. */
@@ -52,7 +56,16 @@ export async function runPartitioned(input: PartitionedRunInput): Promise<RunRes
   const total = Math.max(1, ctx.settings.windowConcurrency ?? 1);
   const pool = Math.min(total, found.queue.length);
   const read = await readPartitions(input, found.queue, pool);
-  return combine(read.results, { parents: found.parents, unread: found.queue.length, halted: read.halted, interrupted: ctx.signal?.aborted === true, variable: spec.variable });
+  const result = combine(read.results, { parents: found.parents, unread: found.queue.length, halted: read.halted, interrupted: ctx.signal?.aborted === true, variable: spec.variable });
+  // A full fan-out's listing is complete only when every parent's is: then the children of parents gone go too.
+  if (stream.kind === 'full' && result.status === 'succeeded' && found.queue.length === 0 && stream.softDelete?.isComplete(stream.variables({ settings: placeholderSettingsOf(ctx.settings) }))) {
+    try {
+      await softDelete(input, result.rejected);
+    } catch (error) {
+      return { ...result, status: 'failed', error };
+    }
+  }
+  return result;
 }
 
 /**
@@ -117,7 +130,10 @@ async function readPartitions(input: PartitionedRunInput, queue: Partition[], po
     };
     const partCtx: StreamRunContext = { ...ctx, settings, onProgress };
     const partRun = { ...run, stateKey: p.key };
-    const result = await runWindowed({ ctx: partCtx, stream, request, run: partRun, stored: p.stored, runId: input.runId, log: log.child({ stateKey: p.key }), parent: p.parent });
+    const result =
+      stream.kind === 'full'
+        ? await runFull({ ctx: partCtx, stream, run: partRun, stored: p.stored, startedAt: input.startedAt, runId: input.runId, parent: p.parent })
+        : await runWindowed({ ctx: partCtx, stream, request, run: partRun, stored: p.stored, runId: input.runId, log: log.child({ stateKey: p.key }), parent: p.parent });
     results.push({ ...p, result });
     if (result.status === 'failed') {
       const message = globalSecrets.scrub(result.error instanceof Error ? result.error.message : String(result.error));

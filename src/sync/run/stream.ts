@@ -32,10 +32,10 @@ export async function runStream(ctx: StreamRunContext, stream: AnyStream, reques
   const span = tracer().start('sync.stream', { 'customer.id': ctx.customerId, 'stream.name': stream.name, 'stream.key': key, 'sync.mode': mode, 'sync.run_id': runId });
   // The runners return every failure of theirs in their result (with what they had committed); they do not throw.
   const result = await span.run(() =>
-    stream.kind === 'full'
-      ? runFull({ ctx, stream, run, stored, startedAt, runId })
-      : stream.partition
-        ? runPartitioned({ ctx, stream, request, run, runId, log })
+    stream.partition
+      ? runPartitioned({ ctx, stream, request, run, runId, log, startedAt })
+      : stream.kind === 'full'
+        ? runFull({ ctx, stream, run, stored, startedAt, runId })
         : runWindowed({ ctx, stream, request, run, stored, runId, log }),
   );
   return recordEnd({ ctx, log, runId, span }, { ...run, ...result });
