@@ -88,6 +88,14 @@ describe.each(DIALECTS)('docs/examples/api-per-space (%s)', (dialect) => {
       before = await partitions(store, customer);
       expect(new Set(before.keys())).toEqual(listed);
       expect(new Set((await dbRows(store, customer)).map((r) => r.floorSpaceId))).toEqual(listed);
+      // The parents: the floor space listing, stored as the dimension it is (docs/reporting.md), equal to the truth.
+      const dimension = await store.query<Record<string, unknown>>(
+        'SELECT floor_space_id, building_id, floor_id, name, capacity, space_type FROM floor_spaces WHERE customer_id = $1 AND deleted_at IS NULL',
+        [customer],
+      );
+      const byId = (a: { id: string }, b: { id: string }) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+      expect(dimension.map((r) => ({ id: String(r.floor_space_id), buildingId: r.building_id, floorId: r.floor_id, name: r.name, capacity: r.capacity === null ? null : Number(r.capacity), spaceType: r.space_type })).sort(byId))
+        .toEqual(sandbox.truth.floorSpaces(customer).sort(byId));
       await expectEachSpaceTruth(store, sandbox, customer, before);
     } finally {
       await store.close();

@@ -1,11 +1,11 @@
 import { API_VARIANT_INFO } from '../api-variants.ts';
 import { decodeCursor, encodeCursor, type Observation } from '../data.ts';
 import { argumentError, type ResolverContext } from '../graphql.ts';
-import { buildings, checkRange, perTick, takePage, v1Webhooks } from './shared.ts';
+import { buildings, checkRange, hierarchy, perTick, takePage, v1Webhooks } from './shared.ts';
 
 /**
- * The `per-space` variant (src/sandbox/schema-per-space.graphql): readings reachable only per floor space, the floor
- * spaces listed by a query of their own; Relay nodes + pageInfo over [from, to) in ISO 8601, readings without their
+ * The `per-space` variant (src/sandbox/schema-per-space.graphql): readings reachable only per floor space, the
+ * hierarchy listed as the default variant lists it; Relay nodes + pageInfo over [from, to) in ISO 8601, readings without their
  * space's id.
  */
 
@@ -23,13 +23,9 @@ function* ofSpace(rows: Generator<Observation>, floorSpaceId: string): Generator
 
 export const perSpaceRoot = {
   buildings,
+  // The floors and floor spaces as the default variant lists them: only the readings are reachable otherwise.
+  ...hierarchy,
   ...v1Webhooks,
-
-  floorSpaces(_args: unknown, ctx: ResolverContext) {
-    return ctx.model
-      .currentBuildings(ctx.customer, ctx.clock.now())
-      .flatMap((b) => b.floorSpaces.map((fs) => ({ id: fs.id, buildingId: b.id, name: fs.name, capacity: fs.capacity })));
-  },
 
   floorSpaceOccupancy(args: { floorSpaceId: string; from: number; to: number; first?: number | null; after?: string | null }, ctx: ResolverContext) {
     // Any space the customer has had answers its history (a removed building's spaces keep theirs); others are unknown.
