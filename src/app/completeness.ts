@@ -1,5 +1,5 @@
-import type { Store } from '../store/types.ts';
-import type { AnyStream } from '../sync/stream.ts';
+import type { Store, SyncState } from '../store/types.ts';
+import { runKeyOf, type AnyStream } from '../sync/stream.ts';
 import { toIsoUtc } from '../time.ts';
 
 /**
@@ -51,7 +51,7 @@ export async function checkCompleteness(
   if (options.minShare <= 0) return [];
   const windowed = new Map(streams.filter((s) => s.kind === 'incremental' && s.cursorField).map((s) => [s.name, s]));
   const findings: CompletenessFinding[] = [];
-  for (const state of await store.listStates(options.customerId)) {
+  for (const state of await watermarksOf(store, windowed, options.customerId)) {
     const stream = windowed.get(state.stateKey);
     if (!stream || !state.watermark) continue;
     const to = Date.parse(state.watermark);
@@ -69,6 +69,31 @@ export async function checkCompleteness(
     });
   }
   return findings;
+}
+
+/**
+ * The watermark of each windowed stream per customer: its state's, or for a fan-out stream (whose state is per parent,
+ * `occupancy/<parent>`) the lowest of the partitions whose parent is still listed: the window before it is complete
+ * for every parent read, and a removed parent's partition, for ever behind, says nothing of the others.
+ */
+async function watermarksOf(store: Store, windowed: ReadonlyMap<string, AnyStream>, customerId: string | undefined): Promise<Array<Pick<SyncState, 'customerId' | 'stateKey' | 'watermark'>>> {
+  const states = await store.listStates(customerId);
+  const out: Array<Pick<SyncState, 'customerId' | 'stateKey' | 'watermark'>> = states.filter((s) => runKeyOf(s.stateKey) === s.stateKey);
+  const groups = new Map<string, SyncState[]>();
+  for (const s of states) {
+    if (runKeyOf(s.stateKey) === s.stateKey || !windowed.get(runKeyOf(s.stateKey))?.partition) continue;
+    const k = `${s.customerId}\u0000${runKeyOf(s.stateKey)}`;
+    groups.set(k, [...(groups.get(k) ?? []), s]);
+  }
+  for (const [k, group] of groups) {
+    const [customer, key] = k.split('\u0000') as [string, string];
+    const spec = windowed.get(key)!.partition!;
+    const listed = new Set(await store.listedValues(spec.parentSink, spec.parentKey, customer));
+    const marks = group.filter((s) => listed.has(s.stateKey.slice(key.length + 1))).map((s) => s.watermark);
+    if (marks.length === 0 || marks.includes(null)) continue;
+    out.push({ customerId: customer, stateKey: key, watermark: marks.reduce((a, b) => (b! < a! ? b : a)) });
+  }
+  return out;
 }
 
 /** One line per stream that needs a look, for `status` and logs. */

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { checkCompleteness } from '../../src/app/completeness.ts';
 import { engineSettings } from '../../src/app/engine-settings.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { silentLogger } from '../../src/logger.ts';
@@ -200,6 +201,9 @@ describe('fan-out streams', () => {
     // One run of the stream, its counts the parents' summed.
     const runs = await store.query<{ stream: string; records: unknown }>("SELECT stream, records FROM sync_runs WHERE stream LIKE 'space-readings%'");
     expect(runs.map((r) => [r.stream, Number(r.records)])).toEqual([['space-readings', outcome.records]]);
+    // The completeness alarm reads the stream's window before its lowest partition's watermark.
+    const [finding] = await checkCompleteness(store, streams, { minShare: 0.5, windowMs: HOUR });
+    expect(finding).toMatchObject({ stream: 'space-readings', window: { to: new Date(limit).toISOString() }, current: 3 * 4 });
   });
 
   it('reads a parent listed later from the start of history, and no longer reads a removed one (its state stays)', async () => {
