@@ -19,9 +19,11 @@ import { buildDist, measureSteady } from './steady.ts';
 import { LatencyBench, type LatencyFigures } from './latency-bench.ts';
 import { LATENCY_FLAGS, latencyHeader, latencySettings, measureLatency } from './latency-part.ts';
 import { latencyRows } from './latency-table.ts';
+import { measurePortfolio, type PortfolioFigures, type PortfolioPlan } from './portfolio.ts';
+import { portfolioHeader, portfolioRows } from './portfolio-table.ts';
 
 /**
- * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,latency,sqlite,postgres,memory,receiver,auth]
+ * npm run bench [-- --quick | --smoke] [--profile] [--only replay,steady,latency,sqlite,postgres,memory,receiver,auth,portfolio]
  *               [--pg-style unnest|rows] [--page-size N] [--write | --no-write] [--out FILE] [--json FILE]
  *               [--latency-ms L] [--in-flight 8,2] [--per-second R] [--latency-rows N]
  *
@@ -35,7 +37,9 @@ import { latencyRows } from './latency-table.ts';
  * end-to-end comparison through the sandbox, which shares our two cores and so is not a limit. `latency`
  * (bench/latency-bench.ts) measures a default backfill against a replay server that answers L ms late and refuses
  * queries beyond N in flight (and R per second) with 429: ours against the floor those limits allow. Its rows go to
- * their own block of docs/performance.md, so `--only latency` rewrites that block alone.
+ * their own block of docs/performance.md, so `--only latency` rewrites that block alone. `portfolio`
+ * (bench/portfolio.ts) loads a generated portfolio and times the reports over its aggregates; it runs only when
+ * named (`--only portfolio`: about 10 minutes in full mode) and writes its own block too.
  */
 
 interface Mode {
@@ -60,12 +64,27 @@ interface Mode {
    * database's) with a sixth of the processes, so the CI test keeps its time.
    */
   latency: { rows: number; runs: number; inFlight: number[]; dialects: Dialect[] };
+  /**
+   * The portfolio benchmark's sizes (bench/portfolio.ts). Full: what this 2-core machine loads through the sync with
+   * the aggregates kept in about 5 minutes on Postgres (docs/performance.md, "A portfolio's reports").
+   */
+  portfolio: PortfolioPlan;
 }
 
 const MODES: Record<Mode['name'], Mode> = {
-  full: { name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 200_000, runs: 3, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] } },
-  quick: { name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] } },
-  smoke: { name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 }, latency: { rows: 2_500, runs: 1, inFlight: [2], dialects: ['sqlite'] } },
+  full: {
+    name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 200_000, runs: 3, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] },
+    portfolio: { sizes: { postgres: { buildings: 10, spacesPerBuilding: 100, days: 120 }, sqlite: { buildings: 5, spacesPerBuilding: 100, days: 120 } }, warmRuns: 5, restart: true, cost: { readings: 100_000, runs: 3 }, explain: true, aggregates: 'kept' },
+  },
+  quick: {
+    name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] },
+    portfolio: { sizes: { postgres: { buildings: 4, spacesPerBuilding: 50, days: 40 }, sqlite: { buildings: 4, spacesPerBuilding: 50, days: 40 } }, warmRuns: 3, restart: false, cost: { readings: 25_000, runs: 1 }, explain: false, aggregates: 'kept' },
+  },
+  smoke: {
+    name: 'smoke', replayRows: 2_500, replayRuns: 1, steadyRuns: 1, syncRows: 2_500, memoryRows: [1_250, 2_500], runs: 1, receiverSeconds: 2, receiverRuns: 1, auth: { passes: 12, everyMs: 300_000 }, latency: { rows: 2_500, runs: 1, inFlight: [2], dialects: ['sqlite'] },
+    // SQLite only, as the latency part's smoke: the same code (the dialect is only the database's) in fewer processes.
+    portfolio: { sizes: { sqlite: { buildings: 2, spacesPerBuilding: 4, days: 8 } }, warmRuns: 1, restart: false, cost: { readings: 2_500, runs: 1 }, explain: false, aggregates: 'kept' },
+  },
 };
 const CONNECTIONS = 50;
 /**
@@ -75,7 +94,9 @@ const CONNECTIONS = 50;
 const PG_STYLE: PgStyle = 'unnest';
 /** Deliveries per transaction for the storage floor: what the receiver's group commit averaged at 50 connections. */
 const FLOOR_GROUP = 25;
-const PARTS = ['replay', 'steady', 'latency', 'sqlite', 'postgres', 'memory', 'receiver', 'auth'] as const;
+const PARTS = ['replay', 'steady', 'latency', 'sqlite', 'postgres', 'memory', 'receiver', 'auth', 'portfolio'] as const;
+/** Run without --only: every part but the portfolio, which takes as long as the rest and runs when named. */
+const DEFAULT_PARTS = PARTS.filter((p) => p !== 'portfolio');
 type Part = (typeof PARTS)[number];
 
 /** Everything measured, for --json (the smoke test reads it). */
@@ -87,6 +108,7 @@ export interface BenchFigures {
   memory?: { smallRows: number; largeRows: number; small: number; large: number; ratio: number };
   receiver?: { ours: LoadResult; bare: LoadResult; ratio: number; floor: FloorResult; bound: number; ratioToBound: number };
   auth?: AuthEconomy[];
+  portfolio?: PortfolioFigures;
   skipped: string[];
   table: string;
 }
@@ -102,7 +124,7 @@ async function main(): Promise<void> {
   // --rows N: the replay's readings per shape (experiments); such a run writes docs/performance.md only when asked.
   const mode: Mode = args.has('rows') ? { ...base, replayRows: Number(args.get('rows')) } : base;
   if (!Number.isInteger(mode.replayRows) || mode.replayRows < 1) throw new Error(`--rows ${args.get('rows')}: use a whole number of readings`);
-  const only = args.get('only')?.split(',') ?? [...PARTS];
+  const only = args.get('only')?.split(',') ?? [...DEFAULT_PARTS];
   const unknown = only.filter((p) => !(PARTS as readonly string[]).includes(p));
   if (unknown.length) throw new Error(`--only: unknown part ${unknown.join(', ')}; use ${PARTS.join(', ')}`);
   const wants = (p: Part) => only.includes(p);
@@ -120,7 +142,7 @@ async function main(): Promise<void> {
   let replayProfile: string | undefined;
   log(`bench (${mode.name}): ${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, node ${process.version}, load average ${loadAtStart}`);
 
-  const pgProblem = wants('postgres') || wants('replay') || wants('steady') || wants('latency') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
+  const pgProblem = wants('postgres') || wants('replay') || wants('steady') || wants('latency') || wants('portfolio') ? await postgresProblem(BENCH_PG_URL).then((problem) => problem && `${problem}; or set BENCH_DATABASE_URL`) : undefined;
   // The latency part records from its own sandbox while the replay part records from its two: it is ready when its
   // turn comes.
   const latencyStarted = latencyPlan ? LatencyBench.start(log, latencyPlan.rows) : undefined;
@@ -298,7 +320,18 @@ async function main(): Promise<void> {
     }
   }
 
-  figures.table = renderTable([...rows, ...latencyTableRows]);
+  // Its own block in docs/performance.md too.
+  const portfolioTableRows: Row[] = [];
+  if (wants('portfolio')) {
+    const dialects = (['postgres', 'sqlite'] as const).filter((d) => {
+      if (d === 'postgres' && pgProblem) figures.skipped.push(`portfolio postgres: ${pgProblem}`);
+      return !(d === 'postgres' && pgProblem);
+    });
+    figures.portfolio = await measurePortfolio(mode.portfolio, dialects, log);
+    portfolioTableRows.push(...portfolioRows(figures.portfolio));
+  }
+
+  figures.table = renderTable([...rows, ...latencyTableRows, ...portfolioTableRows]);
   const minutes = ((performance.now() - started) / 60_000).toFixed(1);
   process.stdout.write(`${figures.table}\n`);
   log(`bench (${mode.name}) finished in ${minutes} min`);
@@ -318,6 +351,10 @@ async function main(): Promise<void> {
       blocks.results = `${header}\n\n${renderTable(rows)}`;
     }
     if (figures.latency) blocks.latency = `${latencyHeader(mode.name, machine, figures.latency)}\n\n${renderTable(latencyTableRows)}`;
+    if (figures.portfolio) {
+      blocks.portfolio = `${portfolioHeader(mode.name, machine, figures.portfolio)}\n\n${renderTable(portfolioTableRows)}`;
+      if (figures.portfolio.explain) blocks['portfolio-explain'] = figures.portfolio.explain;
+    }
     updateDoc(out, { ...blocks, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
     log(`wrote ${out}`);
   }
