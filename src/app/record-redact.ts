@@ -213,47 +213,9 @@ export class RecordingRedactor {
     }
     requestBody = this.#fields(requestBody);
 
-    let response: RecordedExchange['response'];
-    let token: RecordedExchange['token'];
-    let failure = captured.failure;
-    if (captured.response) {
-      const r = captured.response;
-      const contentEncoding = String(r.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-      let decoded: Buffer | undefined;
-      try {
-        decoded = /gzip/.test(contentEncoding) ? gunzipSync(r.wire, { maxOutputLength: MAX_DECODED_BYTES }) : r.wire;
-      } catch (error) {
-        decoded = undefined;
-        failure ??= { stage: 'body', message: `the ${contentEncoding} body could not be decoded (${(error as Error).message})` };
-      }
-      const text = decoded?.toString('utf8') ?? '';
-      let body = text === '' ? undefined : parseJson(text);
-      if (endpoint === 'auth' && key !== null && typeof body === 'object' && body !== null && !Array.isArray(body) && typeof (body as { idToken?: unknown }).idToken === 'string') {
-        const idToken = (body as { idToken: string }).idToken;
-        const n = (this.#tokensPerKey.get(key) ?? 0) + 1;
-        this.#tokensPerKey.set(key, n);
-        const label = `token ${n} of ${key}`;
-        this.#tokens.set(idToken, { label, key });
-        this.#secret(idToken);
-        // The signature alone is what makes a token a credential; found anywhere, it goes too.
-        this.#secret(idToken.split('.')[2]);
-        const claims = decodeJwtClaims(idToken) ?? {};
-        token = {
-          claims: Object.fromEntries(Object.entries(claims).filter(([name]) => KEPT_CLAIMS.has(name))),
-          removedClaims: Object.keys(claims).filter((name) => !KEPT_CLAIMS.has(name)),
-        };
-        body = { ...(body as Record<string, unknown>), idToken: removedText(label) };
-        this.#count('token');
-      }
-      body = this.#fields(body);
-      response = {
-        status: r.status,
-        headers: this.#headers(r.headers, undefined),
-        ...(body !== undefined ? { body } : text !== '' ? { bodyText: text } : {}),
-        wireBytes: r.wire.length,
-        contentEncoding,
-      };
-    }
+    const { response, token, failure } = captured.response
+      ? this.#response(captured.response, endpoint, key, captured.failure)
+      : { response: undefined, token: undefined, failure: captured.failure };
 
     const exchange: RecordedExchange = {
       seq: captured.seq,
@@ -272,6 +234,53 @@ export class RecordingRedactor {
       ...(failure && { failure }),
     };
     return this.#scrubDeep(exchange) as RecordedExchange;
+  }
+
+  /** An answer decoded, its token (on the auth endpoint) recorded by its label and removed, its fields scrubbed. */
+  #response(
+    r: NonNullable<CapturedExchange['response']>,
+    endpoint: Endpoint,
+    key: string | null,
+    captured: CapturedExchange['failure'],
+  ): { response: RecordedExchange['response']; token: RecordedExchange['token']; failure: CapturedExchange['failure'] } {
+    let token: RecordedExchange['token'];
+    let failure = captured;
+    const contentEncoding = String(r.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    let decoded: Buffer | undefined;
+    try {
+      decoded = /gzip/.test(contentEncoding) ? gunzipSync(r.wire, { maxOutputLength: MAX_DECODED_BYTES }) : r.wire;
+    } catch (error) {
+      decoded = undefined;
+      failure ??= { stage: 'body', message: `the ${contentEncoding} body could not be decoded (${(error as Error).message})` };
+    }
+    const text = decoded?.toString('utf8') ?? '';
+    let body = text === '' ? undefined : parseJson(text);
+    if (endpoint === 'auth' && key !== null && typeof body === 'object' && body !== null && !Array.isArray(body) && typeof (body as { idToken?: unknown }).idToken === 'string') {
+      const idToken = (body as { idToken: string }).idToken;
+      const n = (this.#tokensPerKey.get(key) ?? 0) + 1;
+      this.#tokensPerKey.set(key, n);
+      const label = `token ${n} of ${key}`;
+      this.#tokens.set(idToken, { label, key });
+      this.#secret(idToken);
+      // The signature alone is what makes a token a credential; found anywhere, it goes too.
+      this.#secret(idToken.split('.')[2]);
+      const claims = decodeJwtClaims(idToken) ?? {};
+      token = {
+        claims: Object.fromEntries(Object.entries(claims).filter(([name]) => KEPT_CLAIMS.has(name))),
+        removedClaims: Object.keys(claims).filter((name) => !KEPT_CLAIMS.has(name)),
+      };
+      body = { ...(body as Record<string, unknown>), idToken: removedText(label) };
+      this.#count('token');
+    }
+    body = this.#fields(body);
+    const response = {
+      status: r.status,
+      headers: this.#headers(r.headers, undefined),
+      ...(body !== undefined ? { body } : text !== '' ? { bodyText: text } : {}),
+      wireBytes: r.wire.length,
+      contentEncoding,
+    };
+    return { response, token, failure };
   }
 
   /** What was removed and how, with how many values of each kind this recording lost. */

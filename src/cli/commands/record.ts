@@ -61,19 +61,7 @@ Examples:
   $ tar czf recording.tgz recording      # hand it over; then: \`occupancy-sync sandbox --replay ./recording\``,
     )
     .action(async (command: string | undefined, args: string[], flags: { out?: string; loadState?: string }) => {
-      if (flags.loadState !== undefined) {
-        if (flags.out !== undefined || command !== undefined) {
-          throw new UsageError('record --load-state runs nothing and records nothing. Fix: give either --load-state DIR alone, or --out DIR and a command');
-        }
-        const { loadRecordedState } = await import('../../app/record-state.ts');
-        const { loaded, database } = await loadRecordedState(ctx.config(), resolve(flags.loadState), ctx.logger());
-        ctx.stdout.write(
-          loaded === 0
-            ? 'the recorded run started from an empty sync state: nothing to load; replay into an empty database\n'
-            : `loaded the sync state of ${loaded} stream(s) into ${database}; now run the recorded command against the replay\n`,
-        );
-        return;
-      }
+      if (flags.loadState !== undefined) return loadState(ctx, flags.loadState, flags.out !== undefined || command !== undefined);
       if (flags.out === undefined || command === undefined) {
         throw new UsageError(`record: ${flags.out === undefined ? '--out DIR is missing' : 'no command given'}. Fix: e.g. \`occupancy-sync record --out ./recording sync\``);
       }
@@ -99,6 +87,20 @@ Examples:
       ctx.exitCode = result.exitCode;
     });
 };
+
+/** `record --load-state DIR`: nothing runs, nothing is recorded (`other`: an --out or a command was given too). */
+async function loadState(ctx: CliContext, dir: string, other: boolean): Promise<void> {
+  if (other) {
+    throw new UsageError('record --load-state runs nothing and records nothing. Fix: give either --load-state DIR alone, or --out DIR and a command');
+  }
+  const { loadRecordedState } = await import('../../app/record-state.ts');
+  const { loaded, database } = await loadRecordedState(ctx.config(), resolve(dir), ctx.logger());
+  ctx.stdout.write(
+    loaded === 0
+      ? 'the recorded run started from an empty sync state: nothing to load; replay into an empty database\n'
+      : `loaded the sync state of ${loaded} stream(s) into ${database}; now run the recorded command against the replay\n`,
+  );
+}
 
 /** What a user needs to run the recorded command against this replay. */
 export function describeReplay(replay: Replay, spell: string): string {
