@@ -98,7 +98,8 @@ export const occupancyArrivals = pgTable(
  * One row per reading. Column order is storage order (widest alignment first, so no padding): 64 bytes of tuple.
  * polled_arrival and delivered_arrival are the first arrival of the reading by polling and by webhook; the earlier
  * (lower key) of the two is its first arrival (source, ingested_at). An event id that is a lowercase UUID is kept in
- * event_uuid, any other in event_text.
+ * event_uuid, any other in event_text. Partitioned by RANGE (observed_at), one partition per UTC month, since
+ * migration 0013 (drizzle cannot declare partitioning: the migration and src/store/reading-partitions.ts do it).
  */
 export const occupancyReadings = pgTable(
   'occupancy_readings',

@@ -9,10 +9,13 @@ import type { IsoUtc, Lock, OccupancySource, SinkName, SinkRecords } from './typ
  * postgres/adapter.ts); what differs beyond driving the database is data (compatibility.ts).
  */
 export interface Executor {
-  /** Rows of a query. Timestamps come back canonical (ISO UTC with ms) on both dialects. */
-  all<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
-  /** Runs a statement; resolves to the number of rows it inserted, updated or deleted. */
-  run(query: SQL): Promise<number>;
+  /**
+   * Rows of a query. Timestamps come back canonical (ISO UTC with ms) on both dialects. `doing` says what it is for
+   * in the line a long wait logs (default: reading).
+   */
+  all<T = Record<string, unknown>>(query: SQL, doing?: string): Promise<T[]>;
+  /** Runs a statement; resolves to the number of rows it inserted, updated or deleted (`doing`: default writing). */
+  run(query: SQL, doing?: string): Promise<number>;
   /** Runs one statement of a script as written (migrations, views): no parameters, nothing cached. */
   exec(statement: string): Promise<void>;
   /** Upserts one page of records with the sink's prepared statement. */

@@ -10,6 +10,7 @@ import { canonicalTimestamp } from './timestamps.ts';
 import { DEFAULT_AGGREGATE_SETTINGS } from './aggregate-calendars.ts';
 import { followMovedSpaces, rebuildAggregates, reconcileAggregates, spaceBuildings } from './aggregate-store.ts';
 import { maintainReadings } from './aggregates.ts';
+import { ReadingPartitions } from './reading-partitions.ts';
 import { applyStateChange } from './state-change.ts';
 import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
@@ -49,6 +50,8 @@ export class SqlStore implements Store {
   readonly #maintain: boolean;
   /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
   readonly #aggregateSettings = new Map<string, AggregateSettings>();
+  /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
+  readonly #partitions: ReadingPartitions;
 
   constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}, options: { maintainAggregates?: boolean } = {}) {
     this.#db = adapter;
@@ -56,6 +59,7 @@ export class SqlStore implements Store {
     this.#logger = logger;
     this.#migrator = migrator;
     this.#maintain = options.maintainAggregates !== false;
+    this.#partitions = new ReadingPartitions(adapter, logger);
   }
 
   get dialect() {
@@ -107,6 +111,7 @@ export class SqlStore implements Store {
       const window = quarantine?.window
         ? { from: canonicalTimestamp(quarantine.window.from, 'quarantine.window.from'), to: canonicalTimestamp(quarantine.window.to, 'quarantine.window.to') }
         : null;
+      if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
       await this.#db.transaction(async (tx) => {
         const moving = this.#maintain && page.sink === 'floorSpaces' ? await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>) : undefined;
         await tx.upsert(page.sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
@@ -339,7 +344,7 @@ export class SqlStore implements Store {
   }
 
   storeDelivery(delivery: DeliveryRecord, occupancy: ReadonlyArray<OccupancyRecord>, quarantine?: Omit<QuarantineWrite, 'window'>): Promise<'stored' | 'duplicate'> {
-    return this.#wrap(`storing webhook delivery ${delivery.id}`, () => {
+    return this.#wrap(`storing webhook delivery ${delivery.id}`, async () => {
       const createdAt = canonicalTimestamp(delivery.createdAt, 'delivery.createdAt');
       const sentAt = canonicalTimestamp(delivery.sentAt, 'delivery.sentAt');
       const receivedAt = canonicalTimestamp(delivery.receivedAt, 'delivery.receivedAt');
@@ -351,6 +356,7 @@ export class SqlStore implements Store {
         }
         return stored;
       };
+      await this.#partitions.ensure(occupancy);
       return this.#db.transaction(store, { shareCommit: true });
     });
   }

@@ -69,13 +69,13 @@ export function openPostgres(options: PostgresOptions): Adapter {
   const executor = (sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parameters<StatementWatch['track']>[3]): Executor => {
     const send = <T>(text: string, params: unknown[], label: string) => watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
     const tx: Executor = {
-      async all<T>(query: SQL): Promise<T[]> {
+      async all<T>(query: SQL, doing = 'reading'): Promise<T[]> {
         const q = dialect.sqlToQuery(query);
-        return Array.from(await send<Iterable<T>>(q.sql, q.params, 'reading'));
+        return Array.from(await send<Iterable<T>>(q.sql, q.params, doing));
       },
-      async run(query: SQL): Promise<number> {
+      async run(query: SQL, doing = 'writing'): Promise<number> {
         const q = dialect.sqlToQuery(query);
-        return (await send<{ count: number }>(q.sql, q.params, 'writing')).count;
+        return (await send<{ count: number }>(q.sql, q.params, doing)).count;
       },
       async exec(statement: string): Promise<void> {
         await watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent);
@@ -138,8 +138,8 @@ export function openPostgres(options: PostgresOptions): Adapter {
       setup: [`DO $$ BEGIN IF to_regnamespace('${bookkeepingSchema}') IS NULL THEN CREATE SCHEMA ${bookkeepingSchema}; END IF; END $$`],
       stepLock: `SELECT pg_advisory_xact_lock(${advisoryKey('occupancy-sync:migration-step', scope)})`,
     },
-    all: (query) => executor(client, client, keys.scope()).all(query),
-    run: (query) => executor(client, client, keys.scope()).run(query),
+    all: (query, doing) => executor(client, client, keys.scope()).all(query, doing),
+    run: (query, doing) => executor(client, client, keys.scope()).run(query, doing),
     exec: (statement) => executor(client, client, keys.scope()).exec(statement),
     upsert: (sink, page, records) => transaction((tx) => tx.upsert(sink, page, records)),
     transaction,
