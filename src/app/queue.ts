@@ -1,6 +1,6 @@
-import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type WorkerUtils } from 'graphile-worker';
+import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
 import type { Logger } from '../logger.ts';
-import { openJobQueueSql } from '../store/job-queue.ts';
+import { openJobQueueSql, type JobQueueSql } from '../store/job-queue.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { PARKED_AFTER_FAILURES, retryDelayMs } from './backoff.ts';
 import { settlesWithin, STOP_LIMIT_MS } from './scheduler.ts';
@@ -109,25 +109,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       noHandleSignals: true,
       pollInterval: options.pollIntervalMs ?? 2_000,
       taskList: {
-        [SYNC_TASK]: async (raw, helpers) => {
-          const job = payloadOf(raw);
-          if (!job) {
-            logger.warn({ payload: raw }, 'a queued sync job without customerId and stream: dropped');
-            return;
-          }
-          const report = await options.pass.runOne(abort.signal, job.customerId, job.stream);
-          const outcome = report.outcomes[0];
-          if (outcome?.status === 'failed') {
-            const { attempts } = helpers.job;
-            if (attempts >= PARKED_AFTER_FAILURES) {
-              const wait = Math.round(retryDelayMs(attempts) / 1000);
-              logger.warn({ customer: job.customerId, stream: job.stream, attempts }, `parked after ${attempts} failures in a row: the next attempt in about ${wait} s`);
-            }
-            throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
-          }
-          // Resumes at its checkpoint: soon, on this or another instance.
-          if (outcome?.status === 'interrupted') throw new Error('interrupted by shutdown; resumes at its last committed page');
-        },
+        [SYNC_TASK]: syncTask(options.pass, abort.signal, logger),
       },
     });
   } catch (error) {
@@ -138,7 +120,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   let stopping: Promise<void> | undefined;
   // Between ticks too, so a killed instance's jobs move to the others within seconds, not at the next interval.
   const reaper = setInterval(() => {
-    releaseDeadWorkers().catch((error: unknown) => logger.warn({ err: error }, 'could not look for jobs of dead workers'));
+    releaseDeadWorkers(utils, queueSql, schema, staleAfterMs, logger).catch((error: unknown) => logger.warn({ err: error }, 'could not look for jobs of dead workers'));
   }, staleAfterMs);
   reaper.unref();
   const pairs = options.customerIds.flatMap((customerId) => options.streams.map((s) => ({ customerId, stream: s.name, key: jobKey(customerId, s.name) })));
@@ -146,7 +128,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   return {
     async tick() {
       const added = await utils.withPgClient((client) => queueSql.addJobs(client, schema, SYNC_TASK, pairs, MAX_ATTEMPTS));
-      const released = await releaseDeadWorkers();
+      const released = await releaseDeadWorkers(utils, queueSql, schema, staleAfterMs, logger);
       return { added, released };
     },
     async jobs() {
@@ -179,24 +161,47 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       return stopping;
     },
   };
+}
 
-  /**
-   * Jobs locked for longer than staleAfterMs whose stream lock is free: their worker is gone (a live one takes the
-   * stream lock within milliseconds of starting the job and holds it to the end). Their workers' jobs are released.
-   */
-  async function releaseDeadWorkers(): Promise<number> {
-    const stale = await utils.withPgClient(async (client) => {
-      const dead: string[] = [];
-      for (const row of await queueSql.lockedLongerThan(client, schema, SYNC_TASK, staleAfterMs)) {
-        const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(row.key) ?? [];
-        if (!(await queueSql.runLockHeld(client, customerId, stream))) dead.push(row.lockedBy);
-      }
-      return [...new Set(dead)];
-    });
-    if (stale.length > 0) {
-      await utils.forceUnlockWorkers(stale);
-      logger.warn({ workers: stale }, `released the jobs of ${stale.length} worker(s) that stopped without finishing them (killed?)`);
+/**
+ * Jobs locked for longer than staleAfterMs whose stream lock is free: their worker is gone (a live one takes the
+ * stream lock within milliseconds of starting the job and holds it to the end). Their workers' jobs are released.
+ */
+async function releaseDeadWorkers(utils: WorkerUtils, queueSql: JobQueueSql, schema: string, staleAfterMs: number, logger: Logger): Promise<number> {
+  const stale = await utils.withPgClient(async (client) => {
+    const dead: string[] = [];
+    for (const row of await queueSql.lockedLongerThan(client, schema, SYNC_TASK, staleAfterMs)) {
+      const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(row.key) ?? [];
+      if (!(await queueSql.runLockHeld(client, customerId, stream))) dead.push(row.lockedBy);
     }
-    return stale.length;
+    return [...new Set(dead)];
+  });
+  if (stale.length > 0) {
+    await utils.forceUnlockWorkers(stale);
+    logger.warn({ workers: stale }, `released the jobs of ${stale.length} worker(s) that stopped without finishing them (killed?)`);
   }
+  return stale.length;
+}
+
+/** The job of one (customer, stream): its run; a failure throws, so graphile-worker retries that job with back-off. */
+function syncTask(pass: SyncPass, signal: AbortSignal, logger: Logger): Task {
+  return async (raw, helpers) => {
+    const job = payloadOf(raw);
+    if (!job) {
+      logger.warn({ payload: raw }, 'a queued sync job without customerId and stream: dropped');
+      return;
+    }
+    const report = await pass.runOne(signal, job.customerId, job.stream);
+    const outcome = report.outcomes[0];
+    if (outcome?.status === 'failed') {
+      const { attempts } = helpers.job;
+      if (attempts >= PARKED_AFTER_FAILURES) {
+        const wait = Math.round(retryDelayMs(attempts) / 1000);
+        logger.warn({ customer: job.customerId, stream: job.stream, attempts }, `parked after ${attempts} failures in a row: the next attempt in about ${wait} s`);
+      }
+      throw outcome.error instanceof Error ? outcome.error : new Error(String(outcome.error));
+    }
+    // Resumes at its checkpoint: soon, on this or another instance.
+    if (outcome?.status === 'interrupted') throw new Error('interrupted by shutdown; resumes at its last committed page');
+  };
 }
