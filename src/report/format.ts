@@ -1,84 +1,15 @@
-import type { FloorSpaceSummary, ReportData, ReportFormat, ReportTotal } from './types.ts';
-import { UTC, zoned } from './zone.ts';
+import { COVERAGE_THRESHOLD, lowCoverage, type Figures } from './figures.ts';
+import type { BuildingReport, FloorReport, ReportData, ReportFormat, SpaceReport } from './types.ts';
 
 /**
- * Text renderings of a report: an aligned table for people, RFC 4180 CSV and JSON for machines.
- * Pure functions of ReportData, so the exact output is testable. Times in CSV and JSON stay ISO UTC (unambiguous for
- * programs); the table shows them in the report's time zone and says which.
+ * Text renderings of a report: an aligned table for people, RFC 4180 CSV and JSON for machines. Pure functions of
+ * ReportData, so the exact output is testable. Building > floor > floor space, by name, then each customer's
+ * portfolio; coverage under 80 % flagged in every format.
  */
 
-/** Averages and shares keep 4 decimals: enough for any headcount, without float noise (2.3333333333333335). */
-export function round4(value: number): number {
-  return Math.round(value * 10_000) / 10_000;
-}
-
-type Cell = string | number | null;
-
-interface Column {
-  csv: string;
-  value(row: FloorSpaceSummary): Cell;
-  total(total: ReportTotal): Cell;
-}
-
-const COLUMNS: Column[] = [
-  { csv: 'row_type', value: () => 'floor_space', total: () => 'total' },
-  { csv: 'customer_id', value: (r) => r.customerId, total: () => null },
-  { csv: 'customer_name', value: (r) => r.customerName, total: () => null },
-  { csv: 'floor_space_id', value: (r) => r.floorSpaceId, total: (t) => `${t.floorSpaces} floor spaces` },
-  { csv: 'readings', value: (r) => r.readings, total: (t) => t.readings },
-  { csv: 'occupied_readings', value: (r) => r.occupiedReadings, total: (t) => t.occupiedReadings },
-  { csv: 'occupied_share', value: (r) => round4(r.occupiedShare), total: (t) => round4(t.occupiedShare) },
-  { csv: 'avg_headcount', value: (r) => round4(r.avgHeadcount), total: (t) => round4(t.avgHeadcount) },
-  { csv: 'peak_headcount', value: (r) => r.peakHeadcount, total: (t) => t.peakHeadcount },
-  { csv: 'first_hour', value: (r) => r.firstHour, total: () => null },
-  { csv: 'last_hour', value: (r) => r.lastHour, total: () => null },
-  { csv: 'latest_observed_at', value: (r) => r.latestObservedAt, total: () => null },
-  { csv: 'latest_status', value: (r) => r.latestStatus, total: () => null },
-  { csv: 'latest_headcount', value: (r) => r.latestHeadcount, total: () => null },
-];
-
-/** Column names of the CSV output, in order. */
-export const CSV_COLUMNS = COLUMNS.map((c) => c.csv);
-
-function csvField(value: Cell): string {
-  if (value === null) return '';
-  const text = String(value);
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
-
-/**
- * RFC 4180: CRLF line ends, a header line, fields quoted when they hold a comma, quote or line break. One row per
- * floor space (`row_type` floor_space), then one row for all of them (`row_type` total).
- */
-export function formatCsv(data: ReportData): string {
-  const lines = [CSV_COLUMNS.join(',')];
-  for (const row of data.floorSpaces) lines.push(COLUMNS.map((c) => csvField(c.value(row))).join(','));
-  if (data.floorSpaces.length > 0) lines.push(COLUMNS.map((c) => csvField(c.total(data.total))).join(','));
-  return lines.map((line) => `${line}\r\n`).join('');
-}
-
-export function formatJson(data: ReportData): string {
-  const body = {
-    range: data.range,
-    customerId: data.customerId,
-    generatedAt: data.generatedAt,
-    timeZone: data.timeZone,
-    total: { ...data.total, occupiedShare: round4(data.total.occupiedShare), avgHeadcount: round4(data.total.avgHeadcount) },
-    floorSpaces: data.floorSpaces.map((r) => ({
-      ...r,
-      occupiedShare: round4(r.occupiedShare),
-      avgHeadcount: round4(r.avgHeadcount),
-    })),
-  };
-  return `${JSON.stringify(body, null, 2)}\n`;
-}
-
-/** `2026-01-05 09:00` in the report's zone (`Z` appended for UTC): short in a terminal, still unambiguous. */
-export function shortTime(iso: string | null, zone: string): string {
-  if (!iso) return '-';
-  if (zone === UTC) return `${iso.slice(0, 10)} ${iso.slice(11, 16)}Z`;
-  const t = zoned(Date.parse(iso), zone);
-  return `${t.date} ${t.time}`;
+/** Ratios keep 4 decimals: enough for any share or headcount, without float noise (0.30000000000000004). */
+export function round4(value: number | null): number | null {
+  return value === null ? null : Math.round(value * 10_000) / 10_000;
 }
 
 /** A customer as people know it: its name and id when a name is configured, else the id. */
@@ -86,48 +17,177 @@ export function customerLabel(row: { customerId: string; customerName: string | 
   return row.customerName ? `${row.customerName} (${row.customerId})` : row.customerId;
 }
 
+export const buildingLabel = (b: Pick<BuildingReport, 'buildingId' | 'name'>): string => b.name ?? (b.buildingId === '' ? 'No building' : b.buildingId);
+export const floorLabel = (f: Pick<FloorReport, 'floorId' | 'name'>): string => f.name ?? f.floorId ?? 'No floor';
+export const spaceLabel = (s: Pick<SpaceReport, 'floorSpaceId' | 'name'>): string => s.name ?? s.floorSpaceId;
+
+export function scopeLabel(data: Pick<ReportData, 'scope'>): string {
+  return data.scope === 'working' ? 'in working hours' : 'over all hours';
+}
+
+/** One line of any format: a portfolio, a building, a floor or a floor space, with what names it. */
+export interface ReportLine {
+  rowType: 'building' | 'floor' | 'floor_space' | 'portfolio';
+  depth: number;
+  label: string;
+  customerId: string;
+  customerName: string | null;
+  building?: BuildingReport;
+  floor?: FloorReport;
+  space?: SpaceReport;
+  figures: Figures;
+}
+
+/** Every line in reading order: per customer, each building, its floors, their floor spaces; then its portfolio. */
+export function reportLines(data: ReportData): ReportLine[] {
+  const out: ReportLine[] = [];
+  for (const p of data.portfolios) {
+    out.push(...buildingLines(data.buildings.filter((b) => b.customerId === p.customerId)));
+    out.push({ rowType: 'portfolio', depth: 0, label: `Portfolio ${customerLabel(p)}`, customerId: p.customerId, customerName: p.customerName, figures: p.figures });
+  }
+  return out;
+}
+
+function buildingLines(buildings: readonly BuildingReport[]): ReportLine[] {
+  const out: ReportLine[] = [];
+  for (const b of buildings) {
+    const who = { customerId: b.customerId, customerName: b.customerName };
+    out.push({ rowType: 'building', depth: 0, label: buildingLabel(b), ...who, building: b, figures: b.figures });
+    for (const f of b.floors) {
+      out.push({ rowType: 'floor', depth: 1, label: floorLabel(f), ...who, building: b, floor: f, figures: f.figures });
+      for (const s of f.spaces) out.push({ rowType: 'floor_space', depth: 2, label: spaceLabel(s), ...who, building: b, floor: f, space: s, figures: s.figures });
+    }
+  }
+  return out;
+}
+
+type Cell = string | number | boolean | null;
+const seconds = (ms: number | null) => (ms === null ? null : ms / 1000);
+
+const CSV: Array<[string, (l: ReportLine, d: ReportData) => Cell]> = [
+  ['row_type', (l) => l.rowType],
+  ['customer_id', (l) => l.customerId],
+  ['customer_name', (l) => l.customerName],
+  ['building_id', (l) => l.building?.buildingId ?? null],
+  ['building_name', (l) => l.building?.name ?? null],
+  ['time_zone', (l) => l.building?.timeZone ?? null],
+  ['floor_id', (l) => l.floor?.floorId ?? null],
+  ['floor_name', (l) => l.floor?.name ?? null],
+  ['floor_level', (l) => l.floor?.level ?? null],
+  ['floor_space_id', (l) => l.space?.floorSpaceId ?? null],
+  ['floor_space_name', (l) => l.space?.name ?? null],
+  ['space_type', (l) => l.space?.spaceType ?? null],
+  ['capacity', (l) => l.space?.capacity ?? null],
+  ['scope', (_, d) => d.scope],
+  ['from_date', (_, d) => d.range.from],
+  ['to_date', (_, d) => d.range.to],
+  ['period_seconds', (l) => seconds(l.figures.periodMs)],
+  ['known_seconds', (l) => seconds(l.figures.knownMs)],
+  ['occupied_seconds', (l) => seconds(l.figures.occupiedMs)],
+  ['coverage', (l) => round4(l.figures.coverage)],
+  ['low_coverage', (l) => lowCoverage(l.figures)],
+  ['time_used', (l) => round4(l.figures.timeUsed)],
+  ['avg_headcount', (l) => round4(l.figures.avgHeadcount)],
+  ['peak_headcount', (l) => l.figures.peakHeadcount],
+  ['utilization', (l) => round4(l.figures.utilization)],
+  ['peak_utilization', (l) => round4(l.figures.peakUtilization)],
+];
+
+/** Column names of the CSV output, in order. */
+export const CSV_COLUMNS = CSV.map(([name]) => name);
+
+function csvField(value: Cell): string {
+  if (value === null) return '';
+  const text = String(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** RFC 4180: CRLF line ends, a header line, fields quoted when they hold a comma, quote or line break. */
+export function formatCsv(data: ReportData): string {
+  const lines = [CSV_COLUMNS.join(','), ...reportLines(data).map((l) => CSV.map(([, value]) => csvField(value(l, data))).join(','))];
+  return lines.map((line) => `${line}\r\n`).join('');
+}
+
+function jsonFigures(f: Figures) {
+  return {
+    periodSeconds: f.periodMs / 1000,
+    knownSeconds: f.knownMs / 1000,
+    occupiedSeconds: f.occupiedMs / 1000,
+    coverage: round4(f.coverage),
+    lowCoverage: lowCoverage(f),
+    timeUsed: round4(f.timeUsed),
+    avgHeadcount: round4(f.avgHeadcount),
+    peakHeadcount: f.peakHeadcount,
+    utilization: round4(f.utilization),
+    peakUtilization: round4(f.peakUtilization),
+  };
+}
+
+export function formatJson(data: ReportData): string {
+  const body = {
+    range: data.range,
+    scope: data.scope,
+    coverageThreshold: COVERAGE_THRESHOLD,
+    customerId: data.customerId,
+    generatedAt: data.generatedAt,
+    portfolios: data.portfolios.map((p) => ({ ...p, figures: jsonFigures(p.figures) })),
+    buildings: data.buildings.map(({ profile: _p, floors, ...b }) => ({
+      ...b,
+      figures: jsonFigures(b.figures),
+      floors: floors.map(({ profile: _q, spaces, ...f }) => ({ ...f, figures: jsonFigures(f.figures), spaces: spaces.map((s) => ({ ...s, figures: jsonFigures(s.figures) })) })),
+    })),
+  };
+  return `${JSON.stringify(body, null, 2)}\n`;
+}
+
+export const percent = (share: number | null): string => (share === null ? '-' : `${(share * 100).toFixed(1)}%`);
+const decimal = (value: number | null): string => (value === null ? '-' : value.toFixed(1));
+
 interface TableColumn {
   title: string;
   align: 'left' | 'right';
-  value(row: FloorSpaceSummary, zone: string): string;
-  total(total: ReportTotal): string;
+  value(line: ReportLine): string;
 }
 
-const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
-
 const TABLE: TableColumn[] = [
-  { title: 'CUSTOMER', align: 'left', value: (r) => customerLabel(r), total: () => 'all' },
-  { title: 'FLOOR SPACE', align: 'left', value: (r) => r.floorSpaceId, total: (t) => `${t.floorSpaces} floor space(s)` },
-  { title: 'READINGS', align: 'right', value: (r) => String(r.readings), total: (t) => String(t.readings) },
-  { title: 'OCCUPIED', align: 'right', value: (r) => percent(r.occupiedShare), total: (t) => percent(t.occupiedShare) },
-  { title: 'AVG', align: 'right', value: (r) => r.avgHeadcount.toFixed(2), total: (t) => t.avgHeadcount.toFixed(2) },
-  { title: 'PEAK', align: 'right', value: (r) => String(r.peakHeadcount), total: (t) => String(t.peakHeadcount) },
-  {
-    title: 'LATEST',
-    align: 'left',
-    value: (r, zone) => (r.latestObservedAt ? `${r.latestStatus ?? '-'} ${r.latestHeadcount ?? '-'} @ ${shortTime(r.latestObservedAt, zone)}` : '-'),
-    total: () => '',
-  },
+  { title: '', align: 'left', value: (l) => `${'  '.repeat(l.depth)}${l.label}${l.rowType === 'building' && l.building?.timeZone ? ` (${l.building.timeZone})` : ''}` },
+  { title: 'TYPE', align: 'left', value: (l) => l.space?.spaceType ?? '' },
+  { title: 'CAP', align: 'right', value: (l) => (l.space ? String(l.space.capacity || '-') : '') },
+  // The flag stands after the figure, so the numbers still line up.
+  { title: 'COVERAGE', align: 'right', value: (l) => `${percent(l.figures.coverage)}${lowCoverage(l.figures) ? ' !' : '  '}` },
+  { title: 'USED', align: 'right', value: (l) => percent(l.figures.timeUsed) },
+  { title: 'AVG', align: 'right', value: (l) => decimal(l.figures.avgHeadcount) },
+  { title: 'PEAK', align: 'right', value: (l) => (l.figures.peakHeadcount === null ? '-' : String(l.figures.peakHeadcount)) },
+  { title: 'UTIL', align: 'right', value: (l) => percent(l.figures.utilization) },
+  { title: 'PEAK UTIL', align: 'right', value: (l) => percent(l.figures.peakUtilization) },
 ];
 
-/** Aligned plain text (two spaces between columns), with a header naming the range and zone and a total line. */
+/** Aligned plain text (two spaces between columns), with a heading naming the dates and the hours, and a legend. */
 export function formatTable(data: ReportData): string {
-  const zone = data.timeZone;
-  const named = data.floorSpaces.find((r) => r.customerId === data.customerId)?.customerName;
   const heading =
-    `Occupancy per floor space, ${shortTime(data.range.from, zone)} to ${shortTime(data.range.to, zone)} (hours in ${zone})` +
-    (data.customerId ? `, customer ${named ? `${named} (${data.customerId})` : data.customerId}` : '');
-  if (data.floorSpaces.length === 0) return `${heading}\nNo readings in this range.\n`;
-  const cells = data.floorSpaces.map((row) => TABLE.map((c) => c.value(row, zone)));
-  const total = TABLE.map((c) => c.total(data.total));
-  const widths = TABLE.map((c, i) => Math.max(c.title.length, total[i]!.length, ...cells.map((r) => r[i]!.length)));
+    `Utilization ${scopeLabel(data)}, ${data.range.from} to ${data.range.to} (exclusive), each building in its own time zone` +
+    (data.customerId ? `, customer ${data.portfolios[0] ? customerLabel(data.portfolios[0]) : data.customerId}` : '');
+  const lines = reportLines(data);
+  if (data.buildings.length === 0) {
+    return `${heading}\nNo time-weighted figures for these dates: no floor space of ${data.customerId ? 'this customer' : 'any customer'} was measured on them. Fix: run occupancy-sync sync, or choose other dates with --from and --to.\n`;
+  }
+  const cells = lines.map((l) => TABLE.map((c) => c.value(l)));
+  const widths = TABLE.map((c, i) => Math.max(c.title.length, ...cells.map((r) => r[i]!.length)));
   const line = (values: string[]) =>
     values
       .map((v, i) => (TABLE[i]!.align === 'right' ? v.padStart(widths[i]!) : v.padEnd(widths[i]!)))
       .join('  ')
       .trimEnd();
-  const rule = widths.map((w) => '-'.repeat(w)).join('  ');
-  return [heading, line(TABLE.map((c) => c.title)), ...cells.map(line), rule, line(total)].join('\n') + '\n';
+  const body: string[] = [];
+  lines.forEach((l, i) => {
+    if (i > 0 && l.depth === 0) body.push('');
+    body.push(line(cells[i]!));
+  });
+  const legend = [
+    `COVERAGE: time measured / ${data.scope === 'working' ? 'working time' : 'time'}; ! below ${COVERAGE_THRESHOLD * 100}%: the sensors were silent too long to trust the figures.`,
+    'USED: time occupied / time measured. AVG, PEAK: people. UTIL: average people / capacity, PEAK UTIL: the fullest floor space, where capacity is known.',
+  ];
+  return [heading, line(TABLE.map((c) => c.title)), ...body, '', ...legend].join('\n') + '\n';
 }
 
 export function formatReport(data: ReportData, format: ReportFormat): string {

@@ -16,38 +16,36 @@ h2 { margin: 0 0 2px; font-size: 17px; }
 .kpi .value { font-size: 24px; font-weight: 650; font-variant-numeric: tabular-nums; }
 .kpi .label { color: var(--muted); font-size: 12px; text-transform: uppercase; letter-spacing: 0.04em; }
 svg.chart { display: block; max-width: 100%; height: auto; font-size: 11px; }
-svg .grid { stroke: #eef0f3; }
-svg .axis, svg .xtick { stroke: #9aa1ae; }
 svg .tick { fill: var(--muted); font-size: 11px; }
 svg.small .tick { font-size: 8.5px; }
-svg .axis-label { fill: var(--muted); font-size: 12px; }
-svg .line { fill: none; stroke-width: 2; stroke-linejoin: round; stroke-linecap: round; }
-svg .series:hover .line { stroke-width: 3.5; }
-svg .line.total { stroke-width: 3.5; stroke-dasharray: 7 4; }
-tr.total td { border-top: 2px solid var(--ink); font-weight: 600; }
 svg .cell { stroke: none; }
 svg .cell.empty { fill: #f1f2f5; }
 svg .cell:hover { stroke: var(--ink); stroke-width: 1.5; }
-.legend { list-style: none; display: flex; flex-wrap: wrap; gap: 6px 16px; padding: 0; margin: 10px 0 0; font-size: 12px; }
-.legend li { display: flex; align-items: center; gap: 6px; font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; }
-.swatch { display: inline-block; width: 12px; height: 12px; border-radius: 3px; margin-right: 6px; vertical-align: -1px; }
-.legend .swatch { margin-right: 0; }
 .legend-ramp { display: block; margin-top: 10px; font-size: 11px; }
 .heat-main svg { max-width: 100%; height: auto; }
-.multiples { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 14px 18px; }
-figure { margin: 0; }
-figcaption { font: 12px ui-monospace, "SF Mono", Menlo, Consolas, monospace; margin-bottom: 4px;
-  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 .muted { color: var(--muted); }
 table { width: 100%; border-collapse: collapse; font-size: 13px; }
 th { text-align: left; color: var(--muted); font-weight: 600; font-size: 12px; border-bottom: 1px solid var(--line); padding: 6px 8px; }
 td { border-bottom: 1px solid #f0f1f4; padding: 6px 8px; }
-td.n { text-align: right; font-variant-numeric: tabular-nums; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
 td.id { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 12px; white-space: nowrap; }
 tbody tr:hover { background: #fafbfc; }
 code { font-family: ui-monospace, "SF Mono", Menlo, Consolas, monospace; font-size: 0.95em; }
 footer { color: var(--muted); font-size: 12px; margin-top: 8px; }
 .empty-state p { color: var(--muted); }
+details > summary { cursor: pointer; display: flex; flex-wrap: wrap; align-items: baseline; gap: 4px 10px; margin-bottom: 10px; }
+details > summary h2, details > summary h3 { display: inline; margin: 0; }
+details > summary { list-style: none; }
+details > summary::-webkit-details-marker { display: none; }
+details > summary::before { content: '\\25B8'; color: var(--muted); width: 12px; }
+details[open] > summary::before { content: '\\25BE'; }
+details.floor { border-top: 1px solid var(--line); padding: 12px 0 4px; }
+details.floor > summary h3 { font-size: 15px; }
+h3.floors { margin: 18px 0 6px; font-size: 15px; }
+td.low, .kpi.low .value { color: #b42318; font-weight: 600; }
+.nav { font-size: 12px; margin: 8px 0 0; }
+a { color: var(--accent); }
+.heat-floor svg { max-width: 100%; height: auto; margin: 4px 0 10px; }
 @media (max-width: 760px) { .kpis { grid-template-columns: repeat(2, 1fr); } }
 @media print { body { background: #fff; } .card, .kpi { box-shadow: none; break-inside: avoid; } }
 `;

@@ -1,175 +1,127 @@
-import { customerLabel, round4 } from './format.ts';
-import { MAX_CHOSEN, selectFloorSpaces, type SelectionRule } from './select.ts';
-import { esc, heatmap, lineChart, rampLegend, type HeatmapCells, type LineSeries } from './svg.ts';
-import type { HourlyPoint, ReportData } from './types.ts';
+import { COVERAGE_THRESHOLD, lowCoverage, type Figures } from './figures.ts';
+import { buildingLabel, customerLabel, floorLabel, percent as pct, scopeLabel, spaceLabel } from './format.ts';
 import { REPORT_CSS } from './html-style.ts';
-import { offsetAt, zoned } from './zone.ts';
-import { formatCount } from '../numbers.ts';
+import { esc, heatmap, rampLegend, type HeatmapCells } from './svg.ts';
+import type { BuildingReport, FloorReport, ProfileCells, ReportData } from './types.ts';
 
 /**
- * The `report --html` page: one self-contained file (inline CSS and SVG, no script, no network) with headcount over
- * time per floor space, an hour-of-day x weekday heatmap overall and per floor space, and the summary table.
+ * The `report --html` page: one self-contained file (inline CSS and SVG, no script, nothing fetched) that a reader
+ * walks from the portfolio to a building to a floor: links to anchors, each building and floor a <details> section
+ * (a link to a closed one opens it). Each building and floor has a weekday x hour heat map of % time used in the
+ * building's own local time; every building, floor and floor space is named.
  */
 
-/** Categorical palette with good contrast on white and between neighbours. */
-const PALETTE = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7', '#a463f2', '#97bbf5', '#9c6b4e', '#9498a0'];
+const num = (v: number | null, digits = 1) => (v === null ? '–' : v.toFixed(digits));
+const percent = (v: number | null) => (v === null ? '–' : pct(v));
 
-/** The colour of the line of all floor spaces together. */
-const TOTAL_COLOR = '#1d1d1f';
-
-export interface HtmlOptions {
-  /** Which floor spaces the charts draw. Default busiest. */
-  show?: SelectionRule;
-  /** How many. Default (and at most) MAX_CHOSEN. */
-  top?: number;
+function coverageCell(f: Figures): string {
+  return lowCoverage(f)
+    ? `<td class="n low" title="Below ${COVERAGE_THRESHOLD * 100}%: the sensors measured too little of the time to trust these figures">${percent(f.coverage)} !</td>`
+    : `<td class="n">${percent(f.coverage)}</td>`;
 }
 
-function shortId(id: string): string {
-  return /^[0-9a-f]{8}-[0-9a-f-]{27}$/i.test(id) ? id.slice(0, 8) : id;
+function figureCells(f: Figures): string {
+  return (
+    coverageCell(f) +
+    `<td class="n">${percent(f.timeUsed)}</td><td class="n">${num(f.avgHeadcount)}</td><td class="n">${f.peakHeadcount ?? '–'}</td>` +
+    `<td class="n">${percent(f.utilization)}</td><td class="n">${percent(f.peakUtilization)}</td>`
+  );
 }
 
-function key(p: { customerId: string; floorSpaceId: string }): string {
-  return `${p.customerId}\u0000${p.floorSpaceId}`;
+const FIGURE_HEADS = ['Coverage', '% time used', 'Avg people', 'Peak', 'Utilization', 'Peak util.'];
+
+function table(heads: string[], rows: string[]): string {
+  return `<table><thead><tr>${heads.map((h, i) => `<th${i >= heads.length - FIGURE_HEADS.length ? ' class="n"' : ''}>${h}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>`;
 }
 
-function human(iso: string, zone: string): string {
-  const t = zoned(Date.parse(iso), zone);
-  return `${t.day} ${t.time} ${zone}`;
+/** % time used per weekday and hour; a cell nothing was measured in stays empty. */
+function cellsOf(profile: ProfileCells): HeatmapCells {
+  return profile.map((row) => row.map((f) => (f === null || f.timeUsed === null ? null : f.timeUsed)));
 }
 
-/** Average headcount per weekday and hour of `zone`, weighted by readings (so sparse hours do not dominate). */
-export function heatmapCells(points: HourlyPoint[], zone = 'UTC'): HeatmapCells {
-  const sum = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
-  const count = Array.from({ length: 7 }, () => new Array<number>(24).fill(0));
-  for (const p of points) {
-    const { weekday: d, hour: h } = zoned(Date.parse(p.hour), zone);
-    sum[d]![h]! += p.totalHeadcount;
-    count[d]![h]! += p.readings;
-  }
-  return sum.map((row, d) => row.map((s, h) => (count[d]![h]! ? s / count[d]![h]! : null)));
+function profileMap(profile: ProfileCells, zone: string, title: string, small: boolean): string {
+  return heatmap(cellsOf(profile), {
+    max: 1,
+    zone,
+    title,
+    ...(small ? { cell: 16, hourLabelEvery: 3 } : {}),
+    emptyText: 'nothing measured',
+    describe: (d, h) => {
+      const f = profile[d]![h]!;
+      return `${percent(f.timeUsed)} of the time used, ${f.avgHeadcount === null ? 'no headcount' : `${num(f.avgHeadcount)} people on average`}, ${percent(f.coverage)} measured`;
+    },
+  });
 }
 
-function cellsMax(cells: HeatmapCells[]): number {
-  return Math.max(0, ...cells.flatMap((c) => c.flat().filter((v): v is number => v !== null)));
-}
-
-function kpis(data: ReportData): string {
-  const t = data.total;
-  const card = (value: string, label: string) => `<div class="kpi"><div class="value">${value}</div><div class="label">${label}</div></div>`;
+function kpis(f: Figures, spaces: number): string {
+  const card = (value: string, label: string, low = false) => `<div class="kpi${low ? ' low' : ''}"><div class="value">${value}</div><div class="label">${label}</div></div>`;
   return `<div class="kpis">${[
-    card(String(t.floorSpaces), 'floor spaces'),
-    card(formatCount(t.readings), 'readings'),
-    card(t.readings ? t.avgHeadcount.toFixed(1) : '–', 'average headcount'),
-    card(String(t.peakHeadcount), 'peak headcount'),
-    card(t.readings ? `${(t.occupiedShare * 100).toFixed(0)}%` : '–', 'of readings occupied'),
+    card(percent(f.timeUsed), '% time used'),
+    card(percent(f.utilization), 'utilization'),
+    card(num(f.avgHeadcount), 'people on average'),
+    card(percent(f.coverage) + (lowCoverage(f) ? ' !' : ''), 'coverage', lowCoverage(f)),
+    card(String(spaces), 'floor spaces'),
   ].join('')}</div>`;
 }
 
-function table(data: ReportData, colors: Map<string, string>): string {
-  const head = ['Customer', 'Floor space', 'Readings', 'Occupied', 'Avg', 'Peak', 'Latest reading'];
-  const body = data.floorSpaces
-    .map((r) => {
-      const swatch = colors.get(key(r));
-      const latest = r.latestObservedAt ? `${esc(r.latestStatus ?? '')} · ${r.latestHeadcount ?? '–'} · ${esc(human(r.latestObservedAt, data.timeZone))}` : '–';
-      return (
-        `<tr><td>${esc(customerLabel(r))}</td>` +
-        `<td class="id">${swatch ? `<span class="swatch" style="background:${swatch}"></span>` : ''}${esc(r.floorSpaceId)}</td>` +
-        `<td class="n">${r.readings}</td><td class="n">${(round4(r.occupiedShare) * 100).toFixed(1)}%</td>` +
-        `<td class="n">${r.avgHeadcount.toFixed(2)}</td><td class="n">${r.peakHeadcount}</td><td>${latest}</td></tr>`
-      );
-    })
-    .join('');
-  const t = data.total;
-  const foot =
-    `<tr class="total"><td>all</td><td>${t.floorSpaces} floor space${t.floorSpaces === 1 ? '' : 's'}</td><td class="n">${t.readings}</td>` +
-    `<td class="n">${(round4(t.occupiedShare) * 100).toFixed(1)}%</td><td class="n">${t.avgHeadcount.toFixed(2)}</td><td class="n">${t.peakHeadcount}</td><td></td></tr>`;
-  return `<table><thead><tr>${head.map((h) => `<th>${h}</th>`).join('')}</tr></thead><tbody>${body}</tbody><tfoot>${foot}</tfoot></table>`;
+const buildingAnchor = (i: number) => `building-${i + 1}`;
+const floorAnchor = (i: number, j: number) => `building-${i + 1}-floor-${j + 1}`;
+const spacesOf = (b: BuildingReport) => b.floors.reduce((n, f) => n + f.spaces.length, 0);
+
+function floorSection(b: BuildingReport, f: FloorReport, i: number, j: number): string {
+  const zone = b.timeZone ?? 'UTC';
+  const rows = f.spaces.map(
+    (s) => `<tr><td>${esc(spaceLabel(s))}${s.name ? ` <span class="muted id">${esc(s.floorSpaceId)}</span>` : ''}</td><td>${esc(s.spaceType ?? '–')}</td><td class="n">${s.capacity || '–'}</td>${figureCells(s.figures)}</tr>`,
+  );
+  return `<details class="floor" id="${floorAnchor(i, j)}"><summary><h3>${esc(floorLabel(f))}</h3> <span class="muted">${f.level === null ? '' : `level ${f.level} · `}${f.spaces.length} floor space${f.spaces.length === 1 ? '' : 's'} · ${percent(f.figures.timeUsed)} used · utilization ${percent(f.figures.utilization)}</span></summary>
+<div class="heat-floor">${profileMap(f.profile, zone, `% time used by weekday and hour, ${buildingLabel(b)}, ${floorLabel(f)}`, true)}</div>
+${table(['Floor space', 'Type', 'Capacity', ...FIGURE_HEADS], rows)}
+<p class="nav"><a href="#${buildingAnchor(i)}">${esc(buildingLabel(b))}</a> · <a href="#portfolio">Portfolio</a></p>
+</details>`;
 }
 
-/** Average headcount per hour over every floor space: the total line. */
-function totalSeries(points: HourlyPoint[]): Array<{ t: number; v: number }> {
-  const byHour = new Map<number, [number, number]>();
-  for (const p of points) {
-    const t = Date.parse(p.hour);
-    const h = byHour.get(t) ?? [0, 0];
-    h[0] += p.totalHeadcount;
-    h[1] += p.readings;
-    byHour.set(t, h);
-  }
-  return [...byHour].sort((a, b) => a[0] - b[0]).map(([t, [total, readings]]) => ({ t, v: readings ? total / readings : 0 }));
+function buildingSection(b: BuildingReport, i: number, data: ReportData): string {
+  const zone = b.timeZone ?? 'UTC';
+  const several = new Set(data.buildings.map((x) => x.customerId)).size > 1;
+  const floorRows = b.floors.map((f, j) => `<tr><td><a href="#${floorAnchor(i, j)}">${esc(floorLabel(f))}</a></td><td class="n">${f.spaces.length}</td>${figureCells(f.figures)}</tr>`);
+  return `<details class="card building" id="${buildingAnchor(i)}" open><summary><h2>${esc(buildingLabel(b))}</h2> <span class="muted">${esc(zone)}${several ? ` · ${esc(customerLabel(b))}` : ''}</span></summary>
+${kpis(b.figures, spacesOf(b))}
+<p class="sub">% of the time used by weekday and hour, ${scopeLabel(data)}, in the building's local time (${esc(zone)}). Hover a cell for its figures; grey: nothing measured${data.scope === 'working' ? ' or outside working hours' : ''}.</p>
+<div class="heat-main">${profileMap(b.profile, zone, `% time used by weekday and hour, ${buildingLabel(b)}`, false)}</div>
+${rampLegend(100, `ramp-${i + 1}`, '% of the time used')}
+<h3 class="floors">Floors</h3>
+${table(['Floor', 'Floor spaces', ...FIGURE_HEADS], floorRows)}
+${b.floors.map((f, j) => floorSection(b, f, i, j)).join('\n')}
+<p class="nav"><a href="#portfolio">Back to the portfolio</a></p>
+</details>`;
 }
 
-export function renderHtml(data: ReportData, options: HtmlOptions = {}): string {
-  const from = Date.parse(data.range.from);
-  const to = Date.parse(data.range.to);
-  const zone = data.timeZone;
-  const customers = [...new Set(data.floorSpaces.map((r) => r.customerId))];
-  const names = new Map(data.floorSpaces.map((r) => [r.customerId, r.customerName]));
-  const several = customers.length > 1;
-  const customerShort = (id: string) => names.get(id) ?? shortId(id);
-  const label = (p: { customerId: string; floorSpaceId: string }) =>
-    several ? `${customerShort(p.customerId)} / ${shortId(p.floorSpaceId)}` : shortId(p.floorSpaceId);
-
-  const byKey = new Map<string, HourlyPoint[]>();
-  for (const p of data.hourly) {
-    const list = byKey.get(key(p));
-    if (list) list.push(p);
-    else byKey.set(key(p), [p]);
-  }
-  const selection = selectFloorSpaces(data.floorSpaces, data.hourly, data.range, options.show ?? 'busiest', Math.min(MAX_CHOSEN, options.top ?? MAX_CHOSEN));
-  const drawn = selection.chosen;
-  const colors = new Map(drawn.map((r, i) => [key(r), PALETTE[i % PALETTE.length]!]));
-  const series: LineSeries[] = drawn.map((r) => ({
-    label: label(r),
-    title: `${r.floorSpaceId} (customer ${customerLabel(r)})`,
-    color: colors.get(key(r))!,
-    points: (byKey.get(key(r)) ?? []).map((p) => ({ t: Date.parse(p.hour), v: p.avgHeadcount })),
-  }));
-  const total: LineSeries = { label: `all ${data.floorSpaces.length} floor spaces`, title: 'Every floor space together', color: TOTAL_COLOR, emphasis: true, points: totalSeries(data.hourly) };
-  const hidden = data.floorSpaces.length - drawn.length;
-
-  const overall = heatmapCells(data.hourly, zone);
-  const small = drawn.map((r) => ({ r, cells: heatmapCells(byKey.get(key(r)) ?? [], zone) }));
-  const max = cellsMax([overall, ...small.map((s) => s.cells)]);
-  const offsetMs = offsetAt(from, zone);
-
-  const scope = data.customerId
-    ? `customer ${esc(names.get(data.customerId) ? `${names.get(data.customerId)} (${data.customerId})` : data.customerId)}`
-    : `${customers.length} customer${customers.length === 1 ? '' : 's'}${customers.some((c) => names.get(c)) ? `: ${esc(customers.map((c) => names.get(c) ?? c).join(', '))}` : ''}`;
-  const range = `${esc(human(data.range.from, zone))} – ${esc(human(data.range.to, zone))}`;
-  const empty = data.floorSpaces.length === 0;
-
-  const sections = empty
-    ? `<section class="card empty-state"><h2>No readings in this range</h2><p>Nothing was stored between ${range}. Run <code>occupancy-sync sync</code>, or choose another range with <code>--from</code> and <code>--to</code>.</p></section>`
-    : `<section class="card"><h2>Headcount over time</h2>
-<p class="sub selection">Average headcount per hour: ${esc(selection.description)}, one line each${hidden > 0 ? ` (${hidden} more in the table below)` : ''}, and all floor spaces together (the dark line). Hours in ${esc(zone)}.</p>
-${lineChart([...series, total], { from, to, yLabel: 'people (hourly average)', offsetMs })}
-<ul class="legend">${[...series, total].map((s) => `<li title="${esc(s.title)}"><span class="swatch" style="background:${s.color}"></span>${esc(s.label)}</li>`).join('')}</ul>
-</section>
-<section class="card"><h2>When is it busy?</h2>
-<p class="sub">Average headcount by weekday and hour of day (${esc(zone)}), all floor spaces together. Hover a cell for its value.</p>
-<div class="heat-main">${heatmap(overall, { max, zone, title: 'Average headcount by weekday and hour, all floor spaces' })}</div>
-${rampLegend(max, 'ramp-main', 'average headcount')}
-</section>
-<section class="card"><h2>Per floor space</h2>
-<p class="sub">${esc(selection.description.replace(/^./, (c) => c.toUpperCase()))}, on the same scale as above, so they compare.</p>
-<div class="multiples">${small
-        .map(({ r, cells }) => `<figure><figcaption title="${esc(r.floorSpaceId)}">${esc(label(r))} <span class="muted">peak ${r.peakHeadcount}</span></figcaption>${heatmap(cells, { max, zone, cell: 12, hourLabelEvery: 6, title: `Average headcount, floor space ${r.floorSpaceId}` })}</figure>`)
-        .join('')}</div>
-</section>
-<section class="card"><h2>Floor spaces</h2>${table(data, colors)}</section>`;
-
+export function renderHtml(data: ReportData): string {
+  const customers = data.portfolios.map((p) => esc(customerLabel(p))).join(', ');
+  const range = `${esc(data.range.from)} to ${esc(data.range.to)} (exclusive)`;
+  const empty = data.buildings.length === 0;
+  const portfolio = empty
+    ? `<section class="card empty-state" id="portfolio"><h2>Nothing measured on these dates</h2><p>No floor space was measured from ${range}. Run <code>occupancy-sync sync</code>, or choose other dates with <code>--from</code> and <code>--to</code>.</p></section>`
+    : `<section class="card" id="portfolio"><h2>Portfolio</h2>
+${data.portfolios.map((p) => `<p class="sub">${esc(customerLabel(p))}: ${p.buildings} building${p.buildings === 1 ? '' : 's'}, ${p.spaces} floor space${p.spaces === 1 ? '' : 's'}</p>${kpis(p.figures, p.spaces)}`).join('')}
+${table(
+  ['Building', 'Time zone', ...FIGURE_HEADS],
+  data.buildings.map((b, i) => `<tr><td><a href="#${buildingAnchor(i)}">${esc(buildingLabel(b))}</a></td><td>${esc(b.timeZone ?? '–')}</td>${figureCells(b.figures)}</tr>`),
+)}
+</section>`;
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Occupancy report, ${esc(data.range.from.slice(0, 10))} to ${esc(data.range.to.slice(0, 10))}</title>
+<title>Utilization report, ${esc(data.range.from)} to ${esc(data.range.to)}</title>
 <style>${REPORT_CSS}</style></head>
 <body><main>
-<header><h1>Occupancy report</h1>
-<p class="range">${range} · ${scope}</p></header>
-${kpis(data)}
-${sections}
-<footer>Generated ${esc(human(data.generatedAt, zone))} by occupancy-sync from the <code>occupancy_hourly</code> and <code>occupancy_latest</code> views. All times in ${esc(zone)}.
-Figures are per floor space: the platform does not say which building a floor space belongs to.</footer>
+<header><h1>Utilization report</h1>
+<p class="range">${range}, each building's local dates · ${scopeLabel(data)} · ${customers || esc(data.customerId ?? '')}</p></header>
+${portfolio}
+${data.buildings.map((b, i) => buildingSection(b, i, data)).join('\n')}
+<footer>Generated ${esc(data.generatedAt)} by occupancy-sync from the time-weighted views (<code>space_days</code>, <code>floor_days</code>,
+<code>building_days</code>, <code>portfolio_days</code>, <code>building_hours</code>, <code>floor_hours</code>; docs/reporting.md).
+Coverage is the time measured over ${data.scope === 'working' ? 'the working time' : 'the time'}; figures marked ! rest on less than ${COVERAGE_THRESHOLD * 100}% of it.
+% time used: time occupied over time measured. Utilization: average people over capacity, where capacity is known.</footer>
 </main></body></html>
 `;
 }

@@ -1,110 +1,128 @@
 import type { Clock } from '../clock.ts';
-import { floorSpaceSummaryRows, hourlyRows, type ReportFilter } from '../store/report-queries.ts';
+import { reportFigureRows, reportProfileRows, type ReportFilter, type ReportRow } from '../store/report-queries.ts';
 import type { Store } from '../store/types.ts';
 import { toIsoUtc } from '../time.ts';
-import { totalOf, type FloorSpaceSummary, type HourlyPoint, type ReportData, type ReportOptions } from './types.ts';
+import { figures, type Sums } from './figures.ts';
+import type { BuildingReport, FloorReport, PortfolioReport, ProfileCells, ReportData, ReportOptions, SpaceReport } from './types.ts';
 
 /**
- * Reads a report from the reporting views (`occupancy_hourly`, `occupancy_latest`) through the store's report queries
- * (src/store/report-queries.ts); values are normalised here because drivers differ (Postgres returns SUM() as a bigint
- * string).
+ * Reads a report from the time-weighted views through the store's report queries (src/store/report-queries.ts) and
+ * puts it in the order a facility manager reads it: building > floor > floor space, by name. Values are normalised
+ * here because drivers differ (Postgres returns COUNT() as a bigint string).
  */
-
-type Row = Record<string, unknown>;
 
 function num(value: unknown, field: string): number {
   const n = typeof value === 'number' ? value : Number(value);
-  if (value === null || value === undefined || !Number.isFinite(n)) {
-    throw new TypeError(`report: column ${field} is ${String(value)}, expected a number`);
-  }
+  if (value === null || value === undefined || !Number.isFinite(n)) throw new TypeError(`report: column ${field} is ${String(value)}, expected a number`);
   return n;
 }
 
-function numOrNull(value: unknown, field: string): number | null {
-  return value === null || value === undefined ? null : num(value, field);
+const numOrNull = (value: unknown, field: string): number | null => (value === null || value === undefined ? null : num(value, field));
+const textOrNull = (value: unknown): string | null => (value === null || value === undefined ? null : String(value));
+/** Seconds columns back to the integer milliseconds they were made of. */
+const ms = (value: unknown, field: string): number => Math.round(num(value ?? 0, field) * 1000);
+const msOrNull = (value: unknown, field: string): number | null => (value === null || value === undefined ? null : ms(value, field));
+
+function sumsOf(r: ReportRow): Sums {
+  return {
+    periodMs: ms(r.period_seconds, 'period_seconds'),
+    knownMs: ms(r.known_seconds, 'known_seconds'),
+    occupiedMs: ms(r.occupied_seconds, 'occupied_seconds'),
+    headcountMs: ms(r.headcount_seconds, 'headcount_seconds'),
+    headcountKnownMs: ms(r.headcount_known_seconds, 'headcount_known_seconds'),
+    capacityMs: msOrNull(r.capacity_seconds, 'capacity_seconds'),
+    capacityHeadcountMs: msOrNull(r.capacity_headcount_seconds, 'capacity_headcount_seconds'),
+    peakHeadcount: numOrNull(r.peak_headcount, 'peak_headcount'),
+    peakUtilization: numOrNull(r.peak_utilization, 'peak_utilization'),
+  };
 }
 
-function iso(value: unknown): string {
-  return toIsoUtc(value as string | Date);
+/** Plain code-unit order (identical on both dialects, unlike collations); unnamed after named, then by id. */
+function byName<T>(name: (t: T) => string | null, id: (t: T) => string | null): (a: T, b: T) => number {
+  const cmp = (x: string | null, y: string | null) => (x === y ? 0 : x === null ? 1 : y === null ? -1 : x < y ? -1 : 1);
+  return (a, b) => cmp(name(a), name(b)) || cmp(id(a), id(b));
 }
 
-function isoOrNull(value: unknown): string | null {
-  return value === null || value === undefined ? null : iso(value);
+const key = (...parts: Array<string | null>) => parts.map((p) => p ?? '\u0001').join('\u0000');
+
+function emptyProfile(): ProfileCells {
+  return Array.from({ length: 7 }, () => new Array(24).fill(null));
 }
 
-/** Plain code-unit order: identical on both dialects (database collations would not be). */
-function byKey<T extends { customerId: string; floorSpaceId: string }>(a: T, b: T): number {
-  if (a.customerId !== b.customerId) return a.customerId < b.customerId ? -1 : 1;
-  if (a.floorSpaceId !== b.floorSpaceId) return a.floorSpaceId < b.floorSpaceId ? -1 : 1;
-  return 0;
+function profiles(rows: ReportRow[], keyOf: (r: ReportRow) => string): Map<string, ProfileCells> {
+  const out = new Map<string, ProfileCells>();
+  for (const r of rows) {
+    const k = keyOf(r);
+    let cells = out.get(k);
+    if (!cells) out.set(k, (cells = emptyProfile()));
+    cells[num(r.weekday, 'weekday') - 1]![num(r.local_hour, 'local_hour')] = figures(sumsOf(r));
+  }
+  return out;
 }
 
-/** The report's range as the store's report queries take it. */
-function filterOf(options: ReportOptions): ReportFilter {
-  return { from: toIsoUtc(options.from), to: toIsoUtc(options.to), customerId: options.customerId };
-}
+export async function loadReport(store: Store, options: ReportOptions & { customerNames?: ReadonlyMap<string, string> }, clock: Clock): Promise<ReportData> {
+  const filter: ReportFilter = { fromDate: options.from, toDate: options.to, customerId: options.customerId, scope: options.scope };
+  const [portfolioRows, buildingRows, floorRows, spaceRows, buildingHours, floorHours] = await Promise.all([
+    reportFigureRows(store, 'portfolio', filter),
+    reportFigureRows(store, 'building', filter),
+    reportFigureRows(store, 'floor', filter),
+    reportFigureRows(store, 'space', filter),
+    reportProfileRows(store, 'building', filter),
+    reportProfileRows(store, 'floor', filter),
+  ]);
+  const nameOf = (customerId: string) => options.customerNames?.get(customerId) ?? null;
+  const buildingProfiles = profiles(buildingHours, (r) => key(String(r.customer_id), String(r.building_id)));
+  const floorProfiles = profiles(floorHours, (r) => key(String(r.customer_id), String(r.building_id), textOrNull(r.floor_id)));
 
-export async function loadSummary(store: Store, options: ReportOptions & { customerNames?: ReadonlyMap<string, string> }): Promise<FloorSpaceSummary[]> {
-  const rows = await floorSpaceSummaryRows(store, filterOf(options));
-  return rows
-    .map((r): FloorSpaceSummary => {
-      const readings = num(r.readings, 'readings');
-      const occupiedReadings = num(r.occupied_readings, 'occupied_readings');
-      const total = num(r.total_headcount, 'total_headcount');
-      const customerId = String(r.customer_id);
+  const spaces = new Map<string, SpaceReport[]>();
+  for (const r of spaceRows) {
+    const k = key(String(r.customer_id), String(r.building_id), textOrNull(r.floor_id));
+    const list = spaces.get(k) ?? [];
+    list.push({ floorSpaceId: String(r.floor_space_id), name: textOrNull(r.floor_space_name), spaceType: textOrNull(r.space_type), capacity: numOrNull(r.capacity, 'capacity'), figures: figures(sumsOf(r)) });
+    spaces.set(k, list);
+  }
+  const floors = new Map<string, FloorReport[]>();
+  for (const r of floorRows) {
+    const k = key(String(r.customer_id), String(r.building_id), textOrNull(r.floor_id));
+    const list = floors.get(key(String(r.customer_id), String(r.building_id))) ?? [];
+    list.push({
+      floorId: textOrNull(r.floor_id),
+      name: textOrNull(r.floor_name),
+      level: numOrNull(r.floor_level, 'floor_level'),
+      figures: figures(sumsOf(r)),
+      profile: floorProfiles.get(k) ?? emptyProfile(),
+      spaces: (spaces.get(k) ?? []).sort(byName((s) => s.name, (s) => s.floorSpaceId)),
+    });
+    floors.set(key(String(r.customer_id), String(r.building_id)), list);
+  }
+  // Floors by level, then name: the order of the building's own directory board.
+  const byLevel = (a: FloorReport, b: FloorReport) => (a.level ?? Infinity) - (b.level ?? Infinity) || byName<FloorReport>((f) => f.name, (f) => f.floorId)(a, b);
+  const buildings: BuildingReport[] = buildingRows
+    .map((r) => {
+      const k = key(String(r.customer_id), String(r.building_id));
       return {
-        customerId,
-        customerName: options.customerNames?.get(customerId) ?? null,
-        floorSpaceId: String(r.floor_space_id),
-        readings,
-        occupiedReadings,
-        occupiedShare: readings ? occupiedReadings / readings : 0,
-        avgHeadcount: readings ? total / readings : 0,
-        peakHeadcount: num(r.peak_headcount, 'peak_headcount'),
-        firstHour: iso(r.first_hour),
-        lastHour: iso(r.last_hour),
-        latestObservedAt: isoOrNull(r.latest_observed_at),
-        latestStatus: r.latest_status === null || r.latest_status === undefined ? null : String(r.latest_status),
-        latestHeadcount: numOrNull(r.latest_headcount, 'latest_headcount'),
+        customerId: String(r.customer_id),
+        customerName: nameOf(String(r.customer_id)),
+        buildingId: String(r.building_id),
+        name: textOrNull(r.building_name),
+        timeZone: textOrNull(r.time_zone),
+        figures: figures(sumsOf(r)),
+        profile: buildingProfiles.get(k) ?? emptyProfile(),
+        floors: (floors.get(k) ?? []).sort(byLevel),
       };
     })
-    .sort(byKey);
-}
-
-export async function loadHourly(store: Store, options: ReportOptions): Promise<HourlyPoint[]> {
-  const rows = await hourlyRows(store, filterOf(options));
-  return rows
-    .map(
-      (r): HourlyPoint => ({
+    .sort((a, b) => (a.customerId < b.customerId ? -1 : a.customerId > b.customerId ? 1 : byName<BuildingReport>((x) => x.name, (x) => x.buildingId)(a, b)));
+  const portfolios: PortfolioReport[] = portfolioRows
+    .map((r) => {
+      const own = buildings.filter((b) => b.customerId === String(r.customer_id));
+      return {
         customerId: String(r.customer_id),
-        floorSpaceId: String(r.floor_space_id),
-        hour: iso(r.hour),
-        readings: num(r.readings, 'readings'),
-        occupiedReadings: num(r.occupied_readings, 'occupied_readings'),
-        totalHeadcount: num(r.total_headcount, 'total_headcount'),
-        avgHeadcount: num(r.avg_headcount, 'avg_headcount'),
-        peakHeadcount: num(r.peak_headcount, 'peak_headcount'),
-        occupiedShare: num(r.occupied_share, 'occupied_share'),
-      }),
-    )
-    .sort((a, b) => byKey(a, b) || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0));
-}
-
-export async function loadReport(
-  store: Store,
-  options: ReportOptions & { withHourly?: boolean; timeZone?: string; customerNames?: ReadonlyMap<string, string> },
-  clock: Clock,
-): Promise<ReportData> {
-  const range = { from: toIsoUtc(options.from), to: toIsoUtc(options.to) };
-  const opts = { ...options, ...range };
-  const floorSpaces = await loadSummary(store, opts);
-  return {
-    range,
-    customerId: options.customerId ?? null,
-    generatedAt: toIsoUtc(clock.now()),
-    timeZone: options.timeZone ?? 'UTC',
-    floorSpaces,
-    total: totalOf(floorSpaces),
-    hourly: options.withHourly ? await loadHourly(store, opts) : [],
-  };
+        customerName: nameOf(String(r.customer_id)),
+        buildings: own.length,
+        spaces: new Set(own.flatMap((b) => b.floors.flatMap((f) => f.spaces.map((s) => s.floorSpaceId)))).size,
+        figures: figures(sumsOf(r)),
+      };
+    })
+    .sort((a, b) => (a.customerId < b.customerId ? -1 : 1));
+  return { range: { from: options.from, to: options.to }, scope: options.scope, customerId: options.customerId ?? null, generatedAt: toIsoUtc(clock.now()), portfolios, buildings };
 }

@@ -1,86 +1,72 @@
 import type { IsoUtc } from '../store/types.ts';
+import type { ReportScope } from '../store/report-queries.ts';
+import type { Figures } from './figures.ts';
 
+export type { ReportScope };
+
+/** The local dates of the report, [from, to): each building's own local dates (docs/reporting.md). */
 export interface ReportRange {
-  /** Inclusive start: an hour bucket is in the report when its start is in [from, to). */
-  from: IsoUtc;
-  /** Exclusive end. */
-  to: IsoUtc;
+  /** First local date, `YYYY-MM-DD`. */
+  from: string;
+  /** The local date after the last. */
+  to: string;
 }
 
 export interface ReportOptions extends ReportRange {
-  customerId?: string;
+  customerId?: string | undefined;
+  scope: ReportScope;
 }
 
-/**
- * One floor space over the whole range (from `occupancy_hourly`), with its latest stored reading (`occupancy_latest`).
- * There is no building: the platform's occupancy data names floor spaces only, and the API links them to no building.
- */
-export interface FloorSpaceSummary {
+/** cells[weekday 0 = Monday][local hour 0..23], null where nothing was measured. */
+export type ProfileCells = Array<Array<Figures | null>>;
+
+export interface SpaceReport {
+  floorSpaceId: string;
+  name: string | null;
+  spaceType: string | null;
+  capacity: number | null;
+  figures: Figures;
+}
+
+export interface FloorReport {
+  /** null: floor spaces on no known floor. */
+  floorId: string | null;
+  name: string | null;
+  level: number | null;
+  figures: Figures;
+  profile: ProfileCells;
+  spaces: SpaceReport[];
+}
+
+export interface BuildingReport {
   customerId: string;
-  /** The customer's name when the operator configured one (CUSTOMER_NAME, the customers file), else null. */
   customerName: string | null;
-  floorSpaceId: string;
-  readings: number;
-  occupiedReadings: number;
-  /** occupiedReadings / readings, 0..1. */
-  occupiedShare: number;
-  avgHeadcount: number;
-  peakHeadcount: number;
-  firstHour: IsoUtc;
-  lastHour: IsoUtc;
-  /** The most recent reading stored for the floor space; it may be later than the range end. */
-  latestObservedAt: IsoUtc | null;
-  latestStatus: string | null;
-  latestHeadcount: number | null;
+  /** '' : floor spaces of no known building. */
+  buildingId: string;
+  name: string | null;
+  /** The zone its local dates, hours and heat maps are in. */
+  timeZone: string | null;
+  figures: Figures;
+  profile: ProfileCells;
+  floors: FloorReport[];
 }
 
-/** One row of `occupancy_hourly`. */
-export interface HourlyPoint {
+/** A customer's whole portfolio. */
+export interface PortfolioReport {
   customerId: string;
-  floorSpaceId: string;
-  hour: IsoUtc;
-  readings: number;
-  occupiedReadings: number;
-  totalHeadcount: number;
-  avgHeadcount: number;
-  peakHeadcount: number;
-  occupiedShare: number;
-}
-
-/** Every floor space together. */
-export interface ReportTotal {
-  floorSpaces: number;
-  readings: number;
-  occupiedReadings: number;
-  occupiedShare: number;
-  avgHeadcount: number;
-  peakHeadcount: number;
+  customerName: string | null;
+  buildings: number;
+  spaces: number;
+  figures: Figures;
 }
 
 export interface ReportData {
   range: ReportRange;
+  scope: ReportScope;
   customerId: string | null;
   generatedAt: IsoUtc;
-  /** IANA zone the hours are shown in (`UTC` unless `--tz`). Timestamps in CSV and JSON stay ISO UTC. */
-  timeZone: string;
-  floorSpaces: FloorSpaceSummary[];
-  total: ReportTotal;
-  /** Only loaded for the HTML report (it draws them); empty otherwise. */
-  hourly: HourlyPoint[];
-}
-
-export function totalOf(rows: readonly FloorSpaceSummary[]): ReportTotal {
-  const readings = rows.reduce((n, r) => n + r.readings, 0);
-  const occupiedReadings = rows.reduce((n, r) => n + r.occupiedReadings, 0);
-  const people = rows.reduce((n, r) => n + r.avgHeadcount * r.readings, 0);
-  return {
-    floorSpaces: rows.length,
-    readings,
-    occupiedReadings,
-    occupiedShare: readings ? occupiedReadings / readings : 0,
-    avgHeadcount: readings ? people / readings : 0,
-    peakHeadcount: Math.max(0, ...rows.map((r) => r.peakHeadcount)),
-  };
+  portfolios: PortfolioReport[];
+  buildings: BuildingReport[];
 }
 
 export type ReportFormat = 'table' | 'csv' | 'json';

@@ -161,7 +161,8 @@ describe('a run against the sandbox', () => {
       const env = userEnv();
       const sync = await runCli(['sync'], { cwd: dir, env, timeoutMs: TIMEOUT });
       expect(sync.code, sync.stderr).toBe(ExitCode.OK);
-      const report = await runCli(['report', '--from', '1w', '--format', 'csv'], { cwd: dir, env, timeoutMs: TIMEOUT });
+      // Two hours synced, all of today: --to now includes today so far (the default ends with yesterday).
+      const report = await runCli(['report', '--from', '1w', '--to', 'now', '--format', 'csv'], { cwd: dir, env, timeoutMs: TIMEOUT });
       expect(report.code, report.stderr).toBe(ExitCode.OK);
       expect(report.stdout).toContain(name);
       const help = await runCli(['backfill', '--help'], { cwd: dir, env, timeoutMs: TIMEOUT });

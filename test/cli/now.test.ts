@@ -8,8 +8,8 @@ import { DAY, HOUR, childEnv, dbRows, truthRows } from '../sync/helpers.ts';
 /**
  * `now` wherever a command takes a time, as people type it, and `backfill --to` defaulting to it. A relative time
  * means the start of its hour (src/time.ts), so each check takes the hour before and after the command: a command
- * that straddles an hour boundary may mean either. `report`'s `now` is the instant it runs (src/report/range.ts), and
- * each help text says which.
+ * that straddles an hour boundary may mean either. `report` takes local dates, so its `now` is today's date
+ * (src/report/range.ts), and each help text says which.
  */
 
 const hourOf = (ms: number) => Math.floor(ms / HOUR) * HOUR;
@@ -71,29 +71,29 @@ describe('now as a time on the command line', () => {
     }
   });
 
-  it('report takes --from and --to now, and its now is the instant it runs, not the start of the hour', async () => {
+  it("report takes --from and --to now or today (its range is local dates): --to now includes today so far, --to today ends with yesterday", async () => {
     expect((await runMain(['sync'], env)).code).toBe(ExitCode.OK);
     const range = async (args: string[]) => {
-      const before = Date.now();
+      const before = new Date().toISOString().slice(0, 10);
       const report = await runMain(['report', ...args, '--format', 'json'], env);
-      const after = Date.now();
+      const after = new Date().toISOString().slice(0, 10);
       expect(report.code, report.stderr).toBe(ExitCode.OK);
-      const parsed = JSON.parse(report.stdout) as { range: { from: string; to: string }; total: unknown };
-      expect(parsed).toHaveProperty('total');
-      return { from: Date.parse(parsed.range.from), to: Date.parse(parsed.range.to), before, after };
+      const parsed = JSON.parse(report.stdout) as { range: { from: string; to: string }; portfolios: unknown };
+      expect(parsed).toHaveProperty('portfolios');
+      return { ...parsed.range, days: [...new Set([before, after])] };
     };
-    // The relative form is rounded down to the hour, as everywhere; now is not.
-    const to = await range(['--from', '2h', '--to', 'now']);
-    expect(to.to).toBeGreaterThanOrEqual(to.before);
-    expect(to.to).toBeLessThanOrEqual(to.after);
-    expect([hourOf(to.before - 2 * HOUR), hourOf(to.after - 2 * HOUR)]).toContain(to.from);
-    const from = await range(['--from', 'now', '--to', '2100-01-01']);
-    expect(from.from).toBeGreaterThanOrEqual(from.before);
-    expect(from.from).toBeLessThanOrEqual(from.after);
-    // Without --to the report ends now too.
-    const byDefault = await range(['--from', '2h']);
-    expect(byDefault.to).toBeGreaterThanOrEqual(byDefault.before);
-    expect(byDefault.to).toBeLessThanOrEqual(byDefault.after);
+    const dayBefore = (date: string, n: number) => new Date(Date.parse(`${date}T00:00:00Z`) - n * DAY).toISOString().slice(0, 10);
+    // --to now is up to now: today so far is in, so the range ends the day after today.
+    const week = await range(['--from', '7d', '--to', 'now']);
+    expect(week.days.map((d) => dayBefore(d, -1))).toContain(week.to);
+    expect(week.days.map((d) => dayBefore(d, 7))).toContain(week.from);
+    const untilToday = await range(['--from', '7d', '--to', 'today']);
+    expect(untilToday.days).toContain(untilToday.to);
+    const today = await range(['--from', 'today', '--to', '2100-01-01']);
+    expect(today.days).toContain(today.from);
+    // Without --to the report ends today (exclusive: with yesterday).
+    const byDefault = await range(['--from', '2d']);
+    expect(byDefault.days).toContain(byDefault.to);
   });
 
   it('the help of backfill, state rewind and report says what now means there', async () => {
@@ -108,8 +108,8 @@ describe('now as a time on the command line', () => {
     expect(backfill).toMatch(/--to <time> end of the range, exclusive: the same forms \(now: the start of this hour, as 0h, not this instant\) \(default: "now"\)\n/);
     expect(await help(['state', 'rewind'])).toMatch(/--to <time> the new watermark: .* or now \(the start of this hour, as 0h, not this instant\); before the current one\n/);
     const report = await help(['report']);
-    expect(report).toMatch(/--from <time> start \(inclusive\): .*such as 7d or 2w \(rounded down to the hour\), or now \(the instant the report runs, not rounded\)\n/);
-    expect(report).toMatch(/--to <time> end \(exclusive\): the same forms as --from; default now \(the instant the report runs, not rounded\)\n/);
+    expect(report).toMatch(/--from <date> first local date: a date such as 2026-03-23, today, or a time before now such as 7d or 2w \(the date it falls on in --tz\)\n/);
+    expect(report).toMatch(/--to <date> the local date after the last one \(exclusive\): the same forms as --from; default today, so the report ends with yesterday \(now: up to now, today so far included\)\n/);
   });
 
   it('a time that is none of the forms is a usage error that lists now among them', async () => {

@@ -1,152 +1,102 @@
 import { describe, expect, it } from 'vitest';
-import { CSV_COLUMNS, formatCsv, formatJson, formatTable } from '../../src/report/format.ts';
-import { parseTimeArg, resolveRange } from '../../src/report/range.ts';
-import { totalOf, type FloorSpaceSummary, type ReportData } from '../../src/report/types.ts';
 import { UsageError } from '../../src/errors.ts';
+import { addSums, figures, lowCoverage, NO_SUMS } from '../../src/report/figures.ts';
+import { CSV_COLUMNS, formatCsv, formatJson, formatTable, reportLines } from '../../src/report/format.ts';
+import { parseDateArg, resolveRange } from '../../src/report/range.ts';
+import type { ReportData } from '../../src/report/types.ts';
+import { syntheticReport } from './synthetic.ts';
 
-const rows: FloorSpaceSummary[] = [
-  {
-    customerId: 'c1',
-    customerName: 'Head office',
-    floorSpaceId: 'fs-a',
-    readings: 3,
-    occupiedReadings: 2,
-    occupiedShare: 2 / 3,
-    avgHeadcount: 7 / 3,
-    peakHeadcount: 4,
-    firstHour: '2026-01-05T09:00:00.000Z',
-    lastHour: '2026-01-05T10:00:00.000Z',
-    latestObservedAt: '2026-01-05T10:15:00.000Z',
-    latestStatus: 'CurrentlyOccupied',
-    latestHeadcount: 4,
-  },
-  {
-    customerId: 'c1',
-    customerName: 'Head office',
-    floorSpaceId: 'fs,"b"',
-    readings: 1,
-    occupiedReadings: 0,
-    occupiedShare: 0,
-    avgHeadcount: 0,
-    peakHeadcount: 0,
-    firstHour: '2026-01-05T23:00:00.000Z',
-    lastHour: '2026-01-05T23:00:00.000Z',
-    latestObservedAt: null,
-    latestStatus: null,
-    latestHeadcount: null,
-  },
-];
+const HOUR = 3_600_000;
 
-const data: ReportData = {
-  range: { from: '2026-01-05T00:00:00.000Z', to: '2026-01-06T00:00:00.000Z' },
-  customerId: null,
-  generatedAt: '2026-01-06T01:00:00.000Z',
-  timeZone: 'UTC',
-  floorSpaces: rows,
-  total: totalOf(rows),
-  hourly: [],
-};
-
-describe('report formats', () => {
-  it('writes RFC 4180 CSV: header, CRLF, quoted fields with doubled quotes, empty for missing values, a total row', () => {
-    expect(formatCsv(data)).toBe(
-      'row_type,customer_id,customer_name,floor_space_id,readings,occupied_readings,occupied_share,avg_headcount,peak_headcount,first_hour,last_hour,latest_observed_at,latest_status,latest_headcount\r\n' +
-        'floor_space,c1,Head office,fs-a,3,2,0.6667,2.3333,4,2026-01-05T09:00:00.000Z,2026-01-05T10:00:00.000Z,2026-01-05T10:15:00.000Z,CurrentlyOccupied,4\r\n' +
-        'floor_space,c1,Head office,"fs,""b""",1,0,0,0,0,2026-01-05T23:00:00.000Z,2026-01-05T23:00:00.000Z,,,\r\n' +
-        'total,,,2 floor spaces,4,2,0.5,1.75,4,,,,,\r\n',
-    );
-  });
-
-  it('writes JSON with the range, the zone, the total and rounded figures', () => {
-    expect(JSON.parse(formatJson(data))).toEqual({
-      range: { from: '2026-01-05T00:00:00.000Z', to: '2026-01-06T00:00:00.000Z' },
-      customerId: null,
-      generatedAt: '2026-01-06T01:00:00.000Z',
-      timeZone: 'UTC',
-      total: { floorSpaces: 2, readings: 4, occupiedReadings: 2, occupiedShare: 0.5, avgHeadcount: 1.75, peakHeadcount: 4 },
-      floorSpaces: [{ ...rows[0], occupiedShare: 0.6667, avgHeadcount: 2.3333 }, { ...rows[1] }],
-    });
-    expect(formatJson(data).endsWith('}\n')).toBe(true);
-    expect(formatJson(data)).not.toContain('building');
-  });
-
-  it('aligns the table: text left, numbers right, the range and zone in the heading, a total line', () => {
-    expect(formatTable(data)).toBe(
-      [
-        'Occupancy per floor space, 2026-01-05 00:00Z to 2026-01-06 00:00Z (hours in UTC)',
-        'CUSTOMER          FLOOR SPACE       READINGS  OCCUPIED   AVG  PEAK  LATEST',
-        'Head office (c1)  fs-a                     3     66.7%  2.33     4  CurrentlyOccupied 4 @ 2026-01-05 10:15Z',
-        'Head office (c1)  fs,"b"                   1      0.0%  0.00     0  -',
-        '----------------  ----------------  --------  --------  ----  ----  ---------------------------------------',
-        'all               2 floor space(s)         4     50.0%  1.75     4',
-        '',
-      ].join('\n'),
-    );
-  });
-
-  it('shows hours in the zone asked for, and says which', () => {
-    const berlin = formatTable({ ...data, timeZone: 'Europe/Berlin' });
-    expect(berlin.split('\n')[0]).toBe('Occupancy per floor space, 2026-01-05 01:00 to 2026-01-06 01:00 (hours in Europe/Berlin)');
-    expect(berlin).toContain('CurrentlyOccupied 4 @ 2026-01-05 11:15');
-    // CSV and JSON stay in UTC whatever the zone: programs read them.
-    expect(formatCsv({ ...data, timeZone: 'Europe/Berlin' })).toBe(formatCsv(data));
-  });
-
-  it('names a customer without a configured name by its id', () => {
-    const unnamed = rows.map((r) => ({ ...r, customerName: null }));
-    const table = formatTable({ ...data, customerId: 'c1', floorSpaces: unnamed, total: totalOf(unnamed) });
-    expect(table.split('\n')[0]).toMatch(/, customer c1$/);
-    expect(table.split('\n')[2]).toMatch(/^c1  +fs-a/);
-    expect(formatCsv({ ...data, floorSpaces: unnamed }).split('\r\n')[1]).toMatch(/^floor_space,c1,,fs-a,/);
-  });
-
-  it('says so when the range holds no readings', () => {
-    expect(formatTable({ ...data, customerId: 'c9', floorSpaces: [], total: totalOf([]) })).toBe(
-      'Occupancy per floor space, 2026-01-05 00:00Z to 2026-01-06 00:00Z (hours in UTC), customer c9\nNo readings in this range.\n',
-    );
-    expect(formatCsv({ ...data, floorSpaces: [], total: totalOf([]) }).split('\r\n')).toEqual([CSV_COLUMNS.join(','), '']);
+describe('report figures', () => {
+  it('are ratios of sums, never averages of ratios; unknown (null) where nothing is known', () => {
+    // A full meeting room (1 hour of 1) and a half-known desk (0 of 0.5 hour): 1 / 1.5, not the mean of 100 % and 0 %.
+    const room = { ...NO_SUMS, periodMs: HOUR, knownMs: HOUR, occupiedMs: HOUR, headcountMs: 4 * HOUR, headcountKnownMs: HOUR, capacityMs: 8 * HOUR, capacityHeadcountMs: 4 * HOUR, peakHeadcount: 4, peakUtilization: 0.5 };
+    const desk = { ...NO_SUMS, periodMs: HOUR, knownMs: HOUR / 2 };
+    const both = figures(addSums(room, desk));
+    expect([both.coverage, both.timeUsed, both.avgHeadcount, both.utilization, both.peakHeadcount, both.peakUtilization]).toEqual([0.75, 2 / 3, 4, 0.5, 4, 0.5]);
+    const silent = figures({ ...NO_SUMS, periodMs: HOUR });
+    expect([silent.coverage, silent.timeUsed, silent.avgHeadcount, silent.utilization]).toEqual([0, null, null, null]);
+    expect([lowCoverage(silent), lowCoverage(figures(NO_SUMS)), lowCoverage(both)]).toEqual([true, false, true]);
   });
 });
 
-describe('report range', () => {
-  const now = Date.UTC(2026, 0, 10, 12, 30);
+describe('report formats', () => {
+  const data = syntheticReport({ buildings: 2, floors: 2, spaces: 3 });
 
-  it('accepts dates (midnight), date-times with or without offset, now and times before now', () => {
-    expect(parseTimeArg('--from', '2026-01-05', now)).toBe(Date.UTC(2026, 0, 5));
-    expect(parseTimeArg('--from', '2026-01-05T08:00', now)).toBe(Date.UTC(2026, 0, 5, 8));
-    expect(parseTimeArg('--from', '2026-01-05T08:00:00+02:00', now)).toBe(Date.UTC(2026, 0, 5, 6));
-    expect(parseTimeArg('--to', 'now', now)).toBe(now);
-    // Times before now are whole hours, like every other command's.
-    expect(parseTimeArg('--from', '36h', now)).toBe(Date.UTC(2026, 0, 9, 0));
+  it('lists building > floor > floor space, then the portfolio, in every format', () => {
+    const kinds = reportLines(data).map((l) => `${'  '.repeat(l.depth)}${l.rowType}`);
+    expect(kinds.slice(0, 9)).toEqual(['building', '  floor', '    floor_space', '    floor_space', '    floor_space', '  floor', '    floor_space', '    floor_space', '    floor_space']);
+    expect(kinds.at(-1)).toBe('portfolio');
+    expect(formatCsv(data).trimEnd().split('\r\n')).toHaveLength(1 + 2 * (1 + 2 * (1 + 3)) + 1);
   });
 
-  it('reads a date or a time without an offset on the wall clock of --tz', () => {
-    expect(parseTimeArg('--from', '2026-01-05', now, 'Europe/Berlin')).toBe(Date.UTC(2026, 0, 4, 23));
-    expect(parseTimeArg('--from', '2026-07-05T08:00', now, 'Europe/Berlin')).toBe(Date.UTC(2026, 6, 5, 6));
-    expect(parseTimeArg('--from', '2026-01-05', now, 'Asia/Kolkata')).toBe(Date.UTC(2026, 0, 4, 18, 30));
-    expect(parseTimeArg('--from', '2026-01-05', now, 'America/New_York')).toBe(Date.UTC(2026, 0, 5, 5));
-    // An offset in the value wins over --tz.
-    expect(parseTimeArg('--from', '2026-01-05T08:00Z', now, 'Europe/Berlin')).toBe(Date.UTC(2026, 0, 5, 8));
-    // 02:30 does not exist in Berlin on 29 March 2026 (clocks jump from 02:00 to 03:00): it lands after the gap.
-    expect(parseTimeArg('--from', '2026-03-29T02:30', now, 'Europe/Berlin')).toBe(Date.UTC(2026, 2, 29, 1, 30));
-    // 02:30 happens twice on 25 October 2026: the first one.
-    expect(parseTimeArg('--from', '2026-10-25T02:30', now, 'Europe/Berlin')).toBe(Date.UTC(2026, 9, 25, 0, 30));
+  it('aligns the table: names indented by level, numbers right, low coverage flagged after the figure', () => {
+    const lines = formatTable(data).split('\n');
+    expect(lines[0]).toBe('Utilization in working hours, 2026-03-23 to 2026-03-30 (exclusive), each building in its own time zone');
+    expect(lines[2]).toMatch(/^Harbour Hall \(Europe\/Berlin\)\s+89\.2% {2}\s+\d+\.\d%\s+\d\.\d\s+\d+\s+\d+\.\d%\s+\d+\.\d%$/);
+    expect(lines[3]).toMatch(/^ {2}Floor 1\s/);
+    expect(lines[4]).toMatch(/^ {4}Room 1\.01\s+desk\s+2\s+95\.0% {2}/);
+    // Room 2.02 is measured 60 % of the time: flagged; Room x.03 has no capacity: no utilization.
+    expect(lines.find((l) => l.startsWith('    Room 2.02'))).toMatch(/\s60\.0% !\s/);
+    expect(lines.find((l) => l.startsWith('    Room 1.03'))).toMatch(/meeting_room\s+-\s+95\.0% {2}.*\s+-\s+-$/);
+    // Columns line up: every COVERAGE figure ends in the same column.
+    const end = lines[1]!.indexOf('COVERAGE') + 'COVERAGE'.length;
+    for (const l of lines.slice(2).filter((x) => /%/.test(x) && !/^(COVERAGE|USED):/.test(x))) expect(l.slice(end - 2, end), l).toMatch(/^( !| {2})$/);
+    expect(lines.at(-2)).toMatch(/^USED: time occupied \/ time measured/);
   });
 
-  it('defaults to the 7 days before --to', () => {
-    expect(resolveRange({}, now)).toEqual({ from: '2026-01-03T12:30:00.000Z', to: '2026-01-10T12:30:00.000Z' });
-    expect(resolveRange({ to: '2026-01-08' }, now)).toEqual({ from: '2026-01-01T00:00:00.000Z', to: '2026-01-08T00:00:00.000Z' });
+  it('writes RFC 4180 CSV: quoted fields with doubled quotes, empty for unknown, seconds exact', () => {
+    const odd: ReportData = structuredClone(data);
+    odd.buildings[0]!.name = 'Harbour "Hall", east';
+    const rows = formatCsv(odd).split('\r\n');
+    expect(rows[0]).toBe(CSV_COLUMNS.join(','));
+    expect(rows[1]).toMatch(/^building,cust-1,,b-0,"Harbour ""Hall"", east",Europe\/Berlin,,,,,,,,working,2026-03-23,2026-03-30,216000,192600,/);
+    const noCapacity = formatCsv(data).split('\r\n').find((r) => r.includes(',fs-0-0-2,'))!.split(',');
+    expect(noCapacity[CSV_COLUMNS.indexOf('capacity')]).toBe('');
+    expect(noCapacity[CSV_COLUMNS.indexOf('utilization')]).toBe('');
+    expect(rows.at(-1)).toBe('');
   });
 
-  it('refuses what is not a time, a date that does not exist and an empty range: usage errors naming flag, value and fix', () => {
-    expect(() => parseTimeArg('--from', 'yesterday', now)).toThrow(UsageError);
-    expect(() => parseTimeArg('--from', 'yesterday', now)).toThrow(/^--from "yesterday": not an ISO 8601 date .*Fix: use e\.g\. 2026-01-01/);
-    expect(() => parseTimeArg('--to', '2026', now)).toThrow(/--to "2026"/);
-    expect(() => parseTimeArg('--from', '2026-02-31', now)).toThrow('--from "2026-02-31": no such date. Fix: use a date that exists, e.g. 2026-01-05 or 2026-01-05T08:00');
-    expect(() => parseTimeArg('--from', '2026-02-31', now, 'Europe/Berlin')).toThrow(/no such date/);
-    expect(() => parseTimeArg('--from', '2026-01-05T24:00', now)).toThrow(/"2026-01-05T24:00": no such date or time/);
-    expect(() => parseTimeArg('--from', '2026-02-29T08:00Z', now)).toThrow(/no such date or time/);
-    expect(() => resolveRange({ from: '2026-01-08', to: '2026-01-08' }, now)).toThrow(UsageError);
-    expect(() => resolveRange({ from: '2026-01-08', to: '2026-01-08' }, now)).toThrow(/--from 2026-01-08T00:00:00.000Z is not before --to/);
+  it('writes JSON with the range, the scope, the threshold and rounded figures, without the heat maps', () => {
+    const json = JSON.parse(formatJson(data));
+    expect(json).toMatchObject({ range: { from: '2026-03-23', to: '2026-03-30' }, scope: 'working', coverageThreshold: 0.8 });
+    expect(json.buildings[0].profile).toBeUndefined();
+    expect(json.buildings[0].floors[0].spaces[0]).toMatchObject({ floorSpaceId: 'fs-0-0-0', name: 'Room 1.01', capacity: 2, figures: { coverage: 0.95, lowCoverage: false } });
+    expect(json.buildings[0].floors[1].spaces[1].figures.lowCoverage).toBe(true);
+  });
+
+  it('says so when nothing was measured on the dates', () => {
+    const none: ReportData = { ...data, buildings: [], portfolios: [] };
+    expect(formatTable(none)).toMatch(/\nNo time-weighted figures for these dates: .* Fix: run occupancy-sync sync/);
+    expect(formatCsv(none)).toBe(`${CSV_COLUMNS.join(',')}\r\n`);
+  });
+});
+
+describe('report dates', () => {
+  const now = Date.parse('2026-03-30T00:30:00.000Z');
+
+  it('takes dates, date-times (their date), today, now (as --to: today included) and times before now (their date in --tz)', () => {
+    expect(parseDateArg('--from', '2026-03-23', now)).toBe('2026-03-23');
+    expect(parseDateArg('--from', '2026-03-23T17:00', now)).toBe('2026-03-23');
+    expect(parseDateArg('--to', 'today', now)).toBe('2026-03-30');
+    // --to now: up to this instant, so today so far is in; --from now: today.
+    expect(parseDateArg('--to', 'now', now)).toBe('2026-03-31');
+    expect(parseDateArg('--from', 'now', now)).toBe('2026-03-30');
+    expect(parseDateArg('--from', '7d', now)).toBe('2026-03-23');
+    // 00:30 UTC is still the 29th in New York.
+    expect(parseDateArg('--to', 'today', now, 'America/New_York')).toBe('2026-03-29');
+    expect(parseDateArg('--from', '2026-03-23T23:30:00-05:00', now)).toBe('2026-03-24');
+  });
+
+  it('defaults to the 7 dates before --to, itself today', () => {
+    expect(resolveRange({}, now)).toEqual({ from: '2026-03-23', to: '2026-03-30' });
+    expect(resolveRange({ to: '2026-03-02' }, now)).toEqual({ from: '2026-02-23', to: '2026-03-02' });
+  });
+
+  it('refuses what is not a date, a date that does not exist and an empty range: usage errors naming flag, value and fix', () => {
+    expect(() => parseDateArg('--from', 'last week', now)).toThrow(UsageError);
+    expect(() => parseDateArg('--from', '2026-02-31', now)).toThrow(/--from "2026-02-31": no such date\. Fix: use a date that exists/);
+    expect(() => resolveRange({ from: '2026-03-30', to: '2026-03-30' }, now)).toThrow(/--from 2026-03-30 is not before --to 2026-03-30 .*Fix: give a --from earlier than --to, e\.g\. --from 2026-03-23 --to 2026-03-30/);
   });
 });

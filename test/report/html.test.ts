@@ -1,13 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderHtml, heatmapCells } from '../../src/report/html.ts';
-import { MAX_CHOSEN } from '../../src/report/select.ts';
-import { totalOf, type ReportData } from '../../src/report/types.ts';
+import { renderHtml } from '../../src/report/html.ts';
+import { rampColor } from '../../src/report/svg.ts';
+import type { ReportData } from '../../src/report/types.ts';
 import { dumpDom, hasChromium, screenshot } from './chromium.ts';
-import { countColor, readPng } from './png.ts';
+import { readPng, type Bitmap } from './png.ts';
 import { syntheticReport } from './synthetic.ts';
 import { tempDir } from '../support/tmp.ts';
+
+/**
+ * The `report --html` page: self-contained, every building, floor and floor space named, a reader goes from the
+ * portfolio to a building to a floor by links, and the heat maps (weekday x hour of each building's local time) reach
+ * the screen in headless Chromium: a screenshot with empty heat maps fails the pixel check.
+ */
 
 const cleanups: Array<() => void> = [];
 afterEach(() => {
@@ -24,145 +30,108 @@ function writeReport(html: string): { file: string; dir: string } {
 
 const count = (text: string, needle: string) => text.split(needle).length - 1;
 
-/** The labels of the chart legend, in order, as the browser parsed them. */
-function legend(dom: string): string[] {
-  const list = /<ul class="legend">(.*?)<\/ul>/s.exec(dom)?.[1] ?? '';
-  return [...list.matchAll(/<li[^>]*>(?:<span[^>]*><\/span>)?([^<]*)<\/li>/g)].map((m) => m[1]!);
-}
-
-const short = (id: string) => id.slice(0, 8);
-
-function named(data: ReportData, name: string): ReportData {
-  const floorSpaces = data.floorSpaces.map((r) => ({ ...r, customerName: name }));
-  return { ...data, floorSpaces, total: totalOf(floorSpaces) };
+/** Pixels in the heat maps' colours (the ramp from 10 % up: the palest end is too close to the page's greys). */
+function heatPixels(bitmap: Bitmap): number {
+  const q = (v: number) => v >> 3;
+  const ramp = new Set<number>();
+  for (let k = 10; k <= 100; k++) {
+    const hex = rampColor(k / 100);
+    const [r, g, b] = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16)) as [number, number, number];
+    for (const dr of [-1, 0, 1]) for (const dg of [-1, 0, 1]) for (const db of [-1, 0, 1]) ramp.add(((q(r) + dr) << 10) | ((q(g) + dg) << 5) | (q(b) + db));
+  }
+  let n = 0;
+  const p = bitmap.pixels;
+  for (let i = 0; i < p.length; i += 4) if (ramp.has((q(p[i]!) << 10) | (q(p[i + 1]!) << 5) | q(p[i + 2]!))) n++;
+  return n;
 }
 
 describe('HTML report', () => {
   it('is one self-contained file: no script, no external resource, nothing fetched', () => {
-    const html = renderHtml(syntheticReport(3));
+    const html = renderHtml(syntheticReport());
     expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(\s*['"]?(https?:)?\/\//i);
-    expect(html).not.toMatch(/\s(src|href)=/i);
+    expect(html).not.toMatch(/\ssrc=/i);
+    expect([...html.matchAll(/\shref="([^"]*)"/g)].every((m) => m[1]!.startsWith('#'))).toBe(true);
     expect(html.startsWith('<!doctype html>')).toBe(true);
   });
 
-  it('escapes ids, statuses and names', () => {
-    const data = named(syntheticReport(1), '<b>Acme</b>');
-    data.floorSpaces[0]!.floorSpaceId = '<img src=x onerror=alert(1)>';
-    data.floorSpaces[0]!.latestStatus = '"><script>alert(1)</script>';
+  it('names every building, floor and floor space, and escapes the names', () => {
+    const data = syntheticReport({ buildings: 3 });
+    data.buildings[0]!.name = '<img src=x onerror=alert(1)>';
+    data.buildings[0]!.floors[0]!.spaces[0]!.name = '"><script>alert(1)</script>';
     const html = renderHtml(data);
     expect(html).not.toContain('<img src=x');
     expect(html).not.toContain('<script>');
-    expect(html).not.toContain('<b>Acme');
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
-    expect(html).toContain('&lt;b&gt;Acme&lt;/b&gt;');
+    for (const b of data.buildings.slice(1)) {
+      expect(html).toContain(`>${b.name}</a>`);
+      for (const f of b.floors) {
+        expect(html).toContain(`<h3>${f.name}</h3>`);
+        for (const s of f.spaces) expect(html).toContain(`<td>${s.name} <span class="muted id">${s.floorSpaceId}</span></td>`);
+      }
+    }
   });
 
-  it('names customers when a name is configured, with the id beside it', () => {
-    const html = renderHtml(named(syntheticReport(2), 'Head office'));
-    expect(html).toContain('1 customer: Head office');
-    expect(count(html, '<tr><td>Head office (cust-1)</td>')).toBe(2);
-  });
-
-  it('weights the heatmap by readings and leaves hours without readings empty', () => {
-    const cells = heatmapCells([
-      { customerId: 'c', floorSpaceId: 'a', hour: '2026-01-05T09:00:00.000Z', readings: 1, occupiedReadings: 1, totalHeadcount: 10, avgHeadcount: 10, peakHeadcount: 10, occupiedShare: 1 },
-      { customerId: 'c', floorSpaceId: 'b', hour: '2026-01-05T09:00:00.000Z', readings: 3, occupiedReadings: 0, totalHeadcount: 2, avgHeadcount: 2 / 3, peakHeadcount: 1, occupiedShare: 0 },
-      { customerId: 'c', floorSpaceId: 'a', hour: '2026-01-11T23:00:00.000Z', readings: 2, occupiedReadings: 2, totalHeadcount: 5, avgHeadcount: 2.5, peakHeadcount: 3, occupiedShare: 1 },
+  it('links the portfolio to each building and each building to each floor, and back; every link has its target', () => {
+    const data = syntheticReport({ buildings: 3, floors: 2 });
+    const html = renderHtml(data);
+    const ids = new Set([...html.matchAll(/\sid="([^"]+)"/g)].map((m) => m[1]!));
+    const links = [...html.matchAll(/\shref="#([^"]+)"/g)].map((m) => m[1]!);
+    expect(links.filter((l) => !ids.has(l))).toEqual([]);
+    const portfolio = html.slice(html.indexOf('id="portfolio"'), html.indexOf('</section>'));
+    expect([...portfolio.matchAll(/href="#([^"]+)">([^<]+)</g)].map((m) => [m[1], m[2]])).toEqual(data.buildings.map((b, i) => [`building-${i + 1}`, b.name]));
+    const second = html.slice(html.indexOf('id="building-2"'), html.indexOf('id="building-3"'));
+    expect([...second.matchAll(/<td><a href="#([^"]+)">([^<]+)</g)].map((m) => [m[1], m[2]])).toEqual([
+      ['building-2-floor-1', 'Floor 1'],
+      ['building-2-floor-2', 'Floor 2'],
     ]);
-    expect(cells[0]![9]).toBe(3); // Monday 09:00: (10 + 2) / 4 readings
-    expect(cells[6]![23]).toBe(2.5); // Sunday 23:00
-    expect(cells.flat().filter((v) => v === null)).toHaveLength(7 * 24 - 2);
-    // In Berlin (UTC+1 in January) the same readings fall on Monday 10:00 and Monday 00:00.
-    const berlin = heatmapCells(
-      [
-        { customerId: 'c', floorSpaceId: 'a', hour: '2026-01-05T09:00:00.000Z', readings: 1, occupiedReadings: 1, totalHeadcount: 10, avgHeadcount: 10, peakHeadcount: 10, occupiedShare: 1 },
-        { customerId: 'c', floorSpaceId: 'a', hour: '2026-01-11T23:00:00.000Z', readings: 2, occupiedReadings: 2, totalHeadcount: 5, avgHeadcount: 2.5, peakHeadcount: 3, occupiedShare: 1 },
-      ],
-      'Europe/Berlin',
-    );
-    expect(berlin[0]![10]).toBe(10);
-    expect(berlin[0]![0]).toBe(2.5);
+    expect(count(second, 'href="#portfolio"')).toBe(3);
+    // Buildings open, floors closed until a reader follows a link (Chromium opens a <details> a link points into).
+    expect(count(html, '<details class="card building"')).toBe(3);
+    expect(count(html, '<details class="card building" id="building-1" open>')).toBe(1);
+    expect(count(html, '<details class="floor" id="building-1-floor-1">')).toBe(1);
+  });
+
+  it('flags coverage under 80 % and shows no utilization where capacity is unknown', () => {
+    const html = renderHtml(syntheticReport());
+    expect(html).toMatch(/<td class="n low" title="Below 80%[^"]*">60\.0% !<\/td>/);
+    const noCapacity = /<tr><td>Room 1\.03[^]*?<\/tr>/.exec(html)![0];
+    expect(noCapacity).toMatch(/<td class="n">–<\/td><td class="n">95\.0%<\/td>.*<td class="n">–<\/td><td class="n">–<\/td><\/tr>$/);
+  });
+
+  it('explains dates nobody measured instead of drawing empty charts', () => {
+    const html = renderHtml({ ...syntheticReport(), buildings: [], portfolios: [] });
+    expect(html).toContain('Nothing measured on these dates');
+    expect(count(html, '<svg class="chart')).toBe(0);
   });
 });
 
 describe.skipIf(!hasChromium && !process.env.CI)('HTML report in headless Chromium', () => {
-  it('12 floor spaces: draws the 10 busiest and the total, says so, and lists all 12 with a total row', async () => {
-    const data = syntheticReport(12);
+  it('draws a weekday x hour heat map per building and per floor in local time, with a cell per working hour measured', async () => {
+    const data = syntheticReport({ buildings: 3, floors: 2 });
     const { file } = writeReport(renderHtml(data));
     const dom = await dumpDom(file);
-    const busiest = [...data.floorSpaces].sort((a, b) => b.avgHeadcount - a.avgHeadcount).slice(0, MAX_CHOSEN);
-    expect(count(dom, '<svg class="chart line-chart"')).toBe(1);
-    expect(count(dom, '<path class="line" ')).toBe(MAX_CHOSEN);
-    expect(count(dom, '<path class="line total" ')).toBe(1);
-    expect(legend(dom)).toEqual([...busiest.map((r) => short(r.floorSpaceId)), 'all 12 floor spaces']);
-    expect(dom).toContain('Average headcount per hour: the 10 busiest of 12 floor spaces by average headcount, one line each (2 more in the table below), and all floor spaces together (the dark line). Hours in UTC.');
-    // One overall heatmap and one per drawn floor space, 7 weekdays x 24 hours each.
-    expect(count(dom, '<svg class="chart heatmap')).toBe(1 + MAX_CHOSEN);
-    expect(count(dom, '<rect class="cell')).toBe((1 + MAX_CHOSEN) * 7 * 24);
-    // Floor space 2 (among the busiest ten) has a 9-hour gap in its week: exactly those cells are empty.
-    expect(count(dom, '<rect class="cell empty"')).toBe(9);
-    expect(dom).toContain('Mon 05 Jan 2026 00:00 UTC – Mon 12 Jan 2026 00:00 UTC');
-    expect(count(dom, '<tr><td>cust-1</td>')).toBe(12);
-    expect(count(dom, '<tr class="total"><td>all</td><td>12 floor spaces</td>')).toBe(1);
+    expect(count(dom, '<svg class="chart heatmap')).toBe(3 + 3 * 2);
+    expect(count(dom, '<rect class="cell')).toBe(9 * 7 * 24);
+    // Monday to Friday, 08:00 to 18:00: 50 cells of each map hold a figure.
+    expect(count(dom, '<rect class="cell" ')).toBe(9 * 50);
+    expect(dom).toContain('<title>Mon 09:00 Asia/Kolkata: ');
+    expect(dom).toMatch(/<title>Wed 13:00 Europe\/Berlin: \d+\.\d% of the time used, 2\.0 people on average, 100\.0% measured<\/title>/);
+    for (const b of data.buildings) expect(dom).toContain(`>${b.name}</a>`);
   });
 
-  it('100 floor spaces: the emptiest ten in local hours, stated on the page; the table has all 100', async () => {
-    const data = { ...syntheticReport(100), timeZone: 'Europe/Berlin' };
-    const { file } = writeReport(renderHtml(data, { show: 'emptiest' }));
-    const dom = await dumpDom(file);
-    const emptiest = [...data.floorSpaces].sort((a, b) => a.avgHeadcount - b.avgHeadcount).slice(0, MAX_CHOSEN);
-    expect(count(dom, '<path class="line" ')).toBe(MAX_CHOSEN);
-    expect(count(dom, '<path class="line total" ')).toBe(1);
-    expect(legend(dom)).toEqual([...emptiest.map((r) => short(r.floorSpaceId)), 'all 100 floor spaces']);
-    expect(dom).toContain('the 10 emptiest of 100 floor spaces by average headcount, one line each (90 more in the table below)');
-    expect(dom).toContain('Hours in Europe/Berlin.');
-    expect(dom).toContain('Mon 05 Jan 2026 01:00 Europe/Berlin – Mon 12 Jan 2026 01:00 Europe/Berlin');
-    expect(dom).toContain('All times in Europe/Berlin.');
-    expect(count(dom, '<svg class="chart heatmap')).toBe(1 + MAX_CHOSEN);
-    expect(dom).toContain('<title>Mon 10:00 Europe/Berlin: ');
-    expect(dom).not.toMatch(/first \d+ of/);
-    expect(count(dom, '<tr><td>cust-1</td>')).toBe(100);
-    expect(count(dom, '<tr class="total"><td>all</td><td>100 floor spaces</td>')).toBe(1);
-  });
-
-  it('draws the change selection: the floor spaces whose average moved most between the halves', async () => {
-    const data = syntheticReport(12);
-    // Floor space 0 empties in the second half of the week; it has the lowest average, yet the biggest change.
-    const first = data.floorSpaces[0]!.floorSpaceId;
-    data.hourly = data.hourly.map((p) => (p.floorSpaceId === first && p.hour >= '2026-01-08T12:00:00.000Z' ? { ...p, totalHeadcount: 0, avgHeadcount: 0 } : p));
-    data.hourly = data.hourly.map((p) => (p.floorSpaceId === first && p.hour < '2026-01-08T12:00:00.000Z' ? { ...p, totalHeadcount: p.totalHeadcount * 20 } : p));
-    const { file } = writeReport(renderHtml(data, { show: 'change', top: 3 }));
-    const dom = await dumpDom(file);
-    expect(legend(dom)[0]).toBe(short(first));
-    expect(legend(dom)).toHaveLength(4);
-    expect(dom).toContain('the 3 of 12 floor spaces with the biggest change in average headcount between the first and the second half of the range');
-  });
-
-  it('puts the chart colours on screen (screenshot pixels, not just DOM nodes)', async () => {
-    const html = renderHtml(syntheticReport(12));
-    const { file, dir } = writeReport(html);
-    const png = join(dir, 'shot.png');
-    await screenshot(file, png);
-    const bitmap = readPng(png);
-    expect(bitmap.width).toBe(1100);
-    // First series line colour, the total line, and the darkest heatmap colour (the busiest cell reaches the scale maximum).
-    expect(countColor(bitmap, '#4269d0')).toBeGreaterThan(500);
-    expect(countColor(bitmap, '#1d1d1f', 2)).toBeGreaterThan(300);
-    expect(countColor(bitmap, '#1a2f78', 3)).toBeGreaterThan(50);
-  });
-
-  it('breaks a line at a gap instead of bridging it', () => {
-    const html = renderHtml(syntheticReport(4), { show: 'emptiest' });
-    // Emptiest first: floor space 2 (9-hour gap) is the third line.
-    const strokes = [...html.matchAll(/<path class="line" d="([^"]+)"/g)].map((m) => m[1]!.split('M').length - 1);
-    expect(strokes).toEqual([1, 1, 2, 1]);
-  });
-
-  it('explains an empty range instead of drawing empty charts', async () => {
-    const data = { ...syntheticReport(1), floorSpaces: [], hourly: [], total: totalOf([]) };
-    const { file } = writeReport(renderHtml(data));
-    const dom = await dumpDom(file);
-    expect(dom).toContain('No readings in this range');
-    expect(count(dom, '<svg class="chart')).toBe(0);
+  it('puts the heat maps on screen: a screenshot counts their colours, and one whose maps are empty fails that count', async () => {
+    const shoot = async (data: ReportData) => {
+      const { file, dir } = writeReport(renderHtml(data));
+      const png = join(dir, 'shot.png');
+      await screenshot(file, png, '1100,2400');
+      return readPng(png);
+    };
+    const drawn = await shoot(syntheticReport({ buildings: 2 }));
+    expect(drawn.width).toBe(1100);
+    // Two building maps on screen, 50 cells each of about 36 x 26 pixels.
+    const full = heatPixels(drawn);
+    expect(full).toBeGreaterThan(50_000);
+    const empty = heatPixels(await shoot(syntheticReport({ buildings: 2, emptyProfiles: true })));
+    expect(empty).toBeLessThan(full / 10);
   });
 });

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseWorkingTime } from '../../src/config-working-time.ts';
-import type { AggregateSettings, Store } from '../../src/store/index.ts';
-import { isWorking, referenceDays, referenceFigures, wall, type RefCalendar, type RefFigures, type RefReading } from '../store/aggregate-reference.ts';
+import type { Store } from '../../src/store/index.ts';
+import { isWorking, referenceDays, referenceFigures, wall, type RefFigures, type RefReading } from '../store/aggregate-reference.ts';
 import { DIALECTS, fresh } from '../store/harness.ts';
+import { BUILDINGS, C, CALENDARS, FLOORS, FROM, LISTED, load, MAX_HOLD, MIN, record, SPACES, TO, makeReadings } from './tw-fixture.ts';
 
 /**
  * The time-weighted views (db/views/*.sql, docs/reporting.md "Time-weighted views") against an independent computation:
@@ -14,127 +14,6 @@ import { DIALECTS, fresh } from '../store/harness.ts';
  * measured, a space only readings named, a sensor silent for hours and one for good, capacities known and unknown, and
  * a late delivery that changes an hour already read.
  */
-
-const C = 'c1';
-const MIN = 60_000;
-const MAX_HOLD = 45 * MIN;
-const WORKING_TIME = parseWorkingTime(
-  `
-default:
-  zone: UTC
-  days: [1, 2, 3, 4, 5]
-  start: "08:00"
-  end: "18:00"
-buildings:
-  - building: Harbour Hall
-    start: "08:30"
-    end: "17:30"
-`,
-  'working-time.yaml',
-);
-const SETTINGS: AggregateSettings = { workingTime: WORKING_TIME, maxHoldMs: MAX_HOLD };
-const WEEKDAYS = [1, 2, 3, 4, 5];
-const CALENDARS: Record<string, RefCalendar> = {
-  'b-hh': { zone: 'Europe/Berlin', days: WEEKDAYS, start: 510, end: 1050, holidays: [] },
-  'b-lt': { zone: 'Asia/Kolkata', days: WEEKDAYS, start: 480, end: 1080, holidays: [] },
-  'b-an': { zone: 'America/New_York', days: WEEKDAYS, start: 480, end: 1080, holidays: [] },
-  '': { zone: 'UTC', days: WEEKDAYS, start: 480, end: 1080, holidays: [] },
-};
-const BUILDINGS = [
-  { id: 'b-hh', name: 'Harbour Hall', timeZone: 'Europe/Berlin' },
-  { id: 'b-lt', name: 'Lotus Tower', timeZone: 'Asia/Kolkata' },
-  { id: 'b-an', name: 'Annex', timeZone: 'America/New_York' },
-];
-const FLOORS = [
-  { id: 'hh-2', buildingId: 'b-hh', name: 'Second floor', level: 2 },
-  { id: 'hh-3', buildingId: 'b-hh', name: 'Third floor', level: 3 },
-  { id: 'lt-0', buildingId: 'b-lt', name: 'Ground floor', level: 0 },
-  { id: 'an-0', buildingId: 'b-an', name: 'Ground floor', level: 0 },
-];
-interface Space {
-  building: string;
-  floor: string | null;
-  name: string | null;
-  capacity: number | null;
-  type: string | null;
-}
-const SPACES: Record<string, Space> = {
-  'hh-fjord': { building: 'b-hh', floor: 'hh-2', name: 'Fjord', capacity: 8, type: 'meeting_room' },
-  'hh-desk': { building: 'b-hh', floor: 'hh-2', name: 'Desk 2.14', capacity: 1, type: 'desk' },
-  'hh-quiet': { building: 'b-hh', floor: 'hh-3', name: 'Quiet room', capacity: null, type: 'focus_room' },
-  'hh-booth': { building: 'b-hh', floor: 'hh-3', name: 'Phone booth 3.01', capacity: 1, type: 'phone_booth' },
-  'lt-banyan': { building: 'b-lt', floor: 'lt-0', name: 'Banyan', capacity: 6, type: 'meeting_room' },
-  'lt-desk': { building: 'b-lt', floor: 'lt-0', name: 'Desk 0.02', capacity: 0, type: 'desk' },
-  'an-lounge': { building: 'b-an', floor: 'an-0', name: 'Lounge', capacity: null, type: 'lounge' },
-  // Never listed: readings alone name it, so it is in no building ('' : the default calendar) and on no floor.
-  'x-unlisted': { building: '', floor: null, name: null, capacity: null, type: null },
-};
-const LISTED = Object.keys(SPACES).filter((s) => s !== 'x-unlisted');
-/** Listed before any reading: a listed space never measured (hh-booth) counts from its building's first day. */
-const LISTED_AT = '2026-03-20T00:00:00.000Z';
-const FROM = Date.parse('2026-03-23T00:00:00.000Z');
-const TO = Date.parse('2026-03-26T00:00:00.000Z');
-
-function random(seed: number): () => number {
-  let s = seed;
-  return () => {
-    s = (Math.imul(s, 1_103_515_245) + 12_345) & 0x7fffffff;
-    return s / 0x80000000;
-  };
-}
-
-/**
- * Interval sensors every 5 minutes (hh-fjord silent 09:00-11:30Z on the 24th), change-only ones (an event only when
- * the status changes: hh-desk, which falls silent for good on the 24th at 14:00Z, and lt-desk), presence-only ones with
- * no headcount (hh-quiet, an-lounge) and one with an unmapped status now and then (x-unlisted).
- */
-function makeReadings(): RefReading[] {
-  const next = random(39);
-  const out: RefReading[] = [];
-  const interval = (space: string, every: number, headcount: boolean, skip: (at: number) => boolean = () => false) => {
-    for (let at = FROM; at < TO; at += every * MIN) {
-      if (skip(at)) continue;
-      const occupied = next() < 0.5;
-      out.push({ space, at, status: occupied ? 'CurrentlyOccupied' : 'Unoccupied', headcount: headcount ? (occupied ? 1 + Math.floor(next() * 7) : 0) : null });
-    }
-  };
-  const change = (space: string, until: number) => {
-    let occupied = false;
-    for (let at = FROM + 7 * MIN; at < until; at += (5 + Math.floor(next() * 40)) * MIN) {
-      // The gap after an event may exceed the max hold: the time beyond it is unknown.
-      if (next() < 0.1) at += 60 * MIN;
-      occupied = !occupied;
-      out.push({ space, at, status: occupied ? 'CurrentlyOccupied' : 'Unoccupied', headcount: occupied ? 1 : 0 });
-    }
-  };
-  const silentFjord = (at: number) => at >= Date.parse('2026-03-24T09:00:00.000Z') && at < Date.parse('2026-03-24T11:30:00.000Z');
-  interval('hh-fjord', 5, true, silentFjord);
-  change('hh-desk', Date.parse('2026-03-24T14:00:00.000Z'));
-  interval('hh-quiet', 10, false);
-  interval('lt-banyan', 5, true);
-  change('lt-desk', TO);
-  interval('an-lounge', 15, false);
-  for (let at = FROM + 3 * MIN; at < TO; at += 20 * MIN) {
-    const roll = next();
-    out.push({ space: 'x-unlisted', at, status: roll < 0.1 ? 'Maintenance' : roll < 0.5 ? 'CurrentlyOccupied' : 'Unoccupied', headcount: roll < 0.5 ? 2 : 0 });
-  }
-  return out;
-}
-
-const record = (r: RefReading, tag: string) => ({ floorSpaceId: r.space, observedAt: new Date(r.at).toISOString(), occupancyStatus: r.status, headcount: r.headcount, eventId: `${tag}-${r.space}-${r.at}` });
-const checkpoint = { customerId: C, stateKey: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
-
-async function commit(store: Store, sink: 'occupancy' | 'buildings' | 'floors' | 'floorSpaces', records: unknown[], at = LISTED_AT): Promise<void> {
-  await store.commitPage({ customerId: C, sink, records: records as never, at, checkpoint: { ...checkpoint, stateKey: sink } });
-}
-
-async function load(store: Store, readings: RefReading[]): Promise<void> {
-  await commit(store, 'buildings', BUILDINGS);
-  await commit(store, 'floors', FLOORS);
-  await commit(store, 'floorSpaces', LISTED.map((id) => ({ id, buildingId: SPACES[id]!.building, floorId: SPACES[id]!.floor, name: SPACES[id]!.name, capacity: SPACES[id]!.capacity, spaceType: SPACES[id]!.type })));
-  expect(await store.reconcileAggregates(C, SETTINGS)).toEqual([]);
-  for (let i = 0; i < readings.length; i += 500) await commit(store, 'occupancy', readings.slice(i, i + 500).map((r) => record(r, 'poll')), '2026-03-27T00:00:00.000Z');
-}
 
 // ---- The independent computation, summed up ----
 

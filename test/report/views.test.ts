@@ -5,7 +5,6 @@ import postgres from 'postgres';
 import { FakeClock } from '../../src/clock.ts';
 import type { Store } from '../../src/store/types.ts';
 import { loadFixture } from './fixture.ts';
-import { loadHourly, loadSummary } from '../../src/report/query.ts';
 import { DIALECTS, migratedStore, PG_BASE_URL, type TestDatabase } from '../support/databases.ts';
 
 /**
@@ -113,30 +112,6 @@ describe.each(DIALECTS)('reporting views on %s', (dialect) => {
       expect(lag).toBeGreaterThanOrEqual((before - Date.parse(watermark)) / 1000 - 1);
       expect(lag).toBeLessThanOrEqual((after - Date.parse(watermark)) / 1000 + 1);
     }
-  });
-
-  it('the report reads the same figures from the views', async () => {
-    const range = { from: '2026-01-05T00:00:00.000Z', to: '2026-01-06T00:00:00.000Z' };
-    const summary = await loadSummary(target.store, { ...range, customerId: 'c1' });
-    expect(summary).toEqual([
-      {
-        customerId: 'c1', customerName: null, floorSpaceId: 'A', readings: 4, occupiedReadings: 3, occupiedShare: 0.75,
-        avgHeadcount: 13 / 4, peakHeadcount: 7, firstHour: '2026-01-05T09:00:00.000Z', lastHour: '2026-01-05T10:00:00.000Z',
-        latestObservedAt: '2026-01-05T10:00:00.000Z', latestStatus: 'CurrentlyOccupied', latestHeadcount: 7,
-      },
-      {
-        customerId: 'c1', customerName: null, floorSpaceId: 'B', readings: 2, occupiedReadings: 1, occupiedShare: 0.5,
-        avgHeadcount: 0.5, peakHeadcount: 1, firstHour: '2026-01-05T09:00:00.000Z', lastHour: '2026-01-05T23:00:00.000Z',
-        latestObservedAt: '2026-01-05T23:59:00.000Z', latestStatus: 'CurrentlyOccupied', latestHeadcount: 1,
-      },
-    ]);
-    // The range end is exclusive on the hour start: [09:00, 10:00) drops A's 10:00 hour.
-    const early = await loadSummary(target.store, { from: '2026-01-05T09:00:00.000Z', to: '2026-01-05T10:00:00.000Z' });
-    expect(early.map((r) => [r.customerId, r.floorSpaceId, r.readings])).toEqual([['c1', 'A', 3], ['c1', 'B', 1], ['c2', 'A', 1]]);
-    const points = await loadHourly(target.store, { ...range, customerId: 'c2' });
-    expect(points).toEqual([
-      { customerId: 'c2', floorSpaceId: 'A', hour: '2026-01-05T09:00:00.000Z', readings: 1, occupiedReadings: 1, totalHeadcount: 10, avgHeadcount: 10, peakHeadcount: 10, occupiedShare: 1 },
-    ]);
   });
 
   it.runIf(dialect === 'postgres')('buckets by UTC hour whatever the session time zone (half-hour offsets too)', async () => {

@@ -6,7 +6,6 @@ import { systemClock } from '../../clock.ts';
 import { selectCustomers } from '../../config.ts';
 import { UsageError } from '../../errors.ts';
 import { globalSecrets } from '../../logger.ts';
-import { MAX_CHOSEN, SELECTION_RULES, type SelectionRule } from '../../report/select.ts';
 import { REPORT_FORMATS, type ReportFormat } from '../../report/types.ts';
 
 interface ReportFlags {
@@ -16,16 +15,7 @@ interface ReportFlags {
   tz: string;
   format?: ReportFormat;
   html?: string;
-  show: SelectionRule;
-  top: number;
-}
-
-function topCount(value: string): number {
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || n < 1 || n > MAX_CHOSEN) {
-    throw new UsageError(`--top ${JSON.stringify(value)}: not a whole number from 1 to ${MAX_CHOSEN}. Fix: e.g. --top 5 (more lines than ${MAX_CHOSEN} are not told apart on a chart)`);
-  }
-  return n;
+  allHours?: boolean;
 }
 
 /** Written next to the target and renamed over it, so a reader never sees half a report. */
@@ -45,35 +35,40 @@ function writeAtomically(path: string, text: string): void {
 export const reportCommand: CommandModule = (program, ctx) => {
   program
     .command('report')
-    .description('Occupancy per floor space over a time range, from the reporting views: a table, CSV, JSON, or an HTML page with charts.')
+    .description(
+      'Time-weighted utilization by building > floor > floor space, in each building\'s working hours: coverage, % time used, people, utilization against capacity. A table, CSV, JSON, or an HTML page with heat maps.',
+    )
     .option('--customer <id>', 'only this customer')
     .option(
-      '--from <time>',
-      'start (inclusive): a date or time (read in --tz when it has no offset), a time before now in whole hours, days or weeks ' +
-        'such as 7d or 2w (rounded down to the hour), or now (the instant the report runs, not rounded)',
+      '--from <date>',
+      'first local date: a date such as 2026-03-23, today, or a time before now such as 7d or 2w (the date it falls on in --tz)',
     )
-    .option('--to <time>', 'end (exclusive): the same forms as --from; default now (the instant the report runs, not rounded)')
-    .option('--tz <zone>', 'IANA time zone for hours, days and dates without an offset, e.g. Europe/Berlin', 'UTC')
+    .option('--to <date>', 'the local date after the last one (exclusive): the same forms as --from; default today, so the report ends with yesterday (now: up to now, today so far included)')
+    .option('--tz <zone>', 'IANA time zone whose today and relative dates (7d) count, e.g. Europe/Berlin (the figures are always in each building\'s own zone)', 'UTC')
+    .option('--all-hours', 'all hours of each day instead of the working hours of each building\'s calendar (WORKING_TIME_FILE)')
     .addOption(new Option('--format <format>', 'output on stdout (default table; with --html only when given)').choices(REPORT_FORMATS))
-    .option('--html <file>', 'also write a self-contained HTML report (charts, no network needed) to this file')
-    .addOption(new Option('--show <rule>', 'which floor spaces the HTML charts draw: the busiest or emptiest by average headcount, or the biggest change between the halves of the range').choices(SELECTION_RULES).default('busiest'))
-    .addOption(new Option('--top <n>', `how many floor spaces the HTML charts draw (1-${MAX_CHOSEN})`).argParser(topCount).default(MAX_CHOSEN))
+    .option('--html <file>', 'also write a self-contained HTML report (portfolio > building > floor, heat maps, no network needed) to this file')
     .addHelpText(
       'after',
       `
-The range covers whole hours: an hour is included when its start is in [--from, --to). Without --from the report
-covers the 7 days before --to. Figures come from the occupancy_hourly and occupancy_latest views (see
-docs/reporting.md); "latest" is the most recent reading stored, which may be after --to. Every format ends with a
-total over all floor spaces. Table and HTML show times in --tz (stated on the page); CSV and JSON keep ISO UTC.
-Customer names come from CUSTOMER_NAME or the customers file's "name". There is no building column: the platform's
-occupancy data names floor spaces only.
+The report covers the local dates [--from, --to) of each building: 2026-03-23 is the 23rd in Berlin for a building
+in Berlin and in Kolkata for one in Kolkata. Without --from, the 7 dates before --to. Figures come from the
+time-weighted views (space_days, floor_days, building_days, portfolio_days, building_hours, floor_hours; see
+docs/reporting.md): each reading's status and headcount hold until the next reading (at most the stream's max hold),
+time nobody measured is unknown, never vacant. Working hours are each building's (WORKING_TIME_FILE; default Monday
+to Friday 08:00-18:00); --all-hours reports whole days.
+  COVERAGE   time measured / working time (all hours: / time); below 80% it is flagged with "!"
+  USED       % time used: time occupied / time measured
+  AVG, PEAK  people on average (time-weighted) and at most, where sensors count people
+  UTIL       average people / capacity, over floor spaces whose capacity is known; PEAK UTIL: the fullest floor space
+Customer names come from CUSTOMER_NAME or the customers file's "name".
 Reads only the database, opened read-only: no API access needed.
 
 Examples:
   $ occupancy-sync report
-  $ occupancy-sync report --from 2026-01-05 --to 2026-01-12 --format csv > week.csv
-  $ occupancy-sync report --from 30d --format json | jq '.total'
-  $ occupancy-sync report --from 14d --tz Europe/Berlin --show change --html occupancy.html
+  $ occupancy-sync report --from 2026-03-23 --to 2026-03-30 --format csv > week.csv
+  $ occupancy-sync report --from 30d --all-hours --format json | jq '.portfolios'
+  $ occupancy-sync report --from 14d --html utilization.html
 `,
     )
     .action(async (flags: ReportFlags) => {
@@ -93,10 +88,11 @@ Examples:
       const customerNames = new Map(config.customers.flatMap((c) => (c.name ? [[c.id, c.name] as const] : [])));
       const store = await openForReading(config.database, ctx.logger());
       try {
-        const data = await loadReport(store, { ...range, customerId: flags.customer, withHourly: !!flags.html, timeZone, customerNames }, systemClock);
+        const data = await loadReport(store, { ...range, customerId: flags.customer, scope: flags.allHours ? 'all' : 'working', customerNames }, systemClock);
         if (flags.html) {
-          writeAtomically(flags.html, renderHtml(data, { show: flags.show, top: flags.top }));
-          ctx.stderr.write(`report: wrote ${flags.html} (${data.total.floorSpaces} floor spaces, ${data.total.readings} readings, ${range.from} to ${range.to})\n`);
+          writeAtomically(flags.html, renderHtml(data));
+          const spaces = data.portfolios.reduce((n, p) => n + p.spaces, 0);
+          ctx.stderr.write(`report: wrote ${flags.html} (${data.buildings.length} buildings, ${spaces} floor spaces, ${range.from} to ${range.to})\n`);
         }
         if (!flags.html || flags.format) ctx.stdout.write(globalSecrets.scrub(formatReport(data, flags.format ?? 'table')));
       } finally {
