@@ -150,36 +150,7 @@ export async function record(options: RecordOptions): Promise<RecordResult> {
   const output = { stdout: '', stderr: '' };
   let exitCode: number;
   try {
-    exitCode = await new Promise<number>((resolve, reject) => {
-      const child = spawn(options.cli.execPath, [...options.cli.nodeArgs, '--import', frozenClockImport(frozenAt), options.cli.entry, ...options.command], {
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // Its own process group: a terminal's Ctrl-C reaches the recorder only, which passes one SIGTERM on (two would
-        // tell the command to stop at once instead of finishing its page).
-        detached: true,
-      });
-      const keep = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
-        const text = chunk.toString('utf8');
-        options[stream].write(text);
-        if (output[stream].length < MAX_OUTPUT_KEPT) output[stream] += text;
-      };
-      child.stdout.on('data', keep('stdout'));
-      child.stderr.on('data', keep('stderr'));
-      const stop = () => child.kill('SIGTERM');
-      options.signal.addEventListener('abort', stop, { once: true });
-      // The recorder leaving at once (a second Ctrl-C) must not leave the command running without its proxy.
-      process.once('exit', stop);
-      child.once('error', (error) => {
-        options.signal.removeEventListener('abort', stop);
-        process.off('exit', stop);
-        reject(error);
-      });
-      child.once('close', (code, signal) => {
-        options.signal.removeEventListener('abort', stop);
-        process.off('exit', stop);
-        resolve(exitCodeOf(code, signal));
-      });
-    });
+    exitCode = await runCommand(options, env, frozenAt, output);
   } finally {
     await proxy.close();
   }
@@ -190,4 +161,38 @@ export async function record(options: RecordOptions): Promise<RecordResult> {
   writeMeta(options.out, final);
   writeReadme(options.out, final);
   return { exitCode, meta: final };
+}
+
+/** The recorded command in a child process, its clock frozen at `frozenAt`, its output passed on and kept in `output`. */
+function runCommand(options: RecordOptions, env: Record<string, string | undefined>, frozenAt: number, output: { stdout: string; stderr: string }): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const child = spawn(options.cli.execPath, [...options.cli.nodeArgs, '--import', frozenClockImport(frozenAt), options.cli.entry, ...options.command], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: a terminal's Ctrl-C reaches the recorder only, which passes one SIGTERM on (two would
+      // tell the command to stop at once instead of finishing its page).
+      detached: true,
+    });
+    const keep = (stream: 'stdout' | 'stderr') => (chunk: Buffer) => {
+      const text = chunk.toString('utf8');
+      options[stream].write(text);
+      if (output[stream].length < MAX_OUTPUT_KEPT) output[stream] += text;
+    };
+    child.stdout.on('data', keep('stdout'));
+    child.stderr.on('data', keep('stderr'));
+    const stop = () => child.kill('SIGTERM');
+    options.signal.addEventListener('abort', stop, { once: true });
+    // The recorder leaving at once (a second Ctrl-C) must not leave the command running without its proxy.
+    process.once('exit', stop);
+    child.once('error', (error) => {
+      options.signal.removeEventListener('abort', stop);
+      process.off('exit', stop);
+      reject(error);
+    });
+    child.once('close', (code, signal) => {
+      options.signal.removeEventListener('abort', stop);
+      process.off('exit', stop);
+      resolve(exitCodeOf(code, signal));
+    });
+  });
 }
