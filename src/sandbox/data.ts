@@ -85,6 +85,8 @@ export interface ObservationQuery {
   after?: { createdMs: number; id: string };
   /** Skip this many rows first (offset and page-number paging); whole ticks are skipped by arithmetic. */
   skip?: number;
+  /** Only this floor space's observations (per-space history), computed alone: not with `skip`. */
+  floorSpaceId?: string;
 }
 
 const OPEN = Number.POSITIVE_INFINITY;
@@ -224,7 +226,7 @@ export class DataModel {
   }
 
   /** Every observation of tick k (one per floor space present at that time), ordered by id. */
-  tickObservations(customer: CustomerData, k: number): Observation[] {
+  tickObservations(customer: CustomerData, k: number, floorSpaceId?: string): Observation[] {
     const createdMs = this.tickCreatedMs(k);
     const visibleAtMs = this.tickVisibleAtMs(customer, k);
     // Scaled to 32 bits so the status draw is an integer comparison with a word of the id hash.
@@ -234,6 +236,7 @@ export class DataModel {
     for (const building of customer.buildings) {
       if (!this.isPresent(building, createdMs)) continue;
       for (const fs of building.floorSpaces) {
+        if (floorSpaceId !== undefined && fs.id !== floorSpaceId) continue;
         seriesWords(fs.series, k, words);
         const draw = mix32(words[3]! ^ 0x5bd1e995);
         const occupied = draw < occupiedBelow;
@@ -286,7 +289,7 @@ export class DataModel {
           continue;
         }
       }
-      for (const row of this.tickObservations(customer, k)) {
+      for (const row of this.tickObservations(customer, k, q.floorSpaceId)) {
         if (k === skipTick && row.id <= skipUpTo) continue;
         if (skip > 0) {
           skip--;

@@ -1,5 +1,5 @@
 import { API_VARIANT_INFO } from '../api-variants.ts';
-import { decodeCursor, encodeCursor, type Observation } from '../data.ts';
+import { decodeCursor, encodeCursor } from '../data.ts';
 import { argumentError, type ResolverContext } from '../graphql.ts';
 import { buildings, checkRange, hierarchy, perTick, takePage, v1Webhooks } from './shared.ts';
 
@@ -11,15 +11,6 @@ import { buildings, checkRange, hierarchy, perTick, takePage, v1Webhooks } from 
 
 const MAX_FIRST = API_VARIANT_INFO['per-space'].maxPageSize;
 const CURSOR_PREFIX = 'spc1:';
-
-/** One space's observations, in the model's (created, id) order. */
-function* ofSpace(rows: Generator<Observation>, floorSpaceId: string): Generator<Observation> {
-  try {
-    for (const row of rows) if (row.floorSpaceId === floorSpaceId) yield row;
-  } finally {
-    rows.return(undefined);
-  }
-}
 
 export const perSpaceRoot = {
   buildings,
@@ -38,8 +29,8 @@ export const perSpaceRoot = {
       after = decodeCursor(args.after, CURSOR_PREFIX);
       if (!after) throw argumentError('after', 'after: not a cursor returned by this API (pass pageInfo.endCursor unchanged)');
     }
-    const rows = ctx.model.observations(ctx.customer, { fromMs: args.from, toMs: args.to, visibleAtMs: ctx.clock.now(), after });
-    const page = takePage(ofSpace(rows, args.floorSpaceId), first);
+    const rows = ctx.model.observations(ctx.customer, { fromMs: args.from, toMs: args.to, visibleAtMs: ctx.clock.now(), after, floorSpaceId: args.floorSpaceId });
+    const page = takePage(rows, first);
     const iso = perTick((ms) => new Date(ms).toISOString());
     const nodes = page.rows.map((o) => ({ id: o.id, occupancyStatus: o.occupancyStatus, headcount: o.headcount, created: iso(o.createdMs) }));
     const last = page.rows.at(-1);
