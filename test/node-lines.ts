@@ -34,7 +34,8 @@ export const RUNTIME: string[] = [
   'test/sync/aggregates-rebuild.test.ts',
   // A fan-out stream's partitions on a SQLite file.
   'test/sync/partitioned.test.ts',
-  'test/sync/crash-fanout.test.ts',
+  'test/sync/crash-fanout-sqlite.test.ts',
+  'test/sync/crash-fanout-postgres.test.ts',
   'test/definitions/per-space.test.ts',
   // HTTP framing, streaming, floods of gzip, a misbehaving server, processes killed and databases gone.
   'test/reliability/webhook-http.test.ts',
