@@ -37,11 +37,11 @@ export function duration(env: Env, variable: string, fallback: string, min = 0):
 
 /** A retention period: a duration of at least an hour, or `0`/`off` to keep everything (0 ms). */
 export function retention(env: Env, variable: string, fallback: string): number {
-  const raw = env[variable]?.trim().toLowerCase();
+  const raw = env[variable]?.trim().toLowerCase() || fallback;
   if (raw === '0' || raw === 'off') return 0;
-  const ms = parseDuration(raw || fallback);
+  const ms = parseDuration(raw);
   if (ms === undefined || ms < 3_600_000) {
-    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. ${fallback} (the default), 90d, or off to keep every run`);
+    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. ${fallback} (the default), 90d, or off to keep everything`);
   }
   return ms;
 }

@@ -4,7 +4,7 @@ import { duration, fail, integer, oneOf, retention, share } from './config-parse
 /** Records per page unless SYNC_PAGE_SIZE (or a stream's `paging.pageSize`) says otherwise. */
 const DEFAULT_PAGE_SIZE = 1000;
 
-/** The runs' settings (SYNC_*, COMPLETENESS_*, RUN_HISTORY_RETENTION, BUILDINGS_NAME_LIKE). */
+/** The runs' settings (SYNC_*, COMPLETENESS_*, RUN_HISTORY_RETENTION, READINGS_RETENTION, BUILDINGS_NAME_LIKE). */
 export function resolveSync(env: Env): Config['sync'] {
   const cron = env.SYNC_CRON?.trim() || '*/5 * * * *';
 
@@ -36,6 +36,7 @@ export function resolveSync(env: Env): Config['sync'] {
     completenessMinShare: share(env, 'COMPLETENESS_MIN_SHARE', 0.5),
     completenessWindowMs: duration(env, 'COMPLETENESS_WINDOW', '1h', 60_000),
     runHistoryRetentionMs: retention(env, 'RUN_HISTORY_RETENTION', '28d'),
+    readingsRetentionMs: retention(env, 'READINGS_RETENTION', 'off'),
   };
 }
 

@@ -105,6 +105,11 @@ export interface Config {
     completenessWindowMs: number;
     /** Finished runs older than this are deleted by the daemons (the latest per stream always stays); 0 keeps all. */
     runHistoryRetentionMs: number;
+    /**
+     * Readings observed longer ago than this are deleted by the daemons (Postgres: whole month partitions dropped);
+     * 0 (the default) keeps every reading.
+     */
+    readingsRetentionMs: number;
   };
   webhook: {
     host: string;

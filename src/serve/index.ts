@@ -126,7 +126,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     });
     dataChecks = watchData({ store, streams, customers, settings: config.sync, clock, logger: logger.child({ component: 'data-checks' }), metrics });
     if (scheduleOn) {
-      retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, clock, logger: logger.child({ component: 'retention' }) });
+      retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, readingsRetentionMs: config.sync.readingsRetentionMs, clock, logger: logger.child({ component: 'retention' }) });
       pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
       // Postgres: runs are jobs of a queue every instance works (src/app/queue.ts); a tick only adds the interval's
       // jobs. SQLite (one machine): the tick runs the pass in this process.

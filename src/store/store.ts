@@ -11,28 +11,13 @@ import { DEFAULT_AGGREGATE_SETTINGS } from './aggregate-calendars.ts';
 import { followMovedSpaces, rebuildAggregates, reconcileAggregates, spaceBuildings } from './aggregate-store.ts';
 import { maintainReadings } from './aggregates.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
+import { pruneReadings } from './reading-retention.ts';
 import { applyStateChange } from './state-change.ts';
 import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
-  AggregateRebuild,
-  AggregateSettings,
-  FloorSpaceRecord,
-  RebuiltBuilding,
-  DeliveryRecord,
-  IsoUtc,
-  OccupancyRecord,
-  PageWrite,
-  QuarantineWrite,
-  RunRecord,
-  RunStatus,
-  SinkName,
-  StateChange,
-  StateChangeRecord,
-  Store,
-  SyncState,
-  SyncStateUpdate,
-  UnmappedStatus,
+  AggregateRebuild, AggregateSettings, FloorSpaceRecord, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
+  QuarantineWrite, RunRecord, RunStatus, SinkName, StateChange, StateChangeRecord, Store, SyncState, SyncStateUpdate, UnmappedStatus,
 } from './types.ts';
 
 /**
@@ -307,6 +292,10 @@ export class SqlStore implements Store {
         }
       });
     });
+  }
+
+  pruneReadings(before: IsoUtc, limit: number): Promise<PrunedReadings> {
+    return this.#wrap('deleting old readings', () => pruneReadings(this.#db, this.#partitions, canonicalTimestamp(before, 'before'), limit));
   }
 
   pruneRuns(before: IsoUtc, limit: number): Promise<number> {

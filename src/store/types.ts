@@ -317,6 +317,12 @@ export interface Store {
    * run of a stream; returns how many went. Run it in batches until it returns less than `limit`.
    */
   pruneRuns(before: IsoUtc, limit: number): Promise<number>;
+  /**
+   * Readings retention: deletes the readings observed before `before` (every one, whoever sent it). On Postgres the
+   * month partitions wholly older are dropped whole first; then up to `limit` older rows are deleted one by one (the
+   * month at the edge; on SQLite every row). Run it until `rows` is less than `limit`.
+   */
+  pruneReadings(before: IsoUtc, limit: number): Promise<PrunedReadings>;
   /** The latest run of each (customer, stream), ordered by customer and stream. */
   lastRuns(customerId?: string): Promise<RunRecord[]>;
 
@@ -363,4 +369,12 @@ export interface Store {
 
   /** Read-only SQL for reports, status and tests. Parameters are positional ($1.. on both dialects). */
   query<T = Record<string, unknown>>(sql: string, params?: unknown[], options?: { timeoutMs?: number }): Promise<T[]>;
+}
+
+/** What one pass of readings retention removed. */
+export interface PrunedReadings {
+  /** The month partitions dropped whole (Postgres), oldest first. */
+  partitions: string[];
+  /** Rows deleted one by one. */
+  rows: number;
 }

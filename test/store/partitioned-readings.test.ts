@@ -13,7 +13,8 @@ import { checkpoint } from './harness.ts';
  * the table and of the documented view, before and after) without a row moving: its table becomes one partition. The
  * store then makes each month's partition (and the next month's) before a page with readings in it commits, once
  * even when writers race, and a month whose rows already sit in the default partition stays there without failing a
- * page.
+ * page. Retention deletes from the migrated partition row-wise until its last month is past, then drops it whole
+ * (readings-retention.test.ts has the month partitions' case, on both dialects).
  */
 
 const C = 'cust-a';
@@ -153,6 +154,30 @@ describe('occupancy_readings partitioned by month on Postgres', () => {
     expect(await rowsPerPartition(store)).toMatchObject({ occupancy_readings_2026_06: 1 });
     expect(await store.query('SELECT count(*)::int AS n FROM occupancy_readings_default')).toEqual([{ n: 0 }]);
     expect((await fingerprint(store)).view.n).toBe(READINGS + 4);
+  }, 60_000);
+
+  it('retention deletes from the migrated partition row-wise until its last month is past, then drops it whole', async () => {
+    await previousVersion();
+    const store = await openTestStore(db!);
+    stores.push(store);
+    await page(store, [reading('2026-04-02T10:00:00.000Z')]);
+    const count = async (where: string) => Number((await store.query<{ n: string }>(`SELECT count(*) AS n FROM occupancy_readings WHERE ${where}`))[0]!.n);
+    const january = await count("observed_at < '2026-02-01T00:00:00Z'");
+    expect(january).toBeGreaterThan(0);
+    const rest = await store.query("SELECT md5(string_agg(r::text, '|' ORDER BY floor_space_key, observed_at)) AS sum FROM occupancy_readings r WHERE observed_at >= '2026-02-01T00:00:00Z'");
+    // January is in the migrated partition, which reaches into March: its rows go one by one, the partition stays.
+    let rows = 0;
+    for (let pass = await store.pruneReadings('2026-02-01T00:00:00.000Z', 1000); ; pass = await store.pruneReadings('2026-02-01T00:00:00.000Z', 1000)) {
+      expect(pass.partitions).toEqual([]);
+      rows += pass.rows;
+      if (pass.rows < 1000) break;
+    }
+    expect(rows).toBe(january);
+    expect(await store.query("SELECT md5(string_agg(r::text, '|' ORDER BY floor_space_key, observed_at)) AS sum FROM occupancy_readings r")).toEqual(rest);
+    // Once its last month is past the cutoff, it is dropped whole.
+    expect(await store.pruneReadings('2026-04-01T00:00:00.000Z', 1000)).toEqual({ partitions: ['occupancy_readings_migrated'], rows: 0 });
+    expect(await rowsPerPartition(store)).toEqual({ occupancy_readings_2026_04: 1 });
+    expect((await partitions(store)).map((p) => p.name)).toEqual(['occupancy_readings_2026_04', 'occupancy_readings_2026_05', 'occupancy_readings_default']);
   }, 60_000);
 
   it('a fresh database has no migrated partition; writers racing into a new month make its partition once', async () => {

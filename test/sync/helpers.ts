@@ -54,6 +54,7 @@ export function syncSettings(overrides: Partial<Config['sync']> = {}): Config['s
     completenessMinShare: 0.5,
     completenessWindowMs: HOUR,
     runHistoryRetentionMs: 28 * DAY,
+    readingsRetentionMs: 0,
     ...overrides,
   };
 }

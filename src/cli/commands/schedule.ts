@@ -47,7 +47,7 @@ Examples:
       const logger = ctx.logger();
       const store = await openForWriting(config.database);
       const pass = createSyncPass({ config, store, logger, customers, streams });
-      const retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, clock: systemClock, logger });
+      const retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, readingsRetentionMs: config.sync.readingsRetentionMs, clock: systemClock, logger });
       try {
         const scheduler = startScheduler({
           cron: config.sync.cron,
