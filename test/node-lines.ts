@@ -49,6 +49,8 @@ export const RUNTIME: string[] = [
   'test/reliability/secrets.test.ts',
   // The time-weighted views on SQLite files and Postgres.
   'test/report/time-weighted-views.test.ts',
+  // The sandbox's HTTP server and the CLI's sync, then the views on both dialects.
+  'test/report/sandbox-views.test.ts',
   // Headless Chromium as a child process.
   'test/report/html.test.ts',
 ];
