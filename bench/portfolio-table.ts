@@ -36,7 +36,7 @@ function reportRows(dialect: Dialect, d: DialectPortfolio): Row[] {
       const goals = [target !== undefined && `< ${formatNumber(target)} ms`, `growth <= ${formatNumber(grows * NOISE, 2)} (range x${formatNumber(grows, 0)})`].filter(Boolean).join(', ');
       const coldHow = cache === 'cold' ? (full.cold === 'restart' ? ', Postgres restarted' : ', fresh connection') : '';
       rows.push({
-        benchmark: `Portfolio on ${NAMES[dialect]}, ${sizeLabel(d)}: ${full.name} report, ${cache}${coldHow} (${full.label}, ${formatNumber(full.rows)} rows)`,
+        benchmark: `Portfolio on ${NAMES[dialect]}, ${sizeLabel(d)}: ${full.name} report, ${cache}${coldHow} (${full.label}; ${full.statements} statement(s) over the ${full.source === 'views' ? 'views' : 'buckets'}, ${formatNumber(full.rows)} rows)`,
         ours: ms(f),
         baseline: q === undefined ? '-' : `${ms(q)} at a quarter (${d.quarter.days} days)`,
         ...(growth !== undefined && { ratio: growth }),

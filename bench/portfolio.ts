@@ -43,6 +43,8 @@ export interface PortfolioPlan {
   restart: boolean;
   /** The cost of keeping the aggregates: readings per run (5-minute sensors, 1,250 spaces) and runs of each side. */
   cost: { readings: number; runs: number };
+  /** A statement of an ask still running after this long is cancelled (Postgres) and the ask shown as at least that. */
+  timeoutMs: number;
   /** Print EXPLAIN ANALYZE of each ask at full size. */
   explain: boolean;
   /**
@@ -155,7 +157,7 @@ async function measureDialect(dialect: Dialect, size: PortfolioSize, plan: Portf
       log(`  ${dialect}: ${bytes.perReading.toFixed(1)} bytes per reading, of which aggregates ${aggregateBytesPerReading.toFixed(1)} (${buckets.toLocaleString('en-US')} buckets)`);
       const reader = await openReader(db.url);
       const asks = await reportAsks(reader, info.customerId, start, to).finally(() => reader.close());
-      const reports = await timeReports(db.url, asks, { dialect, warmRuns: plan.warmRuns, restart: plan.restart, restartWaitMs: 30_000, log });
+      const reports = await timeReports(db.url, asks, { dialect, warmRuns: plan.warmRuns, restart: plan.restart, restartWaitMs: 5_000, timeoutMs: plan.timeoutMs, log });
       return { days, readings, load: loaded, reports, bytes, aggregateBytesPerReading, buckets };
     };
     const quarter = await stage(quarterDays, start);
@@ -165,7 +167,7 @@ async function measureDialect(dialect: Dialect, size: PortfolioSize, plan: Portf
       const reader = await openReader(db.url);
       const asks = await reportAsks(reader, info.customerId, start, start + size.days * DAY_MS).finally(() => reader.close());
       const plans: string[] = [];
-      for (const ask of asks) plans.push(`-- ${ask.name}: ${ask.label}\n${await explain(db.url, dialect, ask)}`);
+      for (const ask of asks) plans.push(`-- ${ask.name}: ${ask.label}\n${await explain(db.url, dialect, ask, plan.timeoutMs)}`);
       out.explain = plans.join('\n\n');
       log(out.explain);
     }
