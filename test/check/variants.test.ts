@@ -74,3 +74,21 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
     expect(json.__schema.types.map((t) => t.name)).toContain('Building');
   });
 });
+
+describe('a fan-out stream whose parent stream lists nothing (per-space, no buildings)', () => {
+  it('is compared with the schema only, with a warning naming its parent stream; check still passes', async () => {
+    const target = await sandboxFor('per-space', { buildingsPerCustomer: 0 });
+    try {
+      const before = target.sandbox.stats.queries;
+      const { code, stdout, stderr } = await target.run(['check'], { DEFINITIONS_FILE: join(FIXTURES, 'per-space') });
+      expect(stderr).toBe('');
+      expect(stdout).toMatch(/skip {2}stream occupancy: not probed: its parent stream floor-spaces read no parent to probe with\n/);
+      expect(stdout).toMatch(/warn.*stream occupancy fans out over the records of stream floor-spaces, whose probe read none: its own query was compared with the schema only/);
+      expect(code).toBe(ExitCode.OK);
+      // Introspection and the two listings: no query for readings without a parent to send.
+      expect(target.sandbox.stats.queries - before).toBe(3);
+    } finally {
+      await target.sandbox.close();
+    }
+  });
+});
