@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { Config, CustomerConfig } from '../config.ts';
 import { ConfigError } from '../errors.ts';
-import { silentLogger } from '../logger.ts';
+import { silentLogger, type Logger } from '../logger.ts';
 import { createWebhookHandler, type WebhookHandler, type WebhookHandlerOptions } from './handler.ts';
 
 export {
@@ -205,44 +205,46 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
   logger.info({ url, tls: !!tls }, 'webhook receiver listening');
 
   let closing: Promise<void> | undefined;
-  const close = () => {
-    closing ??= (async () => {
-      let stoppedFlag = false;
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
-        stoppedFlag = true;
-      });
-      const graceMs = options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS;
-      if (handler.inFlight > 0) {
-        logger.info({ inFlight: handler.inFlight, waiting: handler.waiting, graceMs }, 'webhook receiver stopping: deliveries in flight may finish, then the rest are answered 503');
-      }
-      // In-flight requests finish; each connection is closed once its response is out (closeIdleConnections only
-      // touches connections with no request running), so no answer is cut off and keep-alive cannot hold us open.
-      const drain = async (until: number) => {
-        while (!stoppedFlag && Date.now() < until) {
-          server.closeIdleConnections();
-          await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 20))]);
-        }
-      };
-      await drain(Date.now() + graceMs);
-      if (!stoppedFlag && handler.inFlight > 0) {
-        // A database that does not answer (a black-holed network path, a lock held elsewhere) must not hold the stop:
-        // what still waits is answered 503, so the platform sends it again.
-        logger.warn(
-          { inFlight: handler.inFlight, waiting: handler.waiting, graceMs },
-          `webhook receiver stopping: ${describeWaiting(handler.waiting)} after ${graceMs} ms; answered 503 so the platform sends them again`,
-        );
-        handler.stop();
-        await drain(Date.now() + ANSWER_FLUSH_MS);
-      }
-      if (!stoppedFlag) {
-        server.closeAllConnections();
-        await stopped;
-      }
-      handler.stop();
-      handler.close();
-      logger.info({ url }, 'webhook receiver stopped');
-    })();
-    return closing;
-  };
+  const close = () => (closing ??= stopReceiver(server, handler, logger, url, options.closeGraceMs ?? DEFAULT_CLOSE_GRACE_MS));
   return { url, port, handler, close };
+}
+
+/**
+ * Stops a receiver: no new connection; deliveries in flight may finish within `graceMs`, then what still waits is
+ * answered 503 (the platform sends it again); every connection closes once its answer is out.
+ */
+async function stopReceiver(server: Server, handler: WebhookHandler, logger: Logger, url: string, graceMs: number): Promise<void> {
+  let stoppedFlag = false;
+  const stopped = new Promise<void>((resolve) => server.close(() => resolve())).then(() => {
+    stoppedFlag = true;
+  });
+  if (handler.inFlight > 0) {
+    logger.info({ inFlight: handler.inFlight, waiting: handler.waiting, graceMs }, 'webhook receiver stopping: deliveries in flight may finish, then the rest are answered 503');
+  }
+  // In-flight requests finish; each connection is closed once its response is out (closeIdleConnections only
+  // touches connections with no request running), so no answer is cut off and keep-alive cannot hold us open.
+  const drain = async (until: number) => {
+    while (!stoppedFlag && Date.now() < until) {
+      server.closeIdleConnections();
+      await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, 20))]);
+    }
+  };
+  await drain(Date.now() + graceMs);
+  if (!stoppedFlag && handler.inFlight > 0) {
+    // A database that does not answer (a black-holed network path, a lock held elsewhere) must not hold the stop:
+    // what still waits is answered 503, so the platform sends it again.
+    logger.warn(
+      { inFlight: handler.inFlight, waiting: handler.waiting, graceMs },
+      `webhook receiver stopping: ${describeWaiting(handler.waiting)} after ${graceMs} ms; answered 503 so the platform sends them again`,
+    );
+    handler.stop();
+    await drain(Date.now() + ANSWER_FLUSH_MS);
+  }
+  if (!stoppedFlag) {
+    server.closeAllConnections();
+    await stopped;
+  }
+  handler.stop();
+  handler.close();
+  logger.info({ url }, 'webhook receiver stopped');
 }
