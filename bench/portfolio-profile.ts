@@ -6,12 +6,13 @@ import { freshDatabase } from '../test/support/databases.ts';
 import { flags, runBench } from './child.ts';
 import { formatFrames, summarize, topOwnTotal, topSelf } from './cpuprofile.ts';
 import type { PortfolioLoad, PortfolioLoadResult } from './portfolio-worker.ts';
+import { portfolioDefinitions } from './portfolio.ts';
 import { BENCH_PG_URL, SyncBench } from './sync-bench.ts';
 
 /**
  * Where keeping the aggregates spends the sync's time, on Postgres (docs/performance.md, "A portfolio's reports"):
- * the same backfill as the portfolio benchmark's cost figure (5-minute sensors, 1,250 floor spaces, default settings,
- * a fresh database), with and without the aggregates, each under node --cpu-prof, while this process samples
+ * the same backfill as the portfolio benchmark's cost figure (5-minute sensors, 1,250 floor spaces listed first,
+ * default settings, a fresh database), with and without the aggregates, each under node --cpu-prof, while this process samples
  * pg_stat_activity every 20 ms (what the server is doing, by statement and wait). Afterwards, pg_stat_user_tables
  * says how many bucket rows were written for each one kept. Prints the figures; writes nothing.
  *
@@ -23,13 +24,13 @@ import { BENCH_PG_URL, SyncBench } from './sync-bench.ts';
 
 const readings = Number(flags().get('readings') ?? 50_000);
 
-async function profiled(sync: SyncBench, maintain: boolean): Promise<void> {
+async function profiled(sync: SyncBench, maintain: boolean, definitions: string): Promise<void> {
   const db = await freshDatabase('postgres', `aggprofile`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
   const dir = mkdtempSync(join(tmpdir(), 'occupancy-sync-aggprofile-'));
   const pg = postgres(BENCH_PG_URL, { max: 1, onnotice: () => {} });
   try {
     const job = await sync.job(readings, db.url);
-    const load: PortfolioLoad = { sandbox: job.sandbox, from: job.from, to: job.to, databaseUrl: db.url, maintain, restart: false, expectedRows: job.expectedRows, env: {} };
+    const load: PortfolioLoad = { sandbox: job.sandbox, from: job.from, to: job.to, databaseUrl: db.url, maintain, restart: false, expectedRows: job.expectedRows, env: { DEFINITIONS_FILE: definitions } };
     const seen = new Map<string, number>();
     let sampling = true;
     let samples = 0;
@@ -76,9 +77,11 @@ async function profiled(sync: SyncBench, maintain: boolean): Promise<void> {
 }
 
 const sync = await SyncBench.start((line) => process.stderr.write(`${line}\n`));
+const definitions = portfolioDefinitions('5m');
 try {
-  await profiled(sync, false);
-  await profiled(sync, true);
+  await profiled(sync, false, definitions.file);
+  await profiled(sync, true, definitions.file);
 } finally {
+  definitions.remove();
   await sync.close();
 }

@@ -82,6 +82,15 @@ const streams = selectStreams(undefined, request, loadStreams(config, { parseDoc
 const opened = await openStore(config.database, { maintainAggregates: job.maintain });
 await opened.migrate();
 const store = job.maintain ? opened : withoutAggregates(opened);
+if (!job.restart) {
+  // Before the first load, untimed: the listings (buildings, floors, floor spaces), as `occupancy-sync sync --stream`
+  // of each would, so every reading's floor space already has its building when its commit keeps the aggregates
+  // (a user stream new to the built-ins runs after them, and so after the readings, in a backfill of everything).
+  const listings = streams.filter((s) => s.kind === 'full');
+  const listed = await runOnce({ config, store, logger: silentLogger, customers: config.customers, streams: listings, request: { mode: 'incremental' } });
+  const failed = listed.outcomes.find((o) => o.status !== 'succeeded');
+  if (failed) throw new Error(`listing ${failed.stateKey} ${failed.status}: ${String((failed.error as Error | undefined)?.message ?? failed.note)}`, { cause: failed.error });
+}
 const cpu = process.cpuUsage();
 const started = performance.now();
 let ms: number;

@@ -101,16 +101,43 @@ const LOAD_ENV = { SYNC_PAGE_SIZE: '5000', SYNC_STEP: '1d' };
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const AGGREGATE_TABLES = /^(occupancy_buckets|calendar_days|aggregate_calendars)/;
 
-/** A definitions file over the built-in occupancy stream declaring hourly sensors, in a temporary directory. */
-function hourlyDefinitions(): { file: string; remove(): void } {
+/**
+ * The portfolio's definitions file, in a temporary directory: the built-in occupancy stream declaring the sensors' interval,
+ * and the floors and floor spaces listings of the sandbox's hierarchy (the queries it serves; the floor spaces one is
+ * docs/examples/api-per-space's), so every floor space has its building and floor. A built-in stream of the same name
+ * is replaced by these, so the benchmark reads the same hierarchy whatever the built-ins list.
+ */
+export function portfolioDefinitions(samplingInterval: '60m' | '5m'): { file: string; remove(): void } {
   const jobs = fileURLToPath(new URL('../jobs/', import.meta.url));
-  const builtIn = parse(readFileSync(join(jobs, 'streams.yaml'), 'utf8')) as { version: number; streams: Array<Record<string, unknown>> };
+  const example = fileURLToPath(new URL('../docs/examples/api-per-space/', import.meta.url));
+  const read = (dir: string) => parse(readFileSync(join(dir, dir === jobs ? 'streams.yaml' : 'occupancy-sync.streams.yaml'), 'utf8')) as { version: number; streams: Array<Record<string, unknown>> };
+  const builtIn = read(jobs);
   const occupancy = builtIn.streams.find((s) => s.name === 'occupancy');
-  if (!occupancy) throw new Error('jobs/streams.yaml has no occupancy stream');
+  const floorSpaces = read(example).streams.find((s) => s.name === 'floor-spaces');
+  if (!occupancy || !floorSpaces) throw new Error('jobs/streams.yaml has no occupancy stream, or docs/examples/api-per-space no floor-spaces stream');
   const dir = mkdtempSync(join(tmpdir(), 'occupancy-sync-portfolio-'));
   const file = join(dir, 'occupancy-sync.streams.yaml');
-  const stream = { ...occupancy, document: join(jobs, String(occupancy.document)), sampling: 'interval', samplingInterval: '60m' };
-  writeFileSync(file, stringify({ version: builtIn.version, streams: [stream] }));
+  writeFileSync(join(dir, 'floors.graphql'), 'query Floors {\n  floors {\n    id\n    buildingId\n    name\n  }\n}\n');
+  const floors = {
+    name: 'floors',
+    document: 'floors.graphql',
+    sink: 'floors',
+    kind: 'full',
+    paging: { style: 'single', records: 'floors', maxPageSize: 10000 },
+    record: {
+      id: { path: 'id', type: 'id' },
+      buildingId: { path: 'buildingId', type: 'id', nullable: true },
+      // The level is left out: a signed whole number is no type of this release's definitions (basements are -1).
+      name: { path: 'name', type: 'string', nullable: true },
+    },
+    softDelete: { completeWhenUnset: [] },
+  };
+  const streams = [
+    { ...occupancy, document: join(jobs, String(occupancy.document)), sampling: 'interval', samplingInterval },
+    floors,
+    { ...floorSpaces, document: join(example, String(floorSpaces.document)) },
+  ];
+  writeFileSync(file, stringify({ version: builtIn.version, streams }));
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
@@ -178,15 +205,18 @@ async function measureDialect(dialect: Dialect, size: PortfolioSize, plan: Portf
   }
 }
 
-/** Sync throughput with and without the aggregates: 5-minute sensors, default settings, fresh databases, alternating. */
-async function measureCost(dialect: Dialect, plan: PortfolioPlan, sync: SyncBench, log: (line: string) => void): Promise<AggregateCost> {
+/**
+ * Sync throughput with and without the aggregates: 5-minute sensors, default settings (page, window), the listings
+ * read first (untimed), fresh databases, alternating.
+ */
+async function measureCost(dialect: Dialect, plan: PortfolioPlan, sync: SyncBench, definitions: string, log: (line: string) => void): Promise<AggregateCost> {
   const runs: Record<'with' | 'without', PortfolioLoadResult[]> = { with: [], without: [] };
   for (let i = 0; i < plan.cost.runs; i++) {
     for (const maintain of i % 2 === 0 ? [false, true] : [true, false]) {
       const db = await freshDatabase(dialect, `aggcost_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
       try {
         const job = await sync.job(plan.cost.readings, db.url);
-        const result = await load(job.sandbox, db, job.from, job.to, job.expectedRows, maintain, {});
+        const result = await load(job.sandbox, db, job.from, job.to, job.expectedRows, maintain, { DEFINITIONS_FILE: definitions });
         log(`  ${dialect} ${maintain ? 'with   ' : 'without'} aggregates: ${result.rows} readings in ${(result.ms / 1000).toFixed(2)} s = ${Math.round((result.rows / result.ms) * 1000)} readings/s`);
         runs[maintain ? 'with' : 'without'].push(result);
       } finally {
@@ -202,7 +232,9 @@ async function measureCost(dialect: Dialect, plan: PortfolioPlan, sync: SyncBenc
 
 export async function measurePortfolio(plan: PortfolioPlan, dialects: readonly Dialect[], log: (line: string) => void): Promise<PortfolioFigures> {
   const figures: PortfolioFigures = { plan, dialects: {}, cost: {} };
-  const definitions = hourlyDefinitions();
+  const definitions = portfolioDefinitions('60m');
+  // The cost's runs read the same listings, over 5-minute sensors.
+  const fiveMinute = portfolioDefinitions('5m');
   // The 5-minute sandbox of the cost's runs starts while the first portfolio loads.
   const starting = plan.cost.runs > 0 ? SyncBench.start(log) : undefined;
   starting?.catch(() => undefined);
@@ -215,11 +247,12 @@ export async function measurePortfolio(plan: PortfolioPlan, dialects: readonly D
       const sync = await starting;
       if (sync) {
         log(`Cost of keeping the aggregates on ${dialect}: ${plan.cost.runs} run(s) each, ${plan.cost.readings.toLocaleString('en-US')} readings of 5-minute sensors`);
-        figures.cost[dialect] = await measureCost(dialect, plan, sync, log);
+        figures.cost[dialect] = await measureCost(dialect, plan, sync, fiveMinute.file, log);
       }
     }
   } finally {
     definitions.remove();
+    fiveMinute.remove();
     await (await starting?.catch(() => undefined))?.close();
   }
   const plans = dialects.flatMap((d) => (figures.dialects[d]?.explain ? [`${d === 'postgres' ? 'Postgres' : 'SQLite'}, full size:\n\n\`\`\`\n${figures.dialects[d]!.explain}\n\`\`\``] : []));
