@@ -72,79 +72,9 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     void done.finally(() => pending.delete(done));
   };
 
-  async function forward(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const n = ++seq;
-    const startedAt = now();
-    const t0 = performance.now();
-    const method = req.method ?? 'GET';
-    const path = req.url ?? '/';
-    const chunks: Buffer[] = [];
-    const request = { method, path, headers: req.headers, body: Buffer.alloc(0) };
-    const finish = (rest: Pick<CapturedExchange, 'response' | 'failure'>) =>
-      hand({ seq: n, startedAt, durationMs: performance.now() - t0, request, ...rest });
-
-    try {
-      await readAll(req, MAX_REQUEST_BYTES, chunks);
-    } catch (error) {
-      request.body = Buffer.concat(chunks);
-      res.destroy();
-      finish({ failure: { stage: 'no-answer', message: `the recorder did not forward the request: its body could not be read (${errorText(error)})` } });
-      return;
-    }
-    request.body = Buffer.concat(chunks);
-
-    const gone = new AbortController();
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
-    });
-    let answer: Awaited<ReturnType<Pool['request']>>;
-    try {
-      answer = await pool.request({
-        path: prefix + path,
-        method: method as 'POST',
-        headers: forwardable(req.headers),
-        body: request.body.length > 0 ? request.body : null,
-        signal: gone.signal,
-      });
-    } catch (error) {
-      res.destroy();
-      finish({ failure: gone.signal.aborted ? { stage: 'client-gone', message: 'the command closed the connection before the answer came' } : { stage: 'no-answer', message: errorText(error) } });
-      return;
-    }
-    const body: Buffer[] = [];
-    const headers = forwardable(answer.headers as IncomingHttpHeaders);
-    try {
-      await readAll(answer.body, Number.MAX_SAFE_INTEGER, body);
-    } catch (error) {
-      const wire = Buffer.concat(body);
-      const response = { status: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, wire };
-      if (gone.signal.aborted) {
-        finish({ response, failure: { stage: 'client-gone', message: 'the command closed the connection while the answer came' } });
-        return;
-      }
-      // Cut off on the way in, cut off on the way out: announce what the platform announced, send what came.
-      res.sendDate = false;
-      const announced = answer.headers['content-length'];
-      res.writeHead(answer.statusCode, { ...headers, ...(announced !== undefined && { 'content-length': String(announced) }) });
-      res.write(wire, () => res.destroy());
-      finish({ response, failure: { stage: 'body', message: `the answer's body was cut off after ${wire.length} bytes (${errorText(error)})` } });
-      return;
-    }
-    const wire = Buffer.concat(body);
-    if (!gone.signal.aborted) {
-      // The platform's Date header, not ours: the command caps its watermark with it.
-      res.sendDate = false;
-      res.writeHead(answer.statusCode, { ...headers, 'content-length': String(wire.length) });
-      res.end(wire);
-    }
-    finish({
-      response: { status: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, wire },
-      ...(gone.signal.aborted && { failure: { stage: 'client-gone' as const, message: 'the command closed the connection before the answer was passed on' } }),
-    });
-  }
-
+  const context: ProxyContext = { pool, prefix, now, next: () => ++seq, hand };
   const server = createServer((req, res) => {
-    forward(req, res).catch((error: unknown) => {
+    forward(context, req, res).catch((error: unknown) => {
       options.logger.error({ err: error }, 'record: the proxy failed on a request');
       res.destroy();
     });
@@ -173,3 +103,86 @@ export async function startRecordingProxy(options: RecordingProxyOptions): Promi
     },
   };
 }
+
+/** What forwarding a request needs of its proxy. */
+interface ProxyContext {
+  pool: Pool;
+  /** The upstream URL's path, prefixed to each request's. */
+  prefix: string;
+  now: () => number;
+  /** The next exchange's sequence number. */
+  next(): number;
+  hand(exchange: CapturedExchange): void;
+}
+/** One request passed on to the platform and its answer back, the exchange handed over as it went. */
+async function forward(ctx: ProxyContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const n = ctx.next();
+  const startedAt = ctx.now();
+  const t0 = performance.now();
+  const method = req.method ?? 'GET';
+  const path = req.url ?? '/';
+  const chunks: Buffer[] = [];
+  const request = { method, path, headers: req.headers, body: Buffer.alloc(0) };
+  const finish = (rest: Pick<CapturedExchange, 'response' | 'failure'>) =>
+    ctx.hand({ seq: n, startedAt, durationMs: performance.now() - t0, request, ...rest });
+
+  try {
+    await readAll(req, MAX_REQUEST_BYTES, chunks);
+  } catch (error) {
+    request.body = Buffer.concat(chunks);
+    res.destroy();
+    finish({ failure: { stage: 'no-answer', message: `the recorder did not forward the request: its body could not be read (${errorText(error)})` } });
+    return;
+  }
+  request.body = Buffer.concat(chunks);
+
+  const gone = new AbortController();
+  res.on('close', () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  let answer: Awaited<ReturnType<Pool['request']>>;
+  try {
+    answer = await ctx.pool.request({
+      path: ctx.prefix + path,
+      method: method as 'POST',
+      headers: forwardable(req.headers),
+      body: request.body.length > 0 ? request.body : null,
+      signal: gone.signal,
+    });
+  } catch (error) {
+    res.destroy();
+    finish({ failure: gone.signal.aborted ? { stage: 'client-gone', message: 'the command closed the connection before the answer came' } : { stage: 'no-answer', message: errorText(error) } });
+    return;
+  }
+  const body: Buffer[] = [];
+  const headers = forwardable(answer.headers as IncomingHttpHeaders);
+  try {
+    await readAll(answer.body, Number.MAX_SAFE_INTEGER, body);
+  } catch (error) {
+    const wire = Buffer.concat(body);
+    const response = { status: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, wire };
+    if (gone.signal.aborted) {
+      finish({ response, failure: { stage: 'client-gone', message: 'the command closed the connection while the answer came' } });
+      return;
+    }
+    // Cut off on the way in, cut off on the way out: announce what the platform announced, send what came.
+    res.sendDate = false;
+    const announced = answer.headers['content-length'];
+    res.writeHead(answer.statusCode, { ...headers, ...(announced !== undefined && { 'content-length': String(announced) }) });
+    res.write(wire, () => res.destroy());
+    finish({ response, failure: { stage: 'body', message: `the answer's body was cut off after ${wire.length} bytes (${errorText(error)})` } });
+    return;
+  }
+  const wire = Buffer.concat(body);
+  if (!gone.signal.aborted) {
+    // The platform's Date header, not ours: the command caps its watermark with it.
+    res.sendDate = false;
+    res.writeHead(answer.statusCode, { ...headers, 'content-length': String(wire.length) });
+    res.end(wire);
+  }
+  finish({
+    response: { status: answer.statusCode, headers: answer.headers as IncomingHttpHeaders, wire },
+    ...(gone.signal.aborted && { failure: { stage: 'client-gone' as const, message: 'the command closed the connection before the answer was passed on' } }),
+  });
+}
+
