@@ -170,6 +170,13 @@ export class ContractViolation extends OccupancySyncError {
   }
 }
 
+/**
+ * A declared table (docs/tables.md) cannot follow its declaration: a column's type or the key changed. The message
+ * holds one line per refused change, naming the table, the field, the old and new types and the fix; nothing of the
+ * declaration was applied. Exit code 78, as configuration: the definitions file is what to change.
+ */
+export class TableChangeError extends ConfigError {}
+
 /** The database refused or failed a read or write. */
 export class StoreError extends OccupancySyncError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -37,6 +37,8 @@ export const RUNTIME: string[] = [
   'test/sync/crash-fanout-sqlite.test.ts',
   'test/sync/crash-fanout-postgres.test.ts',
   'test/definitions/per-space.test.ts',
+  // A declared table synced from the sandbox over HTTP into SQLite and Postgres, by the CLI.
+  'test/definitions/declared-table.test.ts',
   // HTTP framing, streaming, floods of gzip, a misbehaving server, processes killed and databases gone.
   'test/reliability/webhook-http.test.ts',
   'test/reliability/webhook-stream.test.ts',

@@ -1,5 +1,5 @@
 import type { Store, SyncState } from '../store/types.ts';
-import { runKeyOf, type AnyStream } from '../sync/stream.ts';
+import { runKeyOf, targetOf, type AnyStream } from '../sync/stream.ts';
 import { toIsoUtc } from '../time.ts';
 
 /**
@@ -56,7 +56,7 @@ export async function checkCompleteness(
     if (!stream || !state.watermark) continue;
     const to = Date.parse(state.watermark);
     const count = (shift: number) =>
-      store.countInWindow(stream.sink, stream.cursorField!, state.customerId, toIsoUtc(to - options.windowMs - shift), toIsoUtc(to - shift));
+      store.countInWindow(targetOf(stream), stream.cursorField!, state.customerId, toIsoUtc(to - options.windowMs - shift), toIsoUtc(to - shift));
     const [current, dayBefore, weekBefore] = await Promise.all([count(0), count(DAY), count(7 * DAY)]);
     findings.push({
       customerId: state.customerId,

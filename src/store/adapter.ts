@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { Dialect } from '../config.ts';
 import type { CompatibilityFlags } from './compatibility.ts';
-import type { IsoUtc, Lock, OccupancySource, SinkName, SinkRecords } from './types.ts';
+import type { IsoUtc, Lock, OccupancySource, SinkName, SinkRecords, TableRecord } from './types.ts';
 
 /**
  * What the dialect-neutral core (store.ts, migrator.ts) needs from a database: run portable drizzle `sql` statements
@@ -18,8 +18,19 @@ export interface Executor {
   run(query: SQL, doing?: string): Promise<number>;
   /** Runs one statement of a script as written (migrations, views): no parameters, nothing cached. */
   exec(statement: string): Promise<void>;
-  /** Upserts one page of records with the sink's prepared statement. */
-  upsert<S extends SinkName>(sink: S, page: PageContext, records: ReadonlyArray<SinkRecords[S]>): Promise<void>;
+  /** Upserts one page of records with the sink's prepared statement (a declared table's sink is given as its SinkDef). */
+  upsert(sink: SinkName | DeclaredSink, page: PageContext, records: ReadonlyArray<SinkRecords[SinkName] | TableRecord>): Promise<void>;
+}
+
+/**
+ * A declared table's sink (a SinkDef of sink-def.ts, made by declared-table-sink.ts), as the Executor takes it: named
+ * by its shape here so that this file and sink-def.ts, which takes the Executor, do not import each other.
+ */
+export interface DeclaredSink {
+  readonly table: string;
+  readonly writeTable: string;
+  readonly rowFields: readonly string[];
+  fill(record: TableRecord, out: unknown[], offset: number, index: number, prepared: undefined): void;
 }
 
 /** Values shared by every row of a page. */
@@ -49,6 +60,8 @@ export interface Bookkeeping {
   migrations: string;
   /** The checksums of the repeatable scripts (db/views) as last applied. */
   repeatable: string;
+  /** The steps applied to declared tables (docs/tables.md), each with its checksum and the table's shape after it. */
+  declared: string;
   /** Statements that make the place for them, run once the migration lock is held (Postgres: the schemas). */
   setup: readonly string[];
   /**

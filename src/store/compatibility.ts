@@ -1,4 +1,5 @@
 import type { Dialect } from '../config.ts';
+import type { TableColumnType } from './types.ts';
 
 /**
  * What differs between SQLite and Postgres, as data (pg-boss keeps the same as COMPATIBILITY_FLAGS): the neutral core
@@ -17,6 +18,13 @@ export interface CompatibilityFlags {
   replaceViews: boolean;
   /** Whether a table exists: `ok` is true or false; $1 is its name as written in SQL (quoted, schema-qualified). */
   tableExists: string;
+  /** The SQL type of a declared table's column of each store type (docs/tables.md, "Types"). */
+  declaredTypes: Readonly<Record<TableColumnType, string>>;
+  /**
+   * How a boolean is bound, [false, true]: SQLite has no boolean type and its driver binds none (0, 1); postgres.js
+   * sends a list of booleans typed as one boolean, not an array, so Postgres gets their text (f, t).
+   */
+  boundBooleans: readonly [unknown, unknown];
 }
 
 export const COMPATIBILITY_FLAGS: Readonly<Record<Dialect, CompatibilityFlags>> = {
@@ -25,11 +33,16 @@ export const COMPATIBILITY_FLAGS: Readonly<Record<Dialect, CompatibilityFlags>> 
     migrationTimeType: 'numeric',
     replaceViews: false,
     tableExists: `SELECT count(*) > 0 AS ok FROM sqlite_master WHERE type = 'table' AND '"' || name || '"' = $1`,
+    // Timestamps as the canonical ISO text every other SQLite table keeps (fixed width: it sorts and compares).
+    declaredTypes: { text: 'text', integer: 'integer', bigint: 'integer', double: 'real', boolean: 'integer', timestamp: 'text' },
+    boundBooleans: [0, 1],
   },
   postgres: {
     files: 'pg',
     migrationTimeType: 'bigint',
     replaceViews: true,
     tableExists: 'SELECT to_regclass($1) IS NOT NULL AS ok',
+    declaredTypes: { text: 'text', integer: 'integer', bigint: 'bigint', double: 'double precision', boolean: 'boolean', timestamp: 'timestamp with time zone' },
+    boundBooleans: ['f', 't'],
   },
 };

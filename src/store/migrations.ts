@@ -18,6 +18,8 @@ import { COMPATIBILITY_FLAGS, type CompatibilityFlags } from './compatibility.ts
  */
 export const MIGRATIONS_TABLE = '__drizzle_migrations';
 export const REPEATABLE_TABLE = '__repeatable_migrations';
+/** The steps applied to declared tables (docs/tables.md): a table's history, as the migrations table is ours. */
+export const DECLARED_TABLE = '__declared_tables';
 
 const BREAKPOINT = '--> statement-breakpoint';
 

@@ -138,7 +138,7 @@ async function applyRepeatable(db: Adapter, script: RepeatableScript, logger: Lo
 }
 
 /** One migration step: a transaction that first takes the dialect's step lock. */
-function step<T>(db: Adapter, fn: (tx: Executor) => Promise<T>): Promise<T> {
+export function step<T>(db: Adapter, fn: (tx: Executor) => Promise<T>): Promise<T> {
   return db.transaction(async (tx) => {
     if (db.bookkeeping.stepLock) await tx.exec(db.bookkeeping.stepLock);
     return fn(tx);
@@ -152,7 +152,7 @@ async function lastApplied(tx: Pick<Executor, 'all'>, db: Adapter): Promise<numb
 }
 
 /** Takes the migration lock, waiting (and saying for whom) at most lockWaitMs. */
-async function migrationLock(db: Adapter, options: MigratorOptions): Promise<Lock> {
+export async function migrationLock(db: Adapter, options: MigratorOptions): Promise<Lock> {
   const limit = options.lockWaitMs ?? MIGRATION_LOCK_WAIT_MS;
   const started = performance.now();
   let said = -Infinity;

@@ -10,7 +10,7 @@ export type { PageContext } from './adapter.ts';
  */
 
 /** How a bound value travels: the Postgres array element type of unnest; `int8` of a timestamp means epoch ms. */
-export type ColumnType = 'text' | 'timestamptz' | 'int4' | 'int8' | 'uuid';
+export type ColumnType = 'text' | 'timestamptz' | 'int4' | 'int8' | 'uuid' | 'float8' | 'bool';
 
 export interface Column {
   name: string;

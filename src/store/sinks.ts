@@ -8,6 +8,7 @@ import { sinkColumns, SINK_NAMES, type NotInRecords, type SinkColumn } from './c
 import { floorSpaceKeys, occupancySink } from './occupancy-sink.ts';
 import type { Column, ColumnType, PageContext, PrepareInput, SinkDef } from './sink-def.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import type { DeclaredSink } from './adapter.ts';
 import type { FloorSpaceRecord, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 export { sinkKey } from './columns.ts';
@@ -193,22 +194,22 @@ void recordTypesMatchTables;
  * page in the page's transaction (dictionary keys, the arrival); undefined for an empty page (nothing to write).
  */
 export async function preparePage(
-  sink: SinkName,
+  sink: SinkName | DeclaredSink,
   dialect: Dialect,
   input: PrepareInput,
   records: ReadonlyArray<unknown>,
 ): Promise<{ def: SinkDef<unknown>; prepared: unknown } | undefined> {
   if (records.length === 0) return undefined;
-  const def = sinkDef(sink, dialect) as SinkDef<unknown>;
+  const def = (typeof sink === 'string' ? sinkDef(sink, dialect) : sink) as unknown as SinkDef<unknown>;
   return { def, prepared: def.prepare ? await def.prepare(input, records) : undefined };
 }
 
-/** One value per sink, made on first use (each room's upsert text). */
-export function perSink<T>(make: (sink: SinkName) => T): (sink: SinkName) => T {
-  const made = new Map<SinkName, T>();
-  return (sink) => {
-    if (!made.has(sink)) made.set(sink, make(sink));
-    return made.get(sink)!;
+/** One value per sink definition, made on first use (each room's upsert text; a declared table's sink is one too). */
+export function perSink<T>(make: (def: SinkDef<unknown>) => T): (def: SinkDef<unknown>) => T {
+  const made = new WeakMap<SinkDef<unknown>, T>();
+  return (def) => {
+    if (!made.has(def)) made.set(def, make(def));
+    return made.get(def)!;
   };
 }
 

@@ -1,9 +1,10 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Clock } from '../clock.ts';
-import { StoreError } from '../errors.ts';
+import { StoreError, TableChangeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
-import { sinkColumns } from './columns.ts';
+import { DeclaredSinks } from './declare-tables.ts';
+import { targetName, targetRelation } from './declared-tables.ts';
 import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalTimestamp } from './timestamps.ts';
@@ -17,7 +18,8 @@ import { normaliseState, toRun, toState, toStateChange, type Normalised, type Ru
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
   AggregateRebuild, AggregateSettings, FloorSpaceRecord, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
-  QuarantineWrite, RunRecord, RunStatus, SinkName, StateChange, StateChangeRecord, Store, SyncState, SyncStateUpdate, UnmappedStatus,
+  QuarantineWrite, RunRecord, RunStatus, SinkName, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
+  SyncState, SyncStateUpdate, UnmappedStatus,
 } from './types.ts';
 
 /**
@@ -33,6 +35,8 @@ export class SqlStore implements Store {
   readonly #migrator: Omit<MigratorOptions, 'logger'>;
   /** Keep the time-weighted aggregates with every commit of readings (off only to measure what they cost). */
   readonly #maintain: boolean;
+  /** The declared tables' sinks (declareTables). */
+  readonly #tables = new DeclaredSinks();
   /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
   readonly #aggregateSettings = new Map<string, AggregateSettings>();
   /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
@@ -81,13 +85,18 @@ export class SqlStore implements Store {
     return this.#wrap('closing the database', () => this.#db.close());
   }
 
-  commitPage<S extends SinkName>(page: PageWrite<S>): Promise<void> {
+  declareTables(tables: readonly DeclaredTable[]): Promise<TableStep[]> {
+    return this.#wrap(`declaring the tables ${tables.map(targetName).join(', ')}`, () => this.#tables.declare(this.#db, tables, { ...this.#migrator, logger: this.#logger }));
+  }
+
+  commitPage<S extends StreamSink>(page: PageWrite<S>): Promise<void> {
     return this.#wrap(`committing a ${page.sink} page for customer ${page.customerId}`, async () => {
       if (page.checkpoint.customerId !== page.customerId) {
         throw new StoreError(
           `checkpoint customer "${page.checkpoint.customerId}" does not match the page's customer "${page.customerId}"`,
         );
       }
+      const sink = this.#tables.sinkOf(page as PageWrite);
       const lost = this.#db.lockLost(page.customerId);
       if (lost) throw new StoreError(lost);
       const at = canonicalTimestamp(page.at, 'page.at');
@@ -99,7 +108,7 @@ export class SqlStore implements Store {
       if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
       await this.#db.transaction(async (tx) => {
         const moving = this.#maintain && page.sink === 'floorSpaces' ? await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>) : undefined;
-        await tx.upsert(page.sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
+        await tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
         if (moving) await followMovedSpaces(tx, this.#db, page.customerId, moving, await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>), this.#settings(page.customerId), at);
         if (this.#maintain && page.sink === 'occupancy') await maintainReadings(tx, this.#db.dialect, page.customerId, page.records as ReadonlyArray<OccupancyRecord>, this.#settings(page.customerId), at);
         if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
@@ -186,10 +195,10 @@ export class SqlStore implements Store {
     });
   }
 
-  markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number> {
-    return this.#wrap(`marking deleted ${sink}`, () => {
-      const { relation: table, softDelete } = sinkColumns(sink);
-      if (!softDelete) throw new StoreError(`sink ${sink} cannot soft-delete: its table keeps no last_seen_at and deleted_at`);
+  markDeleted(sink: SinkTarget, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number> {
+    return this.#wrap(`marking deleted ${targetName(sink)}`, () => {
+      const { relation: table, softDelete } = targetRelation(sink);
+      if (!softDelete) throw new StoreError(`sink ${targetName(sink)} cannot soft-delete: its table keeps no last_seen_at and deleted_at`);
       const since = canonicalTimestamp(seenSince, 'seenSince');
       const deletedAt = canonicalTimestamp(at, 'at');
       return this.#db.run(sql`
@@ -198,12 +207,12 @@ export class SqlStore implements Store {
     });
   }
 
-  listedValues(sink: SinkName, field: string, customerId: string): Promise<string[]> {
-    return this.#wrap(`listing the ${sink} rows in force`, async () => {
-      const shape = sinkColumns(sink);
-      if (!shape.softDelete) throw new StoreError(`sink ${sink} keeps no listing: its table has no last_seen_at and deleted_at`);
+  listedValues(sink: SinkTarget, field: string, customerId: string): Promise<string[]> {
+    return this.#wrap(`listing the ${targetName(sink)} rows in force`, async () => {
+      const shape = targetRelation(sink);
+      if (!shape.softDelete) throw new StoreError(`sink ${targetName(sink)} keeps no listing: its table has no last_seen_at and deleted_at`);
       const column = shape.columns.find((c) => c.field === field);
-      if (!column) throw new StoreError(`sink ${sink} has no field ${field}`);
+      if (!column) throw new StoreError(`sink ${targetName(sink)} has no field ${field}`);
       const c = sql.identifier(column.column);
       const rows = await this.#db.all<{ v: string | number }>(sql`
         SELECT DISTINCT ${c} AS v FROM ${sql.identifier(shape.relation)}
@@ -233,11 +242,11 @@ export class SqlStore implements Store {
     });
   }
 
-  countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number> {
-    return this.#wrap(`counting ${sink} records in a window`, async () => {
-      const shape = sinkColumns(sink);
+  countInWindow(sink: SinkTarget, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number> {
+    return this.#wrap(`counting ${targetName(sink)} records in a window`, async () => {
+      const shape = targetRelation(sink);
       const column = shape.columns.find((c) => c.field === field);
-      if (!column || column.type !== 'timestamp') throw new StoreError(`sink ${sink} has no timestamp field ${field}`);
+      if (!column || column.type !== 'timestamp') throw new StoreError(`sink ${targetName(sink)} has no timestamp field ${field}`);
       const rows = await this.#db.all<{ n: number | string }>(sql`
         SELECT count(*) AS n FROM ${sql.identifier(shape.relation)}
         WHERE customer_id = ${customerId} AND ${sql.identifier(column.column)} >= ${canonicalTimestamp(from, 'from')}
@@ -429,7 +438,7 @@ export class SqlStore implements Store {
     try {
       return await fn();
     } catch (error) {
-      if (error instanceof StoreError) throw error;
+      if (error instanceof StoreError || error instanceof TableChangeError) throw error;
       if (nothingDone) throw storeError(error, this.#db.location, what);
       throw new StoreError(`${what} failed: ${explainDatabaseError(error, this.#db.location)}`, { cause: error });
     }

@@ -18,6 +18,54 @@ export type { IsoUtc };
 export type SinkName = 'buildings' | 'floors' | 'floorSpaces' | 'occupancy';
 
 /**
+ * The sink of a stream that writes a table its definitions declare (`sink: table`, docs/tables.md): its stream carries
+ * the DeclaredTable, and the store creates and evolves the table from it (Store.declareTables).
+ */
+export const TABLE_SINK = 'table';
+/** Every sink a stream may name: the built-in ones, or a declared table. */
+export type StreamSink = SinkName | typeof TABLE_SINK;
+
+/** How a declared table stores a column: the record type's store type (docs/tables.md, "Types"). */
+export type TableColumnType = 'text' | 'integer' | 'bigint' | 'double' | 'boolean' | 'timestamp';
+
+/** One column of a declared table: a field of its stream's record. */
+export interface DeclaredColumn {
+  /** The record field, as the definitions name it (`floorSpaceId`). */
+  field: string;
+  /** Its SQL column: the field in snake case (`floor_space_id`). */
+  column: string;
+  type: TableColumnType;
+}
+
+/**
+ * A table a definitions file declares for a stream (`sink: table`): the stream's record fields are its columns, with
+ * the customer and the key fields its primary key. Store.declareTables creates it as `api_<name>` and evolves it.
+ */
+export interface DeclaredTable {
+  /** The name in the definitions (`desks`); the SQL table is `api_desks` (declaredTableName). */
+  name: string;
+  /** The record fields that, with the customer, identify a row. */
+  key: readonly string[];
+  /** The record's fields, in the declaration's order. */
+  columns: readonly DeclaredColumn[];
+}
+
+/** Where a stream's rows are: a built-in sink, or a declared table. */
+export type SinkTarget = SinkName | DeclaredTable;
+
+/** A record of a declared table: its fields by name. */
+export type TableRecord = Readonly<Record<string, unknown>>;
+
+/** A step a declaration made to its table (Store.declareTables): created it, or added columns. */
+export interface TableStep {
+  /** The SQL table, e.g. `api_desks`. */
+  table: string;
+  step: number;
+  /** What it did, e.g. `created api_desks (id, name, capacity)` or `added column seats`. */
+  change: string;
+}
+
+/**
  * A record carries the columns of its sink's table that vary per record; the page supplies the rest (customer,
  * source, times). Written out so the package's types need no Drizzle types; store/sinks.ts checks at compile time
  * that each is exactly the table's insert type for those fields (db/schema/pg.ts stays the one definition).
@@ -150,10 +198,15 @@ export interface DeliveryRule {
   read(item: unknown, envelope: Record<string, unknown>): { ok: true; record: OccupancyRecord } | { ok: false; rejected: QuarantinedRecord };
 }
 
-export interface PageWrite<S extends SinkName = SinkName> {
+/** The records each sink a stream may name takes. */
+export type StreamRecords = SinkRecords & { table: TableRecord };
+
+export interface PageWrite<S extends StreamSink = StreamSink> {
   customerId: string;
   sink: S;
-  records: ReadonlyArray<SinkRecords[S]>;
+  /** The declared table of sink `table` (declared before, Store.declareTables). */
+  table?: DeclaredTable;
+  records: ReadonlyArray<StreamRecords[S]>;
   /** Rows written by this page are stamped with this time (ingested_at, last_seen_at). */
   at: IsoUtc;
   /** Saved in the same transaction as the records: a crash leaves either both or neither. */
@@ -276,8 +329,15 @@ export interface Store {
   requireCurrentSchema(): Promise<void>;
   close(): Promise<void>;
 
+  /**
+   * Creates each declared table that does not exist yet and adds the columns its declaration gained, each change one
+   * recorded step (like a migration, under the migration lock); a column its declaration no longer names stays. Refuses
+   * (TableChangeError, one line per column with the fix) a column whose type or a key that changed. Resolves to the
+   * steps this call applied. A table must be declared in this store before pages are committed to it.
+   */
+  declareTables(tables: readonly DeclaredTable[]): Promise<TableStep[]>;
   /** Upserts a page of records and saves the checkpoint atomically. */
-  commitPage<S extends SinkName>(page: PageWrite<S>): Promise<void>;
+  commitPage<S extends StreamSink>(page: PageWrite<S>): Promise<void>;
   getState(customerId: string, stateKey: string): Promise<SyncState | undefined>;
   /** Saves state on its own; refuses (StoreError) to move an existing watermark backwards. */
   saveState(state: SyncStateUpdate): Promise<void>;
@@ -295,14 +355,14 @@ export interface Store {
    * Soft-deletes the customer's rows of `sink` not seen since `seenSince` (`deleted_at = at`); a later upsert of the
    * row clears it. StoreError for a sink whose table keeps no `last_seen_at`/`deleted_at`.
    */
-  markDeleted(sink: SinkName, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
+  markDeleted(sink: SinkTarget, customerId: string, seenSince: IsoUtc, at: IsoUtc): Promise<number>;
 
   /**
    * The distinct values of `field` among the customer's rows of `sink` that a listing has seen and not soft-deleted
    * (`last_seen_at` set, `deleted_at` NULL), in order: a fan-out stream's parents. Rows only readings have named, and
    * NULL values, are left out. StoreError for a sink that keeps no listing, or a field it lacks.
    */
-  listedValues(sink: SinkName, field: string, customerId: string): Promise<string[]>;
+  listedValues(sink: SinkTarget, field: string, customerId: string): Promise<string[]>;
 
   startRun(run: { customerId: string; stateKey: string; mode: RunMode; startedAt: IsoUtc }): Promise<number>;
   finishRun(id: number, outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null }): Promise<void>;
@@ -348,7 +408,7 @@ export interface Store {
    * Records of the customer in `sink` whose `field` (a timestamp field of its records, e.g. observedAt) lies in
    * [from, to): what a window held, for the completeness alarm.
    */
-  countInWindow(sink: SinkName, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number>;
+  countInWindow(sink: SinkTarget, field: string, customerId: string, from: IsoUtc, to: IsoUtc): Promise<number>;
 
   /**
    * Compares what each building's time-weighted aggregates were computed with (zone, working calendar, max hold) with

@@ -1,8 +1,8 @@
-import type { SinkName } from '../store/types.ts';
+import type { StreamSink } from '../store/types.ts';
 import { columnField, NAME, softDeletes } from './definition-parts.ts';
 import { mapAt, stringAt, type YamlPath, type YamlSource } from './definition-yaml.ts';
 import { PARTITION_PATH } from './records.ts';
-import type { AnyStream, PartitionSpec } from './stream.ts';
+import { targetOf, type AnyStream, type PartitionSpec } from './stream.ts';
 
 /**
  * A fan-out stream's `partition` in a definitions file (docs/api-assumptions.md, "Fan-out streams"): which stream's
@@ -49,7 +49,7 @@ export function partitionAt(
 }
 
 /** A record mapping that reads `$partition` in a stream without a partition: an error at each such field. */
-export function checkPartitionPaths(src: YamlSource, at: YamlPath, record: Record<string, { path: string }>, written: Record<string, unknown>, sink: SinkName): void {
+export function checkPartitionPaths(src: YamlSource, at: YamlPath, record: Record<string, { path: string }>, written: Record<string, unknown>, sink: StreamSink): void {
   for (const [field, spec] of Object.entries(record)) {
     if (spec.path !== PARTITION_PATH) continue;
     const key = Object.keys(written).find((k) => columnField(sink, k) === field) ?? field;
@@ -117,16 +117,17 @@ export function resolvePartitions(
         return stream;
       }
     }
-    if (!softDeletes(parent.sink)) {
+    if (parent.sink !== 'table' && !softDeletes(parent.sink)) {
       src.error(at, `stream ${parent.name} writes sink ${parent.sink}, whose rows are not a listing that can drop a parent (no last_seen_at, deleted_at)`, 'take the parents from a stream that lists them (buildings, floors, floorSpaces)');
       return stream;
     }
-    const field = columnField(parent.sink, d.parentKey);
+    const field = parent.sink === 'table' ? parent.table?.columns.find((c) => c.field === d.parentKey)?.field : columnField(parent.sink, d.parentKey);
     if (!field) {
-      src.error([...d.at, 'parentKey'], `sink ${parent.sink} of stream ${parent.name} has no field ${d.parentKey}`, `name one of its fields, e.g. ${columnField(parent.sink, 'id') ? 'id' : 'its key'}`);
+      const example = parent.sink === 'table' ? (parent.table?.key[0] ?? 'its key') : columnField(parent.sink, 'id') ? 'id' : 'its key';
+      src.error([...d.at, 'parentKey'], `sink ${parent.sink} of stream ${parent.name} has no field ${d.parentKey}`, `name one of its fields, e.g. ${example}`);
       return stream;
     }
-    const partition: PartitionSpec = { parent: parent.name, parentSink: parent.sink, parentKey: field, variable: d.variable };
+    const partition: PartitionSpec = { parent: parent.name, parentSink: targetOf(parent), parentKey: field, variable: d.variable };
     return { ...stream, partition } as AnyStream;
   });
 }

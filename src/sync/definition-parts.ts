@@ -1,7 +1,7 @@
 import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
 import { SINK_NAMES, sinkColumns, sinkKey } from '../store/columns.ts';
-import type { SinkName } from '../store/types.ts';
+import type { SinkName, StreamSink } from '../store/types.ts';
 import { recordLevels, selects } from './definition-selection.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, type YamlPath, type YamlSource } from './definition-yaml.ts';
 import type { PagingStyle } from './paging/index.ts';
@@ -31,6 +31,8 @@ export function keyOf(sink: SinkName): string[] {
 export const softDeletes = (sink: SinkName): boolean => sinkColumns(sink).softDelete;
 export { SINK_NAMES };
 export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'timestamp'];
+/** A declared table's fields may also be any whole number, any number, or a boolean (docs/tables.md, "Types"). */
+export const TABLE_FIELD_TYPES: readonly FieldType[] = [...FIELD_TYPES, 'integer', 'number', 'boolean'];
 /** A nullable column a definition leaves unmapped reads this (never present): it is stored as null. */
 export const UNMAPPED = '(unmapped)';
 
@@ -49,7 +51,7 @@ export function checkSelected(
   src: YamlSource,
   path: YamlPath,
   written: Record<string, unknown>,
-  sink: SinkName,
+  sink: StreamSink,
   loaded: { doc: LoadedDocument; operation: OperationDefinitionNode },
   paging: PagingStyle,
   record: Record<string, FieldSpec>,
@@ -79,7 +81,9 @@ export function checkSelected(
 
 export const isSink = (value: unknown): value is SinkName => typeof value === 'string' && (SINK_NAMES as string[]).includes(value);
 
-export function columnField(sink: SinkName, name: string): string | undefined {
+/** The record field a definition names by its field or column name; a declared table's fields are named as they are. */
+export function columnField(sink: StreamSink, name: string): string | undefined {
+  if (sink === 'table') return name;
   const columns = columnsOf(sink);
   if (name in columns) return name;
   return Object.entries(columns).find(([, c]) => c.column === name)?.[0];
@@ -107,32 +111,13 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
       continue;
     }
     seen.add(field);
-    const m = mapAt(src, [...at, key], spec, `the mapping of ${field}`, ['path', 'type', 'nullable', 'format', 'map'], ['path', 'type']);
-    if (!m) continue;
-    const path = stringAt(src, [...at, key, 'path'], m.path, 'path', FIELD_PATH);
-    const parents = path?.match(/\$parent\./g)?.length ?? 0;
-    if (parents > depth) {
-      src.error([...at, key, 'path'], `${path} goes ${parents} list(s) up, the records path nests ${depth}`, 'mark the enclosing lists with [] in paging.records, or drop $parent.');
+    if (spec !== null && typeof spec === 'object' && ['integer', 'number', 'boolean'].includes((spec as { type?: unknown }).type as string)) {
+      src.error([...at, key, 'type'], `type ${String((spec as { type?: unknown }).type)} is for a declared table's fields; sink ${sink}'s column ${field} is not one`, `use one of ${FIELD_TYPES.join(', ')}`);
+      continue;
     }
-    const type = m.type as FieldType;
-    if (m.type !== undefined && !FIELD_TYPES.includes(type)) src.error([...at, key, 'type'], `unknown type ${JSON.stringify(m.type)}`, `use one of ${FIELD_TYPES.join(', ')}`);
-    if (m.nullable !== undefined && typeof m.nullable !== 'boolean') src.error([...at, key, 'nullable'], 'nullable must be true or false', 'write nullable: true');
-    if (m.nullable === true && !columns[field]!.nullable) src.error([...at, key, 'nullable'], `column ${field} cannot be null`, 'remove nullable');
-    const format = m.format;
-    if (format !== undefined) {
-      if (type !== 'timestamp') src.error([...at, key, 'format'], `only a timestamp has a format, ${field} is ${String(m.type)}`, 'remove format');
-      else if (!isTimeFormat(format)) src.error([...at, key, 'format'], `unknown time format ${describeYaml(format)}`, `use one of ${TIME_FORMATS.join(', ')}`);
-    }
-    const map = m.map === undefined ? undefined : valueMapAt(src, [...at, key, 'map'], m.map, type);
-    if (path) {
-      out[field] = {
-        path,
-        type,
-        ...(m.nullable === true && { nullable: true }),
-        ...(isTimeFormat(format) && format !== 'iso' && { format }),
-        ...(map && { map }),
-      };
-    }
+    const mapped = fieldAt(src, [...at, key], spec, field, depth, FIELD_TYPES);
+    if (mapped?.nullable && !columns[field]!.nullable) src.error([...at, key, 'nullable'], `column ${field} cannot be null`, 'remove nullable');
+    if (mapped) out[field] = mapped;
   }
   // In the sink's column order, so a record's first broken field is named the same way whatever the file's order.
   const ordered: Record<string, FieldSpec> = {};
@@ -143,6 +128,37 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
     else src.error(at, `column ${field} (${column.column}) of sink ${sink} is not mapped`, `add \`${field}: { path: <field in the answer>, type: ... }\``, { key: true });
   }
   return src.errors.length > before ? undefined : ordered;
+}
+
+/**
+ * One field's mapping, `{ path, type, nullable?, format?, map? }`: where the value is in the answer and what it must
+ * be. `depth`: how many lists the records path nests (how far `$parent.` may go up); `types`: the types allowed here.
+ */
+export function fieldAt(src: YamlSource, at: YamlPath, spec: unknown, field: string, depth: number, types: readonly FieldType[]): FieldSpec | undefined {
+  const m = mapAt(src, at, spec, `the mapping of ${field}`, ['path', 'type', 'nullable', 'format', 'map'], ['path', 'type']);
+  if (!m) return undefined;
+  const path = stringAt(src, [...at, 'path'], m.path, 'path', FIELD_PATH);
+  const parents = path?.match(/\$parent\./g)?.length ?? 0;
+  if (parents > depth) {
+    src.error([...at, 'path'], `${path} goes ${parents} list(s) up, the records path nests ${depth}`, 'mark the enclosing lists with [] in paging.records, or drop $parent.');
+  }
+  const type = m.type as FieldType;
+  if (m.type !== undefined && !types.includes(type)) src.error([...at, 'type'], `unknown type ${JSON.stringify(m.type)}`, `use one of ${types.join(', ')}`);
+  if (m.nullable !== undefined && typeof m.nullable !== 'boolean') src.error([...at, 'nullable'], 'nullable must be true or false', 'write nullable: true');
+  const format = m.format;
+  if (format !== undefined) {
+    if (type !== 'timestamp') src.error([...at, 'format'], `only a timestamp has a format, ${field} is ${String(m.type)}`, 'remove format');
+    else if (!isTimeFormat(format)) src.error([...at, 'format'], `unknown time format ${describeYaml(format)}`, `use one of ${TIME_FORMATS.join(', ')}`);
+  }
+  const map = m.map === undefined ? undefined : valueMapAt(src, [...at, 'map'], m.map, type);
+  if (!path) return undefined;
+  return {
+    path,
+    type,
+    ...(m.nullable === true && { nullable: true }),
+    ...(isTimeFormat(format) && format !== 'iso' && { format }),
+    ...(map && { map }),
+  };
 }
 
 /** A value map: the API's spellings (keys) to the stored values; only for the text types. */

@@ -1,6 +1,6 @@
 import { parseDuration } from '../config.ts';
 import { defaultMaxHold, type Sampling } from '../time-weight.ts';
-import type { SinkName } from '../store/types.ts';
+import type { SinkName, StreamSink } from '../store/types.ts';
 import { describeYaml, type YamlPath, type YamlSource } from './definition-yaml.ts';
 
 /**
@@ -37,7 +37,7 @@ function durationAt(src: YamlSource, at: YamlPath, value: unknown, key: string, 
  * The stream's sampling from its `sampling`, `samplingInterval` and `maxHold` keys (each optional), or undefined with
  * one error per problem. A stream of another sink gets undefined and no error when it declares none.
  */
-export function samplingAt(src: YamlSource, path: YamlPath, s: Record<string, unknown>, sink: SinkName | undefined): StreamSampling | undefined {
+export function samplingAt(src: YamlSource, path: YamlPath, s: Record<string, unknown>, sink: StreamSink | undefined): StreamSampling | undefined {
   const declared = (['sampling', 'samplingInterval', 'maxHold'] as const).filter((k) => s[k] !== undefined);
   if (sink !== READINGS_SINK) {
     for (const key of declared) {

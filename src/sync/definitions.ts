@@ -3,12 +3,13 @@ import { dirname, resolve } from 'node:path';
 import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
-import type { SinkName } from '../store/types.ts';
+import { TABLE_SINK, type SinkName, type StreamSink } from '../store/types.ts';
 import { parseDuration, PLACEHOLDER_SETTING_NAMES } from '../config.ts';
 import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDeletes, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt, type PagingStyle } from './paging/index.ts';
 import { samplingAt } from './definition-sampling.ts';
+import { declaredTableAt, tableRecordAt } from './definition-table.ts';
 import { selects } from './definition-selection.ts';
 import { checkPartitionPaths, partitionAt, resolvePartitions, type DeclaredPartition } from './definition-partitions.ts';
 import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
@@ -236,14 +237,16 @@ function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: Webhoo
 
 function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): { stream: AnyStream; partition: DeclaredPartition | undefined } | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold', 'partition'];
+  const keys = ['name', 'document', 'sink', 'table', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold', 'partition'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
   const sink = s.sink as SinkName;
-  if (s.sink !== undefined && !isSink(s.sink)) {
-    src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${SINK_NAMES.join(', ')}`);
+  const declaresTable = s.sink === TABLE_SINK;
+  if (s.sink !== undefined && !isSink(s.sink) && !declaresTable) {
+    src.error([...path, 'sink'], `unknown sink ${JSON.stringify(s.sink)}`, `use one of ${SINK_NAMES.join(', ')}, or ${TABLE_SINK} with the stream's own table (docs/tables.md)`);
   }
+  if (!declaresTable && s.table !== undefined) src.error([...path, 'table'], `only a stream of sink ${TABLE_SINK} declares a table; this one's sink is ${String(s.sink)}`, `remove table, or write sink: ${TABLE_SINK}`);
   const kind = kindAt(src, path, s.kind, version);
   const windowed = kind === 'incremental';
   const loaded = s.document !== undefined ? documents.read([...path, 'document'], s.document) : undefined;
@@ -275,22 +278,26 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     }
   }
   if (paging) checkSinglePageCap(src, path, paging, windowed);
-  const record = isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, paging?.records.each.length ?? 0) : undefined;
+  const depth = paging?.records.each.length ?? 0;
+  const record = declaresTable ? tableRecordAt(src, [...path, 'record'], s.record, depth) : isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, depth) : undefined;
   if (record && s.partition === undefined) checkPartitionPaths(src, [...path, 'record'], record, s.record as Record<string, unknown>, sink);
   if (s.key !== undefined && isSink(sink)) checkKey(src, [...path, 'key'], s.key, sink);
-  const cursorField = cursorFieldAt(src, path, s.cursorField, sink, windowed, record);
+  const table = declaresTable ? declaredTableAt(src, path, s, record) : undefined;
+  const cursorField = cursorFieldAt(src, path, s.cursorField, declaresTable ? TABLE_SINK : sink, windowed, record);
   const window = windowed && variables ? windowAt(src, [...path, 'window'], s.window, variables) : undefined;
   if (!windowed && s.window !== undefined) src.error([...path, 'window'], 'only an incremental stream has windows', 'remove window');
-  const softDelete = s.softDelete === undefined ? undefined : softDeleteAt(src, [...path, 'softDelete'], s.softDelete, kind, sink, variables);
-  const deliveries = s.deliveries === undefined || !record ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
-  const sampling = isSink(sink) ? samplingAt(src, path, s, sink) : undefined;
-  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, sink, parsed, paging, record);
-  if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables) return undefined;
+  const softDelete = s.softDelete === undefined ? undefined : softDeleteAt(src, [...path, 'softDelete'], s.softDelete, kind, declaresTable ? TABLE_SINK : sink, variables);
+  if (declaresTable && s.deliveries !== undefined) src.error([...path, 'deliveries'], `deliveries are stored into sink occupancy, this stream's sink is ${TABLE_SINK}`, 'remove deliveries');
+  const deliveries = s.deliveries === undefined || !record || declaresTable ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
+  const sampling = isSink(sink) || declaresTable ? samplingAt(src, path, s, declaresTable ? TABLE_SINK : sink) : undefined;
+  if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, declaresTable ? TABLE_SINK : sink, parsed, paging, record);
+  if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables || (declaresTable && !table)) return undefined;
   const build = variables.build;
   const stream = defineStream({
     name,
     document: loaded.path,
-    sink,
+    sink: declaresTable ? TABLE_SINK : sink,
+    ...(table && { table }),
     kind,
     paging,
     variables: build,
@@ -336,10 +343,10 @@ function checkKey(src: YamlSource, at: YamlPath, declared: unknown, sink: SinkNa
 }
 
 /** The timestamp column an incremental stream's windows are cut on: a mapped timestamp of its record. */
-function cursorFieldAt(src: YamlSource, path: YamlPath, given: unknown, sink: SinkName, windowed: boolean, record: Record<string, FieldSpec> | undefined): string | undefined {
+function cursorFieldAt(src: YamlSource, path: YamlPath, given: unknown, sink: StreamSink, windowed: boolean, record: Record<string, FieldSpec> | undefined): string | undefined {
   let cursorField: string | undefined;
   if (given !== undefined) {
-    const field = typeof given === 'string' && isSink(sink) ? columnField(sink, given) : undefined;
+    const field = typeof given === 'string' && (isSink(sink) || sink === TABLE_SINK) ? columnField(sink, given) : undefined;
     if (!windowed) src.error([...path, 'cursorField'], 'only an incremental stream has a cursorField', 'remove it');
     else if (!record) {
       // The record's own errors are reported; a cursor field cannot be judged against a broken mapping.
@@ -353,11 +360,11 @@ function cursorFieldAt(src: YamlSource, path: YamlPath, given: unknown, sink: Si
 }
 
 /** A full stream's rule for when a listing is complete (only then are the rows it lacks soft-deleted). */
-function softDeleteAt(src: YamlSource, at: YamlPath, given: unknown, kind: StreamKind | undefined, sink: SinkName, variables: CompiledVariables | undefined): { isComplete(variables: Record<string, unknown>): boolean } | undefined {
+function softDeleteAt(src: YamlSource, at: YamlPath, given: unknown, kind: StreamKind | undefined, sink: StreamSink, variables: CompiledVariables | undefined): { isComplete(variables: Record<string, unknown>): boolean } | undefined {
   const rule = mapAt(src, at, given, 'softDelete', ['completeWhenUnset'], ['completeWhenUnset']);
   const unset = rule?.completeWhenUnset;
   if (kind !== 'full') src.error(at, 'only a full stream can soft-delete', 'remove softDelete');
-  else if (!softDeletes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
+  else if (sink !== TABLE_SINK && !softDeletes(sink)) src.error(at, `rows of sink ${sink} are never soft-deleted`, 'remove softDelete');
   if (rule && (!Array.isArray(unset) || unset.some((v) => typeof v !== 'string' || !variables?.names.includes(v)))) {
     src.error([...at, 'completeWhenUnset'], 'completeWhenUnset must list variables of the stream (a listing is complete when none of them is sent)', 'e.g. completeWhenUnset: [nameLike], or [] when every listing is complete');
     return undefined;

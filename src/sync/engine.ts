@@ -55,6 +55,10 @@ export async function runSync(options: SyncOptions): Promise<SyncReport> {
   const planned = planStreams(options.streams, request);
   // Parsed once up front: a broken document is a configuration problem, not one failure per customer.
   const documents = new Map(planned.map((p) => [p.stream.name, options.loadDocument(p.stream.document)]));
+  // The streams' own tables made or evolved before any page, once for every customer: a declaration the stored table
+  // cannot follow (a column's type changed) fails the run here, one line per change (docs/tables.md).
+  const tables = planned.flatMap((p) => (p.stream.table ? [p.stream.table] : []));
+  if (tables.length > 0) await options.store.declareTables(tables);
 
   const outcomes: StreamOutcome[][] = [];
   const queue = options.targets.map((target, index) => ({ target, index }));

@@ -6,9 +6,8 @@ import { effectivePageSize } from './paging/index.ts';
 import { apiPathOf, compileRecord, partitionContext, type FieldSpec } from './records.ts';
 import { limitsOf, validatorOf } from './run/parts.ts';
 import { placeholderSettingsOf, type EngineSettings } from './settings.ts';
-import { DEFAULT_WINDOW, type AnyStream } from './stream.ts';
+import { DEFAULT_WINDOW, keyFieldsOf, type AnyStream } from './stream.ts';
 import { stepOffGrid } from './run/plan.ts';
-import { sinkKey } from '../store/sinks.ts';
 
 /**
  * One real page of a stream, read and checked exactly as a run reads it (the stream's paging style, the page
@@ -113,7 +112,7 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
         where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
         style,
         validate: context ? (node) => validateNode(node, context) : validateNode,
-        keyFields: sinkKey(stream.sink),
+        keyFields: keyFieldsOf(stream),
         ...(window && { window }),
         startCursor: null,
         // Rejected records are counted and reported here, never a reason to stop reading the page.

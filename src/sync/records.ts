@@ -21,6 +21,12 @@ export type FieldType =
   | 'string'
   /** A whole number from 0 to 2,147,483,647 (a Postgres integer). */
   | 'count'
+  /** Declared tables only: any whole number JavaScript holds exactly (±9,007,199,254,740,991; a bigint column). */
+  | 'integer'
+  /** Declared tables only: any finite number (a double precision column); GraphQL's `Float`. */
+  | 'number'
+  /** Declared tables only: true or false, never a string or a number standing for one. */
+  | 'boolean'
   /** An instant in the field's `format` (default ISO 8601 with a zone); stored as canonical UTC with milliseconds. */
   | 'timestamp';
 
@@ -79,6 +85,18 @@ const CHECKS: Record<FieldType, Check> = {
   count: {
     accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= INT4_MAX ? v : REJECT),
     reason: (v) => `expected a whole number from 0 to ${formatCount(INT4_MAX)}, got ${describe(v)}`,
+  },
+  integer: {
+    accept: (v) => (Number.isSafeInteger(v) ? v : REJECT),
+    reason: (v) => `expected a whole number from -9,007,199,254,740,991 to 9,007,199,254,740,991, got ${describe(v)}`,
+  },
+  number: {
+    accept: (v) => (typeof v === 'number' && Number.isFinite(v) ? v : REJECT),
+    reason: (v) => `expected a finite number, got ${describe(v)}`,
+  },
+  boolean: {
+    accept: (v) => (typeof v === 'boolean' ? v : REJECT),
+    reason: (v) => `expected true or false, got ${describe(v)}`,
   },
   timestamp: timestampCheck('iso'),
 };

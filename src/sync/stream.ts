@@ -1,5 +1,6 @@
 import { defaultMaxHold, type Sampling } from '../time-weight.ts';
-import type { SinkName, SinkRecords } from '../store/types.ts';
+import type { DeclaredTable, SinkName, SinkRecords, SinkTarget, StreamRecords, StreamSink } from '../store/types.ts';
+import { sinkKey } from '../store/columns.ts';
 import type { PagingStyle } from './paging/index.ts';
 import type { RecordSpec } from './records.ts';
 import type { VariablesInput } from './variables.ts';
@@ -49,20 +50,22 @@ export interface StreamDeliveries {
 export interface PartitionSpec {
   /** The parent stream's name (`floor-spaces`). */
   parent: string;
-  /** Its sink, whose stored rows are the parents. */
-  parentSink: SinkName;
+  /** Its sink or declared table, whose stored rows are the parents. */
+  parentSink: SinkTarget;
   /** The field of the parent's records whose value each partition sends and stores (`id`). */
   parentKey: string;
   /** The query's variable that takes it (`floorSpaceId`). */
   variable: string;
 }
 
-export interface StreamDefinition<S extends SinkName = SinkName> {
+export interface StreamDefinition<S extends StreamSink = StreamSink> {
   /** Unique; also the lock and state key (`occupancy`, and `occupancy#backfill` for backfills). */
   name: string;
   /** Absolute path of the GraphQL document (one named operation). */
   document: string;
   sink: S;
+  /** Sink `table`: the table the stream declares, whose columns are its record's fields (docs/tables.md). */
+  table?: DeclaredTable;
   kind: StreamKind;
   /** How the listing is paged (src/sync/paging/). */
   paging: PagingStyle;
@@ -72,12 +75,12 @@ export interface StreamDefinition<S extends SinkName = SinkName> {
    * One API node to one row of the sink, declared field by field with types (src/sync/records.ts). A node that breaks
    * it is quarantined with the reason, never coerced.
    */
-  record: RecordSpec<SinkRecords[S]>;
+  record: RecordSpec<StreamRecords[S]>;
   /**
    * The record field the windows are cut on (incremental streams): every record of an answer must lie inside the
    * window it was asked for (the page contract).
    */
-  cursorField?: keyof SinkRecords[S] & string;
+  cursorField?: keyof StreamRecords[S] & string;
   /** Incremental streams: how windows are cut and what their bounds mean. */
   window?: WindowSpec;
   /**
@@ -119,7 +122,19 @@ export function runKeyOf(stateKey: string): string {
 }
 
 /** Any stream, whatever its sink: what the registry and the engine hold. */
-export type AnyStream = { [S in SinkName]: StreamDefinition<S> }[SinkName];
+export type AnyStream = { [S in StreamSink]: StreamDefinition<S> }[StreamSink];
+
+/** The record fields that, with the customer, identify a row of the stream's sink or table. */
+export function keyFieldsOf(stream: AnyStream): readonly string[] {
+  return stream.sink === 'table' ? (stream.table?.key ?? []) : sinkKey(stream.sink);
+}
+
+/** Where a stream's rows are: its built-in sink, or the table it declares (what the store's reads and writes take). */
+export function targetOf(stream: AnyStream): SinkTarget {
+  if (stream.sink !== 'table') return stream.sink;
+  if (!stream.table) throw new Error(`stream ${stream.name}: sink table without its table declaration`);
+  return stream.table;
+}
 
 /** The window settings of an incremental stream (exclusive end on the millisecond grid when it declares none). */
 export const DEFAULT_WINDOW: WindowSpec = { endInclusive: false, stepMs: undefined, gridMs: 1, endSlackMs: 0 };
@@ -128,7 +143,7 @@ export const DEFAULT_WINDOW: WindowSpec = { endInclusive: false, stepMs: undefin
  * Ties the record declaration to the sink's row type in a job file, and gives a stream that stores readings the
  * default sampling when it declares none, so `sampling` and `maxHoldMs` are always set on those.
  */
-export function defineStream<S extends SinkName>(definition: StreamDefinition<S>): StreamDefinition<S> {
+export function defineStream<S extends StreamSink>(definition: StreamDefinition<S>): StreamDefinition<S> {
   if (definition.kind === 'incremental') {
     const cursor = definition.cursorField;
     if (!cursor) throw new Error(`stream ${definition.name}: an incremental stream needs a cursorField`);

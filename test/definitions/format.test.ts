@@ -157,13 +157,13 @@ describe('definitions files', () => {
   it('every problem is one line with file, line and column: unknown keys, sinks, columns, types, an unmapped or untyped cursor', () => {
     const text = VALID.replace('    kind: incremental-window\n', '    kind: incremental-window\n    schedule: hourly\n')
       .replace('occupancyStatus: { path: status, type: text }', 'occupancy_state: { path: status, type: text }')
-      .replace('headcount: { path: people, type: count }', 'headcount: { path: people, type: integer }')
+      .replace('headcount: { path: people, type: count }', 'headcount: { path: people, type: int }')
       .replace('floor_space_id: { path: space.id, type: id }', 'floor_space_id: { path: space.id, type: id, nullable: true }');
     expect(errors(text)).toEqual([
-      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries, sampling, samplingInterval, maxHold, partition',
+      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, table, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries, sampling, samplingInterval, maxHold, partition',
       '/defs/streams.yaml:13:61: column floorSpaceId cannot be null. Fix: remove nullable',
       '/defs/streams.yaml:15:7: sink occupancy has no column "occupancy_state". Fix: map only its columns: floorSpaceId (floor_space_id), observedAt (observed_at), occupancyStatus (occupancy_status), headcount (headcount), eventId (event_id)',
-      '/defs/streams.yaml:16:40: unknown type "integer". Fix: use one of id, text, string, count, timestamp',
+      '/defs/streams.yaml:16:40: unknown type "int". Fix: use one of id, text, string, count, timestamp',
       '/defs/streams.yaml:12:5: column occupancyStatus (occupancy_status) of sink occupancy is not mapped. Fix: add `occupancyStatus: { path: <field in the answer>, type: ... }`',
     ]);
     expect(errors(VALID.replace('observedAt: { path: at, type: timestamp }', 'observedAt: { path: at, type: string }'))).toEqual([
@@ -176,7 +176,7 @@ describe('definitions files', () => {
       '/defs/streams.yaml:16:10: the key of sink occupancy is [floorSpaceId, observedAt], not ["floorSpaceId"]. Fix: write key: [floorSpaceId, observedAt] or leave key out',
     ]);
     expect(errors(VALID.replace('sink: occupancy', 'sink: desks'))).toEqual([
-      '/defs/streams.yaml:5:11: unknown sink "desks". Fix: use one of buildings, floors, floorSpaces, occupancy',
+      '/defs/streams.yaml:5:11: unknown sink "desks". Fix: use one of buildings, floors, floorSpaces, occupancy, or table with the stream\'s own table (docs/tables.md)',
     ]);
   });
 

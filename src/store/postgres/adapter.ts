@@ -4,11 +4,11 @@ import { pgCore } from '../../../db/schema/drizzle.ts';
 import type { DatabaseTimeouts } from '../../config.ts';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import type { Adapter, Executor, LockAttempt, QueryOptions } from '../adapter.ts';
+import type { Adapter, Bookkeeping, Executor, LockAttempt, QueryOptions } from '../adapter.ts';
 import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
 import { describeLocation } from '../errors.ts';
 import { KeyCache, type KeyScope } from '../key-cache.ts';
-import { MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
+import { DECLARED_TABLE, MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
 import { preparePage } from '../sinks.ts';
 import { connect, DEFAULT_TIMEOUTS, type ConnectOptions } from './connect.ts';
 import { ADVISORY_HOLDER, advisoryKey, CLOSE_WAIT_SECONDS, isConnectionEnded, PgLocks, runLockKey } from './locks.ts';
@@ -16,6 +16,11 @@ import { lockMonitor } from './monitor.ts';
 import { columnsOf, upsertText } from './unnest.ts';
 import { parsePgUrl } from './url.ts';
 import { StatementWatch, type Waitable } from './watch.ts';
+
+/** drizzle's migrations table, the repeatable scripts' and the declared tables' steps, in the bookkeeping schema. */
+function bookkeepingTables(schema: string): Pick<Bookkeeping, 'migrations' | 'repeatable' | 'declared'> {
+  return { migrations: `${schema}."${MIGRATIONS_TABLE}"`, repeatable: `${schema}."${REPEATABLE_TABLE}"`, declared: `${schema}."${DECLARED_TABLE}"` };
+}
 
 /**
  * Postgres through postgres.js: a pool for statements and transactions, and dedicated sessions for locks (run locks
@@ -85,7 +90,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
         if (!ready) return;
         const { def, prepared } = ready;
         const columns = columnsOf(def, records, prepared);
-        await send(upsertText(sink), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${sink} records`);
+        await send(upsertText(def), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${def.table} records`);
       },
     };
     return tx;
@@ -131,8 +136,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
     location,
     readonly,
     bookkeeping: {
-      migrations: `${bookkeepingSchema}."${MIGRATIONS_TABLE}"`,
-      repeatable: `${bookkeepingSchema}."${REPEATABLE_TABLE}"`,
+      ...bookkeepingTables(bookkeepingSchema),
       // Not CREATE SCHEMA IF NOT EXISTS: it needs CREATE on the database even when the schema exists, which a role
       // given only its schema does not have.
       setup: [`DO $$ BEGIN IF to_regnamespace('${bookkeepingSchema}') IS NULL THEN CREATE SCHEMA ${bookkeepingSchema}; END IF; END $$`],

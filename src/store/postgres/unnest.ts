@@ -1,4 +1,4 @@
-import { perSink, sinkDef, type SinkDef } from '../sinks.ts';
+import { perSink, type SinkDef } from '../sinks.ts';
 
 /**
  * The Postgres upsert of a page: one statement. Every row column travels as one typed array and unnest turns them
@@ -6,7 +6,7 @@ import { perSink, sinkDef, type SinkDef } from '../sinks.ts';
  * round trip. Per-page values (customer, source, ingested_at) are scalars.
  */
 
-export const upsertText = perSink((sink) => unnestText(sinkDef(sink, 'postgres') as SinkDef<unknown>));
+export const upsertText = perSink(unnestText);
 
 function unnestText(def: SinkDef<unknown>): string {
   const page = new Map(def.pageColumns.map((c, i) => [c.name, `$${i + 1}::${c.type}`]));

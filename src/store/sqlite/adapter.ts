@@ -6,7 +6,7 @@ import type { Adapter, Executor, TransactionOptions } from '../adapter.ts';
 import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
 import { isBusy } from '../errors.ts';
 import { KeyCache } from '../key-cache.ts';
-import { MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
+import { DECLARED_TABLE, MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
 import { serial } from '../serial.ts';
 import type { Lock } from '../types.ts';
 import { openForReads, openForWrites, type Connection, type ConnectionOptions } from './connection.ts';
@@ -101,7 +101,7 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
     flags: COMPATIBILITY_FLAGS.sqlite,
     location: path,
     readonly: options.readonly === true,
-    bookkeeping: { migrations: `"${MIGRATIONS_TABLE}"`, repeatable: `"${REPEATABLE_TABLE}"`, setup: [], stepLock: undefined },
+    bookkeeping: { migrations: `"${MIGRATIONS_TABLE}"`, repeatable: `"${REPEATABLE_TABLE}"`, declared: `"${DECLARED_TABLE}"`, setup: [], stepLock: undefined },
     all: (query) => autocommit((tx) => tx.all(query)),
     run: (query) => autocommit((tx) => tx.run(query)),
     exec: (statement) => autocommit((tx) => tx.exec(statement)),

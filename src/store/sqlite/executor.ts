@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { Executor } from '../adapter.ts';
 import type { KeyScope } from '../key-cache.ts';
-import { perSink, preparePage, sinkDef, type SinkDef } from '../sinks.ts';
+import { perSink, preparePage, type SinkDef } from '../sinks.ts';
 
 /**
  * Statements on SQLite, the same whichever connection runs them: the main one (synchronously, on this thread) or the
@@ -19,7 +19,7 @@ export interface Runner {
 export type Compile = (query: SQL) => { sql: string; params: unknown[] };
 
 /** Each sink's upsert text, built once per process. */
-export const upsertText = perSink((sink) => insertText(sinkDef(sink, 'sqlite') as SinkDef<unknown>));
+export const upsertText = perSink(insertText);
 
 /**
  * A sink's upsert: one `?` per page and row value, in bound order. A computed column takes the place of the bound
@@ -62,7 +62,7 @@ export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope
         for (let c = 0; c < pageValues.length; c++) values[offset + c] = pageValues[c];
         def.fill(records[i], values, offset + pageValues.length, i, prepared);
       }
-      await runner.rows(upsertText(sink), width, values);
+      await runner.rows(upsertText(def), width, values);
     },
   };
   return executor;

@@ -104,6 +104,7 @@ export class OrderedCommitter {
       await windows.span(window).run(() => commitSpan(page, window, () => ctx.store.commitPage({
         customerId: ctx.customerId,
         sink: stream.sink,
+        ...(stream.table && { table: stream.table }),
         records: page.records,
         at: toIsoUtc(ctx.clock.now()),
         checkpoint,

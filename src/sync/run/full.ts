@@ -1,11 +1,10 @@
-import { sinkKey } from '../../store/sinks.ts';
 import type { IsoUtc, SyncState, SyncStateUpdate } from '../../store/types.ts';
 import { PageContract } from '../contract.ts';
 import { fetchPage, type FetchedPage } from '../fetch.ts';
 import { effectivePageSize } from '../paging/index.ts';
 import { partitionContext } from '../records.ts';
 import { placeholderSettingsOf } from '../settings.ts';
-import type { AnyStream } from '../stream.ts';
+import { keyFieldsOf, targetOf, type AnyStream } from '../stream.ts';
 import { commitSpan, limitsOf, Tally, validatorOf } from './parts.ts';
 import { runPipeline } from './pipeline.ts';
 import type { RunIdentity, RunResult, StreamRunContext } from './types.ts';
@@ -53,7 +52,7 @@ async function readListing(input: FullRunInput, tally: Tally): Promise<'succeede
     where: parent === undefined ? 'the listing' : `the listing of ${stream.partition?.variable} ${parent}`,
     style: stream.paging,
     validate: context ? (node) => validate(node, context) : validate,
-    keyFields: sinkKey(stream.sink),
+    keyFields: keyFieldsOf(stream),
     startCursor: null,
     limits: limitsOf(ctx.settings),
   });
@@ -68,6 +67,7 @@ async function readListing(input: FullRunInput, tally: Tally): Promise<'succeede
       await commitSpan(page, null, () => ctx.store.commitPage({
         customerId: ctx.customerId,
         sink: stream.sink,
+        ...(stream.table && { table: stream.table }),
         records: page.records,
         // Every row of this listing is stamped with the run start, so "not seen since the run start" is exact.
         at: startedAt,
@@ -92,7 +92,7 @@ export async function softDelete(input: Pick<FullRunInput, 'ctx' | 'stream' | 's
     ctx.logger.warn({ customer: ctx.customerId, stream: stream.name, rejected }, 'the listing had rejected records: soft deletes skipped this run');
     return;
   }
-  const deleted = await ctx.store.markDeleted(stream.sink, ctx.customerId, startedAt, startedAt);
+  const deleted = await ctx.store.markDeleted(targetOf(stream), ctx.customerId, startedAt, startedAt);
   if (deleted) ctx.logger.info({ customer: ctx.customerId, stream: stream.name, deleted }, 'rows missing from the complete listing marked deleted');
 }
 

@@ -1,5 +1,5 @@
 import { isCanonicalStatus } from '../../statuses.ts';
-import type { IsoUtc, SinkName } from '../../store/types.ts';
+import type { IsoUtc, StreamSink } from '../../store/types.ts';
 import { toIsoUtc } from '../../time.ts';
 import { inSpan } from '../../tracing.ts';
 import type { PagingLimits } from '../contract.ts';
@@ -66,7 +66,7 @@ export class Tally {
 
   readonly #readings: boolean;
 
-  constructor(ctx: StreamRunContext, run: RunIdentity, watermark: IsoUtc | null, sink: SinkName) {
+  constructor(ctx: StreamRunContext, run: RunIdentity, watermark: IsoUtc | null, sink: StreamSink) {
     this.#ctx = ctx;
     this.#run = run;
     this.#readings = sink === 'occupancy';

@@ -1,4 +1,3 @@
-import { sinkKey } from '../../store/sinks.ts';
 import { toIsoUtc } from '../../time.ts';
 import { tracer, type SpanHandle } from '../../tracing.ts';
 import { PageContract } from '../contract.ts';
@@ -6,7 +5,7 @@ import { fetchPage, type FetchedPage } from '../fetch.ts';
 import { effectivePageSize } from '../paging/index.ts';
 import { apiPathOf, partitionContext } from '../records.ts';
 import { placeholderSettingsOf } from '../settings.ts';
-import type { AnyStream, WindowSpec } from '../stream.ts';
+import { keyFieldsOf, type AnyStream, type WindowSpec } from '../stream.ts';
 import { limitsOf, validatorOf } from './parts.ts';
 import type { StreamRunContext, WindowProgress } from './types.ts';
 
@@ -55,7 +54,7 @@ export function windowParts(ctx: StreamRunContext, stream: AnyStream, spec: Wind
         where: `${parent === undefined ? '' : `${stream.partition?.variable} ${parent}, `}window [${from}, ${to}${spec.endInclusive ? ']' : ')'}`,
         style: stream.paging,
         validate,
-        keyFields: sinkKey(stream.sink),
+        keyFields: keyFieldsOf(stream),
         window: { from, to, endSlackMs: spec.endSlackMs, cursorField, apiPath },
         startCursor: w.cursor,
         limits,
