@@ -18,7 +18,7 @@ import { normaliseState, toRun, toState, toStateChange, type Normalised, type Ru
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
   AggregateRebuild, AggregateSettings, FloorSpaceRecord, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
-  QuarantineWrite, RunRecord, RunStatus, SinkName, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
+  QuarantineWrite, RunRecord, RunStatus, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
   SyncState, SyncStateUpdate, UnmappedStatus,
 } from './types.ts';
 
