@@ -14,7 +14,7 @@ import type { Adapter, Executor } from './adapter.ts';
  *
  * A month some rows of which already sit in occupancy_readings_default (a user's own INSERT before the store made its
  * partition) is left to the default partition: making its partition would fail. The store says so once per process;
- * docs/operations.md, "Partitions", says how to split it.
+ * docs/operations.md, "Partitions (Postgres)", says how to split it.
  */
 
 const PARENT = 'occupancy_readings';
@@ -155,7 +155,7 @@ export class ReadingPartitions {
     this.#logger.warn(
       { month: iso(from).slice(0, 7), partition: DEFAULT_PARTITION },
       `readings of ${iso(from).slice(0, 7)} are in ${DEFAULT_PARTITION} (written there before the store made the month's partition); ` +
-        'the month stays in the default partition, and retention deletes its rows one by one. Fix: split it as docs/operations.md, "Partitions", shows',
+        'the month stays in the default partition, and retention deletes its rows one by one. Fix: split it as docs/operations.md, "Partitions (Postgres)", shows',
     );
     return true;
   }

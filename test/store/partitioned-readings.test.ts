@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryLogger } from '../../src/logger.ts';
@@ -214,6 +215,18 @@ describe('occupancy_readings partitioned by month on Postgres', () => {
     expect((await partitions(store)).map((p) => p.name)).toEqual(['occupancy_readings_2026_03', 'occupancy_readings_2026_04', 'occupancy_readings_2026_10', 'occupancy_readings_default']);
     const said = records().filter((r) => r.level === 40).map((r) => String(r.msg));
     expect(said).toHaveLength(1);
-    expect(said[0]).toMatch(/^readings of 2026-09 are in occupancy_readings_default .* Fix: split it as docs\/operations\.md, "Partitions", shows$/);
+    expect(said[0]).toMatch(/^readings of 2026-09 are in occupancy_readings_default .* Fix: split it as docs\/operations\.md, "Partitions \(Postgres\)", shows$/);
+    // The recipe of docs/operations.md, as printed there, moves the month to a partition of its own.
+    const doc = readFileSync(new URL('../../docs/operations.md', import.meta.url), 'utf8');
+    const recipe = /To split a month out of it[^`]*```sql\n([\s\S]*?)```/.exec(doc)![1]!;
+    const sql = connect(db);
+    try {
+      await sql.unsafe(recipe).simple();
+    } finally {
+      await sql.end();
+    }
+    expect(await rowsPerPartition(store)).toEqual({ occupancy_readings_2026_03: 1, occupancy_readings_2026_09: 4 });
+    expect((await partitions(store)).map((p) => p.bound)).toContain("FOR VALUES FROM ('2026-09-01 00:00:00+00') TO ('2026-10-01 00:00:00+00')");
+    expect((await partitions(store)).find((p) => p.name === 'occupancy_readings_default')).toEqual({ name: 'occupancy_readings_default', bound: 'DEFAULT' });
   }, 60_000);
 });
