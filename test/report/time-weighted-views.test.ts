@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { Store } from '../../src/store/index.ts';
 import { isWorking, referenceDays, referenceFigures, wall, type RefFigures, type RefReading } from '../store/aggregate-reference.ts';
 import { DIALECTS, fresh } from '../store/harness.ts';
-import { BUILDINGS, C, CALENDARS, FLOORS, FROM, LISTED, load, MAX_HOLD, MIN, record, SPACES, TO, makeReadings } from './tw-fixture.ts';
+import { parseWorkingTime } from '../../src/config-working-time.ts';
+import { BUILDINGS, C, CALENDARS, commit, FLOORS, FROM, LISTED, load, MAX_HOLD, MIN, record, SPACES, TO, makeReadings } from './tw-fixture.ts';
 
 /**
  * The time-weighted views (db/views/*.sql, docs/reporting.md "Time-weighted views") against an independent computation:
@@ -326,5 +327,37 @@ describe.each(DIALECTS)('time-weighted views (%s)', (dialect) => {
     const after = await store.query<Row>(`SELECT known_seconds FROM building_hours WHERE building_id = 'b-hh' AND local_date = '2026-03-24' AND local_hour = 11`);
     expect(Number(after[0]!.known_seconds) - Number(before[0]?.known_seconds ?? 0)).toBe(40 * 60);
     await expectViews(store, [...readings, late]);
+  });
+
+  it('a DST change in the building\'s zone gives 23- and 25-hour days, each with its whole working time', { timeout: 60_000 }, async () => {
+    const { store } = await fresh(dialect, 'tw-dst');
+    const settings = { workingTime: parseWorkingTime('default:\n  days: [1, 2, 3, 4, 5, 6, 7]\n  start: "08:00"\n  end: "18:00"\n', 'working-time.yaml'), maxHoldMs: MAX_HOLD };
+    await commit(store, 'buildings', [{ id: 'b-ber', name: 'Harbour Hall', timeZone: 'Europe/Berlin' }]);
+    await commit(store, 'floors', [{ id: 'f-0', buildingId: 'b-ber', name: 'Ground floor', level: 0 }]);
+    await commit(store, 'floorSpaces', ['s1', 's2'].map((id) => ({ id, buildingId: 'b-ber', floorId: 'f-0', name: id, capacity: 4, spaceType: 'desk' })));
+    expect(await store.reconcileAggregates(C, settings)).toEqual([]);
+    // s1 reports every 10 minutes around both changes of 2026; s2 once, then never again: it counts, unmeasured.
+    const readings: RefReading[] = [{ space: 's2', at: Date.parse('2026-03-27T12:00:00.000Z'), status: 'Unoccupied', headcount: 0 }];
+    for (const [from, to] of [['2026-03-27T00:00:00.000Z', '2026-03-31T00:00:00.000Z'], ['2026-10-23T00:00:00.000Z', '2026-10-27T00:00:00.000Z']] as const) {
+      for (let at = Date.parse(from); at < Date.parse(to); at += 10 * MIN) readings.push({ space: 's1', at, status: (at / (10 * MIN)) % 3 === 0 ? 'CurrentlyOccupied' : 'Unoccupied', headcount: 1 });
+    }
+    await commit(store, 'occupancy', readings.map((r) => record(r, 'dst')), '2026-11-01T00:00:00.000Z');
+    const rows = await store.query<Row>(`SELECT local_date, spaces, period_seconds, working_seconds, working_known_seconds, working_coverage FROM building_days
+      WHERE local_date IN ('2026-03-28', '2026-03-29', '2026-10-25', '2026-10-26') ORDER BY local_date`);
+    const H = 3600;
+    expect(rows.map((r) => [r.local_date, Number(r.spaces), Number(r.period_seconds), Number(r.working_seconds), Number(r.working_known_seconds), Number(r.working_coverage)])).toEqual([
+      ['2026-03-28', 2, 2 * 24 * H, 2 * 10 * H, 10 * H, 0.5],
+      ['2026-03-29', 2, 2 * 23 * H, 2 * 10 * H, 10 * H, 0.5],
+      ['2026-10-25', 2, 2 * 25 * H, 2 * 10 * H, 10 * H, 0.5],
+      ['2026-10-26', 2, 2 * 24 * H, 2 * 10 * H, 10 * H, 0.5],
+    ]);
+    // The months between: days nobody measured, every one of them a row (s1 and s2 counted, nothing known).
+    const [between] = await store.query<Row>(`SELECT COUNT(*) AS n, SUM(known_seconds) AS k FROM space_days WHERE local_date > '2026-04-01' AND local_date < '2026-10-22'`);
+    expect([Number(between!.n), Number(between!.k)]).toEqual([2 * 203, 0]);
+    // The repeated hour of 25 October: two buckets of hour 2 in the space's hours, one local hour in the portfolio's.
+    const repeated = await store.query<Row>(`SELECT starts_at FROM space_hours WHERE floor_space_id = 's1' AND local_date = '2026-10-25' AND local_hour = 2`);
+    expect(repeated).toHaveLength(2);
+    const portfolio = await store.query<Row>(`SELECT period_seconds FROM portfolio_hours WHERE local_date = '2026-10-25' AND local_hour = 2`);
+    expect(portfolio.map((r) => Number(r.period_seconds))).toEqual([2 * 2 * H]);
   });
 });
