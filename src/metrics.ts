@@ -89,6 +89,13 @@ const DURATION_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600]
 
 const PREFIX = 'occupancy_sync_';
 
+/**
+ * State keys that are no stream of their own in sync_health: backfills (`occupancy#backfill`), and a fan-out stream's
+ * partitions (`occupancy/<parent>`): one series per floor space would grow with the portfolio, and a removed parent's
+ * stays behind for ever; the stream's own row has its last success.
+ */
+const notAStream = (stateKey: string): boolean => stateKey.includes('#') || stateKey.includes('/');
+
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   // Standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, ...), as dashboards expect them.
@@ -301,7 +308,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       for (const row of rows) {
         const customerId = String(row.customer_id);
         const stream = String(row.stream);
-        if (stream.includes('#')) continue;
+        if (notAStream(stream)) continue;
         if (row.lag_seconds !== null && row.lag_seconds !== undefined) remember(lags, customerId, stream, Math.max(0, Number(row.lag_seconds)));
         if (row.last_success_at) remember(successes, customerId, stream, Date.parse(String(row.last_success_at)) / 1000);
       }

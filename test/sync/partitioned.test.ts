@@ -9,6 +9,7 @@ import { runSync, type SyncReport } from '../../src/sync/engine.ts';
 import type { GraphQLRequester } from '../../src/sync/fetch.ts';
 import { buildStatus, formatStatus } from '../../src/cli/status.ts';
 import { readSyncHealth } from '../../src/serve/health.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import { migratedStore } from '../support/databases.ts';
 import { DAY, HOUR, MIN, syncSettings } from './helpers.ts';
 
@@ -237,6 +238,12 @@ describe('fan-out streams', () => {
     expect(formatStatus(status)).toMatch(/space-readings .* succeeded \[2 partition\(s\), 1 of parents no longer listed\]/);
     // /healthz judges the stream by its run: a removed parent's partition, for ever behind, is no lag of the stream.
     expect((await readSyncHealth(store)).map((r) => r.stream)).toEqual(['floor-spaces', 'space-readings']);
+    // Nor is it a lag series of its own: the metric reads the whole view, and leaves the partitions out.
+    const metrics = createMetrics({ processMetrics: false });
+    metrics.observeSyncHealth(await store.query('SELECT * FROM sync_health'));
+    const text = await metrics.text();
+    expect(text).toMatch(/occupancy_sync_lag_seconds\{[^}]*stream="floor-spaces"/);
+    expect(text).not.toMatch(/stream="space-readings\//);
   });
 
   it("fails a parent whose answers break the contract alone: the others' readings are all stored", async () => {
