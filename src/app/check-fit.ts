@@ -76,6 +76,10 @@ function fitField(field: string, spec: FieldSpec, entry: AnswerField): Verdict {
       if (name === 'Float') return { level: 'warning', message: `${field} is a count ${mapped}: a value with a fraction will be rejected`, fix: 'map a whole number, or accept the rejections' };
       if (custom) return { level: 'warning', message: `${field} is a count ${mapped}, whose values the schema does not describe`, fix: 'make sure it answers whole numbers (the probe below reads real records)' };
       return { level: 'problem', message: `${field} is a count ${mapped}, which holds no whole numbers`, fix: `map ${field} to an Int field (\`occupancy-sync schema ${entry.parent}\` lists them)` };
+    case 'integer':
+    case 'number':
+    case 'boolean':
+      return fitValue(field, spec.type, named, mapped, entry.parent);
     case 'timestamp': {
       const format = spec.format ?? 'iso';
       if (name === 'Boolean' || isEnumType(named)) return { level: 'problem', message: `${field} is a timestamp ${mapped}`, fix: `map the field that holds the time (\`occupancy-sync schema ${entry.parent}\`)` };
@@ -114,6 +118,23 @@ function fitField(field: string, spec: FieldSpec, entry: AnswerField): Verdict {
       return { level: 'problem', message: `${field} is declared ${spec.type} (text) and ${mapped}: the API answers ${name === 'Boolean' ? 'booleans' : 'numbers'}`, fix: 'map a text field, or translate the values with a map (map: { ... })' };
     }
   }
+}
+
+/** The types of declared tables' fields (docs/tables.md): which GraphQL scalars answer what they accept. */
+const FITS: Record<'integer' | 'number' | 'boolean', { fits: readonly string[]; rough?: string; what: string; scalar: string }> = {
+  integer: { fits: ['Int'], rough: 'Float', what: 'whole numbers', scalar: 'an Int' },
+  number: { fits: ['Int', 'Float'], what: 'numbers', scalar: 'a Float or an Int' },
+  boolean: { fits: ['Boolean'], what: 'true or false', scalar: 'a Boolean' },
+};
+
+function fitValue(field: string, type: keyof typeof FITS, named: GraphQLNamedType, mapped: string, parent: string): Verdict {
+  const { fits, rough, what, scalar } = FITS[type];
+  if (fits.includes(named.name)) return undefined;
+  if (named.name === rough) return { level: 'warning', message: `${field} is ${type === 'integer' ? 'an' : 'a'} ${type} ${mapped}: a value with a fraction will be rejected`, fix: 'map a whole number, or declare it type: number' };
+  if (isScalarType(named) && !isSpecifiedScalarType(named)) {
+    return { level: 'warning', message: `${field} is ${type === 'integer' ? 'an' : 'a'} ${type} ${mapped}, whose values the schema does not describe`, fix: `make sure it answers ${what}, not text (the probe below reads real records), or declare it type: string` };
+  }
+  return { level: 'problem', message: `${field} is ${type === 'integer' ? 'an' : 'a'} ${type} ${mapped}, which holds no ${what}`, fix: `map ${field} to ${scalar} field (\`occupancy-sync schema ${parent}\` lists them)` };
 }
 
 /** Whether a named type holds what `want` means: an Int, or a text (String, ID, or a custom scalar). */

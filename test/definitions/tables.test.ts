@@ -1,5 +1,7 @@
+import { buildSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentSource } from '../../src/api/documents.ts';
+import { fitStream } from '../../src/app/check-fit.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { compileRecord } from '../../src/sync/records.ts';
@@ -133,5 +135,30 @@ describe('declared tables in the definitions format', () => {
     expect(errors(DESKS.replace('      weight:', '      floor_id: { path: id, type: id }\n      weight:'))).toEqual([expect.stringMatching(/fields floorId and floor_id would both be column floor_id/)]);
     expect(errors(DESKS.replace('type: boolean', 'type: flag'))).toEqual([expect.stringMatching(/unknown type "flag"\. Fix: use one of id, text, string, count, timestamp, integer, number, boolean/)]);
     expect(errors(DESKS.replace('sink: table', 'sink: buildings'))).toEqual(expect.arrayContaining([expect.stringMatching(/only a stream of sink table declares a table/)]));
+  });
+});
+
+describe('check compares a declared table\'s field types with the schema', () => {
+  const SDL = `
+scalar Long
+type Query { desks: [Desk!]! }
+type Floor { id: ID! }
+type Desk { id: ID! name: String seats: Int bookable: Boolean! floor: Floor installed: Int weight: Float }
+`;
+  const findings = (text: string) => {
+    const [stream] = parse(text).streams;
+    const doc = parseDocumentSource(DOCUMENTS[stream!.document]!, 'desks.graphql');
+    const fit = fitStream(buildSchema(SDL), stream!, doc, undefined, {});
+    return [...fit.problems, ...fit.warnings].map((f) => f.message);
+  };
+
+  it('a boolean from a Boolean, a number from a Float, an integer from an Int fit; across kinds they are named', () => {
+    expect(findings(DESKS)).toEqual([]);
+    expect(findings(DESKS.replace('weight: { path: weight, type: number', 'weight: { path: weight, type: integer'))).toEqual([
+      expect.stringMatching(/^weight is an integer mapped to a Float .*a value with a fraction will be rejected/),
+    ]);
+    expect(findings(DESKS.replace('bookable: { path: bookable, type: boolean }', 'bookable: { path: name, type: boolean }'))).toEqual([
+      expect.stringMatching(/^bookable is a boolean mapped to a String .*which holds no true or false/),
+    ]);
   });
 });
