@@ -119,33 +119,37 @@ SELECT f.floor_space_key, f.customer_id, d.building_id, f.floor_id, f.floor_spac
    AND (f.deleted_at IS NULL OR f.deleted_at > to_timestamp(d.start_ms / 1000.0) OR d.local_date <= f.last_date);
 --> statement-breakpoint
 -- space_day_sums: the integer sums per floor space and local day (all hours, and working hours) that space_days,
--- floor_days, building_days and portfolio_days are made of. A bucket belongs to the day its start is in.
+-- floor_days, building_days and portfolio_days are made of. A bucket belongs to the day its start is in. One range
+-- read of the buckets' primary key per floor space and day (LATERAL), so a filter on the dates reads only theirs.
 CREATE VIEW space_day_sums AS
 SELECT s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_space_id, s.capacity,
        s.local_date, s.weekday, s.holiday, s.time_zone, s.start_ms, s.end_ms,
        s.end_ms - s.start_ms AS period_ms,
-       COALESCE(SUM(b.known_ms), 0) AS known_ms,
-       COALESCE(SUM(b.occupied_ms), 0) AS occupied_ms,
-       COALESCE(SUM(b.headcount_ms), 0) AS headcount_ms,
-       COALESCE(SUM(b.headcount_known_ms), 0) AS headcount_known_ms,
-       NULLIF(s.capacity, 0) * COALESCE(SUM(b.headcount_known_ms), 0) AS capacity_ms,
-       CASE WHEN s.capacity > 0 THEN COALESCE(SUM(b.headcount_ms), 0) END AS capacity_headcount_ms,
-       COALESCE(SUM(b.readings), 0) AS readings,
-       MAX(b.peak_headcount) AS peak_headcount,
-       MAX(b.peak_headcount)::float8 / NULLIF(s.capacity, 0) AS peak_utilization,
-       s.working_ms,
-       COALESCE(SUM(CASE WHEN b.working THEN b.known_ms END), 0) AS working_known_ms,
-       COALESCE(SUM(CASE WHEN b.working THEN b.occupied_ms END), 0) AS working_occupied_ms,
-       COALESCE(SUM(CASE WHEN b.working THEN b.headcount_ms END), 0) AS working_headcount_ms,
-       COALESCE(SUM(CASE WHEN b.working THEN b.headcount_known_ms END), 0) AS working_headcount_known_ms,
-       NULLIF(s.capacity, 0) * COALESCE(SUM(CASE WHEN b.working THEN b.headcount_known_ms END), 0) AS working_capacity_ms,
-       CASE WHEN s.capacity > 0 THEN COALESCE(SUM(CASE WHEN b.working THEN b.headcount_ms END), 0) END AS working_capacity_headcount_ms,
-       MAX(CASE WHEN b.working THEN b.peak_headcount END) AS working_peak_headcount,
-       MAX(CASE WHEN b.working THEN b.peak_headcount END)::float8 / NULLIF(s.capacity, 0) AS working_peak_utilization
+       b.known_ms, b.occupied_ms, b.headcount_ms, b.headcount_known_ms,
+       NULLIF(s.capacity, 0) * b.headcount_known_ms AS capacity_ms,
+       CASE WHEN s.capacity > 0 THEN b.headcount_ms END AS capacity_headcount_ms,
+       b.readings, b.peak_headcount,
+       b.peak_headcount::float8 / NULLIF(s.capacity, 0) AS peak_utilization,
+       s.working_ms, b.working_known_ms, b.working_occupied_ms, b.working_headcount_ms, b.working_headcount_known_ms,
+       NULLIF(s.capacity, 0) * b.working_headcount_known_ms AS working_capacity_ms,
+       CASE WHEN s.capacity > 0 THEN b.working_headcount_ms END AS working_capacity_headcount_ms,
+       b.working_peak_headcount,
+       b.working_peak_headcount::float8 / NULLIF(s.capacity, 0) AS working_peak_utilization
   FROM space_service_days s
-  LEFT JOIN occupancy_buckets b ON b.floor_space_key = s.floor_space_key AND b.start_ms >= s.start_ms AND b.start_ms < s.end_ms
- GROUP BY s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_space_id, s.capacity, s.local_date, s.weekday,
-          s.holiday, s.time_zone, s.start_ms, s.end_ms, s.working_ms;
+  CROSS JOIN LATERAL (
+    SELECT COALESCE(SUM(x.known_ms), 0) AS known_ms,
+           COALESCE(SUM(x.occupied_ms), 0) AS occupied_ms,
+           COALESCE(SUM(x.headcount_ms), 0) AS headcount_ms,
+           COALESCE(SUM(x.headcount_known_ms), 0) AS headcount_known_ms,
+           COALESCE(SUM(x.readings), 0) AS readings,
+           MAX(x.peak_headcount) AS peak_headcount,
+           COALESCE(SUM(CASE WHEN x.working THEN x.known_ms END), 0) AS working_known_ms,
+           COALESCE(SUM(CASE WHEN x.working THEN x.occupied_ms END), 0) AS working_occupied_ms,
+           COALESCE(SUM(CASE WHEN x.working THEN x.headcount_ms END), 0) AS working_headcount_ms,
+           COALESCE(SUM(CASE WHEN x.working THEN x.headcount_known_ms END), 0) AS working_headcount_known_ms,
+           MAX(CASE WHEN x.working THEN x.peak_headcount END) AS working_peak_headcount
+      FROM occupancy_buckets x
+     WHERE x.floor_space_key = s.floor_space_key AND x.start_ms >= s.start_ms AND x.start_ms < s.end_ms) b;
 --> statement-breakpoint
 -- space_days: per floor space and local day, all hours and (working_*) working hours, with the names beside the ids.
 CREATE VIEW space_days AS

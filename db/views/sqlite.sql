@@ -151,7 +151,8 @@ SELECT s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_spac
        MAX(CASE WHEN b.working = 1 THEN b.peak_headcount END) AS working_peak_headcount,
        1.0 * MAX(CASE WHEN b.working = 1 THEN b.peak_headcount END) / NULLIF(s.capacity, 0) AS working_peak_utilization
   FROM space_service_days s
-  LEFT JOIN occupancy_buckets b ON b.floor_space_key = s.floor_space_key AND b.start_ms >= s.start_ms AND b.start_ms < s.end_ms
+  LEFT JOIN occupancy_buckets b ON b.floor_space_key = s.floor_space_key AND b.local_date = s.local_date
+   AND b.start_ms >= s.start_ms AND b.start_ms < s.end_ms
  GROUP BY s.floor_space_key, s.local_date;
 --> statement-breakpoint
 -- space_days: per floor space and local day, all hours and (working_*) working hours, with the names beside the ids.
