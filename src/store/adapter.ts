@@ -18,6 +18,12 @@ export interface Executor {
   run(query: SQL, doing?: string): Promise<number>;
   /** Runs one statement of a script as written (migrations, views): no parameters, nothing cached. */
   exec(statement: string): Promise<void>;
+  /**
+   * Runs one fixed statement for many rows, `width` values each, flat in `values` (no statement text per row or
+   * page): SQLite runs `text` (one row of `?`) once per row; Postgres sends `text` once with one array per column
+   * (`$1::int4[]`... read back into rows with unnest). The caller writes each dialect's text.
+   */
+  bulk(text: string, width: number, values: readonly unknown[]): Promise<void>;
   /** Upserts one page of records with the sink's prepared statement (a declared table's sink is given as its SinkDef). */
   upsert(sink: SinkName | DeclaredSink, page: PageContext, records: ReadonlyArray<SinkRecords[SinkName] | TableRecord>): Promise<void>;
 }

@@ -12,7 +12,7 @@ import {
   type AggregateSettings,
   type BuildingCalendar,
 } from './aggregate-calendars.ts';
-import { rebuildBuilding, rebuildSpaces, resetDays } from './aggregates.ts';
+import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
 import type { AggregateRebuild, FloorSpaceRecord, RebuiltBuilding } from './types.ts';
 
 /**
@@ -47,7 +47,7 @@ export async function reconcileAggregates(db: Adapter, customerId: string, setti
       const now = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
       if (now && sameCalendar(now, building)) return undefined;
       await recordCalendar(tx, customerId, building, at);
-      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building)), had: now !== undefined };
+      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { calendarChanged: true })), had: now !== undefined };
     });
     if (figures?.had) {
       rebuilt.push({ customerId, buildingId: building.buildingId, buildingName: building.name, zone: building.zone, zoneSource: building.zoneSource, change: describeChange(before, building), ...figures });
@@ -74,7 +74,7 @@ export async function rebuildAggregates(db: Adapter, request: AggregateRebuild, 
       const same = before !== undefined && sameCalendar(before, building);
       await recordCalendar(tx, customerId, building, at);
       const range = same && (request.from !== undefined || request.to !== undefined) ? rangeOf(building, request) : undefined;
-      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, range)), whole: range === undefined, change: same ? '' : describeChange(before, building) };
+      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { ...(range && { range }), calendarChanged: !same })), whole: range === undefined, change: same ? '' : describeChange(before, building) };
     });
     out.push({ customerId, buildingId: building.buildingId, buildingName: building.name, zone: building.zone, zoneSource: building.zoneSource, ...figures });
   }
@@ -123,6 +123,4 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
   for (const [building, keys] of moved) {
     if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
   }
-  // The buildings they left keep the days of what stays in them.
-  for (const [building, keys] of moved) if (keys.length === 0) await resetDays(tx, db.dialect, customerId, calendars.get(building)!);
 }

@@ -24,62 +24,15 @@ const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number
 };
 
 /** Rows per INSERT: 13 values each, well under both dialects' parameter limits. */
-const INSERT_CHUNK = 500;
+export const INSERT_CHUNK = 500;
 /** Floor spaces per statement that names them. */
-const KEY_CHUNK = 1000;
+export const KEY_CHUNK = 1000;
 
 /** A building's floor spaces whose buckets in [fromMs, toMs) are recomputed. */
 interface Work {
   keys: number[];
   fromMs: number;
   toMs: number;
-}
-
-/**
- * Recomputes the buckets a committed page of readings can change (in the page's transaction): per floor space, from
- * its first reading in the page to a max hold after its last.
- */
-export async function maintainReadings(tx: Executor, dialect: Dialect, customerId: string, records: ReadonlyArray<OccupancyRecord>, settings: AggregateSettings, at: string): Promise<void> {
-  if (records.length === 0) return;
-  const span = new Map<string, [number, number]>();
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    const ms = Date.parse(r.observedAt);
-    const seen = span.get(r.floorSpaceId);
-    if (!seen) span.set(r.floorSpaceId, [ms, ms]);
-    else if (ms < seen[0]) seen[0] = ms;
-    else if (ms > seen[1]) seen[1] = ms;
-  }
-  const ids = [...span.keys()];
-  const spaces: Array<{ k: number | string; id: string; b: string | null }> = [];
-  for (let i = 0; i < ids.length; i += KEY_CHUNK) {
-    const chunk = ids.slice(i, i + KEY_CHUNK);
-    spaces.push(
-      ...(await tx.all<{ k: number | string; id: string; b: string | null }>(sql`
-        SELECT floor_space_key AS k, floor_space_id AS id, building_id AS b FROM floor_spaces
-         WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join(chunk.map((id) => sql`${id}`), sql`, `)})`)),
-    );
-  }
-  const byBuilding = new Map<string, { keys: number[]; from: number; to: number }>();
-  for (const s of spaces) {
-    const [from, to] = span.get(s.id)!;
-    const b = s.b ?? '';
-    const group = byBuilding.get(b);
-    if (!group) byBuilding.set(b, { keys: [Number(s.k)], from, to });
-    else {
-      group.keys.push(Number(s.k));
-      group.from = Math.min(group.from, from);
-      group.to = Math.max(group.to, to);
-    }
-  }
-  const buildings = [...byBuilding.keys()];
-  await lockBuildings(tx, dialect, customerId, buildings);
-  const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
-  for (const [b, group] of byBuilding) {
-    const calendar = calendars.get(b)!;
-    // A reading at t changes [t, t + max hold) (invalidatedRange): the page's span of them, per building.
-    await recompute(tx, dialect, customerId, calendar, { keys: group.keys, fromMs: group.from, toMs: group.to + calendar.maxHoldMs });
-  }
 }
 
 /**
@@ -124,7 +77,7 @@ export async function recompute(tx: Executor, dialect: Dialect, customerId: stri
 }
 
 /** The readings of `keys` with an instant in [fromMs, toMs), per floor space, in time order. */
-async function readReadings(tx: Executor, dialect: Dialect, keys: readonly number[], fromMs: number, toMs: number): Promise<Map<number, Reading[]>> {
+export async function readReadings(tx: Executor, dialect: Dialect, keys: readonly number[], fromMs: number, toMs: number): Promise<Map<number, Reading[]>> {
   const t = INSTANTS[dialect];
   const rows = await tx.all<{ k: number | string; t: number | string; s: string; h: number | null }>(sql`
     SELECT r.floor_space_key AS k, ${t.at} AS t, s.occupancy_status AS s, r.headcount AS h
@@ -162,10 +115,11 @@ async function insertBuckets(tx: Executor, dialect: Dialect, rows: ReadonlyArray
 }
 
 /**
- * calendar_days covers each local date of a building from the first its aggregates hold to the last, without a
- * gap: a day no sensor measured still has its working time, which is what coverage is measured against.
+ * calendar_days covers each local date of a building from the first its aggregates held to the last, without a
+ * gap: a day no sensor measured still has its working time, which is what coverage is measured against. Days are
+ * only ever added (until the building's calendar changes), so commits and rebuilds make the same ones.
  */
-async function extendDays(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, firstDate: string, lastDate: string): Promise<void> {
+export async function extendDays(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, firstDate: string, lastDate: string): Promise<void> {
   const [have] = await tx.all<{ lo: string | null; hi: string | null }>(sql`
     SELECT min(local_date) AS lo, max(local_date) AS hi FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
   const lo = have?.lo ?? null;
@@ -188,18 +142,6 @@ async function extendDays(tx: Executor, dialect: Dialect, customerId: string, ca
   }
 }
 
-/**
- * Makes a building's calendar days again from the buckets its floor spaces hold now: after a listing moved spaces
- * out of it, its days are those of what stays, as a rebuild would make them.
- */
-export async function resetDays(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar): Promise<void> {
-  await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
-  const [span] = await tx.all<{ lo: string | null; hi: string | null }>(sql`
-    SELECT min(b.local_date) AS lo, max(b.local_date) AS hi FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-     WHERE f.customer_id = ${customerId} AND COALESCE(f.building_id, '') = ${calendar.buildingId}`);
-  if (span?.lo) await extendDays(tx, dialect, customerId, calendar, span.lo, span.hi!);
-}
-
 /** The floor spaces of a customer's building ('' : of no known building), by key. */
 export async function spacesOf(tx: Executor, customerId: string, buildingId: string): Promise<number[]> {
   const rows = await tx.all<{ k: number | string }>(sql`
@@ -211,10 +153,12 @@ export async function spacesOf(tx: Executor, customerId: string, buildingId: str
  * Recomputes a building's aggregates from its readings: all of them (every bucket and calendar day of the building
  * replaced), or the buckets touching [fromMs, toMs). The caller holds the building's lock.
  */
-export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, range?: { fromMs: number; toMs: number }): Promise<{ spaces: number; buckets: number }> {
+export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, options: { range?: { fromMs: number; toMs: number }; calendarChanged: boolean }): Promise<{ spaces: number; buckets: number }> {
   const keys = await spacesOf(tx, customerId, calendar.buildingId);
+  const { range } = options;
   if (range) return { spaces: keys.length, buckets: await recompute(tx, dialect, customerId, calendar, { keys, ...range }) };
-  await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
+  // Days stay once made (a commit never removes one); only another calendar makes them all again.
+  if (options.calendarChanged) await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
   return { spaces: keys.length, buckets: await rebuildSpaces(tx, dialect, customerId, calendar, keys) };
 }
 

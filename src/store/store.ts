@@ -10,7 +10,7 @@ import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts'
 import { canonicalTimestamp } from './timestamps.ts';
 import { DEFAULT_AGGREGATE_SETTINGS } from './aggregate-calendars.ts';
 import { followMovedSpaces, rebuildAggregates, reconcileAggregates, spaceBuildings } from './aggregate-store.ts';
-import { maintainReadings } from './aggregates.ts';
+import { afterPage, beforePage, type DaysKnown } from './aggregate-delta.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
 import { pruneReadings } from './reading-retention.ts';
 import { applyStateChange } from './state-change.ts';
@@ -41,6 +41,8 @@ export class SqlStore implements Store {
   readonly #aggregateSettings = new Map<string, AggregateSettings>();
   /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
   readonly #partitions: ReadingPartitions;
+  /** The calendar days this database is known to hold (aggregate-delta.ts). */
+  readonly #daysKnown: DaysKnown = new Map();
 
   constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}, options: { maintainAggregates?: boolean } = {}) {
     this.#db = adapter;
@@ -108,9 +110,11 @@ export class SqlStore implements Store {
       if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
       await this.#db.transaction(async (tx) => {
         const moving = this.#maintain && page.sink === 'floorSpaces' ? await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>) : undefined;
+        const readings = this.#maintain && page.sink === 'occupancy' ? (page.records as ReadonlyArray<OccupancyRecord>) : undefined;
+        const before = readings && (await beforePage(tx, this.#db.dialect, page.customerId, readings, this.#settings(page.customerId), at));
         await tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
         if (moving) await followMovedSpaces(tx, this.#db, page.customerId, moving, await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>), this.#settings(page.customerId), at);
-        if (this.#maintain && page.sink === 'occupancy') await maintainReadings(tx, this.#db.dialect, page.customerId, page.records as ReadonlyArray<OccupancyRecord>, this.#settings(page.customerId), at);
+        if (before) await afterPage(tx, this.#db.dialect, page.customerId, before, this.#daysKnown);
         if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
@@ -375,8 +379,9 @@ export class SqlStore implements Store {
       ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
       RETURNING attempts`);
     if (Number(row!.attempts) > 1) return 'duplicate';
+    const before = this.#maintain ? await beforePage(tx, this.#db.dialect, delivery.customerId, occupancy, this.#settings(delivery.customerId), receivedAt) : undefined;
     await tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy);
-    if (this.#maintain) await maintainReadings(tx, this.#db.dialect, delivery.customerId, occupancy, this.#settings(delivery.customerId), receivedAt);
+    if (before) await afterPage(tx, this.#db.dialect, delivery.customerId, before, this.#daysKnown);
     return 'stored';
   }
 

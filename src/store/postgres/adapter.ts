@@ -85,6 +85,16 @@ export function openPostgres(options: PostgresOptions): Adapter {
       async exec(statement: string): Promise<void> {
         await watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent);
       },
+      async bulk(text, width, values) {
+        const rows = values.length / width;
+        if (rows === 0) return;
+        const columns = Array.from({ length: width }, (_, c) => {
+          const column = new Array<unknown>(rows);
+          for (let r = 0; r < rows; r++) column[r] = values[r * width + c];
+          return column;
+        });
+        await send(text, columns, `writing ${rows} rows`);
+      },
       async upsert(sink, page, records) {
         const ready = await preparePage(sink, 'postgres', { tx, keys: keyScope, page }, records);
         if (!ready) return;
@@ -146,6 +156,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
     run: (query, doing) => executor(client, client, keys.scope()).run(query, doing),
     exec: (statement) => executor(client, client, keys.scope()).exec(statement),
     upsert: (sink, page, records) => transaction((tx) => tx.upsert(sink, page, records)),
+    bulk: (text, width, values) => transaction((tx) => tx.bulk(text, width, values)),
     transaction,
 
     async tryMigrationLock(): Promise<LockAttempt> {

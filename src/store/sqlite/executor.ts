@@ -51,6 +51,9 @@ export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope
     async exec(statement: string): Promise<void> {
       await runner.exec(statement);
     },
+    async bulk(text, width, values) {
+      if (values.length > 0) await runner.rows(text, width, values);
+    },
     async upsert(sink, page, records) {
       const ready = await preparePage(sink, 'sqlite', { tx: executor, keys: scope, page }, records);
       if (!ready) return;
