@@ -80,7 +80,8 @@ export interface Bookkeeping {
 /** One attempt at a lock: the lock, or who holds it, for the line that says what is being waited for. */
 export type LockAttempt = { lock: Lock } | { holder: string };
 
-export interface Adapter extends Executor {
+/** An adapter runs statements outside a transaction too; bulk writes happen only inside one. */
+export interface Adapter extends Omit<Executor, 'bulk'> {
   readonly dialect: Dialect;
   readonly flags: CompatibilityFlags;
   /** Where the data is, for messages: the SQLite path or the Postgres URL without its password. */

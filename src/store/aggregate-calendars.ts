@@ -55,7 +55,7 @@ function calendarOf(zone: string, canonical: string, buildingId: string): Workin
 }
 
 /** How the configuration resolves the given buildings of a customer ('' included), from the buildings table. */
-export async function resolveBuildings(tx: Executor, customerId: string, buildingIds: readonly string[], settings: AggregateSettings): Promise<ResolvedBuilding[]> {
+export async function resolveBuildings(tx: Pick<Executor, 'all'>, customerId: string, buildingIds: readonly string[], settings: AggregateSettings): Promise<ResolvedBuilding[]> {
   const named = buildingIds.filter((b) => b !== '');
   const rows =
     named.length === 0
@@ -72,7 +72,7 @@ export async function resolveBuildings(tx: Executor, customerId: string, buildin
 }
 
 /** The recorded calendars of these buildings of a customer. */
-export async function recordedCalendars(tx: Executor, customerId: string, buildingIds: readonly string[]): Promise<Map<string, BuildingCalendar>> {
+export async function recordedCalendars(tx: Pick<Executor, 'all'>, customerId: string, buildingIds: readonly string[]): Promise<Map<string, BuildingCalendar>> {
   if (buildingIds.length === 0) return new Map();
   const rows = await tx.all<CalendarRow>(sql`
     SELECT building_id, time_zone, calendar, max_hold_ms FROM aggregate_calendars

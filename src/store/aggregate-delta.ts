@@ -164,81 +164,90 @@ function heldOutside(n: readonly Reading[], bucket: Bucket, a: number, end: numb
   return g;
 }
 
+/** What a commit writes to the buckets, sorted by how. */
+interface Writes {
+  set: Row[];
+  add: Row[];
+  /** Buckets inside R that hold no data now, and buckets whose figures fell and may hold none. */
+  cleared: Array<{ key: number; start: number }>;
+  emptied: Array<{ key: number; start: number }>;
+  /** Buckets to recompute from their readings: their peak may have fallen. */
+  fallback: Array<{ building: string; key: number; bucket: Bucket }>;
+  /** The first and last local date written, per building. */
+  dates: Map<string, [string, string]>;
+}
+
+function note(writes: Writes, building: string, date: string): void {
+  const d = writes.dates.get(building);
+  if (!d) writes.dates.set(building, [date, date]);
+  else if (date < d[0]) d[0] = date;
+  else if (date > d[1]) d[1] = date;
+}
+
+/** One floor space's buckets in R, from its stored readings (O) and with the page's laid over them (N). */
+function plan(s: Space, calendar: BuildingCalendar, old: readonly Reading[], writes: Writes): void {
+  const { key, a, b } = s;
+  const hold = calendar.maxHoldMs;
+  const end = b + hold;
+  const buckets = bucketsCovering(calendar.calendar, a, end);
+  // R cut at the buckets' edges; owner[i] is the bucket of piece i.
+  const bounds = [a];
+  const owner: number[] = [];
+  buckets.forEach((bucket, j) => {
+    if (bucket.end > a && bucket.start < end) {
+      owner.push(j);
+      bounds.push(Math.min(bucket.end, end));
+    }
+  });
+  const n = merged(old, s.page);
+  const fo = perBucket(timeWeight(old, bounds, { maxHoldMs: hold }), owner, buckets.length);
+  const fn = perBucket(timeWeight(n, bounds, { maxHoldMs: hold }), owner, buckets.length);
+  buckets.forEach((bucket, j) => {
+    const o = fo[j]!;
+    const f = fn[j]!;
+    if (bucket.start >= a && bucket.end <= end) {
+      // Wholly inside R: N's figures are the bucket's.
+      if (holdsData({ ...f, start: 0, end: 0 })) {
+        writes.set.push({ key, bucket, f });
+        note(writes, s.building, bucket.date);
+      } else writes.cleared.push({ key, start: bucket.start });
+      return;
+    }
+    const d = {
+      knownMs: f.knownMs - o.knownMs,
+      occupiedMs: f.occupiedMs - o.occupiedMs,
+      headcountMs: f.headcountMs - o.headcountMs,
+      headcountKnownMs: f.headcountKnownMs - o.headcountKnownMs,
+      readings: f.readings - o.readings,
+      peakHeadcount: f.peakHeadcount,
+    };
+    const peakFalls = o.peakHeadcount !== null && (f.peakHeadcount === null || f.peakHeadcount < o.peakHeadcount);
+    if (!peakFalls && d.knownMs === 0 && d.occupiedMs === 0 && d.headcountMs === 0 && d.headcountKnownMs === 0 && d.readings === 0 && f.peakHeadcount === o.peakHeadcount) return;
+    if (peakFalls && heldOutside(n, bucket, a, end, hold) < o.peakHeadcount!) {
+      writes.fallback.push({ building: s.building, key, bucket });
+      return;
+    }
+    writes.add.push({ key, bucket, f: d });
+    if (d.readings < 0 || d.knownMs < 0 || d.headcountKnownMs < 0) writes.emptied.push({ key, start: bucket.start });
+    else note(writes, s.building, bucket.date);
+  });
+}
+
 /** After the page's upsert: the buckets R touches, written from O and N. */
 export async function afterPage(tx: Executor, dialect: Dialect, customerId: string, before: BeforePage, daysKnown: DaysKnown): Promise<void> {
   const unknown = [...before.spaces].filter(([, s]) => s === undefined).map(([id]) => id);
   if (unknown.length > 0) await resolveNew(tx, dialect, customerId, unknown, before);
-  const set: Row[] = [];
-  const add: Row[] = [];
-  /** Buckets inside R that hold no data now, and buckets whose figures fell and may hold none. */
-  const cleared: Array<{ key: number; start: number }> = [];
-  const emptied: Array<{ key: number; start: number }> = [];
-  const fallback = new Map<string, Array<{ key: number; bucket: Bucket }>>();
-  const dates = new Map<string, [string, string]>();
-  const note = (building: string, date: string) => {
-    const d = dates.get(building);
-    if (!d) dates.set(building, [date, date]);
-    else if (date < d[0]) d[0] = date;
-    else if (date > d[1]) d[1] = date;
-  };
-  for (const s of before.spaces.values()) {
-    const calendar = before.calendars.get(s!.building)!;
-    const { key, a, b } = s!;
-    const hold = calendar.maxHoldMs;
-    const end = b + hold;
-    const buckets = bucketsCovering(calendar.calendar, a, end);
-    // R cut at the buckets' edges; owner[i] is the bucket of piece i.
-    const bounds = [a];
-    const owner: number[] = [];
-    buckets.forEach((bucket, j) => {
-      if (bucket.end > a && bucket.start < end) {
-        owner.push(j);
-        bounds.push(Math.min(bucket.end, end));
-      }
-    });
-    const old = before.old.get(key) ?? [];
-    const n = merged(old, s!.page);
-    const fo = perBucket(timeWeight(old, bounds, { maxHoldMs: hold }), owner, buckets.length);
-    const fn = perBucket(timeWeight(n, bounds, { maxHoldMs: hold }), owner, buckets.length);
-    buckets.forEach((bucket, j) => {
-      const o = fo[j]!;
-      const f = fn[j]!;
-      if (bucket.start >= a && bucket.end <= end) {
-        // Wholly inside R: N's figures are the bucket's.
-        if (holdsData({ ...f, start: 0, end: 0 })) {
-          set.push({ key, bucket, f });
-          note(s!.building, bucket.date);
-        } else cleared.push({ key, start: bucket.start });
-        return;
-      }
-      const d = {
-        knownMs: f.knownMs - o.knownMs,
-        occupiedMs: f.occupiedMs - o.occupiedMs,
-        headcountMs: f.headcountMs - o.headcountMs,
-        headcountKnownMs: f.headcountKnownMs - o.headcountKnownMs,
-        readings: f.readings - o.readings,
-        peakHeadcount: f.peakHeadcount,
-      };
-      const peakFalls = o.peakHeadcount !== null && (f.peakHeadcount === null || f.peakHeadcount < o.peakHeadcount);
-      if (!peakFalls && d.knownMs === 0 && d.occupiedMs === 0 && d.headcountMs === 0 && d.headcountKnownMs === 0 && d.readings === 0 && f.peakHeadcount === o.peakHeadcount) return;
-      if (peakFalls && heldOutside(n, bucket, a, end, hold) < o.peakHeadcount!) {
-        fallback.set(s!.building, [...(fallback.get(s!.building) ?? []), { key, bucket }]);
-        return;
-      }
-      add.push({ key, bucket, f: d });
-      if (d.readings < 0 || d.knownMs < 0 || d.headcountKnownMs < 0) emptied.push({ key, start: bucket.start });
-      else note(s!.building, bucket.date);
-    });
-  }
-  await writeRows(tx, dialect, set, 'set');
-  await writeRows(tx, dialect, add, 'add');
+  const writes: Writes = { set: [], add: [], cleared: [], emptied: [], fallback: [], dates: new Map() };
+  for (const s of before.spaces.values()) plan(s!, before.calendars.get(s!.building)!, before.old.get(s!.key) ?? [], writes);
+  await writeRows(tx, dialect, writes.set, 'set');
+  await writeRows(tx, dialect, writes.add, 'add');
   // A bucket left with no data has no row (a rebuild would make none).
-  await deleteRows(tx, dialect, cleared, 'clear');
-  await deleteRows(tx, dialect, emptied, 'empty');
-  for (const [building, list] of fallback) {
-    for (const { key, bucket } of list) await recompute(tx, dialect, customerId, before.calendars.get(building)!, { keys: [key], fromMs: bucket.start, toMs: bucket.end });
+  await deleteRows(tx, dialect, writes.cleared, 'clear');
+  await deleteRows(tx, dialect, writes.emptied, 'empty');
+  for (const { building, key, bucket } of writes.fallback) {
+    await recompute(tx, dialect, customerId, before.calendars.get(building)!, { keys: [key], fromMs: bucket.start, toMs: bucket.end });
   }
-  for (const [building, [first, last]] of dates) {
+  for (const [building, [first, last]] of writes.dates) {
     const calendar = before.calendars.get(building)!;
     const cacheKey = `${customerId}\u0000${building}\u0000${calendar.zone}\u0000${calendar.canonical}`;
     const known = daysKnown.get(cacheKey);

@@ -9,11 +9,13 @@ import {
   recordedCalendars,
   resolveBuildings,
   sameCalendar,
+  DEFAULT_AGGREGATE_SETTINGS,
   type AggregateSettings,
   type BuildingCalendar,
 } from './aggregate-calendars.ts';
+import { afterPage, beforePage, type DaysKnown } from './aggregate-delta.ts';
 import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
-import type { AggregateRebuild, FloorSpaceRecord, RebuiltBuilding } from './types.ts';
+import type { AggregateRebuild, FloorSpaceRecord, OccupancyRecord, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**
  * The aggregates' operations that span transactions (the store delegates to these): reconciling what each building's
@@ -122,5 +124,48 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
   const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);
   for (const [building, keys] of moved) {
     if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
+  }
+}
+
+/**
+ * The store's share of the aggregates: what each commit does around its upsert, and the operations that span
+ * transactions, with what this store has learnt (each customer's settings as last reconciled, the calendar days
+ * its database holds).
+ */
+export class AggregateKeeper {
+  /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
+  readonly #settings = new Map<string, AggregateSettings>();
+  readonly #days: DaysKnown = new Map();
+  readonly db: Adapter;
+  /** Keep the aggregates with every commit of readings (off only to measure what they cost). */
+  readonly on: boolean;
+
+  constructor(db: Adapter, on: boolean) {
+    this.db = db;
+    this.on = on;
+  }
+
+  #settingsOf(customerId: string): AggregateSettings {
+    return this.#settings.get(customerId) ?? DEFAULT_AGGREGATE_SETTINGS;
+  }
+
+  /** Runs a page's `upsert` in its transaction, with the aggregates' work before and after it. */
+  async around(tx: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
+    const settings = this.#settingsOf(customerId);
+    const moving = this.on && sink === 'floorSpaces' ? await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
+    const before = this.on && sink === 'occupancy' ? await beforePage(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at) : undefined;
+    await upsert();
+    if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
+    if (before) await afterPage(tx, this.db.dialect, customerId, before, this.#days);
+  }
+
+  reconcile(customerId: string, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {
+    this.#settings.set(customerId, settings);
+    return this.on ? reconcileAggregates(this.db, customerId, settings, at) : Promise.resolve([]);
+  }
+
+  rebuild(request: AggregateRebuild, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {
+    this.#settings.set(request.customerId, settings);
+    return rebuildAggregates(this.db, request, settings, at);
   }
 }

@@ -8,16 +8,14 @@ import { targetName, targetRelation } from './declared-tables.ts';
 import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalTimestamp } from './timestamps.ts';
-import { DEFAULT_AGGREGATE_SETTINGS } from './aggregate-calendars.ts';
-import { followMovedSpaces, rebuildAggregates, reconcileAggregates, spaceBuildings } from './aggregate-store.ts';
-import { afterPage, beforePage, type DaysKnown } from './aggregate-delta.ts';
+import { AggregateKeeper } from './aggregate-store.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
 import { pruneReadings } from './reading-retention.ts';
 import { applyStateChange } from './state-change.ts';
 import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
-  AggregateRebuild, AggregateSettings, FloorSpaceRecord, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
+  AggregateRebuild, AggregateSettings, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
   QuarantineWrite, RunRecord, RunStatus, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
   SyncState, SyncStateUpdate, UnmappedStatus,
 } from './types.ts';
@@ -33,23 +31,19 @@ export class SqlStore implements Store {
   readonly #clock: Clock;
   readonly #logger: Logger;
   readonly #migrator: Omit<MigratorOptions, 'logger'>;
-  /** Keep the time-weighted aggregates with every commit of readings (off only to measure what they cost). */
-  readonly #maintain: boolean;
   /** The declared tables' sinks (declareTables). */
   readonly #tables = new DeclaredSinks();
-  /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
-  readonly #aggregateSettings = new Map<string, AggregateSettings>();
+  /** The time-weighted aggregates, kept by every commit of readings (aggregate-store.ts). */
+  readonly #aggregates: AggregateKeeper;
   /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
   readonly #partitions: ReadingPartitions;
-  /** The calendar days this database is known to hold (aggregate-delta.ts). */
-  readonly #daysKnown: DaysKnown = new Map();
 
   constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}, options: { maintainAggregates?: boolean } = {}) {
     this.#db = adapter;
     this.#clock = clock;
     this.#logger = logger;
     this.#migrator = migrator;
-    this.#maintain = options.maintainAggregates !== false;
+    this.#aggregates = new AggregateKeeper(adapter, options.maintainAggregates !== false);
     this.#partitions = new ReadingPartitions(adapter, logger);
   }
 
@@ -109,12 +103,7 @@ export class SqlStore implements Store {
         : null;
       if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
       await this.#db.transaction(async (tx) => {
-        const moving = this.#maintain && page.sink === 'floorSpaces' ? await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>) : undefined;
-        const readings = this.#maintain && page.sink === 'occupancy' ? (page.records as ReadonlyArray<OccupancyRecord>) : undefined;
-        const before = readings && (await beforePage(tx, this.#db.dialect, page.customerId, readings, this.#settings(page.customerId), at));
-        await tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records);
-        if (moving) await followMovedSpaces(tx, this.#db, page.customerId, moving, await spaceBuildings(tx, page.customerId, page.records as ReadonlyArray<FloorSpaceRecord>), this.#settings(page.customerId), at);
-        if (before) await afterPage(tx, this.#db.dialect, page.customerId, before, this.#daysKnown);
+        await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
         if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
@@ -379,25 +368,16 @@ export class SqlStore implements Store {
       ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
       RETURNING attempts`);
     if (Number(row!.attempts) > 1) return 'duplicate';
-    const before = this.#maintain ? await beforePage(tx, this.#db.dialect, delivery.customerId, occupancy, this.#settings(delivery.customerId), receivedAt) : undefined;
-    await tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy);
-    if (before) await afterPage(tx, this.#db.dialect, delivery.customerId, before, this.#daysKnown);
+    await this.#aggregates.around(tx, 'occupancy', delivery.customerId, occupancy, receivedAt, () => tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy));
     return 'stored';
   }
 
-  #settings(customerId: string): AggregateSettings {
-    return this.#aggregateSettings.get(customerId) ?? DEFAULT_AGGREGATE_SETTINGS;
-  }
-
   reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
-    this.#aggregateSettings.set(customerId, settings);
-    if (!this.#maintain) return Promise.resolve([]);
-    return this.#wrap(`reconciling the aggregates of customer ${customerId}`, () => reconcileAggregates(this.#db, customerId, settings, toIso(this.#clock.now())));
+    return this.#wrap(`reconciling the aggregates of customer ${customerId}`, () => this.#aggregates.reconcile(customerId, settings, toIso(this.#clock.now())));
   }
 
   rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
-    this.#aggregateSettings.set(request.customerId, settings);
-    return this.#wrap(`rebuilding the aggregates of customer ${request.customerId}`, () => rebuildAggregates(this.#db, request, settings, toIso(this.#clock.now())));
+    return this.#wrap(`rebuilding the aggregates of customer ${request.customerId}`, () => this.#aggregates.rebuild(request, settings, toIso(this.#clock.now())));
   }
 
   tryLock(customerId: string, stateKey: string) {

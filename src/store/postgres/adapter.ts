@@ -13,7 +13,7 @@ import { preparePage } from '../sinks.ts';
 import { connect, DEFAULT_TIMEOUTS, type ConnectOptions } from './connect.ts';
 import { ADVISORY_HOLDER, advisoryKey, CLOSE_WAIT_SECONDS, isConnectionEnded, PgLocks, runLockKey } from './locks.ts';
 import { lockMonitor } from './monitor.ts';
-import { columnsOf, upsertText } from './unnest.ts';
+import { columnsOf, columnsOfRows, upsertText } from './unnest.ts';
 import { parsePgUrl } from './url.ts';
 import { StatementWatch, type Waitable } from './watch.ts';
 
@@ -82,19 +82,8 @@ export function openPostgres(options: PostgresOptions): Adapter {
         const q = dialect.sqlToQuery(query);
         return (await send<{ count: number }>(q.sql, q.params, doing)).count;
       },
-      async exec(statement: string): Promise<void> {
-        await watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent);
-      },
-      async bulk(text, width, values) {
-        const rows = values.length / width;
-        if (rows === 0) return;
-        const columns = Array.from({ length: width }, (_, c) => {
-          const column = new Array<unknown>(rows);
-          for (let r = 0; r < rows; r++) column[r] = values[r * width + c];
-          return column;
-        });
-        await send(text, columns, `writing ${rows} rows`);
-      },
+      exec: async (statement: string) => void (await watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent)),
+      bulk: async (text, width, values) => void (values.length > 0 && (await send(text, columnsOfRows(values, width), `writing ${values.length / width} rows`))),
       async upsert(sink, page, records) {
         const ready = await preparePage(sink, 'postgres', { tx, keys: keyScope, page }, records);
         if (!ready) return;
@@ -156,7 +145,6 @@ export function openPostgres(options: PostgresOptions): Adapter {
     run: (query, doing) => executor(client, client, keys.scope()).run(query, doing),
     exec: (statement) => executor(client, client, keys.scope()).exec(statement),
     upsert: (sink, page, records) => transaction((tx) => tx.upsert(sink, page, records)),
-    bulk: (text, width, values) => transaction((tx) => tx.bulk(text, width, values)),
     transaction,
 
     async tryMigrationLock(): Promise<LockAttempt> {

@@ -44,3 +44,13 @@ export function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>
   if (n < records.length) for (const column of columns) column.length = n;
   return columns;
 }
+
+/** Rows of `width` values, flat in `values`, as one array per column (Executor.bulk's unnest). */
+export function columnsOfRows(values: readonly unknown[], width: number): unknown[][] {
+  const rows = values.length / width;
+  return Array.from({ length: width }, (_, c) => {
+    const column = new Array<unknown>(rows);
+    for (let r = 0; r < rows; r++) column[r] = values[r * width + c];
+    return column;
+  });
+}

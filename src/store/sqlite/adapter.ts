@@ -106,7 +106,6 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
     run: (query) => autocommit((tx) => tx.run(query)),
     exec: (statement) => autocommit((tx) => tx.exec(statement)),
     upsert: (sink, page, records) => autocommit((tx) => tx.upsert(sink, page, records)),
-    bulk: (text, width, values) => autocommit((tx) => tx.bulk(text, width, values)),
 
     transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
       if (options.shareCommit) return group.submit(fn);
