@@ -115,11 +115,11 @@ export class ReadingPartitions {
 
   /** Makes sure the months of these readings, and the month after each, have their partitions. */
   async ensure(records: ReadonlyArray<{ observedAt?: unknown }>): Promise<void> {
-    const doing = `making the month partitions of a page of ${records.length} readings`;
     if (this.#partitioned === false) return;
     let missing: number[] | undefined;
     for (const month of monthsNeeded(records)) if (!this.#covered.has(month)) (missing ??= []).push(month);
     if (!missing) return;
+    const doing = `making the month partitions of a page of ${records.length} readings`;
     if (this.#partitioned === undefined) {
       const [row] = await this.#db.all<{ n: number | string }>(sql.raw(PARTITIONED));
       this.#partitioned = Number(row?.n) === 1;
