@@ -41,7 +41,7 @@ export function retention(env: Env, variable: string, fallback: string): number 
   if (raw === '0' || raw === 'off') return 0;
   const ms = parseDuration(raw);
   if (ms === undefined || ms < 3_600_000) {
-    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. ${fallback} (the default), 90d, or off to keep everything`);
+    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. 90d or 400d, or off to keep everything (the default is ${fallback})`);
   }
   return ms;
 }

@@ -31,6 +31,13 @@ describe('resolveConfig', () => {
     expect(config.customers).toEqual([{ id: C1, apiKey: 'key-1', apiSecret: SECRET, webhookSecrets: [], webhookHeaders: {} }]);
   });
 
+  it('keeps every reading by default; READINGS_RETENTION takes a duration of at least an hour, or off', () => {
+    expect(resolveConfig(base).sync).toMatchObject({ readingsRetentionMs: 0, runHistoryRetentionMs: 28 * 86_400_000 });
+    expect(resolveConfig({ ...base, READINGS_RETENTION: '400d' }).sync.readingsRetentionMs).toBe(400 * 86_400_000);
+    expect(resolveConfig({ ...base, READINGS_RETENTION: 'OFF' }).sync.readingsRetentionMs).toBe(0);
+    expect(configError({ ...base, READINGS_RETENTION: '5m' }).message).toMatch(/^READINGS_RETENTION="5m": must be a duration of at least 1h, or off\. Fix: use e\.g\. 90d or 400d, or off to keep everything \(the default is off\)$/);
+  });
+
   it('gives each API key an adaptive budget by default, a fixed one with API_IN_FLIGHT=N, and a rate with API_MAX_RATE', () => {
     expect(resolveConfig(base).budget).toEqual({ adaptive: true, maxInFlight: 32, startInFlight: 8, ratePerSecond: undefined });
     expect(resolveConfig({ ...base, API_MAX_IN_FLIGHT: '4' }).budget).toEqual({ adaptive: true, maxInFlight: 4, startInFlight: 4, ratePerSecond: undefined });
