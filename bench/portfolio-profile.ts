@@ -58,7 +58,10 @@ async function profiled(sync: SyncBench, maintain: boolean, definitions: string)
     }
     console.log(`\n## ${maintain ? 'With' : 'Without'} the aggregates: ${result.rows} readings in ${(result.ms / 1000).toFixed(2)} s, ${(result.cpuMs / 1000).toFixed(2)} CPU s (process)`);
     const tables = await pg.unsafe<{ relname: string; n_tup_ins: string; n_tup_del: string; n_live_tup: string }[]>(
-      `SELECT relname, n_tup_ins, n_tup_del, n_live_tup FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('occupancy_readings', 'occupancy_buckets') ORDER BY relname`,
+      // The readings may be partitioned by month: a partitioned table's rows are counted in its partitions.
+      `SELECT CASE WHEN relname LIKE 'occupancy_readings%' THEN 'occupancy_readings' ELSE relname END AS relname,
+              SUM(n_tup_ins) AS n_tup_ins, SUM(n_tup_del) AS n_tup_del, SUM(n_live_tup) AS n_live_tup
+         FROM pg_stat_user_tables WHERE schemaname = $1 AND (relname LIKE 'occupancy_readings%' OR relname = 'occupancy_buckets') GROUP BY 1 ORDER BY 1`,
       [db.schema!],
     );
     for (const t of tables) console.log(`${t.relname}: ${t.n_tup_ins} rows inserted, ${t.n_tup_del} deleted, ${t.n_live_tup} kept`);

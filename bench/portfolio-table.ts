@@ -35,9 +35,11 @@ function reportRows(dialect: Dialect, d: DialectPortfolio): Row[] {
       const growthMet = growth === undefined ? undefined : growth <= grows * NOISE;
       const goals = [target !== undefined && `< ${formatNumber(target)} ms`, `growth <= ${formatNumber(grows * NOISE, 2)} (range x${formatNumber(grows, 0)})`].filter(Boolean).join(', ');
       const coldHow = cache === 'cold' ? (full.cold === 'restart' ? ', Postgres restarted' : ', fresh connection') : '';
+      // A cancelled ask (Postgres, a statement past the timeout) took at least this long: a lower bound.
+      const cancelled = full.timedOut && (cache === 'warm' || full.warmSamples.length === 0 || full.coldMs >= full.warmMs) ? ' or more (cancelled)' : '';
       rows.push({
         benchmark: `Portfolio on ${NAMES[dialect]}, ${sizeLabel(d)}: ${full.name} report, ${cache}${coldHow} (${full.label}; ${full.statements} statement(s) over the ${full.source === 'views' ? 'views' : 'buckets'}, ${formatNumber(full.rows)} rows)`,
-        ours: ms(f),
+        ours: `${ms(f)}${cancelled}`,
         baseline: q === undefined ? '-' : `${ms(q)} at a quarter (${d.quarter.days} days)`,
         ...(growth !== undefined && { ratio: growth }),
         goal: goals,

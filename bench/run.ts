@@ -334,6 +334,7 @@ async function main(): Promise<void> {
   }
 
   figures.table = renderTable([...rows, ...latencyTableRows, ...portfolioTableRows]);
+  if (figures.portfolio?.explain) process.stdout.write(`${figures.portfolio.explain}\n\n`);
   const minutes = ((performance.now() - started) / 60_000).toFixed(1);
   process.stdout.write(`${figures.table}\n`);
   log(`bench (${mode.name}) finished in ${minutes} min`);
@@ -353,10 +354,8 @@ async function main(): Promise<void> {
       blocks.results = `${header}\n\n${renderTable(rows)}`;
     }
     if (figures.latency) blocks.latency = `${latencyHeader(mode.name, machine, figures.latency)}\n\n${renderTable(latencyTableRows)}`;
-    if (figures.portfolio) {
-      blocks.portfolio = `${portfolioHeader(mode.name, machine, figures.portfolio)}\n\n${renderTable(portfolioTableRows)}`;
-      if (figures.portfolio.explain) blocks['portfolio-explain'] = figures.portfolio.explain;
-    }
+    // The plans (--explain) are printed, not written: they are read once, where a figure misses.
+    if (figures.portfolio) blocks.portfolio = `${portfolioHeader(mode.name, machine, figures.portfolio)}\n\n${renderTable(portfolioTableRows)}`;
     updateDoc(out, { ...blocks, ...(profile ? { profile } : {}), ...(replayProfile ? { 'replay-profile': replayProfile } : {}) });
     log(`wrote ${out}`);
   }
