@@ -62,6 +62,17 @@ export async function declareTables(db: Adapter, tables: readonly DeclaredTable[
   return { steps, sinks };
 }
 
+/**
+ * What declareTables would do now, read only (`check`): the steps it would apply, and the lines it would refuse with.
+ */
+export async function planTables(db: Adapter, tables: readonly DeclaredTable[]): Promise<{ changes: string[]; refused: string[] }> {
+  const plans = await planAll(db, db, tables);
+  return {
+    changes: plans.flatMap(({ plan }) => ('steps' in plan ? plan.steps.map((s) => s.change) : [])),
+    refused: plans.flatMap(({ plan }) => ('refused' in plan ? plan.refused : [])),
+  };
+}
+
 async function planAll(db: Adapter, tx: Pick<Executor, 'all'>, tables: readonly DeclaredTable[]): Promise<Array<{ table: DeclaredTable; plan: TablePlan }>> {
   if (tables.length === 0) return [];
   const bookkept = await exists(db, tx, db.bookkeeping.declared);

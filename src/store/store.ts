@@ -3,7 +3,7 @@ import type { Clock } from '../clock.ts';
 import { StoreError, TableChangeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
-import { DeclaredSinks } from './declare-tables.ts';
+import { DeclaredSinks, planTables } from './declare-tables.ts';
 import { targetName, targetRelation } from './declared-tables.ts';
 import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
@@ -83,6 +83,10 @@ export class SqlStore implements Store {
 
   declareTables(tables: readonly DeclaredTable[]): Promise<TableStep[]> {
     return this.#wrap(`declaring the tables ${tables.map(targetName).join(', ')}`, () => this.#tables.declare(this.#db, tables, { ...this.#migrator, logger: this.#logger }));
+  }
+
+  planTables(tables: readonly DeclaredTable[]): Promise<{ changes: string[]; refused: string[] }> {
+    return this.#wrap('comparing the declared tables with the database', () => planTables(this.#db, tables));
   }
 
   commitPage<S extends StreamSink>(page: PageWrite<S>): Promise<void> {

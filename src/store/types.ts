@@ -336,6 +336,8 @@ export interface Store {
    * steps this call applied. A table must be declared in this store before pages are committed to it.
    */
   declareTables(tables: readonly DeclaredTable[]): Promise<TableStep[]>;
+  /** What declareTables would do now, reading only: the changes it would make, and the lines it would refuse with. */
+  planTables(tables: readonly DeclaredTable[]): Promise<{ changes: string[]; refused: string[] }>;
   /** Upserts a page of records and saves the checkpoint atomically. */
   commitPage<S extends StreamSink>(page: PageWrite<S>): Promise<void>;
   getState(customerId: string, stateKey: string): Promise<SyncState | undefined>;

@@ -67,6 +67,7 @@ describe.each(DIALECTS)('a declared table against the sandbox (%s)', (dialect) =
     const byId = <T extends { id: string }>(list: T[]) => [...list].sort((a, b) => (a.id < b.id ? -1 : 1));
 
     writeFileSync(file, definitions());
+    expect((await runMain(['check'], env)).stdout).toContain('declared tables\n  ok    no occupancy-sync tables in the database yet: the first sync creates every declared table\n');
     const first = await runMain(['sync', '--stream', 'spaces'], env);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(ExitCode.OK);
@@ -75,6 +76,8 @@ describe.each(DIALECTS)('a declared table against the sandbox (%s)', (dialect) =
 
     // The platform's capacity, now declared: the column is added, and the next listing fills it in every row.
     writeFileSync(file, definitions('      capacity: { path: capacity, type: count, nullable: true }\n'));
+    // check says beforehand what the next sync does to the table (the rest of its report is about the API).
+    expect((await runMain(['check'], env)).stdout).toContain('declared tables\n  ok    the next sync: added column capacity (integer) to api_spaces\n');
     const second = await runMain(['sync', '--stream', 'spaces'], env);
     expect(second.stderr).toBe('');
     expect(second.code).toBe(ExitCode.OK);
@@ -93,6 +96,9 @@ describe.each(DIALECTS)('a declared table against the sandbox (%s)', (dialect) =
 
     // capacity declared as a string: refused before any page, one line, exit 78; the table keeps what it held.
     writeFileSync(file, definitions('      capacity: { path: capacity, type: string, nullable: true }\n'));
+    const checked = await runMain(['check'], env);
+    expect(checked.code).toBe(ExitCode.FAILURE);
+    expect(checked.stdout).toMatch(/declared tables\n  FAIL  table api_spaces: field capacity \(column capacity\) is stored as integer and is now declared text; .* Fix: .*\n(?!  FAIL)/);
     const refused = await runMain(['sync', '--stream', 'spaces'], env);
     expect(refused.code).toBe(ExitCode.CONFIG);
     expect(refused.stderr.trim().split('\n')).toHaveLength(1);

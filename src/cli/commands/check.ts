@@ -4,6 +4,7 @@ import { ConfigError, ExitCode, exitCodeFor, UsageError } from '../../errors.ts'
 import { systemClock } from '../../clock.ts';
 import type { Finding } from '../../api/diagnose.ts';
 import type { CheckPlan, CustomerCheck } from '../../app/check.ts';
+import type { TablesCheck } from '../../app/check-tables.ts';
 import { engineSettings } from '../../app/engine-settings.ts';
 
 interface CheckOptions {
@@ -15,6 +16,25 @@ const OK = '  ok    ';
 const FAIL = '  FAIL  ';
 const WARN = '  warn  ';
 const SKIP = '  skip  ';
+
+/** The declared tables' lines: as declared, what the next sync changes, what it would refuse (docs/tables.md). */
+export function formatTables(tables: TablesCheck): string {
+  const lines = ['declared tables'];
+  if (tables.skipped) lines.push(`${WARN}${tables.skipped}`);
+  else if (tables.tables.length === 0) lines.push(`${OK}no occupancy-sync tables in the database yet: the first sync creates every declared table`);
+  for (const change of tables.changes) lines.push(`${OK}the next sync: ${change}`);
+  for (const problem of tables.problems) lines.push(`${FAIL}${problem}`);
+  if (tables.tables.length > 0 && tables.changes.length === 0 && tables.problems.length === 0) lines.push(`${OK}${tables.tables.join(', ')}: as declared`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The declared tables against the database the sync writes: a change it would refuse fails the check (docs/tables.md). */
+async function declaredTables(config: Config, plan: CheckPlan, json: boolean, out: { write(text: string): unknown }): Promise<TablesCheck | undefined> {
+  const { checkTables } = await import('../../app/check-tables.ts');
+  const tables = await checkTables(config, plan.streams.map((s) => s.stream));
+  if (tables && !json) out.write(formatTables(tables));
+  return tables;
+}
 
 /** The human report of one customer: a status line per step, each problem and warning on its own line with its fix. */
 export function formatCheck(result: CustomerCheck, line: (f: Finding) => string): string {
@@ -111,9 +131,7 @@ Examples:
         import('../../app/check.ts'),
         import('../../api/diagnose.ts'),
       ]);
-      let plan: CheckPlan;
-      let config: Config;
-      let customers: CustomerConfig[];
+      let plan: CheckPlan, config: Config, customers: CustomerConfig[];
       try {
         config = ctx.config();
         requireApi(config);
@@ -135,6 +153,7 @@ Examples:
           `definitions: ${plan.file} (streams ${plan.streams.map((s) => s.stream.name).join(', ')}; ${replaced} webhook document(s) replaced${absent.length ? `; absent: ${absent.join(', ')}` : ''})\n`,
         );
       }
+      const tables = await declaredTables(config, plan, options.json === true, ctx.stdout);
       const logger = ctx.logger().child({ command: 'check' });
       const results: CustomerCheck[] = [];
       for (const customer of customers) {
@@ -155,13 +174,13 @@ Examples:
           await client.close();
         }
       }
-      ctx.exitCode = results.some((r) => r.error?.kind === 'auth') ? ExitCode.AUTH : results.every((r) => r.ok) ? ExitCode.OK : ExitCode.FAILURE;
+      ctx.exitCode = results.some((r) => r.error?.kind === 'auth') ? ExitCode.AUTH : results.every((r) => r.ok) && !tables?.problems.length ? ExitCode.OK : ExitCode.FAILURE;
       if (options.json) {
         const definitions = {
           file: plan.file ?? null,
           streams: plan.streams.map((s) => ({ name: s.stream.name, kind: s.stream.kind, document: s.document.file, definedIn: s.place?.file ?? null })),
         };
-        ctx.stdout.write(`${JSON.stringify({ ok: ctx.exitCode === ExitCode.OK, exitCode: ctx.exitCode, definitions, customers: results }, null, 2)}\n`);
+        ctx.stdout.write(`${JSON.stringify({ ok: ctx.exitCode === ExitCode.OK, exitCode: ctx.exitCode, definitions, ...(tables && { tables }), customers: results }, null, 2)}\n`);
       }
     });
 };
