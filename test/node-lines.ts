@@ -39,6 +39,8 @@ export const RUNTIME: string[] = [
   'test/definitions/per-space.test.ts',
   // A declared table synced from the sandbox over HTTP into SQLite and Postgres, by the CLI.
   'test/definitions/declared-table.test.ts',
+  // The hierarchy's listings from the sandbox over HTTP into both databases, and an API without them.
+  'test/sync/hierarchy.test.ts',
   // HTTP framing, streaming, floods of gzip, a misbehaving server, processes killed and databases gone.
   'test/reliability/webhook-http.test.ts',
   'test/reliability/webhook-stream.test.ts',

@@ -20,6 +20,7 @@ import {
   type SelectionSetNode,
 } from 'graphql';
 import type { LoadedDocument } from './documents.ts';
+import type { OfferedSchema } from './offered.ts';
 
 /*
  * Job documents against a schema (the committed SDL or the live one): `check`, `schema` and the definitions' fit. Kept
@@ -143,4 +144,14 @@ export function inputTypeAt(type: GraphQLInputType, path: ReadonlyArray<string |
     }
   }
   return current;
+}
+
+/** What a schema offers, as src/api/offered.ts reads it from a small introspection: each object type's fields. */
+export function offeredOfSchema(schema: GraphQLSchema): OfferedSchema {
+  const types = new Map<string, Map<string, string>>();
+  for (const type of Object.values(schema.getTypeMap())) {
+    if (!isObjectType(type) && !isInterfaceType(type)) continue;
+    types.set(type.name, new Map(Object.values(type.getFields()).map((f) => [f.name, getNamedType(f.type).name])));
+  }
+  return { query: schema.getQueryType()?.name ?? 'Query', types };
 }

@@ -1,10 +1,8 @@
-import { relative } from 'node:path';
 import type { GraphQLSchema } from 'graphql';
-import { fileURLToPath } from 'node:url';
 import type { ApiClient } from '../api/client.ts';
 import { checkCredentials, type Credentials, type Finding } from '../api/diagnose.ts';
 import { loadDocument, parseDocumentSource, type LoadedDocument } from '../api/documents.ts';
-import { validateDocuments } from '../api/document-schema.ts';
+import { offeredOfSchema, validateDocuments } from '../api/document-schema.ts';
 import { fetchLiveSchema, INTROSPECTION_FIX, IntrospectionRefusedError } from '../api/schema.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
@@ -21,6 +19,8 @@ import { CANONICAL_STATUSES, canonicalGuess, isCanonicalStatus } from '../status
 import type { FieldSpec } from '../sync/records.ts';
 import { DefinitionPlaces, type Place, type StreamPlace } from './check-places.ts';
 import { loadStreams } from './streams.ts';
+import { packageLabel } from './package-path.ts';
+import { adaptToOffer, needsOffer } from './offered-streams.ts';
 
 /**
  * `occupancy-sync check` as a deploy gate: for one customer, whether the definitions in force (the built-in ones with
@@ -30,12 +30,7 @@ import { loadStreams } from './streams.ts';
  * operations (those declared absent skipped). Every finding is one line: what, where, the fix.
  */
 
-/** Paths inside the package read best relative to it (jobs/occupancy.graphql); a user's keep their own. */
-const PACKAGE_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const label = (path: string) => {
-  const rel = relative(PACKAGE_ROOT, path);
-  return rel.startsWith('..') ? path : rel.split('\\').join('/');
-};
+const label = packageLabel;
 
 /** What `check` checks, read once before any customer: the streams and webhook operations in force, with their documents. */
 export interface CheckPlan {
@@ -74,6 +69,10 @@ export interface StreamCheck {
   /** The probe's answer; absent when the stream was not probed (`skipped` says why). */
   probe?: ProbeResult;
   skipped?: string;
+  /** The stream is declared ifOffered and the API lacks what it asks for: a run skips it (`skipped` says what). */
+  notOffered?: boolean;
+  /** Fields declared ifOffered that the API lacks: a run leaves them out and stores NULL (one line each). */
+  leftOut?: string[];
 }
 
 export interface WebhookCheck {
@@ -151,14 +150,13 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
   const settings = placeholderSettingsOf(options.settings);
   // A fan-out stream is probed with a parent its parent stream's probe read (the parent runs, and is probed, first).
   const firsts = new Map<string, Record<string, unknown>>();
-  for (const { stream, document, place } of plan.streams) {
-    const check: StreamCheck = { name: stream.name, kind: stream.kind, document: document.file };
+  for (const planned of plan.streams) {
+    const check: StreamCheck = { name: planned.stream.name, kind: planned.stream.kind, document: planned.document.file };
     result.streams.push(check);
-    const builtin = !plan.file || place?.file !== plan.file;
-    const fix = builtin
-      ? `give stream ${stream.name} a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`occupancy-sync schema Query\` lists the queries)`
-      : `adapt ${document.file} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`;
-    const ok = validate(document, { kind: 'document', stream: stream.name }, fix);
+    const adapted = asOffered(planned, schema, check);
+    if (!adapted) continue;
+    const { stream, document, place } = adapted;
+    const ok = validate(document, { kind: 'document', stream: stream.name }, documentFix(plan, stream, document, place));
     if (schema) {
       check.valid = ok;
       const fit = fitStream(schema, stream, document, place, settings);
@@ -213,6 +211,31 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
   else result.schema = { source: 'unavailable', documents: 0, valid: 0 };
   result.ok = result.problems.length === 0;
   return result;
+}
+
+/** The fix for a stream's document the live schema refuses: a built-in one is replaced, a user's adapted. */
+function documentFix(plan: CheckPlan, stream: AnyStream, document: LoadedDocument, place: StreamPlace | undefined): string {
+  return !plan.file || place?.file !== plan.file
+    ? `give stream ${stream.name} a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`occupancy-sync schema Query\` lists the queries)`
+    : `adapt ${document.file} to the live schema (\`occupancy-sync schema Query\` lists the queries, \`occupancy-sync schema NAME\` one of them or a type)`;
+}
+
+/**
+ * The stream as a run adapts it to what the API offers (src/app/offered-streams.ts): undefined when a run skips it
+ * (`check.skipped` says why), else without the ifOffered fields the API lacks (`check.leftOut` names them).
+ */
+function asOffered<P extends { stream: AnyStream; document: LoadedDocument }>(planned: P, schema: GraphQLSchema | undefined, check: StreamCheck): P | undefined {
+  if (!schema || !needsOffer([planned.stream])) return planned;
+  const adapted = adaptToOffer([planned.stream], offeredOfSchema(schema), () => planned.document, label);
+  const skipped = adapted.notes.find((n) => n.kind === 'skipped');
+  if (skipped) {
+    check.skipped = skipped.detail;
+    check.notOffered = true;
+    return undefined;
+  }
+  if (adapted.notes.length > 0) check.leftOut = adapted.notes.map((n) => n.detail);
+  const stream = adapted.streams[0]!;
+  return { ...planned, stream, document: adapted.documents.get(stream.document) ?? planned.document };
 }
 
 /** The probe's findings: a refused request or a broken contract, rejected records, or a window with nothing to judge. */

@@ -17,6 +17,9 @@ const DAY = 86_400_000;
 export interface DemoCustomerSummary {
   customerId: string;
   buildings: number;
+  floors: number;
+  /** Floor spaces the platform listed (with their names, floors and capacity). */
+  floorSpaces: number;
   observations: number;
   first: string | null;
   last: string | null;
@@ -45,6 +48,8 @@ export async function summarize(store: Store, customerIds: string[]): Promise<De
     out.push({
       customerId,
       buildings: Number(counts.buildings ?? 0),
+      floors: Number(counts.floors ?? 0),
+      floorSpaces: Number(counts.floorSpaces ?? 0),
       observations: Number(counts.observations ?? 0),
       first: iso(counts.first),
       last: iso(counts.last),
@@ -99,7 +104,7 @@ export function formatDemo(result: DemoResult, databaseUrl: string, program = 'o
   const lines = ['', `What landed in ${databaseUrl}:`];
   for (const c of result.customers) {
     lines.push(
-      `  customer ${c.customerId}: ${c.buildings} buildings, ${formatCount(c.observations)} observations` +
+      `  customer ${c.customerId}: ${c.buildings} buildings, ${c.floors} floors, ${c.floorSpaces} floor spaces, ${formatCount(c.observations)} observations` +
         (c.first ? ` from ${c.first} to ${c.last}` : '') +
         `, watermark ${c.watermark ?? '(none)'}`,
     );

@@ -12,6 +12,8 @@ import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
 import { engineSettings } from './engine-settings.ts';
+import { OfferCache, offeredRun } from './offered-streams.ts';
+import { packageLabel } from './package-path.ts';
 
 /**
  * The repeated sync pass of the daemons (`serve` and `schedule`): every stream for every customer through the sync
@@ -64,6 +66,8 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
   const targets = createSyncTargets(options.config, options.customers, { clock, logger, baseUrl: options.baseUrl });
   const unobserve = metrics ? targets.map((t) => metrics.observeApiStats(() => t.client.stats)) : [];
   const backoff = new Backoff();
+  // What the API offers is asked again now and then (a platform may add its floors query), its notes said once.
+  const offers = new OfferCache(clock);
   // Queue jobs run side by side: the gauge is on while any is.
   let running = 0;
   let last: SyncPass['last'];
@@ -136,19 +140,21 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
     const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: chosen.map((t) => ({ id: t.customerId })), logger });
     try {
       await reconcile();
+      const offered = await offers.get(() => offeredRun({ streams: options.streams, targets, logger, loadDocument, label: packageLabel, signal, said: offers.said }));
+      const names = new Set(streams.map((s) => s.name));
       const report = await runSync({
         store: options.store,
         clock,
         logger,
         settings: engineSettings(options.config),
-        streams,
+        streams: offered.streams.filter((s) => names.has(s.name)),
         targets: chosen,
-        loadDocument,
+        loadDocument: offered.loadDocument,
         signal,
         onProgress,
       });
       if (!signal.aborted) await reconcile();
-      for (const outcome of report.outcomes) record(outcome, seen.get(key(outcome.customerId, outcome.stateKey)));
+      for (const outcome of report.outcomes) recordOutcome(metrics, outcome, seen.get(key(outcome.customerId, outcome.stateKey)), clock.now());
       for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
       return report;
     } finally {
@@ -157,18 +163,20 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
     }
   }
 
-  function record(outcome: StreamOutcome, counted = { pages: 0, records: 0 }): void {
-    metrics?.recordRun({
-      customerId: outcome.customerId,
-      stream: outcome.stateKey,
-      status: outcome.status,
-      // Whatever progress events did not already count.
-      pages: outcome.pages - counted.pages,
-      records: outcome.records - counted.records,
-      rejected: outcome.rejected,
-      errorKind: outcome.status === 'failed' ? errorKind(outcome.error) : undefined,
-      durationSeconds: outcome.durationMs === undefined ? undefined : outcome.durationMs / 1000,
-      finishedAt: clock.now() / 1000,
-    });
-  }
+}
+
+/** A stream's run in /metrics, besides what its progress events already counted. */
+function recordOutcome(metrics: Metrics | undefined, outcome: StreamOutcome, counted = { pages: 0, records: 0 }, now: number): void {
+  metrics?.recordRun({
+    customerId: outcome.customerId,
+    stream: outcome.stateKey,
+    status: outcome.status,
+    // Whatever progress events did not already count.
+    pages: outcome.pages - counted.pages,
+    records: outcome.records - counted.records,
+    rejected: outcome.rejected,
+    errorKind: outcome.status === 'failed' ? errorKind(outcome.error) : undefined,
+    durationSeconds: outcome.durationMs === undefined ? undefined : outcome.durationMs / 1000,
+    finishedAt: now / 1000,
+  });
 }

@@ -1,6 +1,6 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { systemClock } from '../clock.ts';
+import { systemClock, type Clock } from '../clock.ts';
 import { silentLogger } from '../logger.ts';
 import { DataModel } from './data.ts';
 import { DeliveryEngine } from './deliveries.ts';
@@ -130,7 +130,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
   logger.info({ url, customers: model.customers.length }, 'sandbox listening');
 
-  const present = (customerId: string) => model.currentBuildings(model.requireCustomer(customerId), clock.now());
   const truthObservations = function* (customerId: string, range: ObservationRange = {}): Generator<GroundTruthObservation> {
     const customer = model.requireCustomer(customerId);
     const visibleAtMs = range.visibleAt === undefined ? clock.now() : toMs('visibleAt', range.visibleAt);
@@ -177,10 +176,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       keys: c.keys.map((k) => ({ ...k, scopes: [...k.scopes] })),
     })),
     truth: {
-      buildings: (customerId) => present(customerId).map((b) => ({ id: b.id, name: b.name, timeZone: b.timeZone })),
-      floors: (customerId) => present(customerId).flatMap((b) => b.floors.map((f) => ({ id: f.id, buildingId: f.buildingId, name: f.name, level: f.level }))),
+      buildings: (customerId) => present(model, clock, customerId).map((b) => ({ id: b.id, name: b.name, timeZone: b.timeZone })),
+      floors: (customerId) => present(model, clock, customerId).flatMap((b) => b.floors.map((f) => ({ id: f.id, buildingId: f.buildingId, name: f.name, level: f.level }))),
       floorSpaces: (customerId) =>
-        present(customerId).flatMap((b) =>
+        present(model, clock, customerId).flatMap((b) =>
           b.floorSpaces.map((f) => ({ id: f.id, buildingId: f.buildingId, floorId: f.floorId, name: f.name, capacity: f.capacity, spaceType: f.spaceType })),
         ),
       observations: truthObservations,
@@ -210,4 +209,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       return closed;
     },
   };
+}
+
+/** The customer's buildings present now: what the listings answer and the truth holds. */
+function present(model: DataModel, clock: Clock, customerId: string) {
+  return model.currentBuildings(model.requireCustomer(customerId), clock.now());
 }

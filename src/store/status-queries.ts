@@ -23,14 +23,25 @@ export function syncHealthFigures(store: Store): Promise<StatusRow[]> {
   return store.query<StatusRow>('SELECT customer_id, stream, lag_seconds, last_success_at FROM sync_health');
 }
 
-/** A customer's live buildings, and its occupancy readings with the first and last reading's time. */
-export async function customerDataCounts(store: Store, customerId: string): Promise<{ buildings: unknown; observations: unknown; first: unknown; last: unknown }> {
+/**
+ * A customer's live buildings, floors and listed floor spaces (a row only readings made has never been listed), and
+ * its occupancy readings with the first and last reading's time.
+ */
+export async function customerDataCounts(
+  store: Store,
+  customerId: string,
+): Promise<{ buildings: unknown; floors: unknown; floorSpaces: unknown; observations: unknown; first: unknown; last: unknown }> {
   const [b] = await store.query<{ n: unknown }>('SELECT count(*) AS n FROM buildings WHERE customer_id = $1 AND deleted_at IS NULL', [customerId]);
+  const [f] = await store.query<{ n: unknown }>('SELECT count(*) AS n FROM floors WHERE customer_id = $1 AND deleted_at IS NULL', [customerId]);
+  const [s] = await store.query<{ n: unknown }>(
+    'SELECT count(*) AS n FROM floor_spaces WHERE customer_id = $1 AND first_seen_at IS NOT NULL AND deleted_at IS NULL',
+    [customerId],
+  );
   const [o] = await store.query<{ n: unknown; first: unknown; last: unknown }>(
     'SELECT count(*) AS n, min(observed_at) AS first, max(observed_at) AS last FROM occupancy WHERE customer_id = $1',
     [customerId],
   );
-  return { buildings: b?.n, observations: o?.n, first: o?.first, last: o?.last };
+  return { buildings: b?.n, floors: f?.n, floorSpaces: s?.n, observations: o?.n, first: o?.first, last: o?.last };
 }
 
 /** A customer's deliveries missed and unconfirmed (view `webhook_reconciliation`) on the days from `since` (YYYY-MM-DD). */

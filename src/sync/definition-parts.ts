@@ -18,8 +18,8 @@ import { isTimeFormat, TIME_FORMATS } from './time-formats.ts';
  * one definition of each sink (src/store/columns.ts, derived from the Drizzle schema), so a column added there is
  * mappable here with no second list.
  */
-function columnsOf(sink: SinkName): Record<string, { column: string; nullable: boolean; key: boolean }> {
-  return Object.fromEntries(sinkColumns(sink).columns.map((c) => [c.field, { column: c.column, nullable: c.nullable, key: c.key }]));
+function columnsOf(sink: SinkName): Record<string, { column: string; nullable: boolean; key: boolean; type: string }> {
+  return Object.fromEntries(sinkColumns(sink).columns.map((c) => [c.field, { column: c.column, nullable: c.nullable, key: c.key, type: c.type }]));
 }
 
 /** The record fields of a sink's key, in the sink's order. */
@@ -30,7 +30,7 @@ export function keyOf(sink: SinkName): string[] {
 /** Whether a complete listing may soft-delete the sink's rows. */
 export const softDeletes = (sink: SinkName): boolean => sinkColumns(sink).softDelete;
 export { SINK_NAMES };
-export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'timestamp'];
+export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'timeZone', 'timestamp'];
 /** A declared table's fields may also be any whole number, any number, or a boolean (docs/tables.md, "Types"). */
 export const TABLE_FIELD_TYPES: readonly FieldType[] = [...FIELD_TYPES, 'integer', 'number', 'boolean'];
 /** A nullable column a definition leaves unmapped reads this (never present): it is stored as null. */
@@ -111,13 +111,19 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
       continue;
     }
     seen.add(field);
-    if (spec !== null && typeof spec === 'object' && ['integer', 'number', 'boolean'].includes((spec as { type?: unknown }).type as string)) {
-      src.error([...at, key, 'type'], `type ${String((spec as { type?: unknown }).type)} is for a declared table's fields; sink ${sink}'s column ${field} is not one`, `use one of ${FIELD_TYPES.join(', ')}`);
+    // A sink's integer column (a floor's level, negative below ground) takes an `integer`, within its Postgres int4.
+    const int4 = columns[field]!.type === 'integer';
+    const declared = spec !== null && typeof spec === 'object' ? (spec as { type?: unknown }).type : undefined;
+    if (['number', 'boolean'].includes(declared as string) || (declared === 'integer' && !int4)) {
+      src.error([...at, key, 'type'], `type ${String(declared)} is for a declared table's fields; sink ${sink}'s column ${field} is not one`, `use one of ${FIELD_TYPES.join(', ')}`);
       continue;
     }
-    const mapped = fieldAt(src, [...at, key], spec, field, depth, FIELD_TYPES);
+    const mapped = fieldAt(src, [...at, key], spec, field, depth, int4 ? [...FIELD_TYPES, 'integer'] : FIELD_TYPES);
     if (mapped?.nullable && !columns[field]!.nullable) src.error([...at, key, 'nullable'], `column ${field} cannot be null`, 'remove nullable');
-    if (mapped) out[field] = mapped;
+    if (mapped?.ifOffered && !columns[field]!.nullable) {
+      src.error([...at, key, 'ifOffered'], `column ${field} cannot be null, so it cannot be left out when the API lacks the field`, 'remove ifOffered');
+    }
+    if (mapped) out[field] = mapped.type === 'integer' ? { ...mapped, int4: true } : mapped;
   }
   // In the sink's column order, so a record's first broken field is named the same way whatever the file's order.
   const ordered: Record<string, FieldSpec> = {};
@@ -135,7 +141,7 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
  * be. `depth`: how many lists the records path nests (how far `$parent.` may go up); `types`: the types allowed here.
  */
 export function fieldAt(src: YamlSource, at: YamlPath, spec: unknown, field: string, depth: number, types: readonly FieldType[]): FieldSpec | undefined {
-  const m = mapAt(src, at, spec, `the mapping of ${field}`, ['path', 'type', 'nullable', 'format', 'map'], ['path', 'type']);
+  const m = mapAt(src, at, spec, `the mapping of ${field}`, ['path', 'type', 'nullable', 'format', 'map', 'ifOffered'], ['path', 'type']);
   if (!m) return undefined;
   const path = stringAt(src, [...at, 'path'], m.path, 'path', FIELD_PATH);
   const parents = path?.match(/\$parent\./g)?.length ?? 0;
@@ -145,6 +151,7 @@ export function fieldAt(src: YamlSource, at: YamlPath, spec: unknown, field: str
   const type = m.type as FieldType;
   if (m.type !== undefined && !types.includes(type)) src.error([...at, 'type'], `unknown type ${JSON.stringify(m.type)}`, `use one of ${types.join(', ')}`);
   if (m.nullable !== undefined && typeof m.nullable !== 'boolean') src.error([...at, 'nullable'], 'nullable must be true or false', 'write nullable: true');
+  if (m.ifOffered !== undefined && typeof m.ifOffered !== 'boolean') src.error([...at, 'ifOffered'], 'ifOffered must be true or false', 'write ifOffered: true');
   const format = m.format;
   if (format !== undefined) {
     if (type !== 'timestamp') src.error([...at, 'format'], `only a timestamp has a format, ${field} is ${String(m.type)}`, 'remove format');
@@ -158,12 +165,13 @@ export function fieldAt(src: YamlSource, at: YamlPath, spec: unknown, field: str
     ...(m.nullable === true && { nullable: true }),
     ...(isTimeFormat(format) && format !== 'iso' && { format }),
     ...(map && { map }),
+    ...(m.ifOffered === true && { ifOffered: true }),
   };
 }
 
 /** A value map: the API's spellings (keys) to the stored values; only for the text types. */
 function valueMapAt(src: YamlSource, at: YamlPath, value: unknown, type: FieldType): Record<string, string> | undefined {
-  if (type !== 'id' && type !== 'text' && type !== 'string') {
+  if (type !== 'id' && type !== 'text' && type !== 'string' && type !== 'timeZone') {
     src.error(at, `a map translates text values; this field is a ${type}`, 'remove map, or map a text field');
     return undefined;
   }

@@ -19,6 +19,7 @@ export const STORE_TYPES: Readonly<Record<FieldType, TableColumnType>> = {
   integer: 'bigint',
   number: 'double',
   boolean: 'boolean',
+  timeZone: 'text',
   timestamp: 'timestamp',
 };
 

@@ -237,7 +237,7 @@ function checkWebhookDocument(src: YamlSource, path: YamlPath, operation: Webhoo
 
 function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: DocumentReader, version: number): { stream: AnyStream; partition: DeclaredPartition | undefined } | undefined {
   const before = src.errors.length;
-  const keys = ['name', 'document', 'sink', 'table', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold', 'partition'];
+  const keys = ['name', 'document', 'sink', 'table', 'kind', 'paging', 'variables', 'record', 'key', 'cursorField', 'window', 'softDelete', 'deliveries', 'sampling', 'samplingInterval', 'maxHold', 'partition', 'ifOffered'];
   const s = mapAt(src, path, entry, 'a stream', keys, ['name', 'document', 'sink', 'kind', 'paging', 'record']);
   if (!s) return undefined;
   const name = stringAt(src, [...path, 'name'], s.name, 'name', STREAM_NAME);
@@ -291,6 +291,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   const deliveries = s.deliveries === undefined || !record || declaresTable ? undefined : deliveriesAt(src, [...path, 'deliveries'], s.deliveries, sink, record);
   const sampling = isSink(sink) || declaresTable ? samplingAt(src, path, s, declaresTable ? TABLE_SINK : sink) : undefined;
   if (parsed && paging && record && src.errors.length === before) checkSelected(src, path, s.record as Record<string, unknown>, declaresTable ? TABLE_SINK : sink, parsed, paging, record);
+  if (s.ifOffered !== undefined && typeof s.ifOffered !== 'boolean') src.error([...path, 'ifOffered'], `ifOffered must be true or false, got ${describeYaml(s.ifOffered)}`, 'write ifOffered: true (run the stream only when the API offers its query)');
   if (src.errors.length > before || !name || !loaded || !paging || !record || !kind || !variables || (declaresTable && !table)) return undefined;
   const build = variables.build;
   const stream = defineStream({
@@ -307,6 +308,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
     ...(softDelete && { softDelete }),
     ...(deliveries && { deliveries }),
     ...(sampling && sampling),
+    ...(s.ifOffered === true && { ifOffered: true }),
   } as never) as AnyStream;
   return { stream, partition };
 }

@@ -1,4 +1,4 @@
-import { INT4_MAX } from '../store/checks.ts';
+import { INT4_MAX, INT4_MIN, isTimeZone } from '../store/checks.ts';
 import { CANONICAL_FAST } from '../time.ts';
 import { describe, parseInstantAs, type TimeFormat } from './time-formats.ts';
 import { formatCount } from '../numbers.ts';
@@ -21,12 +21,17 @@ export type FieldType =
   | 'string'
   /** A whole number from 0 to 2,147,483,647 (a Postgres integer). */
   | 'count'
-  /** Declared tables only: any whole number JavaScript holds exactly (±9,007,199,254,740,991; a bigint column). */
+  /**
+   * Any whole number JavaScript holds exactly (±9,007,199,254,740,991; a declared table's bigint column), negative
+   * included; mapped to a sink's integer column (a floor's `level`), within a Postgres integer (`int4`).
+   */
   | 'integer'
   /** Declared tables only: any finite number (a double precision column); GraphQL's `Float`. */
   | 'number'
   /** Declared tables only: true or false, never a string or a number standing for one. */
   | 'boolean'
+  /** An IANA time zone name Intl knows (`Europe/London`, `Australia/Adelaide`); an offset such as `+05:30` is none. */
+  | 'timeZone'
   /** An instant in the field's `format` (default ISO 8601 with a zone); stored as canonical UTC with milliseconds. */
   | 'timestamp';
 
@@ -44,6 +49,13 @@ export interface FieldSpec {
    * Booleans and numbers are looked up by their text (`true`, `1`).
    */
   map?: Readonly<Record<string, string>>;
+  /**
+   * The API may not offer this field (an assumed one, such as `Building.timeZone`): when the live schema lacks it,
+   * the field is left out of the document and the column stored NULL (nullable columns only).
+   */
+  ifOffered?: boolean;
+  /** `integer` fields of a sink's Postgres `integer` column: the range narrows to it (set by the definitions loader). */
+  int4?: boolean;
 }
 
 /** One spec per column of the record type `R`. */
@@ -98,6 +110,12 @@ const CHECKS: Record<FieldType, Check> = {
     accept: (v) => (typeof v === 'boolean' ? v : REJECT),
     reason: (v) => `expected true or false, got ${describe(v)}`,
   },
+  // The store's own rules (src/store/checks.ts), so a record that passes here is never refused there, failing its page.
+  timeZone: {
+    accept: (v) => (isTimeZone(v) ? v : REJECT),
+    reason: (v) =>
+      `expected an IANA time zone name (e.g. Europe/London, Asia/Kolkata), got ${describe(v)}: map the platform's spellings to zone names (map: { ... }), or leave the column unmapped (stored NULL)`,
+  },
   timestamp: timestampCheck('iso'),
 };
 
@@ -135,8 +153,18 @@ function mappedCheck(map: Readonly<Record<string, string>>, inner: Check): Check
   };
 }
 
+const INT4_CHECK: Check = {
+  accept: (v) => (typeof v === 'number' && Number.isInteger(v) && v >= INT4_MIN && v <= INT4_MAX ? v : REJECT),
+  reason: (v) => `expected a whole number from ${formatCount(INT4_MIN)} to ${formatCount(INT4_MAX)}, got ${describe(v)}`,
+};
+
 function checkOf(field: FieldSpec): Check {
-  const base = field.type === 'timestamp' && field.format && field.format !== 'iso' ? timestampCheck(field.format) : CHECKS[field.type];
+  const base =
+    field.type === 'timestamp' && field.format && field.format !== 'iso'
+      ? timestampCheck(field.format)
+      : field.type === 'integer' && field.int4
+        ? INT4_CHECK
+        : CHECKS[field.type];
   return field.map ? mappedCheck(field.map, base) : base;
 }
 

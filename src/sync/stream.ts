@@ -105,6 +105,12 @@ export interface StreamDefinition<S extends StreamSink = StreamSink> {
   maxHoldMs?: number;
   /** A fan-out stream: one query per parent, each parent with its own state. */
   partition?: PartitionSpec;
+  /**
+   * `ifOffered: true`: the API may not offer what the document asks for (an assumed query such as `floors`). When
+   * the live schema lacks it, the stream is skipped, with one warning line, instead of failing every run
+   * (src/app/offered-streams.ts).
+   */
+  ifOffered?: boolean;
 }
 
 /**

@@ -54,8 +54,11 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
   it('passes: token lifetime, customer and scopes, every document in force valid, each stream probed, each webhook operation listed', async () => {
     const { code, stdout, customer, sandbox } = await run([]);
     expect(stdout).toMatch(new RegExp(`authenticated: token valid for (899|900) s \\(until [^)]+\\); token customer ${customer.id}; scopes ReadPublicApi`));
-    expect(stdout).toContain('  ok    schema (introspection): 6 job document(s) valid\n');
+    expect(stdout).toContain('  ok    schema (introspection): 8 job document(s) valid\n');
     expect(stdout).toContain(`  ok    stream buildings: probe read ${sandbox.truth.buildings(customer.id).length} record(s) from the listing's first page (no more pages)\n`);
+    // The assumed hierarchy, which the default sandbox offers.
+    expect(stdout).toContain(`  ok    stream floors: probe read ${sandbox.truth.floors(customer.id).length} record(s) from the listing's first page (no more pages)\n`);
+    expect(stdout).toContain(`  ok    stream floor-spaces: probe read ${sandbox.truth.floorSpaces(customer.id).length} record(s) from the listing's first page (no more pages)\n`);
     expect(stdout).toMatch(/ {2}ok {4}stream occupancy: probe read 10 record\(s\) from window \[\S+, \S+\) \(page size 10; more pages follow; a run's page size 1000 accepted\)\n/);
     for (const op of ['registerWebhook', 'updateWebhook', 'webhooks', 'sendTestEvent']) expect(stdout).toContain(`  ok    webhook ${op}: src/webhooks/graphql/${op}.graphql\n`);
     expect(stdout).not.toContain('CheckBuildings');
@@ -67,7 +70,7 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     const { code, stdout } = await run([], { schemaSdl: sdlWithoutOccupancy() });
     const { line, column } = occupancyFieldLocation();
     expect(failures(stdout)).toEqual([
-      'schema (introspection): 1 of 6 document(s) in force do not match the live schema',
+      'schema (introspection): 1 of 8 document(s) in force do not match the live schema',
       `jobs/occupancy.graphql:${line}:${column}: Cannot query field "occupancy" on type "Query". Fix: give stream occupancy a document the API answers in a definitions file (DEFINITIONS_FILE, docs/api-assumptions.md; \`npx occupancy-sync schema Query\` lists the queries)`,
     ]);
     expect(stdout).toContain('  skip  stream occupancy: not probed: its document does not match the live schema\n');
@@ -84,6 +87,8 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
       file: null,
       streams: [
         { name: 'buildings', kind: 'full', document: 'jobs/buildings.graphql', definedIn: 'jobs/streams.yaml' },
+        { name: 'floors', kind: 'full', document: 'jobs/floors.graphql', definedIn: 'jobs/streams.yaml' },
+        { name: 'floor-spaces', kind: 'full', document: 'jobs/floor-spaces.graphql', definedIn: 'jobs/streams.yaml' },
         { name: 'occupancy', kind: 'incremental', document: 'jobs/occupancy.graphql', definedIn: 'jobs/streams.yaml' },
       ],
     });
@@ -92,11 +97,11 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
       customer: customer.id,
       ok: false,
       token: { jwtCustomer: customer.id, scopes: ['ReadPublicApi'] },
-      schema: { source: 'introspection', documents: 6, valid: 5 },
+      schema: { source: 'introspection', documents: 8, valid: 7 },
       problems: [{ kind: 'document', stream: 'occupancy', file: 'jobs/occupancy.graphql', line, column, message: 'Cannot query field "occupancy" on type "Query".', fix: expect.stringContaining('definitions file') }],
       warnings: [],
     });
-    expect(report.customers[0]!.streams[1]).toEqual({ name: 'occupancy', kind: 'incremental', document: 'jobs/occupancy.graphql', valid: false, skipped: 'its document does not match the live schema' });
+    expect(report.customers[0]!.streams[3]).toEqual({ name: 'occupancy', kind: 'incremental', document: 'jobs/occupancy.graphql', valid: false, skipped: 'its document does not match the live schema' });
     expect(code).toBe(ExitCode.FAILURE);
 
     await sandbox!.close();
@@ -148,8 +153,9 @@ describe('occupancy-sync check (the built-in definitions against the assumed API
     const queries = sandbox!.stats.queries;
     expect(first.stdout).toContain(`  ok    stream buildings: probe read ${sandbox!.truth.buildings(first.customer.id).length} record(s) from the listing's first page`);
     expect(first.code).toBe(ExitCode.OK);
-    // Introspection, the user's buildings query, the occupancy page (and again at a run's page size).
-    expect(queries).toBe(4);
+    // Introspection, the user's buildings query, the floors and floor spaces listings, the occupancy page (and again
+    // at a run's page size).
+    expect(queries).toBe(6);
 
     const copy = fixtureCopy('v1');
     tmp = copy;

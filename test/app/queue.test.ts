@@ -61,35 +61,36 @@ describe('the Postgres job queue (graphile-worker)', () => {
   it('queues one job per customer and stream, never twice while one waits or runs', async () => {
     const { good } = await setup({ latencyMs: 300, concurrency: 1 });
     const first = await queue!.tick();
-    expect(first.added).toBe(4);
+    // Two customers x four streams (buildings, floors, floor-spaces, occupancy).
+    expect(first.added).toBe(8);
     // Every job is still waiting or running (one at a time, each request 300 ms): nothing is queued again.
     expect((await queue!.tick()).added).toBe(0);
     const jobs = await queue!.jobs();
     expect(jobs.map((j) => `${j.customerId}:${j.stream}`).sort()).toEqual(
       [...new Set(jobs.map((j) => `${j.customerId}:${j.stream}`))].sort(),
     );
-    expect(jobs).toHaveLength(4);
-    await waitFor(async () => (await succeeded(good)) === 2, 'the good customer synced once');
+    expect(jobs).toHaveLength(8);
+    await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced once');
   });
 
   it('a failing customer backs off as its own job while the other is synced again and again', async () => {
     const { good, bad } = await setup();
     await queue!.tick();
-    await waitFor(async () => (await succeeded(good)) === 2, 'the good customer synced');
+    await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced');
     await waitFor(async () => (await queue!.jobs()).some((j) => j.customerId === bad && j.attempts >= 1 && !j.locked && j.lastError !== null), 'a failed attempt');
     for (let round = 2; round <= 3; round++) {
       // A job is deleted a moment after its run is recorded; a tick before that finds its key taken and adds nothing.
       await waitFor(async () => (await queue!.jobs()).every((j) => j.customerId !== good), 'the good customer\'s jobs completed');
       await queue!.tick();
-      await waitFor(async () => (await succeeded(good)) === 2 * round, `the good customer synced ${round} times`);
+      await waitFor(async () => (await succeeded(good)) === 4 * round, `the good customer synced ${round} times`);
     }
     // Between attempts (not running), each failing job waits for its next attempt.
     let failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
     await waitFor(async () => {
       failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
-      return failing.length === 2 && failing.every((j) => !j.locked && j.attempts >= 2);
-    }, 'both failing jobs between attempts, after two of them');
-    expect(failing.map((j) => j.stream).sort()).toEqual(['buildings', 'occupancy']);
+      return failing.length === 4 && failing.every((j) => !j.locked && j.attempts >= 2);
+    }, 'every failing job between attempts, after two of them');
+    expect(failing.map((j) => j.stream).sort()).toEqual(['buildings', 'floor-spaces', 'floors', 'occupancy']);
     for (const job of failing) {
       expect(job.lastError).toMatch(/authentication|secret|401|refused/i);
       // Backing off: its next attempt lies in the future, not at the tick.
@@ -136,14 +137,14 @@ describe('the in-process schedule (SQLite) backs off the same way', () => {
     pass = createSyncPass({ config, store, logger: silentLogger, customers, streams, clock, baseUrl: sandbox.url });
     const signal = new AbortController().signal;
     const ran = async () => (await pass!.run(signal)).outcomes.map((o) => `${o.customerId === good!.id ? 'good' : 'bad'} ${o.stream} ${o.status}`);
-    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded', 'bad buildings failed', 'bad occupancy failed']);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good floors succeeded', 'good floor-spaces succeeded', 'good occupancy succeeded', 'bad buildings failed', 'bad floors failed', 'bad floor-spaces failed', 'bad occupancy failed']);
     // Right away: the failing customer waits out its first back-off (e^1 s); the other runs.
-    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded']);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good floors succeeded', 'good floor-spaces succeeded', 'good occupancy succeeded']);
     clock.advance(3_000);
-    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded', 'bad buildings failed', 'bad occupancy failed']);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good floors succeeded', 'good floor-spaces succeeded', 'good occupancy succeeded', 'bad buildings failed', 'bad floors failed', 'bad floor-spaces failed', 'bad occupancy failed']);
     // The second failure waits e^2 s: 3 s later it is still backing off.
     clock.advance(3_000);
-    expect(await ran()).toEqual(['good buildings succeeded', 'good occupancy succeeded']);
+    expect(await ran()).toEqual(['good buildings succeeded', 'good floors succeeded', 'good floor-spaces succeeded', 'good occupancy succeeded']);
   });
 });
 

@@ -147,7 +147,7 @@ describe('check names what is wrong in the definitions in force', () => {
 
     const declared = await broken('edges', () => {});
     const at = positionOf(copy!.file, 'sendTestEvent: absent');
-    expect(declared.stdout).toContain(`definitions: ${copy!.file} (streams buildings, occupancy; 3 webhook document(s) replaced; absent: sendTestEvent)\n`);
+    expect(declared.stdout).toContain(`definitions: ${copy!.file} (streams buildings, floors, floor-spaces, occupancy; 3 webhook document(s) replaced; absent: sendTestEvent)\n`);
     expect(declared.stdout).toContain(`  skip  webhook sendTestEvent: absent (declared in ${copy!.file}:${at.line}:${at.column})\n`);
     expect(declared.stdout).not.toContain('FAIL');
     expect(declared.code).toBe(ExitCode.OK);

@@ -20,7 +20,10 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
   });
 
   // per-space reads its readings through a fan-out stream over its own floor space listing (docs/examples/api-per-space).
-  const streams = variant === 'per-space' ? ['buildings', 'floor-spaces', 'occupancy'] : ['buildings', 'occupancy'];
+  const inForce = ['buildings', 'floors', 'floor-spaces', 'occupancy'];
+  // Only v1 offers the assumed hierarchy (floors, floorSpaces); per-space lists its own floor spaces. The built-in
+  // streams an API lacks are skipped (ifOffered), not probed.
+  const streams = variant === 'v1' ? inForce : variant === 'per-space' ? ['buildings', 'floor-spaces', 'occupancy'] : ['buildings', 'occupancy'];
 
   it('check exits 0 with the definitions for the variant, after one request per stream besides introspection', async () => {
     target = await sandboxFor(variant);
@@ -28,7 +31,8 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
     const before = target.sandbox.stats.queries;
     const { code, stdout, stderr } = await target.run(['check'], definitions);
     expect(stderr).toBe('');
-    expect(stdout).toContain(`definitions: ${join(FIXTURES, variant, 'occupancy-sync.streams.yaml')} (streams ${streams.join(', ')};`);
+    expect(stdout).toContain(`definitions: ${join(FIXTURES, variant, 'occupancy-sync.streams.yaml')} (streams ${inForce.join(', ')};`);
+    for (const name of inForce.filter((n) => !streams.includes(n))) expect(stdout).toMatch(new RegExp(`\\n {2}skip {2}stream ${name}: the API offers no \\w+ query`));
     expect(stdout).toMatch(/ok {4}schema \(introspection\): \d job document\(s\) valid/);
     expect(stdout).toMatch(/ok {4}stream buildings: probe read 3 record\(s\) from the listing's first page/);
     // A recent window holds readings of every floor space: a probe that read none would prove nothing.
@@ -38,7 +42,7 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
     expect(stdout).not.toContain('FAIL');
     expect(stdout).toContain('  => all good');
     expect(code).toBe(ExitCode.OK);
-    // Introspection, then one page of each of the two streams, and the occupancy page once more at the page size a
+    // Introspection, then one page of each stream the API offers, and the occupancy page once more at the page size a
     // run asks for (the single-page variant has none): no query of check's own.
     expect(target.sandbox.stats.queries - before).toBe(variant === 'capped' ? 3 : streams.length + 2);
     if (variant !== 'capped') expect(stdout).toMatch(/ok {4}stream occupancy: probe read 10 record\(s\) from window \[[^\n]*; a run's page size \d+ accepted\)\n/);
@@ -47,7 +51,9 @@ describe.each(API_VARIANTS)('against the sandbox API variant %s', (variant) => {
     const report = JSON.parse(json.stdout) as { ok: boolean; exitCode: number; customers: Array<Record<string, any>> };
     expect(report).toMatchObject({ ok: true, exitCode: 0 });
     expect(report.customers[0]!.problems).toEqual([]);
-    expect(report.customers[0]!.streams.map((s: any) => [s.name, s.valid, s.probe.failure, s.probe.rejected])).toEqual(streams.map((name) => [name, true, undefined, 0]));
+    expect(report.customers[0]!.streams.map((s: any) => [s.name, s.valid, s.probe?.failure, s.probe?.rejected, s.notOffered])).toEqual(
+      inForce.map((name) => (streams.includes(name) ? [name, true, undefined, 0, undefined] : [name, undefined, undefined, undefined, true])),
+    );
     expect(json.code).toBe(ExitCode.OK);
   });
 

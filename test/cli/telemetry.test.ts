@@ -208,7 +208,7 @@ describe('OpenTelemetry traces', () => {
 
       const sync = await run(['sync']);
       expect(sync.code, sync.stderr).toBe(ExitCode.OK);
-      expect(sync.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed/);
+      expect(sync.stdout).toMatch(/^sync: 1 customer, 4 streams, \d+ pages, [\d,]+ records, 0 failed/);
       expect(loaded(sync.stderr)).toEqual([]);
       const backfill = await run(['backfill', '--from', '2h']);
       expect(backfill.code, backfill.stderr).toBe(ExitCode.OK);

@@ -59,7 +59,7 @@ describe.each(DIALECTS)('adapting to the sandbox API variant v2 with a definitio
 
     const adapted = { ...env, DEFINITIONS_FILE: dir.dir };
     const check = await runMain(['check'], adapted);
-    expect(check.stdout).toContain(`definitions: ${join(dir.dir, 'occupancy-sync.streams.yaml')} (streams buildings, occupancy; 1 webhook document(s) replaced)`);
+    expect(check.stdout).toContain(`definitions: ${join(dir.dir, 'occupancy-sync.streams.yaml')} (streams buildings, floors, floor-spaces, occupancy; 1 webhook document(s) replaced)`);
     expect(check.stdout).toContain('schema (introspection): 6 job document(s) valid');
     expect(check.code).toBe(ExitCode.OK);
 

@@ -91,7 +91,16 @@ describe('definitions files', () => {
   });
 
   it('the built-in streams (jobs/streams.yaml) are the definitions occupancy-sync always had', () => {
-    expect(streams.map((s) => s.name)).toEqual(['buildings', 'occupancy']);
+    // The hierarchy's listings run after the buildings and before the readings; the API may lack them (ifOffered).
+    expect(streams.map((s) => s.name)).toEqual(['buildings', 'floors', 'floor-spaces', 'occupancy']);
+    expect(streams.filter((s) => s.ifOffered).map((s) => s.name)).toEqual(['floors', 'floor-spaces']);
+    const floors = streams.find((s) => s.name === 'floors')!;
+    expect(floors).toMatchObject({ sink: 'floors', kind: 'full', paging: { style: 'single', records: { path: ['floors'], each: [] } } });
+    expect(floors.record).toMatchObject({ level: { path: 'level', type: 'integer', nullable: true } });
+    const spaces = streams.find((s) => s.name === 'floor-spaces')!;
+    expect(spaces.record).toMatchObject({ capacity: { path: 'capacity', type: 'count', nullable: true }, floorId: { path: 'floorId', type: 'id', nullable: true } });
+    expect(floors.softDelete!.isComplete({})).toBe(true);
+    expect(spaces.softDelete!.isComplete({})).toBe(true);
     expect(occupancy).toMatchObject({
       sink: 'occupancy',
       kind: 'incremental',
@@ -114,8 +123,8 @@ describe('definitions files', () => {
     expect(buildings.record).toEqual({
       id: { path: 'id', type: 'id' },
       name: { path: 'name', type: 'string' },
-      // A nullable column the built-in document does not select is stored NULL, never invented.
-      timeZone: { path: '(unmapped)', type: 'id', nullable: true },
+      // Assumed, so left out (stored NULL) when the API's buildings have no timeZone.
+      timeZone: { path: 'timeZone', type: 'timeZone', nullable: true, ifOffered: true },
     });
     expect(buildings.variables({ settings: syncSettings() })).toEqual({});
     expect(buildings.variables({ settings: { buildingsNameLike: 'HQ%' } })).toEqual({ nameLike: 'HQ%' });
@@ -160,10 +169,10 @@ describe('definitions files', () => {
       .replace('headcount: { path: people, type: count }', 'headcount: { path: people, type: int }')
       .replace('floor_space_id: { path: space.id, type: id }', 'floor_space_id: { path: space.id, type: id, nullable: true }');
     expect(errors(text)).toEqual([
-      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, table, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries, sampling, samplingInterval, maxHold, partition',
+      '/defs/streams.yaml:7:5: unknown key "schedule" in a stream. Fix: use only name, document, sink, table, kind, paging, variables, record, key, cursorField, window, softDelete, deliveries, sampling, samplingInterval, maxHold, partition, ifOffered',
       '/defs/streams.yaml:13:61: column floorSpaceId cannot be null. Fix: remove nullable',
       '/defs/streams.yaml:15:7: sink occupancy has no column "occupancy_state". Fix: map only its columns: floorSpaceId (floor_space_id), observedAt (observed_at), occupancyStatus (occupancy_status), headcount (headcount), eventId (event_id)',
-      '/defs/streams.yaml:16:40: unknown type "int". Fix: use one of id, text, string, count, timestamp',
+      '/defs/streams.yaml:16:40: unknown type "int". Fix: use one of id, text, string, count, timeZone, timestamp',
       '/defs/streams.yaml:12:5: column occupancyStatus (occupancy_status) of sink occupancy is not mapped. Fix: add `occupancyStatus: { path: <field in the answer>, type: ... }`',
     ]);
     expect(errors(VALID.replace('observedAt: { path: at, type: timestamp }', 'observedAt: { path: at, type: string }'))).toEqual([

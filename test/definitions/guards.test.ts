@@ -96,7 +96,7 @@ describe.each(DIALECTS)('guards against a definitions file that does not fit the
     sandbox.setMisbehaviour('cappedBuildings');
     cpSync(join(ROOT, 'jobs/buildings.graphql'), join(dir.dir, 'buildings.graphql'));
     const built = readFileSync(join(ROOT, 'jobs/streams.yaml'), 'utf8');
-    const stream = built.slice(built.indexOf('  - name: buildings'), built.indexOf('  # Observations'));
+    const stream = built.slice(built.indexOf('  - name: buildings'), built.indexOf('  # The hierarchy below'));
     expect(stream).toContain('maxPageSize: 10000');
     writeFileSync(join(dir.dir, 'occupancy-sync.streams.yaml'), `version: 2\nstreams:\n${stream.replace('maxPageSize: 10000', `maxPageSize: ${BUILDINGS_CAP}`)}`);
     const cut = await runMain(['sync', '--stream', 'buildings'], { ...env, DEFINITIONS_FILE: dir.dir });
@@ -120,8 +120,9 @@ describe.each(DIALECTS)('guards against a definitions file that does not fit the
     const line = refused.stderr.split('\n').find((l) => l.includes('occupancy: failed'))!;
     expect(line).toContain('stream occupancy: the API refused the request ($first = 1000): first must be between 1 and 100');
     expect(line).toContain('Fix: set `paging.maxPageSize: 100` for stream occupancy in the definitions file');
-    // One query for the buildings, one for the refused page: a deterministic argument error is not retried.
-    expect(sandbox.stats.queries - before).toBe(2);
+    // What the API offers (the small introspection the ifOffered streams need), one query for the buildings, one for
+    // the refused page: a deterministic argument error is not retried.
+    expect(sandbox.stats.queries - before).toBe(3);
   });
 
   it('an end bound the API reads inclusively, declared exclusive, fails at the boundary record and says what to declare', async () => {

@@ -103,14 +103,14 @@ describe('fan-out streams in the definitions format', () => {
   });
 
   it('refuses an unknown parent stream, naming the streams in force', () => {
-    expect(errors(`version: 2\nstreams:\n${READINGS}`, builtins)).toEqual([
-      expect.stringMatching(/^\/defs\/streams\.yaml:7:26: no stream floor-spaces to take the parents from \(streams in force: buildings, occupancy, space-readings\)\. Fix: /),
+    expect(errors(`version: 2\nstreams:\n${READINGS.replace('parent: floor-spaces', 'parent: rooms')}`, builtins)).toEqual([
+      expect.stringMatching(/^\/defs\/streams\.yaml:7:26: no stream rooms to take the parents from \(streams in force: buildings, floors, floor-spaces, occupancy, space-readings\)\. Fix: /),
     ]);
   });
 
   it('runs a parent declared after its fan-out stream before it, built-in streams replaced in their place', () => {
     const defs = parse(`version: 2\nstreams:\n${READINGS.replace('name: space-readings', 'name: occupancy')}${SPACES}`, builtins);
-    expect(mergeStreams(builtins, defs.streams).map((s) => s.name)).toEqual(['buildings', 'floor-spaces', 'occupancy']);
+    expect(mergeStreams(builtins, defs.streams).map((s) => s.name)).toEqual(['buildings', 'floors', 'floor-spaces', 'occupancy']);
   });
 
   it('refuses a circle of parents', () => {

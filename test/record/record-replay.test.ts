@@ -79,7 +79,7 @@ describe('record and sandbox --replay', () => {
     const out = join(work.dir, 'recording');
     const recorded = await runCli(['record', '--out', out, 'sync'], { env, timeoutMs: 90_000 });
     expect(recorded.code, recorded.stderr).toBe(0);
-    expect(recorded.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed in \d+\.\ds\n$/);
+    expect(recorded.stdout).toMatch(/^sync: 1 customer, 4 streams, \d+ pages, [\d,]+ records, 0 failed in \d+\.\ds\n$/);
     const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
     const exchanges = readdirSync(join(out, 'exchanges'));
     expect(meta).toMatchObject({ command: ['sync'], exitCode: 0, exchanges: exchanges.length, stateAtStart: [], keys: [{ key: 'recorded-key-1', customerId: env.CUSTOMER_ID }] });
@@ -143,7 +143,7 @@ describe('record and sandbox --replay', () => {
     try {
       const streams = selectStreams(undefined, undefined, loadStreams(config, { parseDocument: parseDocumentSource }).streams);
       const report = await runOnce({ config, store, logger: silentLogger, customers: config.customers, streams, clock });
-      expect(report.outcomes.map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
+      expect(report.outcomes.map((o) => o.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
     } finally {
       await store.close();
       await server.close();
@@ -162,7 +162,7 @@ describe('record and sandbox --replay', () => {
       const out = join(work.dir, 'recording');
       const recorded = await runCli(['record', '--out', out, 'sync'], { env: { ...env, DATABASE_URL: recordedDb.url }, timeoutMs: 90_000 });
       expect(recorded.code, recorded.stderr).toBe(0);
-      expect(recorded.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed in \d+\.\ds\n$/);
+      expect(recorded.stdout).toMatch(/^sync: 1 customer, 4 streams, \d+ pages, [\d,]+ records, 0 failed in \d+\.\ds\n$/);
       const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
       expect(meta).toMatchObject({ command: ['sync'], exitCode: 0, stateAtStart: [] });
       // The recording names no database: the schema's URL is not in it.
@@ -176,7 +176,7 @@ describe('record and sandbox --replay', () => {
       const before = await dumpDatabase(recordedDb.database);
       expect(before.occupancy.length).toBeGreaterThan(100);
       expect(before.buildings.length).toBe(3);
-      expect(before.sync_runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded']);
+      expect(before.sync_runs.map((r) => r.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
       expect(await dumpDatabase(replayedDb.database)).toEqual(before);
 
       expect(await child.kill('SIGTERM')).toEqual({ code: 0, signal: null });
@@ -194,7 +194,7 @@ describe('record and sandbox --replay', () => {
     const recorded = await runCli(['record', '--out', out, 'sync'], { env, timeoutMs: 90_000 });
     expect(recorded.code, recorded.stderr).toBe(0);
     const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
-    expect(meta.stateAtStart.map((s: { stream: string }) => s.stream)).toEqual(['buildings', 'occupancy']);
+    expect(meta.stateAtStart.map((s: { stream: string }) => s.stream)).toEqual(['buildings', 'floor-spaces', 'floors', 'occupancy']);
 
     const { child, env: replayEnv } = await replay(out);
     expect(child.stdout()).toContain('record --load-state');
@@ -209,7 +209,7 @@ describe('record and sandbox --replay', () => {
     const replayDb = join(work.dir, 'replayed.db');
     const loaded = await runCli(['record', '--load-state', out], { env: { ...replayEnv, DATABASE_URL: `file:${replayDb}` } });
     expect(loaded.code, loaded.stderr).toBe(0);
-    expect(loaded.stdout).toBe(`loaded the sync state of 2 stream(s) into file:${replayDb}; now run the recorded command against the replay\n`);
+    expect(loaded.stdout).toBe(`loaded the sync state of 4 stream(s) into file:${replayDb}; now run the recorded command against the replay\n`);
     const again = await runCli(['record', '--load-state', out], { env: { ...replayEnv, DATABASE_URL: `file:${replayDb}` } });
     expect(again.code).toBe(64);
     expect(again.stderr).toMatch(/already holds sync state for customer .+, stream buildings; nothing was loaded/);
@@ -250,7 +250,8 @@ describe('record and sandbox --replay', () => {
     expect(recorded.code).toBe(77);
     expect(recorded.stderr).toMatch(/sync exited 77\n$/);
     const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
-    expect(meta).toMatchObject({ exitCode: 77, exchanges: 1 });
+    // Two refused token requests: the one for asking what the API offers (src/app/offered-streams.ts), and the run's.
+    expect(meta).toMatchObject({ exitCode: 77, exchanges: 2 });
     const [file] = readdirSync(join(out, 'exchanges'));
     const auth = JSON.parse(readFileSync(join(out, 'exchanges', file!), 'utf8'));
     expect(auth).toMatchObject({ endpoint: 'auth', key: 'recorded-key-1', response: { status: 401 } });

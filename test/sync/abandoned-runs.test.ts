@@ -36,7 +36,7 @@ describe.each(DIALECTS)('runs left running by a killed process (%s)', (dialect) 
 
     const customerA = sandbox.customers[0]!;
     const report = await syncOnce({ store, sandbox, clock, customers: [{ id: a, key: customerA.readKey.key, secret: customerA.readKey.secret }] });
-    expect(report.outcomes.map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
+    expect(report.outcomes.map((o) => o.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
 
     const rows = await store.query<{ id: number | string; status: string; error: string | null; finished_at: unknown }>(
       'SELECT id, status, error, finished_at FROM sync_runs ORDER BY id',
@@ -52,6 +52,8 @@ describe.each(DIALECTS)('runs left running by a killed process (%s)', (dialect) 
     const latest = await store.lastRuns(a);
     expect(latest.map((r) => [r.stateKey, r.status])).toEqual([
       ['buildings', 'succeeded'],
+      ['floor-spaces', 'succeeded'],
+      ['floors', 'succeeded'],
       ['occupancy', 'succeeded'],
       ['occupancy#backfill', 'interrupted'],
     ]);

@@ -39,7 +39,7 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const result = await cli(['sync'], env);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(ExitCode.OK);
-    expect(result.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 0 failed in \d+\.\ds\n$/);
+    expect(result.stdout).toMatch(/^sync: 1 customer, 4 streams, \d+ pages, [\d,]+ records, 0 failed in \d+\.\ds\n$/);
     const store = await openTestStore(db);
     try {
       const customer = sandbox.customers[0]!.id;
@@ -67,9 +67,9 @@ describe('sync, backfill, status commands (SQLite)', () => {
   it('sync --stream limits the run to one stream; an unknown stream is a usage error (64) naming the valid ones', async () => {
     const one = await cli(['sync', '--stream', 'buildings'], env);
     expect(one.stdout).toMatch(/^sync: 1 customer, 1 stream, 1 page, 3 records, 0 failed/);
-    const bad = await cli(['sync', '--stream', 'floors'], env);
+    const bad = await cli(['sync', '--stream', 'rooms'], env);
     expect(bad.code).toBe(ExitCode.USAGE);
-    expect(bad.stderr).toBe('occupancy-sync: --stream "floors": no such stream. Fix: use one of buildings, occupancy\n');
+    expect(bad.stderr).toBe('occupancy-sync: --stream "rooms": no such stream. Fix: use one of buildings, floors, floor-spaces, occupancy\n');
     const customer = await cli(['sync', '--customer', 'nobody'], env);
     expect(customer.code).toBe(ExitCode.USAGE);
     expect(customer.stderr).toBe(`occupancy-sync: --customer "nobody": no such customer is configured. Fix: use one of ${sandbox.customers[0]!.id}\n`);
@@ -79,9 +79,9 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const result = await cli(['sync', '--json'], env);
     expect(result.code).toBe(ExitCode.OK);
     const summary = JSON.parse(result.stdout);
-    expect(summary).toMatchObject({ command: 'sync', customers: 1, streams: 2, failed: 0, locked: 0, rejected: 0, interrupted: false, exitCode: 0 });
+    expect(summary).toMatchObject({ command: 'sync', customers: 1, streams: 4, failed: 0, locked: 0, rejected: 0, interrupted: false, exitCode: 0 });
     expect(summary.records).toBeGreaterThan(0);
-    expect(summary.outcomes.map((o: { stream: string; status: string }) => [o.stream, o.status])).toEqual([['buildings', 'succeeded'], ['occupancy', 'succeeded']]);
+    expect(summary.outcomes.map((o: { stream: string; status: string }) => [o.stream, o.status])).toEqual([['buildings', 'succeeded'], ['floors', 'succeeded'], ['floor-spaces', 'succeeded'], ['occupancy', 'succeeded']]);
   });
 
   it('with several customers, a wrong secret fails that customer only and the exit code says authentication', async () => {
@@ -94,11 +94,11 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const { API_KEY: _k, API_SECRET: _s, CUSTOMER_ID: _c, ...rest } = env;
     const result = await cli(['sync'], { ...rest, CUSTOMERS_FILE: file, GOOD_SECRET: good!.readKey.secret, BAD_SECRET: 'wrong-secret-for-this-key' });
     expect(result.code).toBe(ExitCode.AUTH);
-    expect(result.stdout).toMatch(/^sync: 2 customers, 2 streams, .* 1 failed in/);
+    expect(result.stdout).toMatch(/^sync: 2 customers, 4 streams, .* 1 failed in/);
     // One line for the customer and its cause, naming both streams; no stack trace.
     const lines = result.stderr.split('\n').filter((l) => l.includes(bad!.id) && l.includes('failed:'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^  ${bad!.id} buildings, occupancy: failed: the platform refused API key "${bad!.readKey.key}" at http://\\S+/api/v1/auth \\(HTTP 401\\)\\. Check that API_KEY`));
+    expect(lines[0]).toMatch(new RegExp(`^  ${bad!.id} buildings, floors, floor-spaces, occupancy: failed: the platform refused API key "${bad!.readKey.key}" at http://\\S+/api/v1/auth \\(HTTP 401\\)\\. Check that API_KEY`));
     expect(result.stderr).not.toMatch(/^\s+at /m);
     expect(result.stderr).not.toContain('wrong-secret-for-this-key');
     const store = await openTestStore(db);
@@ -148,8 +148,9 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const to = new Date(from.getTime() + 6 * 3_600_000);
     const result = await cli(['backfill', '--from', from.toISOString(), '--to', to.toISOString()], { ...env, SYNC_STEP: '1h' });
     expect(result.code).toBe(ExitCode.OK);
-    // The range of occupancy, and buildings refreshed whole: a backfill into an empty database leaves a complete one.
-    expect(result.stdout).toMatch(/^backfill: 1 customer, 2 streams, 7 pages, [\d,]+ records, 0 failed/);
+    // The range of occupancy, and buildings, floors and floor spaces refreshed whole (a page each): a backfill into an
+    // empty database leaves a complete one.
+    expect(result.stdout).toMatch(/^backfill: 1 customer, 4 streams, 9 pages, [\d,]+ records, 0 failed/);
     const store = await openTestStore(db);
     try {
       const customer = sandbox.customers[0]!.id;
@@ -195,9 +196,9 @@ describe('sync, backfill, status commands (SQLite)', () => {
     expect(table.stdout).toMatch(/CUSTOMER\s+STREAM\s+WATERMARK\s+LAG\s+LAST RUN\s+OUTCOME/);
     expect(table.stdout).toMatch(/occupancy\s+\S+Z\s+\d+s\s+\S+ \(incremental\)\s+succeeded/);
     const json = JSON.parse((await cli(['status', '--json'], env)).stdout);
-    expect(json.map((e: { stream: string }) => e.stream)).toEqual(['buildings', 'occupancy']);
-    expect(json[1]).toMatchObject({ customerId: sandbox.customers[0]!.id, lastRun: { status: 'succeeded', mode: 'incremental' }, inFlight: null });
-    expect(json[1].lagMs).toBeGreaterThanOrEqual(1000);
+    expect(json.map((e: { stream: string }) => e.stream)).toEqual(['buildings', 'floor-spaces', 'floors', 'occupancy']);
+    expect(json[3]).toMatchObject({ customerId: sandbox.customers[0]!.id, lastRun: { status: 'succeeded', mode: 'incremental' }, inFlight: null });
+    expect(json[3].lagMs).toBeGreaterThanOrEqual(1000);
   });
 
   it('schedule runs on start with --now, then stops on SIGTERM with exit 0', async () => {
@@ -211,7 +212,7 @@ describe('sync, backfill, status commands (SQLite)', () => {
     };
     const code = await main(['node', 'occupancy-sync', 'schedule', '--now'], { env: { ...env, SYNC_CRON: '0 0 1 1 *' }, stdout, stderr: capture(), signal: controller.signal });
     expect(code).toBe(ExitCode.OK);
-    expect(output).toMatch(/^sync: 1 customer, 2 streams, \d+ pages/);
+    expect(output).toMatch(/^sync: 1 customer, 4 streams, \d+ pages/);
   });
 
   it('schedule refuses an invalid SYNC_CRON with exit 78', async () => {
@@ -237,8 +238,8 @@ describe('demo command', () => {
       const result = await cli(['demo', '--database', url, '--days', '1'], {});
       expect(result.stderr).toBe('');
       expect(result.code).toBe(ExitCode.OK);
-      expect(result.stdout).toMatch(/^demo: 2 customers, 2 streams, \d+ pages, [\d,]+ records, 0 failed/);
-      expect(result.stdout.match(/customer \S+: 3 buildings, [\d,]+ observations from \S+ to \S+, watermark \S+/g)).toHaveLength(2);
+      expect(result.stdout).toMatch(/^demo: 2 customers, 4 streams, \d+ pages, [\d,]+ records, 0 failed/);
+      expect(result.stdout.match(/customer \S+: 3 buildings, 6 floors, 12 floor spaces, [\d,]+ observations from \S+ to \S+, watermark \S+/g)).toHaveLength(2);
       const store = await openTestStore({ database: { url, dialect: 'sqlite', sqlitePath: join(tmp.dir, 'nested', 'demo.db') } });
       try {
         expect(await countRows(store)).toBeGreaterThan(2 * 12 * 250);

@@ -46,7 +46,7 @@ describe.each(DIALECTS)('two sync processes on one %s database', (dialect) => {
       expect(second.code, first.other.stderr()).toBe(ExitCode.OK);
       expect(first.other.stdout()).toMatch(/interrupted: the next run resumes/);
       const runs = await store.query<{ stream: string; status: string; pages: unknown }>('SELECT stream, status, pages FROM sync_runs ORDER BY id');
-      expect(runs.map((r) => [r.stream, r.status])).toEqual([['buildings', 'succeeded'], ['occupancy', 'interrupted']]);
+      expect(runs.map((r) => [r.stream, r.status])).toEqual([['buildings', 'succeeded'], ['floors', 'succeeded'], ['floor-spaces', 'succeeded'], ['occupancy', 'interrupted']]);
 
       sandbox.setFaults(undefined);
       const rerun = spawnCli(['sync'], { env });

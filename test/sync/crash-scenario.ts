@@ -57,7 +57,7 @@ export async function killAndResume(dialect: Dialect, seed: number, kills = 12):
     const final = spawnCli(['sync'], { env });
     const exit = await final.exit(90_000, 'the final sync to complete');
     expect(exit.code, final.stderr()).toBe(0);
-    expect(final.stdout()).toMatch(/^sync: 1 customer, 2 streams, /m);
+    expect(final.stdout()).toMatch(/^sync: 1 customer, 4 streams, /m);
 
     const state = await store.getState(customer, 'occupancy');
     expect(state!.watermark! >= lastWatermark).toBe(true);

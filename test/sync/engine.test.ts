@@ -55,7 +55,7 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
     }
     const runs = await store.lastRuns();
     expect(runs.map((r) => r.status)).toEqual(runs.map(() => 'succeeded'));
-    expect(summaryLine('sync', await syncOnce({ store, sandbox, clock }))).toMatch(/^sync: 2 customers, 2 streams, \d+ pages?, [\d,]+ records?, 0 failed in \d+\.\ds$/);
+    expect(summaryLine('sync', await syncOnce({ store, sandbox, clock }))).toMatch(/^sync: 2 customers, 4 streams, \d+ pages?, [\d,]+ records?, 0 failed in \d+\.\ds$/);
   });
 
   it('reads nothing while the clock is behind the watermark, then continues without a gap', async () => {
@@ -240,8 +240,8 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
       ],
     });
     const byCustomer = (id: string) => report.outcomes.filter((o) => o.customerId === id);
-    expect(byCustomer(good!.id).map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
-    expect(byCustomer(bad!.id).map((o) => o.status)).toEqual(['failed', 'failed']);
+    expect(byCustomer(good!.id).map((o) => o.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
+    expect(byCustomer(bad!.id).map((o) => o.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(byCustomer(bad!.id)[0]!.error).toBeInstanceOf(AuthError);
     expect(exitCodeOf(report.outcomes)).toBe(ExitCode.AUTH);
     const to = Date.parse((await store.getState(good!.id, 'occupancy'))!.watermark!);
@@ -256,8 +256,8 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
     expect(lock).toBeDefined();
     try {
       const report = await syncOnce({ store, sandbox, clock });
-      expect(report.outcomes.filter((o) => o.customerId === held!.id).map((o) => o.status)).toEqual(['locked', 'locked']);
-      expect(report.outcomes.filter((o) => o.customerId === free!.id).map((o) => o.status)).toEqual(['succeeded', 'succeeded']);
+      expect(report.outcomes.filter((o) => o.customerId === held!.id).map((o) => o.status)).toEqual(['locked', 'locked', 'locked', 'locked']);
+      expect(report.outcomes.filter((o) => o.customerId === free!.id).map((o) => o.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded']);
       expect(exitCodeOf(report.outcomes)).toBe(ExitCode.LOCKED);
       expect(await dbRows(store, held!.id)).toEqual([]);
       // Nothing half-done: the locked customer's buildings were not synced either.

@@ -45,7 +45,7 @@ describe('occupancy records are checked against their declared types, never coer
 
   it('building names may be empty strings but not missing', () => {
     const building = compileRecord(buildings.record);
-    // The built-in buildings document selects no time zone: stored NULL, never invented.
+    // A building without a time zone: stored NULL, never invented.
     expect(building({ id: 'b1', name: '' })).toEqual({ ok: true, record: { id: 'b1', name: '', timeZone: null } });
     expect(building({ id: 'b1', name: null })).toEqual({ ok: false, reason: 'name: expected a string, got null' });
   });
@@ -95,5 +95,36 @@ describe('time formats and value maps: the API\'s forms, stored in one canonical
       'state: the string "occupied" is not in the field\'s map (CURRENTLY_OCCUPIED, NOT_OCCUPIED, true, false); add its spelling to the map in the definitions',
     );
     expect(state(mapped(node('2026-01-08T10:00:00Z', null)))).toMatch(/^state: null is not in the field's map/);
+  });
+});
+
+describe('integer and timeZone: a floor\'s level below ground, a building\'s IANA zone', () => {
+  const floor = compileRecord({ level: { path: 'level', type: 'integer' } });
+  const zone = compileRecord({ timeZone: { path: 'tz', type: 'timeZone', nullable: true } });
+
+  it('an integer takes negative whole numbers (a basement is level -1), within a Postgres integer', () => {
+    expect(floor({ level: -1 })).toEqual({ ok: true, record: { level: -1 } });
+    expect(floor({ level: -2147483648 })).toEqual({ ok: true, record: { level: -2147483648 } });
+    expect(floor({ level: 2147483647 })).toEqual({ ok: true, record: { level: 2147483647 } });
+    for (const bad of [-2147483649, 2147483648, 1.5, '3', null]) {
+      expect(floor({ level: bad })).toEqual({ ok: false, reason: expect.stringMatching(/^level: expected a whole number from -2,147,483,648 to 2,147,483,647, got /) });
+    }
+  });
+
+  it('a time zone is an IANA name Intl knows; an unknown one is one line naming the field, the value and the fix', () => {
+    for (const name of ['Europe/London', 'Australia/Adelaide', 'Asia/Kolkata', 'America/New_York', 'UTC']) expect(zone({ tz: name })).toEqual({ ok: true, record: { timeZone: name } });
+    expect(zone({ tz: null })).toEqual({ ok: true, record: { timeZone: null } });
+    expect(zone({ tz: 'Mars/Olympus_Mons' })).toEqual({
+      ok: false,
+      reason: 'tz: expected an IANA time zone name (e.g. Europe/London, Asia/Kolkata), got the string "Mars/Olympus_Mons": map the platform\'s spellings to zone names (map: { ... }), or leave the column unmapped (stored NULL)',
+    });
+    // An offset knows no daylight saving time, and the store refuses it: refused here, not as a failed page.
+    for (const bad of ['+05:30', '', 'Europe/London\u0000', 42]) expect(zone({ tz: bad })).toMatchObject({ ok: false });
+  });
+
+  it('a value map turns the platform\'s spellings into zone names, and the result is still checked', () => {
+    const mapped = compileRecord({ timeZone: { path: 'tz', type: 'timeZone', map: { 'GMT Standard Time': 'Europe/London', Bad: 'Nowhere/Town' } } });
+    expect(mapped({ tz: 'GMT Standard Time' })).toEqual({ ok: true, record: { timeZone: 'Europe/London' } });
+    expect(mapped({ tz: 'Bad' })).toMatchObject({ ok: false, reason: expect.stringContaining('got the string "Nowhere/Town"') });
   });
 });

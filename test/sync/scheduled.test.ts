@@ -46,5 +46,5 @@ it('schedule reuses its API clients across ticks: one auth call per token lifeti
   // A 900 s token is used for 10 minutes (the 5-minute refresh margin): ticks at 0 and 5 min share the first token.
   expect(authCalls.slice(0, 2)).toEqual([1, 1]);
   expect(authCalls.at(-1)).toBeLessThanOrEqual(6);
-  expect(stdout.match(/^sync: 1 customer, 2 streams, /gm)).toHaveLength(12);
+  expect(stdout.match(/^sync: 1 customer, 4 streams, /gm)).toHaveLength(12);
 }, 60_000);

@@ -58,7 +58,8 @@ export function formatCheck(result: CustomerCheck, line: (f: Finding) => string)
   for (const stream of result.streams) {
     lines.push(...findings((f) => f.stream === stream.name));
     const p = stream.probe;
-    if (stream.skipped) lines.push(`${SKIP}stream ${stream.name}: not probed: ${stream.skipped}`);
+    for (const detail of stream.leftOut ?? []) lines.push(`${SKIP}stream ${stream.name}: ${detail}`);
+    if (stream.skipped) lines.push(`${SKIP}stream ${stream.name}: ${stream.notOffered ? '' : 'not probed: '}${stream.skipped}`);
     else if (p && !p.failure && p.rejected === 0) {
       const window = p.window ? `window [${p.window.from}, ${p.window.to}${p.window.endInclusive ? ']' : ')'}` : "the listing's first page";
       const from = p.parent !== undefined ? `${window} of parent ${p.parent}` : window;
