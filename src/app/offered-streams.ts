@@ -6,7 +6,7 @@ import { sinkColumns } from '../store/columns.ts';
 import { declaredTableName } from '../store/declared-tables.ts';
 import type { SinkName } from '../store/types.ts';
 import { UNMAPPED } from '../sync/definition-parts.ts';
-import type { SyncTarget } from '../sync/engine.ts';
+import type { StreamOffer, SyncTarget } from '../sync/engine.ts';
 import type { FieldSpec } from '../sync/records.ts';
 import type { AnyStream } from '../sync/stream.ts';
 
@@ -110,76 +110,54 @@ export function adaptToOffer(streams: ReadonlyArray<AnyStream>, offered: Offered
   return out;
 }
 
-export interface OfferedRun {
-  streams: ReadonlyArray<AnyStream>;
-  loadDocument(path: string): unknown;
-}
-
 /**
- * Asks the API once what it offers (with the first customer whose client answers) and adapts the streams; each note
- * is logged once per `said` set (a skipped stream as a warning, a field left out as information) (a daemon's passes do not repeat it). An API that refuses introspection runs the
- * streams as declared, with one warning; one that cannot be reached leaves the failure to the run, which reports it.
+ * The engine's `offer` (src/sync/engine.ts): asked by the first customer whose credentials the engine verified, the
+ * API's offer is read once (once per `ttlMs` in a daemon, whose passes share it) and the streams adapted; every
+ * customer of the run gets the same answer. Each note is logged once per offer: a skipped stream as a warning, a field
+ * left out as information. An API that refuses introspection runs the streams as declared, with one warning; a request
+ * that fails otherwise (the API went away) leaves the streams as declared, and the run meets and reports the failure.
  */
-export async function offeredRun(options: {
+export function createOffer(options: {
   streams: ReadonlyArray<AnyStream>;
-  targets: ReadonlyArray<Pick<SyncTarget, 'client'>>;
   logger: Logger;
   loadDocument(path: string): LoadedDocument;
   label?(path: string): string;
-  signal?: AbortSignal;
-  said?: Set<string>;
-}): Promise<OfferedRun> {
-  const asDeclared = { streams: options.streams, loadDocument: options.loadDocument };
-  if (!needsOffer(options.streams)) return asDeclared;
-  const said = options.said ?? new Set<string>();
-  // A skipped stream is a warning; a field left out is information (the documented API has no Building.timeZone,
-  // and a cron run should not warn about what it cannot change on every run).
-  const say = (line: string, level: 'warn' | 'info' = 'warn') => {
+  /** A daemon's: ask again after `ttlMs` (a platform may add its floors query), each line said once per process. */
+  clock?: Clock;
+  ttlMs?: number;
+}): (target: Pick<SyncTarget, 'client'>, signal: AbortSignal | undefined) => Promise<StreamOffer | undefined> {
+  if (!needsOffer(options.streams)) return async () => undefined;
+  const said = new Set<string>();
+  const say = (line: string, level: 'warn' | 'info') => {
     if (said.has(line)) return;
     said.add(line);
     options.logger[level](line);
   };
-  for (const target of options.targets) {
+  let asked: { at: number; answer: Promise<StreamOffer | undefined> } | undefined;
+  const ask = async (target: Pick<SyncTarget, 'client'>, signal: AbortSignal | undefined): Promise<StreamOffer | undefined> => {
     let result: Awaited<ReturnType<typeof fetchOffered>>;
     try {
-      result = await fetchOffered(target.client as Parameters<typeof fetchOffered>[0], options.signal);
+      result = await fetchOffered(target.client as Parameters<typeof fetchOffered>[0], signal);
     } catch {
-      if (options.signal?.aborted) return asDeclared;
-      continue;
+      asked = undefined;
+      return undefined;
     }
     if (!result.ok) {
       const names = options.streams.filter((s) => needsOffer([s])).map((s) => s.name).join(', ');
-      say(`${result.reason}: streams ${names} run as declared, whether or not the API offers what they ask for (ifOffered needs the schema). Fix: if a run fails on a query the API lacks, replace that stream in a definitions file (docs/api-assumptions.md)`);
-      return asDeclared;
+      say(`${result.reason}: streams ${names} run as declared, whether or not the API offers what they ask for (ifOffered needs the schema). Fix: if a run fails on a query the API lacks, replace that stream in a definitions file (docs/api-assumptions.md)`, 'warn');
+      return undefined;
     }
     const adapted = adaptToOffer(options.streams, result.offered, options.loadDocument, options.label);
     for (const note of adapted.notes) say(note.message, note.kind === 'skipped' ? 'warn' : 'info');
-    return { streams: adapted.streams, loadDocument: (path) => adapted.documents.get(path) ?? options.loadDocument(path) };
-  }
-  return asDeclared;
-}
-
-/** A daemon's memory of what the API offers: asked again after `ttlMs`, its notes said once per process. */
-export class OfferCache {
-  readonly said = new Set<string>();
-  #at = Number.NEGATIVE_INFINITY;
-  #last: Promise<OfferedRun> | undefined;
-  readonly #clock: Clock;
-  readonly #ttlMs: number;
-  constructor(clock: Clock, ttlMs = 15 * 60_000) {
-    this.#clock = clock;
-    this.#ttlMs = ttlMs;
-  }
-
-  get(ask: () => Promise<OfferedRun>): Promise<OfferedRun> {
-    const now = this.#clock.now();
-    if (!this.#last || now - this.#at >= this.#ttlMs) {
-      this.#at = now;
-      this.#last = ask().catch((error: unknown) => {
-        this.#last = undefined;
-        throw error;
-      });
-    }
-    return this.#last;
-  }
+    const kept = new Set(adapted.streams.map((s) => s.name));
+    return {
+      skipped: new Set(options.streams.filter((s) => !kept.has(s.name)).map((s) => s.name)),
+      adapted: new Map(adapted.streams.filter((s) => adapted.documents.has(s.document)).map((s) => [s.name, { stream: s, document: adapted.documents.get(s.document)! }])),
+    };
+  };
+  return (target, signal) => {
+    const now = options.clock?.now() ?? 0;
+    if (!asked || (options.clock && now - asked.at >= (options.ttlMs ?? 15 * 60_000))) asked = { at: now, answer: ask(target, signal) };
+    return asked.answer;
+  };
 }

@@ -8,7 +8,7 @@ import type { AnyStream } from '../sync/stream.ts';
 import { reconcileAggregates } from './aggregates.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { engineSettings } from './engine-settings.ts';
-import { offeredRun } from './offered-streams.ts';
+import { createOffer } from './offered-streams.ts';
 import { packageLabel } from './package-path.ts';
 
 export interface RunOnceOptions {
@@ -34,16 +34,16 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
   const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: options.customers, logger: options.logger });
   try {
     await reconcile();
-    // What the API lacks of the streams declared ifOffered (an assumed floors query) is skipped, said once.
-    const offered = await offeredRun({ streams: options.streams, targets, logger: options.logger, loadDocument, label: packageLabel, signal: options.signal });
     const report = await runSync({
       store: options.store,
       clock,
       logger: options.logger,
       settings: engineSettings(options.config),
-      streams: offered.streams,
+      streams: options.streams,
       targets,
-      loadDocument: offered.loadDocument,
+      loadDocument,
+      // What the API lacks of the streams declared ifOffered (an assumed floors query) is skipped, said once.
+      offer: createOffer({ streams: options.streams, logger: options.logger, loadDocument, label: packageLabel }),
       request: options.request,
       signal: options.signal,
       onProgress: options.onProgress,

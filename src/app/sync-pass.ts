@@ -12,7 +12,7 @@ import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
 import { engineSettings } from './engine-settings.ts';
-import { OfferCache, offeredRun } from './offered-streams.ts';
+import { createOffer } from './offered-streams.ts';
 import { packageLabel } from './package-path.ts';
 
 /**
@@ -66,8 +66,8 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
   const targets = createSyncTargets(options.config, options.customers, { clock, logger, baseUrl: options.baseUrl });
   const unobserve = metrics ? targets.map((t) => metrics.observeApiStats(() => t.client.stats)) : [];
   const backoff = new Backoff();
-  // What the API offers is asked again now and then (a platform may add its floors query), its notes said once.
-  const offers = new OfferCache(clock);
+  // What the API offers, asked again now and then (a platform may add its floors query), each line said once.
+  const offer = createOffer({ streams: options.streams, logger, loadDocument, label: packageLabel, clock });
   // Queue jobs run side by side: the gauge is on while any is.
   let running = 0;
   let last: SyncPass['last'];
@@ -140,16 +140,15 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
     const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: chosen.map((t) => ({ id: t.customerId })), logger });
     try {
       await reconcile();
-      const offered = await offers.get(() => offeredRun({ streams: options.streams, targets, logger, loadDocument, label: packageLabel, signal, said: offers.said }));
-      const names = new Set(streams.map((s) => s.name));
       const report = await runSync({
         store: options.store,
         clock,
         logger,
         settings: engineSettings(options.config),
-        streams: offered.streams.filter((s) => names.has(s.name)),
+        streams,
         targets: chosen,
-        loadDocument: offered.loadDocument,
+        loadDocument,
+        offer,
         signal,
         onProgress,
       });

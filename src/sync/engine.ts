@@ -37,6 +37,19 @@ export interface SyncOptions {
   /** Customers synced at the same time. Default: settings.concurrency (SYNC_CONCURRENCY). */
   concurrency?: number;
   onProgress?(event: ProgressEvent): void;
+  /**
+   * What the API offers of the streams, asked once a customer's credentials are verified (so an unreachable API or a
+   * refused key costs no request of its own). Undefined, or an answer of undefined: every stream as declared.
+   */
+  offer?(target: SyncTarget, signal: AbortSignal | undefined): Promise<StreamOffer | undefined>;
+}
+
+/** How the API's offer changes the streams (src/app/offered-streams.ts says each change in one line). */
+export interface StreamOffer {
+  /** Streams the API cannot answer, by name: not run, no outcome. */
+  skipped: ReadonlySet<string>;
+  /** Streams run in another form, by name: the stream (its record) and its parsed document. */
+  adapted: ReadonlyMap<string, { stream: AnyStream; document: unknown }>;
 }
 
 export interface SyncReport {
@@ -144,10 +157,14 @@ async function syncCustomer(
       }
       return planned.map((p) => (skipped.has(p) ? blank(p, 'skipped', { note: 'locked by a concurrent run' }) : blank(p, 'failed', { error })));
     }
+    const offer = await options.offer?.(target, options.signal);
     const outcomes: StreamOutcome[] = [];
     for (const p of planned) {
+      const adapted = offer?.adapted.get(p.stream.name);
       if (skipped.has(p)) outcomes.push(blank(p, 'skipped', { note: 'a concurrent run holds its lock and refreshes it' }));
       else if (options.signal?.aborted) outcomes.push(blank(p, 'interrupted', { note: 'not started' }));
+      else if (offer?.skipped.has(p.stream.name)) continue;
+      else if (adapted) outcomes.push(await runOne(options, target, { ...p, stream: adapted.stream }, adapted.document));
       else outcomes.push(await runOne(options, target, p, documents.get(p.stream.name)));
     }
     return outcomes;

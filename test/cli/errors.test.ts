@@ -60,7 +60,7 @@ describe('expected failures are one line each: what, where and the fix', () => {
     expect(result.code).toBe(ExitCode.FAILURE);
     const lines = result.stderr.split('\n').filter((l) => l.includes('failed:'));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(new RegExp(`^  ${CUSTOMER} buildings, occupancy: failed: `));
+    expect(lines[0]).toMatch(new RegExp(`^  ${CUSTOMER} buildings, floors, floor-spaces, occupancy: failed: `));
     // One customer, two streams: the token is asked for once, so the retry budget (3 attempts) is spent once.
     expect(connections).toBe(3);
     expectNoStack(result.stderr);

@@ -131,7 +131,7 @@ describe('a run against the sandbox', () => {
     expect(piped.code, piped.stderr).toBe(ExitCode.AUTH);
     expect(count(piped.stderr, 'the platform refused API key'), piped.stderr).toBe(1);
     expect(linesOf(piped.stderr)).toHaveLength(1);
-    expect(piped.stderr).toMatch(/buildings, occupancy: failed: the platform refused API key .*API_SECRET/);
+    expect(piped.stderr).toMatch(/buildings, floors, floor-spaces, occupancy: failed: the platform refused API key .*API_SECRET/);
     expect(piped.stderr).not.toContain('migrations');
 
     // On a terminal (script(1) gives the child a pty): pino-pretty showed the message and err.message besides.

@@ -94,7 +94,7 @@ describe('OpenTelemetry traces', () => {
     const [run] = byName('sync.run');
     expect(run).toBeDefined();
     const streams = byName('sync.stream');
-    expect(streams.map((s) => attr(s, 'stream.name')).sort()).toEqual(['buildings', 'occupancy']);
+    expect(streams.map((s) => attr(s, 'stream.name')).sort()).toEqual(['buildings', 'floor-spaces', 'floors', 'occupancy']);
     for (const s of streams) expect(s.parentSpanId).toBe(run!.spanId);
     const occupancy = streams.find((s) => attr(s, 'stream.name') === 'occupancy')!;
     const windows = byName('sync.window');

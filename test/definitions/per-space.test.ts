@@ -81,7 +81,7 @@ describe.each(DIALECTS)('docs/examples/api-per-space (%s)', (dialect) => {
     const sync = await runMain(['sync'], env);
     expect(sync.stderr).toBe('');
     expect(sync.code).toBe(ExitCode.OK);
-    expect(sync.stdout).toMatch(/^sync: 1 customer, 3 streams, /);
+    expect(sync.stdout).toMatch(/^sync: 1 customer, 4 streams, /);
     let before: Map<string, SyncState>;
     store = await openTestStore(db);
     try {

@@ -250,8 +250,7 @@ describe('record and sandbox --replay', () => {
     expect(recorded.code).toBe(77);
     expect(recorded.stderr).toMatch(/sync exited 77\n$/);
     const meta = JSON.parse(readFileSync(join(out, 'meta.json'), 'utf8'));
-    // Two refused token requests: the one for asking what the API offers (src/app/offered-streams.ts), and the run's.
-    expect(meta).toMatchObject({ exitCode: 77, exchanges: 2 });
+    expect(meta).toMatchObject({ exitCode: 77, exchanges: 1 });
     const [file] = readdirSync(join(out, 'exchanges'));
     const auth = JSON.parse(readFileSync(join(out, 'exchanges', file!), 'utf8'));
     expect(auth).toMatchObject({ endpoint: 'auth', key: 'recorded-key-1', response: { status: 401 } });

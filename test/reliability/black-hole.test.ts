@@ -95,7 +95,7 @@ describe.concurrent('exits that wait for the network', () => {
     expect(tookMs, child.stderr().slice(-3000)).toBeLessThan(SYNC_SILENT_DATABASE_MS + SLACK_MS);
     const failures = child.stderr().split('\n').filter((l) => /^ {2}\S+ occupancy: failed: /.test(l));
     expect(failures, child.stderr().slice(-3000)).toEqual([expect.stringMatching(/failed: no answer from Postgres at postgres:\/\/postgres@127\.0\.0\.1:\d+\/test.* for \d+ s while .*the next run resumes from the last committed page\. Fix: check that the server is up and reachable from here$/)]);
-    expect(child.stdout()).toMatch(/^sync: 1 customer, 2 streams, \d+ pages, [\d,]+ records, 1 failed in \d+\.\ds$/m);
+    expect(child.stdout()).toMatch(/^sync: 1 customer, 4 streams, \d+ pages, [\d,]+ records, 1 failed in \d+\.\ds$/m);
 
     // Nothing lost: the committed pages are whole, and a run with the path back completes the truth. The server still
     // holds the silent process's sessions (and its run locks) until it hears of their end, as it does once a path comes
@@ -136,7 +136,7 @@ describe.concurrent('exits that wait for the network', () => {
     const tookMs = performance.now() - stoppedAt;
     expect(exit, child.stderr().slice(-3000)).toEqual({ code: 0, signal: null });
     expect(tookMs).toBeLessThan(SYNC_SIGTERM_SILENT_API_MS + SLACK_MS);
-    expect(child.stdout()).toMatch(/^sync: 1 customer, 2 streams, .* \(interrupted: the next run resumes from the last committed page\)$/m);
+    expect(child.stdout()).toMatch(/^sync: 1 customer, 4 streams, .* \(interrupted: the next run resumes from the last committed page\)$/m);
 
     await expectWholePages(w.store, w.sandbox, w.customer);
     const next = spawnCli(['sync'], { env: childEnv(w.sandbox, w.db.url, w.settings) });

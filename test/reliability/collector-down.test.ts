@@ -61,7 +61,7 @@ describe('a collector that does not take the traces', () => {
         expect(plain.code, plain.stderr).toBe(0);
         const traced = await timedSync(silent ? 'silent' : 'refused', { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
         expect(traced.code, traced.stderr).toBe(0);
-        expect(traced.stdout).toMatch(/^sync: 1 customer, 2 streams, \d+ pages?, [\d,]+ records?, 0 failed in \d+\.\ds$/m);
+        expect(traced.stdout).toMatch(/^sync: 1 customer, 4 streams, \d+ pages?, [\d,]+ records?, 0 failed in \d+\.\ds$/m);
         const warnings = traced.stderr.split('\n').filter((l) => l.includes('the last traces were not sent'));
         expect(warnings, traced.stderr).toHaveLength(1);
         expect(JSON.parse(warnings[0]!).msg).toBe(

@@ -72,7 +72,7 @@ describe('two serve instances on one Postgres', () => {
     expect(runs.some((r) => r.status === 'running')).toBe(false);
     const byKey = new Map<string, RunRow[]>();
     for (const r of runs) byKey.set(`${r.customer_id}/${r.stream}`, [...(byKey.get(`${r.customer_id}/${r.stream}`) ?? []), r]);
-    expect(byKey.size).toBe(4); // 2 customers x (buildings, occupancy)
+    expect(byKey.size).toBe(8); // 2 customers x (buildings, floors, floor-spaces, occupancy)
     for (const [key, list] of byKey) {
       for (let i = 1; i < list.length; i++) {
         // Each run starts only after the previous one of the same customer and stream finished.
