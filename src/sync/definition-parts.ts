@@ -31,6 +31,9 @@ export function keyOf(sink: SinkName): string[] {
 export const softDeletes = (sink: SinkName): boolean => sinkColumns(sink).softDelete;
 export { SINK_NAMES };
 export const FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'timeZone', 'timestamp'];
+/** The sinks' integer columns that may hold a negative number; the others are counts (`count`, from 0). */
+const SIGNED_COLUMNS: ReadonlySet<string> = new Set(['floors.level']);
+const SIGNED_FIELD_TYPES: readonly FieldType[] = ['id', 'text', 'string', 'count', 'integer', 'timeZone', 'timestamp'];
 /** A declared table's fields may also be any whole number, any number, or a boolean (docs/tables.md, "Types"). */
 export const TABLE_FIELD_TYPES: readonly FieldType[] = [...FIELD_TYPES, 'integer', 'number', 'boolean'];
 /** A nullable column a definition leaves unmapped reads this (never present): it is stored as null. */
@@ -111,14 +114,14 @@ export function recordAt(src: YamlSource, at: YamlPath, value: unknown, sink: Si
       continue;
     }
     seen.add(field);
-    // A sink's integer column (a floor's level, negative below ground) takes an `integer`, within its Postgres int4.
-    const int4 = columns[field]!.type === 'integer';
+    // A sink's signed integer column (a floor's level, negative below ground) takes an `integer`, within its int4.
+    const int4 = SIGNED_COLUMNS.has(`${sink}.${field}`);
     const declared = spec !== null && typeof spec === 'object' ? (spec as { type?: unknown }).type : undefined;
     if (['number', 'boolean'].includes(declared as string) || (declared === 'integer' && !int4)) {
       src.error([...at, key, 'type'], `type ${String(declared)} is for a declared table's fields; sink ${sink}'s column ${field} is not one`, `use one of ${FIELD_TYPES.join(', ')}`);
       continue;
     }
-    const mapped = fieldAt(src, [...at, key], spec, field, depth, int4 ? [...FIELD_TYPES, 'integer'] : FIELD_TYPES);
+    const mapped = fieldAt(src, [...at, key], spec, field, depth, int4 ? SIGNED_FIELD_TYPES : FIELD_TYPES);
     if (mapped?.nullable && !columns[field]!.nullable) src.error([...at, key, 'nullable'], `column ${field} cannot be null`, 'remove nullable');
     if (mapped?.ifOffered && !columns[field]!.nullable) {
       src.error([...at, key, 'ifOffered'], `column ${field} cannot be null, so it cannot be left out when the API lacks the field`, 'remove ifOffered');

@@ -96,7 +96,7 @@ describe('definitions files', () => {
     expect(streams.filter((s) => s.ifOffered).map((s) => s.name)).toEqual(['floors', 'floor-spaces']);
     const floors = streams.find((s) => s.name === 'floors')!;
     expect(floors).toMatchObject({ sink: 'floors', kind: 'full', paging: { style: 'single', records: { path: ['floors'], each: [] } } });
-    expect(floors.record).toMatchObject({ level: { path: 'level', type: 'integer', nullable: true } });
+    expect(floors.record).toMatchObject({ level: { path: 'level', type: 'integer', nullable: true, int4: true } });
     const spaces = streams.find((s) => s.name === 'floor-spaces')!;
     expect(spaces.record).toMatchObject({ capacity: { path: 'capacity', type: 'count', nullable: true }, floorId: { path: 'floorId', type: 'id', nullable: true } });
     expect(floors.softDelete!.isComplete({})).toBe(true);

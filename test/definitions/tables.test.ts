@@ -133,7 +133,7 @@ describe('declared tables in the definitions format', () => {
       expect.stringMatching(/field lastSeenAt would be column last_seen_at, which every declared table keeps for itself/),
     ]);
     expect(errors(DESKS.replace('      weight:', '      floor_id: { path: id, type: id }\n      weight:'))).toEqual([expect.stringMatching(/fields floorId and floor_id would both be column floor_id/)]);
-    expect(errors(DESKS.replace('type: boolean', 'type: flag'))).toEqual([expect.stringMatching(/unknown type "flag"\. Fix: use one of id, text, string, count, timestamp, integer, number, boolean/)]);
+    expect(errors(DESKS.replace('type: boolean', 'type: flag'))).toEqual([expect.stringMatching(/unknown type "flag"\. Fix: use one of id, text, string, count, timeZone, timestamp, integer, number, boolean/)]);
     expect(errors(DESKS.replace('sink: table', 'sink: buildings'))).toEqual(expect.arrayContaining([expect.stringMatching(/only a stream of sink table declares a table/)]));
   });
 });

@@ -99,10 +99,11 @@ describe('time formats and value maps: the API\'s forms, stored in one canonical
 });
 
 describe('integer and timeZone: a floor\'s level below ground, a building\'s IANA zone', () => {
-  const floor = compileRecord({ level: { path: 'level', type: 'integer' } });
+  // A sink's integer column (floors.level): the definitions loader narrows `integer` to the column's int4.
+  const floor = compileRecord({ level: { path: 'level', type: 'integer', int4: true } });
   const zone = compileRecord({ timeZone: { path: 'tz', type: 'timeZone', nullable: true } });
 
-  it('an integer takes negative whole numbers (a basement is level -1), within a Postgres integer', () => {
+  it('an integer takes negative whole numbers (a basement is level -1), within a Postgres integer on a sink\'s column', () => {
     expect(floor({ level: -1 })).toEqual({ ok: true, record: { level: -1 } });
     expect(floor({ level: -2147483648 })).toEqual({ ok: true, record: { level: -2147483648 } });
     expect(floor({ level: 2147483647 })).toEqual({ ok: true, record: { level: 2147483647 } });
