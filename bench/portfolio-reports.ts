@@ -216,25 +216,27 @@ export interface TimingOptions {
 }
 
 /**
- * The statements of an ask at once, as `report` sends its own (Promise.all over the store's pool); each statement's
- * own time is kept too. A statement still running after `timeoutMs` is cancelled (Postgres) and the ask marked.
+ * The statements of an ask at once, as `report` sends its own (Promise.all over the store's pool), on Postgres; each
+ * statement's own time is kept too. A statement still running after `timeoutMs` is cancelled (Postgres) and the ask marked.
  */
 async function timed(store: Store, ask: ReportAsk, timeoutMs: number): Promise<{ ms: number; rows: number; statementMs: number[]; timedOut: boolean }> {
   const started = performance.now();
   let timedOut = false;
-  const results = await Promise.all(
-    ask.statements.map(async (s) => {
-      const from = performance.now();
-      try {
-        const rows = (await store.query(s.text, s.params, { timeoutMs })).length;
-        return { rows, ms: performance.now() - from };
-      } catch (error) {
-        if (!/cancel|timeout/i.test(`${(error as Error).message} ${String((error as Error).cause)}`)) throw error;
-        timedOut = true;
-        return { rows: 0, ms: performance.now() - from };
-      }
-    }),
-  );
+  const one = async (s: Statement) => {
+    const from = performance.now();
+    try {
+      const rows = (await store.query(s.text, s.params, { timeoutMs })).length;
+      return { rows, ms: performance.now() - from };
+    } catch (error) {
+      if (!/cancel|timeout/i.test(`${(error as Error).message} ${String((error as Error).cause)}`)) throw error;
+      timedOut = true;
+      return { rows: 0, ms: performance.now() - from };
+    }
+  };
+  // SQLite answers one statement at a time whatever is sent: one after another, each statement's time is its own.
+  const results: Array<{ rows: number; ms: number }> = [];
+  if (store.dialect === 'sqlite') for (const s of ask.statements) results.push(await one(s));
+  else results.push(...(await Promise.all(ask.statements.map(one))));
   return { ms: performance.now() - started, rows: results.reduce((a, r) => a + r.rows, 0), statementMs: results.map((r) => r.ms), timedOut };
 }
 
