@@ -99,7 +99,7 @@ export function planTable(table: DeclaredTable, recorded: RecordedShape | undefi
   if (recorded.key.join(',') !== key.join(',')) {
     refused.push(
       `table ${sqlName}: the key was [${recorded.key.join(', ')}] and is now declared [${key.join(', ')}]; a table's key cannot change in place. ` +
-        `Fix: declare the table under a new name (table: ${table.name}_v2), or rebuild it: ${rebuild(sqlName)}`,
+        `Fix: declare the table under a new name (table: ${table.name}_v2), or rebuild it: ${rebuild(sqlName, table)}`,
     );
   }
   const steps: TablePlanStep[] = [];
@@ -113,7 +113,7 @@ export function planTable(table: DeclaredTable, recorded: RecordedShape | undefi
     } else if (was !== c.type) {
       refused.push(
         `table ${sqlName}: field ${c.field} (column ${c.column}) is stored as ${was} and is now declared ${c.type}; a column's type never changes in place. ` +
-          `Fix: map the new type under a new field name (e.g. ${c.field}${c.type[0]!.toUpperCase()}${c.type.slice(1)}: { path: ..., type: ... }), keep the old type, or rebuild the table: ${rebuild(sqlName)}`,
+          `Fix: map the new type under a new field name (e.g. ${c.field}${c.type[0]!.toUpperCase()}${c.type.slice(1)}: { path: ..., type: ... }), keep the old type, or rebuild the table: ${rebuild(sqlName, table)}`,
       );
     }
   }
@@ -122,8 +122,11 @@ export function planTable(table: DeclaredTable, recorded: RecordedShape | undefi
   return { steps, shape, retired: Object.keys(shape.columns).filter((column) => !named.has(column)) };
 }
 
-function rebuild(sqlName: string): string {
-  return `DROP TABLE ${sqlName}, then \`occupancy-sync state reset --stream <its stream> --yes\` if the stream is incremental; the next sync creates it and reads it again`;
+/** How a table is rebuilt: dropped, and for a windowed stream its state reset, so the next sync reads it whole. */
+function rebuild(sqlName: string, table: DeclaredTable): string {
+  const reset = `\`occupancy-sync state reset --stream ${table.stream?.name ?? '<its stream>'} --yes\``;
+  const read = table.stream === undefined ? `, then ${reset} if the stream is incremental` : table.stream.incremental ? `, then ${reset}` : '';
+  return `DROP TABLE ${sqlName}${read}; the next sync creates it and reads it again`;
 }
 
 function columnOf(table: DeclaredTable, field: string): string {

@@ -48,6 +48,8 @@ export interface DeclaredTable {
   key: readonly string[];
   /** The record's fields, in the declaration's order. */
   columns: readonly DeclaredColumn[];
+  /** The stream that declares it, and whether it reads windows (its state must go for a rebuilt table to be read whole). */
+  stream?: { name: string; incremental: boolean };
 }
 
 /** Where a stream's rows are: a built-in sink, or a declared table. */

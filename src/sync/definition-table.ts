@@ -60,7 +60,7 @@ export function tableRecordAt(src: YamlSource, at: YamlPath, value: unknown, dep
 }
 
 /** The table a stream declares: `table:` and `key:` of the stream, with the record's fields as its columns. */
-export function declaredTableAt(src: YamlSource, path: YamlPath, s: Record<string, unknown>, record: Record<string, FieldSpec> | undefined): DeclaredTable | undefined {
+export function declaredTableAt(src: YamlSource, path: YamlPath, s: Record<string, unknown>, record: Record<string, FieldSpec> | undefined, stream: DeclaredTable['stream']): DeclaredTable | undefined {
   const before = src.errors.length;
   if (s.table === undefined) {
     src.error(path, 'a stream of sink table has no table', 'add `table: <name>` (stored as api_<name>), e.g. table: desks', { key: true });
@@ -89,5 +89,6 @@ export function declaredTableAt(src: YamlSource, path: YamlPath, s: Record<strin
     name,
     key,
     columns: Object.entries(record).map(([field, spec]) => ({ field, column: columnOfField(field), type: STORE_TYPES[spec.type] })),
+    ...(stream && { stream }),
   };
 }

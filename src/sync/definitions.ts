@@ -282,7 +282,7 @@ function streamAt(src: YamlSource, path: YamlPath, entry: unknown, documents: Do
   const record = declaresTable ? tableRecordAt(src, [...path, 'record'], s.record, depth) : isSink(sink) ? recordAt(src, [...path, 'record'], s.record, sink, depth) : undefined;
   if (record && s.partition === undefined) checkPartitionPaths(src, [...path, 'record'], record, s.record as Record<string, unknown>, sink);
   if (s.key !== undefined && isSink(sink)) checkKey(src, [...path, 'key'], s.key, sink);
-  const table = declaresTable ? declaredTableAt(src, path, s, record) : undefined;
+  const table = declaresTable ? declaredTableAt(src, path, s, record, name ? { name, incremental: windowed } : undefined) : undefined;
   const cursorField = cursorFieldAt(src, path, s.cursorField, declaresTable ? TABLE_SINK : sink, windowed, record);
   const window = windowed && variables ? windowAt(src, [...path, 'window'], s.window, variables) : undefined;
   if (!windowed && s.window !== undefined) src.error([...path, 'window'], 'only an incremental stream has windows', 'remove window');

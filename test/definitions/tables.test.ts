@@ -95,6 +95,7 @@ describe('declared tables in the definitions format', () => {
         { field: 'installedAt', column: 'installed_at', type: 'timestamp' },
         { field: 'weight', column: 'weight', type: 'double' },
       ],
+      stream: { name: 'desks', incremental: false },
     });
     expect(keyFieldsOf(stream!)).toEqual(['id']);
     expect(stream!.softDelete?.isComplete({})).toBe(true);

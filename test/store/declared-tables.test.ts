@@ -124,6 +124,30 @@ describe.each(DIALECTS)('declared tables on %s', (dialect) => {
     expect(await store.query('SELECT id, capacity, floor FROM api_desks')).toEqual([{ id: 'd-1', capacity: 'two', floor: '3' }]);
   });
 
+  it('names the stream to reset in the fix when the declaration says which stream reads the table', async () => {
+    const { store } = await fresh(dialect, 'decl-fix');
+    const readings = { ...table('sensor_readings', { sensorId: 'text', observedAt: 'timestamp', value: 'double' }, ['sensorId', 'observedAt']), stream: { name: 'sensor-readings', incremental: true } };
+    await store.declareTables([readings, { ...DESKS, stream: { name: 'desks', incremental: false } }]);
+    const changed = { ...readings, columns: readings.columns.map((c) => (c.field === 'value' ? { ...c, type: 'bigint' as const } : c)) };
+    const error = await refusal(store.declareTables([changed, { ...DESKS, stream: { name: 'desks', incremental: false } }]));
+    expect(error.message).toMatch(/^table api_sensor_readings: field value \(column value\) is stored as double and is now declared bigint; .*DROP TABLE api_sensor_readings, then `occupancy-sync state reset --stream sensor-readings --yes`; the next sync creates it and reads it again$/);
+    const rekeyed = await refusal(store.declareTables([{ ...DESKS, key: ['name'], stream: { name: 'desks', incremental: false } }]));
+    expect(rekeyed.message).toMatch(/or rebuild it: DROP TABLE api_desks; the next sync creates it and reads it again$/);
+  });
+
+  it('two processes declaring one table at once apply its steps once', async () => {
+    const { store, another } = await fresh(dialect, 'decl-race');
+    const other = await another();
+    const results = await Promise.all([store.declareTables([DESKS]), other.declareTables([DESKS])]);
+    expect(results.flat()).toEqual([{ table: 'api_desks', step: 1, change: 'created api_desks (id, name, capacity, bookable, installed_at)' }]);
+    const grown = table('desks', { id: 'text', name: 'text', capacity: 'integer', bookable: 'boolean', installedAt: 'timestamp', seats: 'integer' });
+    const again = await Promise.all([store.declareTables([grown]), other.declareTables([grown])]);
+    expect(again.flat().map((s) => s.step)).toEqual([2]);
+    expect((await steps(store)).map((r) => Number(r.step))).toEqual([1, 2]);
+    await list(other, grown, T1, [{ id: 'd-1', name: 'A', capacity: 1, bookable: true, installedAt: null, seats: 3 }]);
+    expect(await store.query('SELECT id, seats FROM api_desks')).toEqual([{ id: 'd-1', seats: 3 }]);
+  });
+
   it('refuses a changed key, and a table of that name it did not create', async () => {
     const { store } = await fresh(dialect, 'decl-key');
     await store.declareTables([DESKS]);
