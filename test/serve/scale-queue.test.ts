@@ -38,7 +38,8 @@ const CUSTOMERS = setting('SCALE_QUEUE_CUSTOMERS', 50, (n) => n >= 2, 'use a who
 const INTERVAL_S = setting('SCALE_QUEUE_INTERVAL_S', 15, (n) => n >= 5 && 60 % n === 0, 'use a divisor of 60 seconds, at least 5, e.g. 60');
 const INTERVAL_MS = INTERVAL_S * 1000;
 const LATENCY_MS = 100;
-const STREAMS = 2;
+// The built-in streams: buildings, floors, floor-spaces, occupancy.
+const STREAMS = 4;
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {

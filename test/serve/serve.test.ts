@@ -65,6 +65,8 @@ describe('occupancy-sync serve', () => {
     const customerId = sandbox.customers[0]!.id;
     expect(health.json.streams.map((s: { stream: string; lastRunStatus: string; healthy: boolean }) => [s.stream, s.lastRunStatus, s.healthy])).toEqual([
       ['buildings', 'succeeded', true],
+      ['floor-spaces', 'succeeded', true],
+      ['floors', 'succeeded', true],
       ['occupancy', 'succeeded', true],
     ]);
 
@@ -126,8 +128,9 @@ describe('occupancy-sync serve', () => {
     expect(health.json.problems.join('\n')).toMatch(new RegExp(`${customerId} (buildings|occupancy): last run failed: `));
     expect(JSON.stringify(health.json)).not.toContain('not-the-right-secret-at-all');
     const text = (await get(`${info.opsUrl}/metrics`)).text;
-    expect(metricSum(text, 'occupancy_sync_failures_total', 'kind="AUTH"')).toBe(2);
-    expect(metricSum(text, 'occupancy_sync_runs_total', 'status="failed"')).toBe(2);
+    // One failed run per built-in stream (buildings, floors, floor-spaces, occupancy).
+    expect(metricSum(text, 'occupancy_sync_failures_total', 'kind="AUTH"')).toBe(4);
+    expect(metricSum(text, 'occupancy_sync_runs_total', 'status="failed"')).toBe(4);
   });
 
   it('turns /healthz 503 when a lag limit is passed, and rejects a bad limit', async () => {
