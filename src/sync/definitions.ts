@@ -102,8 +102,11 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo, 
         if (!read) return;
         const { stream, partition } = read;
         if (partition) partitions.set(stream, partition);
+        const sharing = stream.table && streams.find((s) => s.table?.name === stream.table!.name);
         if (streams.some((s) => s.name === stream.name)) {
           src.error(['streams', i, 'name'], `stream ${stream.name} is defined twice`, 'keep one definition per name');
+        } else if (sharing) {
+          src.error(['streams', i, 'table'], `table ${stream.table!.name} is declared by stream ${sharing.name} too: one declaration per table`, `give this stream's table another name (table: ${stream.table!.name}_${stream.name.replaceAll('-', '_')})`);
         } else streams.push(stream);
       });
     }

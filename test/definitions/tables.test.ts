@@ -136,6 +136,8 @@ describe('declared tables in the definitions format', () => {
     expect(errors(DESKS.replace('      weight:', '      floor_id: { path: id, type: id }\n      weight:'))).toEqual([expect.stringMatching(/fields floorId and floor_id would both be column floor_id/)]);
     expect(errors(DESKS.replace('type: boolean', 'type: flag'))).toEqual([expect.stringMatching(/unknown type "flag"\. Fix: use one of id, text, string, count, timeZone, timestamp, integer, number, boolean/)]);
     expect(errors(DESKS.replace('sink: table', 'sink: buildings'))).toEqual(expect.arrayContaining([expect.stringMatching(/only a stream of sink table declares a table/)]));
+    const twice = DESKS + DESKS.slice(DESKS.indexOf('  - name: desks')).replace('name: desks', 'name: desks-again');
+    expect(errors(twice)).toEqual([expect.stringMatching(/:22:12: table desks is declared by stream desks too: one declaration per table\. Fix: give this stream's table another name \(table: desks_desks_again\)/)]);
   });
 });
 
