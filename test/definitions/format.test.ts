@@ -163,6 +163,12 @@ describe('definitions files', () => {
     ]);
   });
 
+  it('a signed integer only where a sink\'s column may be negative (a floor\'s level): a count column refuses it', () => {
+    expect(errors(VALID.replace('headcount: { path: people, type: count }', 'headcount: { path: people, type: integer }'))).toEqual([
+      expect.stringMatching(/^\/defs\/streams\.yaml:\d+:\d+: type integer is for a declared table's fields; sink occupancy's column headcount is not one\. Fix: use one of /),
+    ]);
+  });
+
   it('every problem is one line with file, line and column: unknown keys, sinks, columns, types, an unmapped or untyped cursor', () => {
     const text = VALID.replace('    kind: incremental-window\n', '    kind: incremental-window\n    schedule: hourly\n')
       .replace('occupancyStatus: { path: status, type: text }', 'occupancy_state: { path: status, type: text }')
