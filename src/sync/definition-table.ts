@@ -92,3 +92,11 @@ export function declaredTableAt(src: YamlSource, path: YamlPath, s: Record<strin
     ...(stream && { stream }),
   };
 }
+
+/** Whether another stream declares the stream's table already (an error at `at`): one declaration per table. */
+export function tableTaken(src: YamlSource, at: YamlPath, stream: { name: string; table?: DeclaredTable }, streams: ReadonlyArray<{ name: string; table?: DeclaredTable }>): boolean {
+  const sharing = stream.table && streams.find((s) => s.table?.name === stream.table!.name);
+  if (!sharing) return false;
+  src.error(at, `table ${stream.table!.name} is declared by stream ${sharing.name} too: one declaration per table`, `give this stream's table another name (table: ${stream.table!.name}_${stream.name.replaceAll('-', '_')})`);
+  return true;
+}

@@ -9,7 +9,7 @@ import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDe
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt, type PagingStyle } from './paging/index.ts';
 import { samplingAt } from './definition-sampling.ts';
-import { declaredTableAt, tableRecordAt } from './definition-table.ts';
+import { declaredTableAt, tableRecordAt, tableTaken } from './definition-table.ts';
 import { selects } from './definition-selection.ts';
 import { checkPartitionPaths, partitionAt, resolvePartitions, type DeclaredPartition } from './definition-partitions.ts';
 import { WEBHOOK_OPERATIONS, WEBHOOK_VARIABLES, type WebhookOperation, type WebhookOperationSpec, type WebhookOperationSpecs } from '../webhook-operations.ts';
@@ -102,12 +102,9 @@ export function parseDefinitions(text: string, file: string, io: DefinitionsIo, 
         if (!read) return;
         const { stream, partition } = read;
         if (partition) partitions.set(stream, partition);
-        const sharing = stream.table && streams.find((s) => s.table?.name === stream.table!.name);
         if (streams.some((s) => s.name === stream.name)) {
           src.error(['streams', i, 'name'], `stream ${stream.name} is defined twice`, 'keep one definition per name');
-        } else if (sharing) {
-          src.error(['streams', i, 'table'], `table ${stream.table!.name} is declared by stream ${sharing.name} too: one declaration per table`, `give this stream's table another name (table: ${stream.table!.name}_${stream.name.replaceAll('-', '_')})`);
-        } else streams.push(stream);
+        } else if (!tableTaken(src, ['streams', i, 'table'], stream, streams)) streams.push(stream);
       });
     }
   }
