@@ -5,12 +5,13 @@ import { silentLogger, type Logger } from '../logger.ts';
 import type { DeliveryRule, Store } from '../store/types.ts';
 import { toIsoUtc } from '../time.ts';
 import { DEFAULT_SIGNATURE_TOLERANCE_MS } from './signature.ts';
-import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody } from './body.ts';
+import { checkDeclaredLength, contentEncodingOf, decompressed, PendingBudget, readBody, type BodyLimits, type ContentEncoding } from './body.ts';
 import { CustomerAuthenticator } from './authenticate.ts';
 import { checkFraming } from './framing.ts';
 import { InflateQueue } from './inflate.ts';
 import { DEFAULT_LINGER_MS, LINGER_BODY_MULTIPLE, lingerAfterAnswer, type LingerLimits } from './linger.ts';
-import { parseDelivery } from './delivery.ts';
+import { parseDelivery, type ParsedDelivery } from './delivery.ts';
+import { InFlight, StopGate } from './stop-gate.ts';
 import { tracer } from '../tracing.ts';
 import { Refusal } from './refusal.ts';
 import { RefusalLog } from './refusal-log.ts';
@@ -121,6 +122,158 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: R
   res.end(text);
 }
 
+type Ids = { customerId?: string; deliveryId?: string };
+
+/**
+ * One request's checks, in order, and its storage, with what all requests share (limits, authenticator, budgets,
+ * the stop gate). Each `handle` ends in exactly one answer and returns its outcome.
+ */
+class DeliveryReception {
+  readonly path: string;
+  readonly limits: BodyLimits;
+  readonly toleranceMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly auth: CustomerAuthenticator;
+  readonly budget: PendingBudget;
+  readonly inflate = new InflateQueue();
+  readonly linger: Linger;
+  readonly refusals: RefusalLog;
+  readonly gate = new StopGate();
+
+  constructor(private readonly options: WebhookHandlerOptions) {
+    this.path = options.path ?? DEFAULT_WEBHOOK_PATH;
+    this.limits = {
+      maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
+      maxDecompressedBytes: options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES,
+    };
+    this.toleranceMs = options.toleranceMs ?? DEFAULT_SIGNATURE_TOLERANCE_MS;
+    this.clock = options.clock ?? systemClock;
+    this.logger = options.logger ?? silentLogger;
+    this.auth = new CustomerAuthenticator(options.customers, { acceptUnsigned: options.acceptUnsigned });
+    this.budget = new PendingBudget(options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES);
+    this.linger = { open: 0, maxBytes: LINGER_BODY_MULTIPLE * this.limits.maxBodyBytes, maxMs: options.lingerMs ?? DEFAULT_LINGER_MS };
+    this.refusals = new RefusalLog(this.logger, options.refusalLogIntervalMs);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<WebhookOutcome> {
+    const ids: Ids = {};
+    try {
+      const encoding = this.checkHead(req);
+      // Headers and signature header first: a request no customer could accept is refused before its body is read.
+      const prepared = this.auth.prepare(req.headers, this.clock.now(), this.toleranceMs);
+      const wire = await this.gate.until(readBody(req, encoding, this.limits, this.budget, this.inflate, (chunk) => prepared.update(chunk)), 'body');
+      const authenticated = this.auth.finish(prepared, this.clock.now());
+      const body = decompressed(wire, encoding, this.limits);
+      const parsed = parseDelivery(body, this.options.deliveries);
+      ids.deliveryId = parsed.delivery.id;
+      const customerId = this.auth.customerOf(authenticated, parsed.delivery.customerId);
+      ids.customerId = customerId;
+      this.gate.check();
+      const result = await this.store(parsed, customerId);
+      send(req, res, 200, { status: result }, this.linger);
+      this.logStored(result, parsed, customerId, {
+        wireBytes: wire.wireBytes,
+        bytes: body.length,
+        gzip: encoding === 'gzip',
+        secretIndex: authenticated.secretIndex.get(customerId),
+      });
+      return { status: 200, reason: result, ...ids };
+    } catch (error) {
+      return this.answerFailure(req, res, error, ids);
+    }
+  }
+
+  /** Everything checked before a byte of the body is read but the customer's headers; the body's encoding. */
+  private checkHead(req: IncomingMessage): ContentEncoding {
+    checkFraming(req, this.auth.headerNames);
+    this.gate.check();
+    const pathname = (req.url ?? '/').split('?')[0];
+    if (pathname !== this.path) throw new Refusal(404, 'not_found');
+    if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
+    const encoding = contentEncodingOf(req);
+    checkDeclaredLength(req, this.limits);
+    const contentType = req.headers['content-type'] ?? '';
+    if (!JSON_TYPE.test(contentType)) {
+      throw new Refusal(415, 'unsupported_media_type', { contentType: contentType.slice(0, 64) });
+    }
+    return encoding;
+  }
+
+  private async store(parsed: ParsedDelivery, customerId: string): Promise<'stored' | 'duplicate'> {
+    try {
+      return await this.gate.until(
+        this.options.store.storeDelivery({ ...parsed.delivery, customerId, receivedAt: toIsoUtc(this.clock.now()) }, parsed.occupancy, parsed.rejected),
+        'database',
+      );
+    } catch (error) {
+      throw error instanceof Refusal ? error : storageRefusal(error);
+    }
+  }
+
+  private logStored(result: 'stored' | 'duplicate', parsed: ParsedDelivery, customerId: string, sizes: Record<string, unknown>): void {
+    const { logger } = this;
+    (parsed.rejected ? logger.warn : logger.info).call(
+      logger,
+      {
+        outcome: result,
+        customerId,
+        deliveryId: parsed.delivery.id,
+        type: parsed.delivery.type,
+        items: parsed.occupancy.length,
+        ...(parsed.rejected && { quarantined: parsed.rejected.records.length, firstReason: parsed.rejected.records[0]!.reason }),
+        ...sizes,
+      },
+      result === 'stored'
+        ? parsed.rejected
+          ? `webhook delivery stored; ${parsed.rejected.records.length} item(s) broke their declared types and were quarantined (table quarantined_records)`
+          : 'webhook delivery stored'
+        : 'webhook delivery already stored (retry acknowledged)',
+    );
+  }
+
+  /** The answer to a request refused (its status and reason) or failed unexpectedly (500), logged. */
+  private answerFailure(req: IncomingMessage, res: ServerResponse, error: unknown, ids: Ids): WebhookOutcome {
+    const { logger } = this;
+    if (!(error instanceof Refusal)) {
+      logger.error({ err: error, ...ids }, 'webhook handler failed unexpectedly');
+      send(req, res, 500, { error: 'internal_error' }, this.linger);
+      return { status: 500, reason: 'internal_error', ...ids };
+    }
+    if (error.status === 503) res.setHeader('Retry-After', '5');
+    if (error.reason === 'stopping') {
+      res.setHeader('Connection', 'close');
+      closing.add(req.socket);
+    }
+    send(req, res, error.status, { error: error.reason }, this.linger);
+    const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
+    if (error.reason === 'storage_failed' || error.reason === 'unstorable') {
+      // The cause is the store's error; its message names the failure, never a secret or the body.
+      const what = error.status === 503 ? 'answered 503 so the platform retries' : 'the database refused its content (a retry cannot fix it)';
+      logger.error({ ...fields, err: error.cause }, `webhook delivery not stored; ${what}`);
+    } else {
+      // Scanners probe every open port: 404 and 405 stay out of the warning channel. An attacker cannot flood
+      // the log: per reason, one line in full per interval, then a count.
+      const level = error.status === 404 || error.status === 405 ? 'info' : 'warn';
+      this.refusals.record(level, fields, 'webhook request refused');
+    }
+    return { status: error.status, reason: error.reason, ...ids };
+  }
+}
+
+/** Warns at start of what the configuration leaves open (unsigned deliveries) or closed (customers with no secret). */
+function warnAboutProtection(options: WebhookHandlerOptions, auth: CustomerAuthenticator, logger: Logger): void {
+  if (options.acceptUnsigned) {
+    logger.warn(
+      { customers: options.customers.map((c) => c.id) },
+      'webhook receiver accepts UNSIGNED deliveries (WEBHOOK_ACCEPT_UNSIGNED=true) for customers without a secret or custom header: anyone who can reach it can write their data',
+    );
+  }
+  for (const id of auth.unprotected) {
+    logger.warn({ customerId: id }, 'customer has no webhook secret and no custom header: its deliveries will be refused');
+  }
+}
+
 /**
  * The webhook request handler, usable in any node:http or node:https server (`webhook serve` and the daemon mount
  * the same one). Checks, in order: one reading of the request (framing.ts, 400); path (404) and method (405);
@@ -131,42 +284,9 @@ function send(req: IncomingMessage, res: ServerResponse, status: number, body: R
  * waiting with 503 (docs/webhooks.md, Stopping).
  */
 export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHandler {
-  const path = options.path ?? DEFAULT_WEBHOOK_PATH;
-  const limits = {
-    maxBodyBytes: options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES,
-    maxDecompressedBytes: options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES,
-  };
-  const toleranceMs = options.toleranceMs ?? DEFAULT_SIGNATURE_TOLERANCE_MS;
-  const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? silentLogger;
-  const auth = new CustomerAuthenticator(options.customers, { acceptUnsigned: options.acceptUnsigned });
-  const budget = new PendingBudget(options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES);
-  const inflate = new InflateQueue();
-  const linger: Linger = { open: 0, maxBytes: LINGER_BODY_MULTIPLE * limits.maxBodyBytes, maxMs: options.lingerMs ?? DEFAULT_LINGER_MS };
-  const refusals = new RefusalLog(logger, options.refusalLogIntervalMs);
-  let inFlight = 0;
-  let waiters: Array<() => void> = [];
-  let stopped = false;
-  const waiting = { body: 0, database: 0 };
-  const onStop = new Set<() => void>();
-
-  /** `promise`, unless the handler stops first: then a 503 `stopping` naming what the request was waiting for. */
-  const untilStopped = <T>(promise: Promise<T>, what: keyof typeof waiting): Promise<T> => {
-    // What is abandoned still settles (the body when its connection closes, the write when the database answers).
-    promise.catch(() => {});
-    const refusal = () => new Refusal(503, 'stopping', { waitingFor: what });
-    if (stopped) return Promise.reject(refusal());
-    waiting[what] += 1;
-    return new Promise<T>((resolve, reject) => {
-      const stop = () => reject(refusal());
-      onStop.add(stop);
-      promise.then(resolve, reject).finally(() => {
-        onStop.delete(stop);
-        waiting[what] -= 1;
-      });
-    });
-  };
-
+  const reception = new DeliveryReception(options);
+  const { logger, gate } = reception;
+  const inFlight = new InFlight();
   const report = (outcome: WebhookOutcome) => {
     try {
       options.onOutcome?.(outcome);
@@ -175,128 +295,29 @@ export function createWebhookHandler(options: WebhookHandlerOptions): WebhookHan
     }
   };
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<WebhookOutcome> {
-    const ids: { customerId?: string; deliveryId?: string } = {};
-    try {
-      checkFraming(req, auth.headerNames);
-      if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
-      const pathname = (req.url ?? '/').split('?')[0];
-      if (pathname !== path) throw new Refusal(404, 'not_found');
-      if (req.method !== 'POST') throw new Refusal(405, 'method_not_allowed', { method: String(req.method).slice(0, 16) });
-      const encoding = contentEncodingOf(req);
-      checkDeclaredLength(req, limits);
-      const contentType = req.headers['content-type'] ?? '';
-      if (!JSON_TYPE.test(contentType)) {
-        throw new Refusal(415, 'unsupported_media_type', { contentType: contentType.slice(0, 64) });
-      }
-      // Headers and signature header first: a request no customer could accept is refused before its body is read.
-      const prepared = auth.prepare(req.headers, clock.now(), toleranceMs);
-      const wire = await untilStopped(readBody(req, encoding, limits, budget, inflate, (chunk) => prepared.update(chunk)), 'body');
-      const authenticated = auth.finish(prepared, clock.now());
-      const body = decompressed(wire, encoding, limits);
-      const parsed = parseDelivery(body, options.deliveries);
-      ids.deliveryId = parsed.delivery.id;
-      const customerId = auth.customerOf(authenticated, parsed.delivery.customerId);
-      ids.customerId = customerId;
-      let result: 'stored' | 'duplicate';
-      if (stopped) throw new Refusal(503, 'stopping', { waitingFor: 'nothing' });
-      try {
-        result = await untilStopped(
-          options.store.storeDelivery({ ...parsed.delivery, customerId, receivedAt: toIsoUtc(clock.now()) }, parsed.occupancy, parsed.rejected),
-          'database',
-        );
-      } catch (error) {
-        throw error instanceof Refusal ? error : storageRefusal(error);
-      }
-      send(req, res, 200, { status: result }, linger);
-      (parsed.rejected ? logger.warn : logger.info).call(
-        logger,
-        {
-          outcome: result,
-          customerId,
-          deliveryId: ids.deliveryId,
-          type: parsed.delivery.type,
-          items: parsed.occupancy.length,
-          ...(parsed.rejected && { quarantined: parsed.rejected.records.length, firstReason: parsed.rejected.records[0]!.reason }),
-          wireBytes: wire.wireBytes,
-          bytes: body.length,
-          gzip: encoding === 'gzip',
-          secretIndex: authenticated.secretIndex.get(customerId),
-        },
-        result === 'stored'
-          ? parsed.rejected
-            ? `webhook delivery stored; ${parsed.rejected.records.length} item(s) broke their declared types and were quarantined (table quarantined_records)`
-            : 'webhook delivery stored'
-          : 'webhook delivery already stored (retry acknowledged)',
-      );
-      return { status: 200, reason: result, ...ids };
-    } catch (error) {
-      if (!(error instanceof Refusal)) {
-        logger.error({ err: error, ...ids }, 'webhook handler failed unexpectedly');
-        send(req, res, 500, { error: 'internal_error' }, linger);
-        return { status: 500, reason: 'internal_error', ...ids };
-      }
-      if (error.status === 503) res.setHeader('Retry-After', '5');
-      if (error.reason === 'stopping') {
-        res.setHeader('Connection', 'close');
-        closing.add(req.socket);
-      }
-      send(req, res, error.status, { error: error.reason }, linger);
-      const fields = { status: error.status, reason: error.reason, ...ids, ...error.details };
-      if (error.reason === 'storage_failed' || error.reason === 'unstorable') {
-        // The cause is the store's error; its message names the failure, never a secret or the body.
-        const what = error.status === 503 ? 'answered 503 so the platform retries' : 'the database refused its content (a retry cannot fix it)';
-        logger.error({ ...fields, err: error.cause }, `webhook delivery not stored; ${what}`);
-      } else {
-        // Scanners probe every open port: 404 and 405 stay out of the warning channel. An attacker cannot flood
-        // the log: per reason, one line in full per interval, then a count.
-        const level = error.status === 404 || error.status === 405 ? 'info' : 'warn';
-        refusals.record(level, fields, 'webhook request refused');
-      }
-      return { status: error.status, reason: error.reason, ...ids };
-    }
-  }
-
   const handler = (async (req: IncomingMessage, res: ServerResponse) => {
     // Pipelined behind a request answered with `close`: never processed, never answered (the connection is closing).
     if (closing.has(req.socket)) return;
-    inFlight += 1;
+    inFlight.enter();
     const span = tracer().start('webhook.delivery', { 'http.request.method': String(req.method).slice(0, 16) });
     try {
-      const outcome = await span.run(() => handle(req, res));
+      const outcome = await span.run(() => reception.handle(req, res));
       span.setAttributes({ 'http.response.status_code': outcome.status, 'webhook.outcome': outcome.reason, 'customer.id': outcome.customerId, 'webhook.delivery_id': outcome.deliveryId });
       report(outcome);
     } finally {
       span.end();
-      inFlight -= 1;
-      if (inFlight === 0) {
-        const done = waiters;
-        waiters = [];
-        for (const resolve of done) resolve();
-      }
+      inFlight.leave();
     }
   }) as WebhookHandler;
-  handler.idle = () => (inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => waiters.push(resolve)));
-  handler.close = () => refusals.close();
-  handler.stop = () => {
-    if (stopped) return;
-    stopped = true;
-    for (const stop of [...onStop]) stop();
-  };
-  Object.defineProperty(handler, 'waiting', { get: () => ({ ...waiting }) });
-  Object.defineProperty(handler, 'inFlight', { get: () => inFlight });
-  Object.defineProperty(handler, 'pendingBytes', { get: () => budget.used });
-  Object.defineProperty(handler, 'inflating', { get: () => inflate.size });
-  Object.defineProperty(handler, 'lingering', { get: () => linger.open });
+  handler.idle = () => inFlight.idle();
+  handler.close = () => reception.refusals.close();
+  handler.stop = () => gate.stop();
+  Object.defineProperty(handler, 'waiting', { get: () => gate.waiting });
+  Object.defineProperty(handler, 'inFlight', { get: () => inFlight.count });
+  Object.defineProperty(handler, 'pendingBytes', { get: () => reception.budget.used });
+  Object.defineProperty(handler, 'inflating', { get: () => reception.inflate.size });
+  Object.defineProperty(handler, 'lingering', { get: () => reception.linger.open });
 
-  if (options.acceptUnsigned) {
-    logger.warn(
-      { customers: options.customers.map((c) => c.id) },
-      'webhook receiver accepts UNSIGNED deliveries (WEBHOOK_ACCEPT_UNSIGNED=true) for customers without a secret or custom header: anyone who can reach it can write their data',
-    );
-  }
-  for (const id of auth.unprotected) {
-    logger.warn({ customerId: id }, 'customer has no webhook secret and no custom header: its deliveries will be refused');
-  }
+  warnAboutProtection(options, reception.auth, logger);
   return handler;
 }
