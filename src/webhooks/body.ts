@@ -115,94 +115,119 @@ export function readBody(
     return Promise.reject(new Refusal(503, 'busy', { wireBytes: 0, pendingBytes: budget.used, maxPendingBytes: budget.limit }));
   }
   return new Promise((resolve, reject) => {
-    let wireBytes = 0;
-    let inflatedBytes = 0;
-    let reserved = 0;
-    const chunks: Buffer[] = [];
-    let settled = false;
-    let wireEnded = false;
-    let gzip: GzipBody | undefined;
-
-    const finish = (error: Refusal | undefined) => {
-      if (settled) return;
-      settled = true;
-      req.off('data', onWire);
-      req.off('end', onWireEnd);
-      req.off('error', onWireError);
-      req.off('aborted', onAborted);
-      req.off('close', onClose);
-      if (gzip) {
-        gzip.destroy();
-        budget.releaseInflater();
-      }
-      budget.release(reserved);
-      if (error) {
-        // Stop reading: the answer closes the connection (after a bounded lingering read, linger.ts).
-        req.pause();
-        chunks.length = 0;
-        reject(error);
-      } else {
-        resolve({ wire: Buffer.concat(chunks), wireBytes, bytes: gzip ? inflatedBytes : wireBytes });
-      }
-    };
-
-    if (encoding === 'gzip') {
-      gzip = new GzipBody(inflate, {
-        output(bytes) {
-          inflatedBytes += bytes.length;
-          if (inflatedBytes > limits.maxDecompressedBytes) {
-            finish(new Refusal(413, 'decompressed_too_large', { wireBytes, inflatedBytes, maxDecompressedBytes: limits.maxDecompressedBytes }));
-            return false;
-          }
-          sink(bytes);
-          return true;
-        },
-        drained: () => {
-          if (!settled && !wireEnded) req.resume();
-        },
-        ended: () => finish(undefined),
-        failed: (error) => finish(new Refusal(400, 'corrupt_gzip', { wireBytes, inflatedBytes }, { cause: error })),
-      });
-    }
-
-    const onWire = (chunk: Buffer) => {
-      wireBytes += chunk.length;
-      if (wireBytes > limits.maxBodyBytes) {
-        finish(new Refusal(413, 'body_too_large', { wireBytes, maxBodyBytes: limits.maxBodyBytes }));
-        return;
-      }
-      if (!budget.reserve(chunk.length)) {
-        finish(new Refusal(503, 'busy', { wireBytes, pendingBytes: budget.used, maxPendingBytes: budget.limit }));
-        return;
-      }
-      reserved += chunk.length;
-      chunks.push(chunk);
-      if (!gzip) {
-        sink(chunk);
-        return;
-      }
-      // Inflating is slower than the wire for a bomb: the sender waits until its bytes are inflated.
-      req.pause();
-      gzip.write(chunk);
-    };
-    const onWireEnd = () => {
-      wireEnded = true;
-      // gzip: settled once the inflater reached the end of the stream (or found it cut short).
-      if (gzip) gzip.end();
-      else finish(undefined);
-    };
-    const onWireError = (error: Error) => finish(new Refusal(400, 'body_aborted', {}, { cause: error }));
-    const onAborted = () => finish(new Refusal(400, 'body_aborted', { wireBytes }));
-    // The sender went away before the end of the body (whichever of 'aborted', 'error', 'close' node emits).
-    const onClose = () => {
-      if (!wireEnded) onAborted();
-    };
-    req.on('data', onWire);
-    req.on('end', onWireEnd);
-    req.on('error', onWireError);
-    req.on('aborted', onAborted);
-    req.on('close', onClose);
+    new BodyRead(req, limits, budget, sink, (error, body) => (error ? reject(error) : resolve(body!))).start(encoding === 'gzip' ? inflate : undefined);
   });
+}
+
+/** One body being read (readBody): its counts, its kept wire bytes, its inflater, and the request's listeners. */
+class BodyRead {
+  private wireBytes = 0;
+  private inflatedBytes = 0;
+  private reserved = 0;
+  private readonly chunks: Buffer[] = [];
+  private settled = false;
+  private wireEnded = false;
+  private gzip: GzipBody | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly limits: BodyLimits,
+    private readonly budget: PendingBudget,
+    private readonly sink: (chunk: Buffer) => void,
+    private readonly settle: (error: Refusal | undefined, body?: ReadBody) => void,
+  ) {}
+
+  /** Listens to the request; `inflate` for a gzip body (its inflater is already reserved in the budget). */
+  start(inflate: InflateQueue | undefined): void {
+    if (inflate) this.gzip = this.inflater(inflate);
+    this.req.on('data', this.onWire);
+    this.req.on('end', this.onWireEnd);
+    this.req.on('error', this.onWireError);
+    this.req.on('aborted', this.onAborted);
+    this.req.on('close', this.onClose);
+  }
+
+  private inflater(inflate: InflateQueue): GzipBody {
+    return new GzipBody(inflate, {
+      output: (bytes) => {
+        this.inflatedBytes += bytes.length;
+        if (this.inflatedBytes > this.limits.maxDecompressedBytes) {
+          const { wireBytes, inflatedBytes } = this;
+          this.finish(new Refusal(413, 'decompressed_too_large', { wireBytes, inflatedBytes, maxDecompressedBytes: this.limits.maxDecompressedBytes }));
+          return false;
+        }
+        this.sink(bytes);
+        return true;
+      },
+      drained: () => {
+        if (!this.settled && !this.wireEnded) this.req.resume();
+      },
+      ended: () => this.finish(undefined),
+      failed: (error) => this.finish(new Refusal(400, 'corrupt_gzip', { wireBytes: this.wireBytes, inflatedBytes: this.inflatedBytes }, { cause: error })),
+    });
+  }
+
+  private finish(error: Refusal | undefined): void {
+    if (this.settled) return;
+    this.settled = true;
+    const { req, budget } = this;
+    req.off('data', this.onWire);
+    req.off('end', this.onWireEnd);
+    req.off('error', this.onWireError);
+    req.off('aborted', this.onAborted);
+    req.off('close', this.onClose);
+    if (this.gzip) {
+      this.gzip.destroy();
+      budget.releaseInflater();
+    }
+    budget.release(this.reserved);
+    if (error) {
+      // Stop reading: the answer closes the connection (after a bounded lingering read, linger.ts).
+      req.pause();
+      this.chunks.length = 0;
+      this.settle(error);
+    } else {
+      this.settle(undefined, { wire: Buffer.concat(this.chunks), wireBytes: this.wireBytes, bytes: this.gzip ? this.inflatedBytes : this.wireBytes });
+    }
+  }
+
+  private readonly onWire = (chunk: Buffer): void => {
+    const { limits, budget } = this;
+    this.wireBytes += chunk.length;
+    if (this.wireBytes > limits.maxBodyBytes) {
+      this.finish(new Refusal(413, 'body_too_large', { wireBytes: this.wireBytes, maxBodyBytes: limits.maxBodyBytes }));
+      return;
+    }
+    if (!budget.reserve(chunk.length)) {
+      this.finish(new Refusal(503, 'busy', { wireBytes: this.wireBytes, pendingBytes: budget.used, maxPendingBytes: budget.limit }));
+      return;
+    }
+    this.reserved += chunk.length;
+    this.chunks.push(chunk);
+    if (!this.gzip) {
+      this.sink(chunk);
+      return;
+    }
+    // Inflating is slower than the wire for a bomb: the sender waits until its bytes are inflated.
+    this.req.pause();
+    this.gzip.write(chunk);
+  };
+
+  private readonly onWireEnd = (): void => {
+    this.wireEnded = true;
+    // gzip: settled once the inflater reached the end of the stream (or found it cut short).
+    if (this.gzip) this.gzip.end();
+    else this.finish(undefined);
+  };
+
+  private readonly onWireError = (error: Error): void => this.finish(new Refusal(400, 'body_aborted', {}, { cause: error }));
+
+  private readonly onAborted = (): void => this.finish(new Refusal(400, 'body_aborted', { wireBytes: this.wireBytes }));
+
+  // The sender went away before the end of the body (whichever of 'aborted', 'error', 'close' node emits).
+  private readonly onClose = (): void => {
+    if (!this.wireEnded) this.onAborted();
+  };
 }
 
 /** The decompressed body of an authenticated request (the wire bytes were inflated once already, within the limit). */
