@@ -294,7 +294,8 @@ SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, bl.name AS bui
   LEFT JOIN aggregate_calendars c ON c.customer_id = f.customer_id AND c.building_id = COALESCE(f.building_id, '');
 --> statement-breakpoint
 -- floor_hours: per floor and bucket that a floor space of it measured; period = the floor's spaces counted that day
--- (space_service_days) x the bucket's length, so a silent space lowers coverage.
+-- (space_service_days, counted once per floor and local date and joined) x the bucket's length, so a silent space
+-- lowers coverage.
 CREATE VIEW floor_hours AS
 SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.name AS floor_name, fl.level AS floor_level,
        c.time_zone, strftime('%Y-%m-%dT%H:%M:%fZ', g.start_ms / 1000.0, 'unixepoch') AS starts_at, strftime('%Y-%m-%dT%H:%M:%fZ', g.end_ms / 1000.0, 'unixepoch') AS ends_at,
@@ -306,9 +307,7 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
        1.0 * g.headcount_ms / NULLIF(g.headcount_known_ms, 0) AS avg_headcount, g.peak_headcount,
        1.0 * g.capacity_headcount_ms / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
   FROM (SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
-          FROM (SELECT y.*, (SELECT COUNT(*) FROM space_service_days s
-                              WHERE s.customer_id = y.customer_id AND s.building_id = y.building_id AND s.floor_id IS y.floor_id
-                                AND s.local_date = y.local_date) AS spaces
+          FROM (SELECT y.*, COALESCE(n.spaces, 0) AS spaces
                   FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, f.floor_id, b.start_ms, MAX(b.end_ms) AS end_ms,
                                b.local_date, b.local_hour, b.weekday, b.working,
                SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
@@ -316,17 +315,22 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
                SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
                MAX(b.peak_headcount) AS peak_headcount, MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0)) AS peak_utilization
                           FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-                         GROUP BY f.customer_id, COALESCE(f.building_id, ''), f.floor_id, b.start_ms) y) x) g
+                         GROUP BY f.customer_id, COALESCE(f.building_id, ''), f.floor_id, b.start_ms) y
+                  LEFT JOIN (SELECT s.customer_id, s.building_id, s.floor_id, s.local_date, COUNT(*) AS spaces
+                               FROM space_service_days s
+                              GROUP BY s.customer_id, s.building_id, s.floor_id, s.local_date) n
+                    ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.floor_id IS y.floor_id
+                   AND n.local_date = y.local_date) x) g
   LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
   LEFT JOIN floors fl ON fl.customer_id = g.customer_id AND fl.id = g.floor_id
   LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
 --> statement-breakpoint
 -- building_hour_sums: the integer sums per building and bucket that building_hours, portfolio_hours and usage_profile
--- are made of; period_ms = the building's floor spaces counted that day x the bucket's length.
+-- are made of; period_ms = the building's floor spaces counted that day (once per building and local date, joined)
+-- x the bucket's length.
 CREATE VIEW building_hour_sums AS
 SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
-  FROM (SELECT y.*, (SELECT COUNT(*) FROM space_service_days s
-                      WHERE s.customer_id = y.customer_id AND s.building_id = y.building_id AND s.local_date = y.local_date) AS spaces
+  FROM (SELECT y.*, COALESCE(n.spaces, 0) AS spaces
           FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, b.start_ms, MAX(b.end_ms) AS end_ms,
                        b.local_date, b.local_hour, b.weekday, b.working,
                SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
@@ -334,7 +338,11 @@ SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
                SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
                MAX(b.peak_headcount) AS peak_headcount, MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0)) AS peak_utilization
                   FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-                 GROUP BY f.customer_id, COALESCE(f.building_id, ''), b.start_ms) y) x;
+                 GROUP BY f.customer_id, COALESCE(f.building_id, ''), b.start_ms) y
+          LEFT JOIN (SELECT s.customer_id, s.building_id, s.local_date, COUNT(*) AS spaces
+                       FROM space_service_days s
+                      GROUP BY s.customer_id, s.building_id, s.local_date) n
+            ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.local_date = y.local_date) x;
 --> statement-breakpoint
 -- building_hours: per building and bucket that a floor space of it measured.
 CREATE VIEW building_hours AS
