@@ -2,6 +2,7 @@ import type { Config, CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { formatCount } from '../numbers.ts';
 import type { AggregateSettings, RebuiltBuilding, Store } from '../store/types.ts';
+import type { SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { defaultMaxHold } from '../time-weight.ts';
 
@@ -44,6 +45,20 @@ export async function reconcileAggregates(options: { store: Store; config: Pick<
     }
   }
   return rebuilt;
+}
+
+/**
+ * The reconcile after a run (it rebuilds the buildings the run listed for the first time) never takes the run's report
+ * away: after a failed stream it is left to the next run's reconcile before its streams (the store may be what
+ * failed), and a reconcile that fails is one warning, for the same reason.
+ */
+export async function reconcileAfterRun(report: SyncReport, reconcile: () => Promise<unknown>, logger: Logger): Promise<void> {
+  if (report.outcomes.some((o) => o.status === 'failed')) return;
+  try {
+    await reconcile();
+  } catch (error) {
+    logger.warn({ err: error }, `the aggregates were not reconciled after the run (the next run does it first): ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type RunRequest, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
-import { reconcileAggregates } from './aggregates.ts';
+import { reconcileAfterRun, reconcileAggregates } from './aggregates.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { engineSettings } from './engine-settings.ts';
 import { createOffer } from './offered-streams.ts';
@@ -48,7 +48,7 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
       signal: options.signal,
       onProgress: options.onProgress,
     });
-    if (!options.signal?.aborted) await reconcile();
+    if (!options.signal?.aborted) await reconcileAfterRun(report, reconcile, options.logger);
     return report;
   } finally {
     await closeClients(targets);

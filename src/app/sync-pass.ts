@@ -7,7 +7,7 @@ import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type StreamOutcome, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { toIsoUtc } from '../time.ts';
-import { reconcileAggregates } from './aggregates.ts';
+import { reconcileAfterRun, reconcileAggregates } from './aggregates.ts';
 import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
@@ -152,7 +152,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         signal,
         onProgress,
       });
-      if (!signal.aborted) await reconcile();
+      if (!signal.aborted) await reconcileAfterRun(report, reconcile, logger);
       for (const outcome of report.outcomes) recordOutcome(metrics, outcome, seen.get(key(outcome.customerId, outcome.stateKey)), clock.now());
       for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
       return report;

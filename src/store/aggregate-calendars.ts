@@ -135,16 +135,10 @@ const LOCK_SPACE = 0x4f_53_41_47; // 'OSAG'
  */
 export async function lockBuildings(tx: Executor, dialect: Dialect, customerId: string, buildingIds: readonly string[]): Promise<void> {
   if (dialect !== 'postgres') return;
-  const keys = [...new Set(buildingIds.map((b) => hash32(`${customerId}\u0000${b}`)))].sort((a, b) => a - b);
-  for (const key of keys) await tx.all(sql`SELECT pg_advisory_xact_lock(${LOCK_SPACE}::int4, ${key}::int4)`);
+  const names = [...new Set(buildingIds)].map((b) => JSON.stringify([customerId, b]));
+  if (names.length === 0) return;
+  // The key holds the schema: advisory locks are the database's, and stores in other schemas of it (other
+  // datasets) must not wait for each other. One statement takes them in key order, so commits never deadlock.
+  await tx.all(sql`SELECT count(pg_advisory_xact_lock(${LOCK_SPACE}::int4, k)) AS n FROM (SELECT DISTINCT hashtext(current_schema() || ':' || t) AS k FROM unnest(ARRAY[${sql.join(names.map((n) => sql`${n}`), sql`, `)}]::text[]) AS t ORDER BY k) AS keys`);
 }
 
-/** FNV-1a, as a signed 32-bit integer. */
-function hash32(text: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return h | 0;
-}

@@ -128,6 +128,20 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
 }
 
 /**
+ * The page's transaction, whose statements say they keep its aggregates when a wait is logged (a lock on the
+ * readings holds up the aggregates' read before the page's own write).
+ */
+function describedAs(tx: Executor, doing: string): Executor {
+  return {
+    all: (query, what = doing) => tx.all(query, what),
+    run: (query, what = doing) => tx.run(query, what),
+    exec: (statement) => tx.exec(statement),
+    bulk: (text, width, values) => tx.bulk(text, width, values),
+    upsert: (sink, context, records) => tx.upsert(sink, context, records),
+  };
+}
+
+/**
  * The store's share of the aggregates: what each commit does around its upsert, and the operations that span
  * transactions, with what this store has learnt (each customer's settings as last reconciled, the calendar days
  * its database holds).
@@ -150,7 +164,8 @@ export class AggregateKeeper {
   }
 
   /** Runs a page's `upsert` in its transaction, with the aggregates' work before and after it. */
-  async around(tx: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
+  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
+    const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const moving = this.on && sink === 'floorSpaces' ? await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
     const before = this.on && sink === 'occupancy' ? await beforePage(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at) : undefined;
