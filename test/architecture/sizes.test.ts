@@ -34,8 +34,6 @@ const ALLOWED: ReadonlyMap<FunctionKey, { lines: number; why: string }> = new Ma
   ['src/sync/probe.ts probeStream', { lines: 89, why: 'debt: grows with issue 38 (fan-out streams)' }],
   ['src/cli/commands/check.ts checkCommand', { lines: 93, why: "commander's declaration of options and help" }],
   ['src/cli/commands/sandbox.ts sandboxCommand', { lines: 84, why: "commander's declaration of options and help" }],
-  ['src/store/postgres/adapter.ts openPostgres', { lines: 167, why: 'debt: factory closure (the Postgres adapter)' }],
-  ['src/store/sqlite/adapter.ts sqliteAdapter', { lines: 118, why: 'debt: factory closure (the SQLite adapter)' }],
 ]);
 
 /** Files over the limit, with their length now and the reason. Empty. */

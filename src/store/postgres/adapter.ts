@@ -1,19 +1,15 @@
-import type { Sql, TransactionSql } from 'postgres';
-import type { SQL } from 'drizzle-orm';
-import { pgCore } from '../../../db/schema/drizzle.ts';
+import type { Sql } from 'postgres';
 import type { DatabaseTimeouts } from '../../config.ts';
 import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { Adapter, Bookkeeping, Executor, LockAttempt, QueryOptions } from '../adapter.ts';
 import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
 import { describeLocation } from '../errors.ts';
-import { KeyCache, type KeyScope } from '../key-cache.ts';
 import { DECLARED_TABLE, MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
-import { preparePage } from '../sinks.ts';
 import { connect, DEFAULT_TIMEOUTS, type ConnectOptions } from './connect.ts';
-import { ADVISORY_HOLDER, advisoryKey, CLOSE_WAIT_SECONDS, isConnectionEnded, PgLocks, runLockKey } from './locks.ts';
+import { ADVISORY_HOLDER, advisoryKey, CLOSE_WAIT_SECONDS, PgLocks, runLockKey } from './locks.ts';
 import { lockMonitor } from './monitor.ts';
-import { columnsOf, columnsOfRows, upsertText } from './unnest.ts';
+import { PgPool } from './pool.ts';
 import { parsePgUrl } from './url.ts';
 import { StatementWatch, type Waitable } from './watch.ts';
 
@@ -48,86 +44,18 @@ export function openPostgres(options: PostgresOptions): Adapter {
   const session = (max: number, extra?: ConnectOptions['extra']) => connect(url, schema, { max, timeouts, applicationName, readonly, ...(extra && { extra }) });
   const scope = schema ?? '';
   const bookkeepingSchema = `"${schema ?? 'drizzle'}"`;
-  const dialect = new (pgCore().PgDialect)();
-  const keys = new KeyCache();
 
   const monitor = lockMonitor({ open: () => session(1), applicationName, answerWithinMs: timeouts.connectMs + 5_000, lockTimeoutMs: timeouts.lockMs, statementTimeoutMs: timeouts.statementMs });
   const watch = new StatementWatch({ logger: options.logger, location, statementTimeoutMs: timeouts.statementMs, describe: monitor.describe, onGone: () => locks.abandon() });
   options.signal?.addEventListener('abort', () => watch.cancel(), { once: true });
-
-  // The pool. A connection given up by the watch is destroyed with the whole client, which is replaced: the store
-  // stays usable for what follows (recording the run's end).
-  let client = session(options.maxConnections ?? 10);
-  const lose = (lost: Sql) => () => {
-    if (client !== lost) return;
-    client = session(options.maxConnections ?? 10);
-    void lost.end({ timeout: 0 }).catch(() => undefined);
-  };
-  const watched = <T>(pending: Waitable<T>, label: string, on: Sql, parent?: Parameters<StatementWatch['track']>[3]) => watch.track(pending, label, lose(on), parent);
+  const pool = new PgPool(() => session(options.maxConnections ?? 10), watch);
 
   // The lock session must live as long as its locks: no idle timeout and no max_lifetime (postgres.js would otherwise
   // end it after 30-60 minutes, dropping the locks of a long run). Lock sessions send and read no arrays, so they skip
   // postgres.js's query of the server's array types: one round trip less before a run's lock.
   const lockSession = (extra: ConnectOptions['extra']) => session(1, { idle_timeout: 0, max_lifetime: 0, fetch_types: false, ...extra });
   const locks = new PgLocks((onclose) => lockSession({ onclose }), scope, options.logger, (pending, label, lost) => watch.track(pending, label, lost));
-
-  const executor = (sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parameters<StatementWatch['track']>[3]): Executor => {
-    const send = <T>(text: string, params: unknown[], label: string) => watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
-    const tx: Executor = {
-      async all<T>(query: SQL, doing = 'reading'): Promise<T[]> {
-        const q = dialect.sqlToQuery(query);
-        return Array.from(await send<Iterable<T>>(q.sql, q.params, doing));
-      },
-      async run(query: SQL, doing = 'writing'): Promise<number> {
-        const q = dialect.sqlToQuery(query);
-        return (await send<{ count: number }>(q.sql, q.params, doing)).count;
-      },
-      exec: async (statement: string) => void (await watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent)),
-      bulk: async (text, width, values) => void (values.length > 0 && (await send(text, columnsOfRows(values, width), `writing ${values.length / width} rows`))),
-      async upsert(sink, page, records) {
-        const ready = await preparePage(sink, 'postgres', { tx, keys: keyScope, page }, records);
-        if (!ready) return;
-        const { def, prepared } = ready;
-        const columns = columnsOf(def, records, prepared);
-        await send(upsertText(def), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${def.table} records`);
-      },
-    };
-    return tx;
-  };
-
-  const transaction = <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => {
-    let settled = false;
-    const keyScope = keys.scope();
-    const on = client;
-    let outer: Parameters<StatementWatch['track']>[3];
-    const run = on.begin(async (tx) => {
-      try {
-        return await fn(executor(tx, on, keyScope, outer));
-      } catch (error) {
-        if (!isConnectionEnded(error)) throw error;
-        // The transaction's connection closed (backend terminated, failover, network). Throwing here would make
-        // postgres.js 3.4.9 send ROLLBACK on the dead connection, which throws an uncaught TypeError from a
-        // setImmediate (porsager/postgres#1208) and kills the process. begin() already rejects by itself when its
-        // connection closes, so this callback stays pending instead (the server rolled back with the session);
-        // should the connection still be open after all, it rejects after 5 s and the rollback is safe.
-        return await new Promise<never>((_, reject) => {
-          setTimeout(() => settled || reject(error), 5_000).unref();
-        });
-      }
-    }) as Promise<T>;
-    // BEGIN and COMMIT are sent by postgres.js itself: the transaction is watched as a whole, kept alive by each of
-    // its statements, so a COMMIT with no answer is given up like any statement.
-    const tracked = watch.track(run, 'committing a transaction', lose(on));
-    outer = tracked.entry;
-    return tracked
-      .then((result) => {
-        keyScope.commit();
-        return result;
-      })
-      .finally(() => {
-        settled = true;
-      });
-  };
+  const transaction = <T>(fn: (tx: Executor) => Promise<T>): Promise<T> => pool.transaction(fn);
 
   return {
     dialect: 'postgres',
@@ -141,66 +69,67 @@ export function openPostgres(options: PostgresOptions): Adapter {
       setup: [`DO $$ BEGIN IF to_regnamespace('${bookkeepingSchema}') IS NULL THEN CREATE SCHEMA ${bookkeepingSchema}; END IF; END $$`],
       stepLock: `SELECT pg_advisory_xact_lock(${advisoryKey('occupancy-sync:migration-step', scope)})`,
     },
-    all: (query, doing) => executor(client, client, keys.scope()).all(query, doing),
-    run: (query, doing) => executor(client, client, keys.scope()).run(query, doing),
-    exec: (statement) => executor(client, client, keys.scope()).exec(statement),
+    all: (query, doing) => pool.autocommit().all(query, doing),
+    run: (query, doing) => pool.autocommit().run(query, doing),
+    exec: (statement) => pool.autocommit().exec(statement),
     upsert: (sink, page, records) => transaction((tx) => tx.upsert(sink, page, records)),
     transaction,
-
-    async tryMigrationLock(): Promise<LockAttempt> {
-      // A session of its own: ending it releases the lock, also when this process dies half-way.
-      const key = advisoryKey('occupancy-sync:migrate', scope);
-      const own = lockSession({});
-      const ask = <T>(text: string, label: string) => watch.track(own.unsafe(text, [key]) as unknown as Waitable<T>, label, () => void own.end({ timeout: 0 }));
-      try {
-        const [row] = await ask<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', 'taking the migration lock');
-        if (row?.ok) return { lock: { release: () => own.end({ timeout: CLOSE_WAIT_SECONDS }) } };
-        const [holder] = await ask<{ pid: number; application_name: string; backend_start: string }[]>(ADVISORY_HOLDER, 'asking who migrates');
-        await own.end({ timeout: CLOSE_WAIT_SECONDS });
-        return { holder: holder ? `Postgres session ${holder.pid} (${holder.application_name || 'no application name'}) since ${holder.backend_start}` : 'a session that just ended' };
-      } catch (error) {
-        await own.end({ timeout: 0 }).catch(() => undefined);
-        throw error;
-      }
-    },
-
+    tryMigrationLock: () => tryMigrationLock(lockSession({}), watch, scope),
     tryLock: (customerId, stream) => locks.tryLock(customerId, stream),
     async runLockHeld(customerId, stream) {
       // Advisory locks end with their session: none held means the run's process (or its connection) is gone.
-      const on = client;
-      return (await watched(on.unsafe(ADVISORY_HOLDER, [runLockKey(scope, customerId, stream)]) as unknown as Waitable<unknown[]>, 'asking whether a run is alive', on)).length > 0;
+      const on = pool.client;
+      return (await pool.watched(on.unsafe(ADVISORY_HOLDER, [runLockKey(scope, customerId, stream)]) as unknown as Waitable<unknown[]>, 'asking whether a run is alive', on)).length > 0;
     },
     lockLost: (customerId) => locks.lockLost(customerId),
-
-    async query<T>(text: string, params: readonly unknown[], queryOptions: QueryOptions = {}): Promise<T[]> {
-      const on = client;
-      const pending = on.unsafe(text, params as never[]);
-      // A caller that stops waiting must not leave the query running on the server (health checks under load).
-      let timedOut = false;
-      const timer =
-        queryOptions.timeoutMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              timedOut = true;
-              void pending.cancel();
-            }, queryOptions.timeoutMs);
-      try {
-        // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.
-        return Array.from(await watched(pending as Waitable<Iterable<T>>, 'running a query', on));
-      } catch (error) {
-        if (timedOut) throw new StoreError(`the database did not answer within ${queryOptions.timeoutMs} ms; the query was cancelled`, { cause: error });
-        throw error;
-      } finally {
-        clearTimeout(timer);
-      }
-    },
+    query: (text, params, queryOptions) => queryWithin(pool, text, params, queryOptions),
 
     // Bounded whatever the server does: the pool and the lock session end together, each giving what is still in
     // flight CLOSE_WAIT_SECONDS before its sockets are destroyed (nothing in flight at a close was committed, and a
     // page not committed is read again by the next run).
     async close() {
       watch.close();
-      await Promise.all([monitor.close(), locks.close(), client.end({ timeout: CLOSE_WAIT_SECONDS })]);
+      await Promise.all([monitor.close(), locks.close(), pool.end(CLOSE_WAIT_SECONDS)]);
     },
   };
+}
+
+/** The migration lock, on a session of its own (`own`): ending it releases the lock, also when this process dies half-way. */
+async function tryMigrationLock(own: Sql, watch: StatementWatch, scope: string): Promise<LockAttempt> {
+  const key = advisoryKey('occupancy-sync:migrate', scope);
+  const ask = <T>(text: string, label: string) => watch.track(own.unsafe(text, [key]) as unknown as Waitable<T>, label, () => void own.end({ timeout: 0 }));
+  try {
+    const [row] = await ask<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', 'taking the migration lock');
+    if (row?.ok) return { lock: { release: () => own.end({ timeout: CLOSE_WAIT_SECONDS }) } };
+    const [holder] = await ask<{ pid: number; application_name: string; backend_start: string }[]>(ADVISORY_HOLDER, 'asking who migrates');
+    await own.end({ timeout: CLOSE_WAIT_SECONDS });
+    return { holder: holder ? `Postgres session ${holder.pid} (${holder.application_name || 'no application name'}) since ${holder.backend_start}` : 'a session that just ended' };
+  } catch (error) {
+    await own.end({ timeout: 0 }).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** An ad hoc query (reports, health); with `timeoutMs`, cancelled on the server when the caller stops waiting. */
+async function queryWithin<T>(pool: PgPool, text: string, params: readonly unknown[], queryOptions: QueryOptions = {}): Promise<T[]> {
+  const on = pool.client;
+  const pending = on.unsafe(text, params as never[]);
+  // A caller that stops waiting must not leave the query running on the server (health checks under load).
+  let timedOut = false;
+  const timer =
+    queryOptions.timeoutMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          void pending.cancel();
+        }, queryOptions.timeoutMs);
+  try {
+    // A plain array (not postgres.js's RowList with count/command/columns), as SQLite returns.
+    return Array.from(await pool.watched(pending as Waitable<Iterable<T>>, 'running a query', on));
+  } catch (error) {
+    if (timedOut) throw new StoreError(`the database did not answer within ${queryOptions.timeoutMs} ms; the query was cancelled`, { cause: error });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -1,21 +1,15 @@
-import type Database from 'better-sqlite3';
-import type { SQL } from 'drizzle-orm';
-import { sqliteCore } from '../../../db/schema/drizzle.ts';
 import type { Logger } from '../../logger.ts';
-import type { Adapter, Executor, TransactionOptions } from '../adapter.ts';
+import type { Adapter, Executor } from '../adapter.ts';
 import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
 import { isBusy } from '../errors.ts';
-import { KeyCache } from '../key-cache.ts';
 import { DECLARED_TABLE, MIGRATIONS_TABLE, REPEATABLE_TABLE } from '../migrations.ts';
 import { serial } from '../serial.ts';
 import type { Lock } from '../types.ts';
 import { openForReads, openForWrites, type Connection, type ConnectionOptions } from './connection.ts';
-import { sqliteExecutor, type Runner } from './executor.ts';
-import { GroupCommit } from './group-commit.ts';
 import { checkIntegrity } from './integrity.ts';
 import { holderIsGone, MIGRATION_LOCK, runLock, trySqliteLock, type LockRow } from './locks.ts';
 import { dollarToQuestion } from './placeholders.ts';
-import type { SqliteWriter } from './writer.ts';
+import { SqliteTransactions } from './transactions.ts';
 
 /**
  * SQLite through better-sqlite3: one synchronous connection per store, WAL mode. Statements are prepared once and
@@ -32,12 +26,6 @@ export interface SqliteOptions extends ConnectionOptions {
   readonly?: boolean;
 }
 
-/**
- * Bulk rows a process writes on the main connection before its pages move to the writer thread. Starting the thread
- * (an isolate and a connection) costs more than it saves on a run of a few pages, such as a cron sync's lookback.
- */
-const WRITER_AFTER_ROWS = 2_000;
-
 export function openSqlite(options: SqliteOptions): Adapter {
   if (options.readonly) return sqliteAdapter(openForReads(options), options);
   const connection = openForWrites(options);
@@ -53,48 +41,10 @@ export function openSqlite(options: SqliteOptions): Adapter {
 function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter {
   const { db, checkpointer, writer } = connection;
   const { path, logger, now } = options;
-  const dialect = new (sqliteCore().SQLiteSyncDialect)();
-  const compile = (query: SQL) => dialect.sqlToQuery(query);
   const exclusive = serial();
   const locks = new Set<Lock>();
-  const keys = new KeyCache();
-  const main = mainRunner(db);
-  /** Rows written by bulk transactions so far: the writer thread starts once they pass WRITER_AFTER_ROWS. */
-  let bulkRows = 0;
-
-  /**
-   * One write transaction on `runner`'s connection; the caller holds the mutex. IMMEDIATE takes the write lock up
-   * front (waiting up to busy_timeout for another process), so the transaction can never fail half-way with
-   * SQLITE_BUSY when it first writes.
-   */
-  const transactionOn = async <T>(runner: Runner, rollback: () => unknown, fn: (tx: Executor) => Promise<T>): Promise<T> => {
-    await runner.run('BEGIN IMMEDIATE', []);
-    const scope = keys.scope();
-    try {
-      const result = await fn(sqliteExecutor(runner, compile, scope));
-      await runner.run('COMMIT', []);
-      scope.commit();
-      checkpointer?.nudge();
-      return result;
-    } catch (error) {
-      await rollback();
-      throw error;
-    }
-  };
-  const mainTransaction = <T>(fn: (tx: Executor) => Promise<T>) =>
-    exclusive(() => transactionOn(main, () => db.inTransaction && db.exec('ROLLBACK'), fn));
-  const writerTransaction = <T>(thread: SqliteWriter, fn: (tx: Executor) => Promise<T>) =>
-    exclusive(() => transactionOn(writerRunner(thread), () => thread.rollback().catch(() => undefined), fn));
-  const group = new GroupCommit({ transaction: mainTransaction });
-
-  /** Outside a transaction every statement commits by itself, so keys learnt are committed at once. */
-  const autocommit = <T>(fn: (tx: Executor) => Promise<T>) =>
-    exclusive(async () => {
-      const scope = keys.scope();
-      const result = await fn(sqliteExecutor(main, compile, scope));
-      scope.commit();
-      return result;
-    });
+  const work = new SqliteTransactions(connection, exclusive);
+  const autocommit = <T>(fn: (tx: Executor) => Promise<T>) => work.autocommit(fn);
 
   return {
     dialect: 'sqlite',
@@ -106,13 +56,7 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
     run: (query) => autocommit((tx) => tx.run(query)),
     exec: (statement) => autocommit((tx) => tx.exec(statement)),
     upsert: (sink, page, records) => autocommit((tx) => tx.upsert(sink, page, records)),
-
-    transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
-      if (options.shareCommit) return group.submit(fn);
-      bulkRows += options.bulkRows ?? 0;
-      if (writer && options.bulkRows !== undefined && bulkRows > WRITER_AFTER_ROWS) return writerTransaction(writer, fn);
-      return mainTransaction(fn);
-    },
+    transaction: (fn, transactionOptions) => work.transaction(fn, transactionOptions),
 
     async tryMigrationLock() {
       try {
@@ -166,40 +110,6 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
         connection.cleanup?.();
       });
     },
-  };
-}
-
-/** The main connection: statements prepared once and cached by their text. */
-function mainRunner(db: Database.Database): Runner {
-  const statements = new Map<string, Database.Statement>();
-  const prepare = (text: string): Database.Statement => {
-    let stmt = statements.get(text);
-    if (!stmt) statements.set(text, (stmt = db.prepare(text)));
-    return stmt;
-  };
-  return {
-    all: <T>(text: string, params: readonly unknown[]) => prepare(text).all(...params) as T[],
-    run: (text, params) => prepare(text).run(...params).changes,
-    exec: (text) => void db.exec(text),
-    rows(text, width, values) {
-      const stmt = prepare(text);
-      const args = new Array<unknown>(width);
-      for (let offset = 0; offset < values.length; offset += width) {
-        for (let c = 0; c < width; c++) args[c] = values[offset + c];
-        stmt.run(args);
-      }
-      return values.length / width;
-    },
-  };
-}
-
-/** The writer thread's connection: each call is one message. */
-function writerRunner(thread: SqliteWriter): Runner {
-  return {
-    all: (text, params) => thread.all(text, params),
-    run: (text, params) => thread.run(text, params),
-    exec: async (text) => void (await thread.run(text, [])),
-    rows: (text, width, values) => thread.rows(text, width, values),
   };
 }
 
