@@ -304,20 +304,21 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
        g.capacity_headcount_ms::float8 / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
   FROM (SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
           FROM (SELECT y.*, COALESCE(n.spaces, 0) AS spaces
-                  FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, f.floor_id, b.start_ms, MAX(b.end_ms) AS end_ms,
+                  FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, f.floor_id, COALESCE(f.floor_id, '') AS floor_key,
+                               b.start_ms, MAX(b.end_ms) AS end_ms,
                                b.local_date, b.local_hour, b.weekday, b.working,
                SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
                SUM(b.headcount_known_ms) AS headcount_known_ms, SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms) AS capacity_ms,
                SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
                MAX(b.peak_headcount) AS peak_headcount, MAX(b.peak_headcount::float8 / NULLIF(f.capacity, 0)) AS peak_utilization
                           FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-                         GROUP BY f.customer_id, COALESCE(f.building_id, ''), f.floor_id, b.start_ms, b.local_date, b.local_hour, b.weekday,
-                                  b.working) y
-                  LEFT JOIN (SELECT s.customer_id, s.building_id, s.floor_id, s.local_date, COUNT(*) AS spaces
+                         GROUP BY f.customer_id, COALESCE(f.building_id, ''), b.local_date, COALESCE(f.floor_id, ''), f.floor_id, b.start_ms,
+                                  b.local_hour, b.weekday, b.working) y
+                  LEFT JOIN (SELECT s.customer_id, s.building_id, s.local_date, COALESCE(s.floor_id, '') AS floor_key, s.floor_id, COUNT(*) AS spaces
                                FROM space_service_days s
-                              GROUP BY s.customer_id, s.building_id, s.floor_id, s.local_date) n
-                    ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.floor_id IS NOT DISTINCT FROM y.floor_id
-                   AND n.local_date = y.local_date) x) g
+                              GROUP BY s.customer_id, s.building_id, s.local_date, COALESCE(s.floor_id, ''), s.floor_id) n
+                    ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.local_date = y.local_date
+                   AND n.floor_key = y.floor_key AND n.floor_id IS NOT DISTINCT FROM y.floor_id) x) g
   LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
   LEFT JOIN floors fl ON fl.customer_id = g.customer_id AND fl.id = g.floor_id
   LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
