@@ -71,10 +71,29 @@ export function webhookMetric(metrics: Metrics, outcome: WebhookOutcome): void {
 /** The guard over each close at a stop (each is bounded by its own module too: docs/operations.md, "How long a stop takes"). */
 const CLOSE_LIMIT_MS = 3_000;
 
+/** What one `serve` started, each set as soon as it runs, so that a failed start closes exactly what is running. */
+interface Parts {
+  receiver?: Receiver;
+  ops?: OpsServer;
+  dataChecks?: DataCheckWatch;
+  retention?: Retention;
+  pass?: SyncPass;
+  queue?: Queue;
+  scheduler?: Scheduler;
+}
+
+/** What every part of the daemon is given: the options resolved once. */
+interface Context {
+  options: ServeOptions;
+  store: Store;
+  metrics: Metrics;
+  clock: Clock;
+  customers: ReadonlyArray<CustomerConfig>;
+  streams: ReadonlyArray<AnyStream>;
+}
+
 export async function serve(options: ServeOptions): Promise<void> {
   const { config, logger, signal } = options;
-  const clock = options.clock ?? systemClock;
-  const metrics = options.metrics ?? createMetrics({ perCustomer: config.metrics.perCustomer });
   const scheduleOn = options.schedule ?? true;
   const webhooksOn = options.webhooks ?? true;
   const customers = options.customers ?? config.customers;
@@ -86,100 +105,119 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   // SIGTERM ends a wait for another process's migration; the store itself keeps its statements for a clean stop.
   const store = options.store ?? (await openForWriting(config.database, logger, undefined, signal));
-  let stopping = false;
-  let receiver: Receiver | undefined;
-  let ops: OpsServer | undefined;
-  let pass: SyncPass | undefined;
-  let queue: Queue | undefined;
-  let retention: Retention | undefined;
-  let dataChecks: DataCheckWatch | undefined;
-  let scheduler: Scheduler | undefined;
+  const context: Context = { options, store, customers, streams, clock: options.clock ?? systemClock, metrics: options.metrics ?? createMetrics({ perCustomer: config.metrics.perCustomer }) };
+  const parts: Parts = {};
+  const state = { stopping: false };
   try {
-    if (webhooksOn && !receiverConfigured({ customers, webhook: config.webhook })) {
-      logger.info(
-        'webhook receiver off: no customer has a webhook secret or custom header (set WEBHOOK_SECRET to receive deliveries; serve runs sync and /healthz, /metrics)',
-      );
-    } else if (webhooksOn) {
-      await reconcileAggregates({ store, config, streams, customers, logger });
-      receiver = await startReceiver({
-        ...receiverOptions({ customers, webhook: config.webhook }),
-        deliveries: deliveryRulesFor(streams),
-        store,
-        clock,
-        logger: logger.child({ component: 'webhooks' }),
-        onOutcome: (outcome) => webhookMetric(metrics, outcome),
-      });
-    }
-    ops = await startOpsServer({
-      host: config.serve.host,
-      port: config.serve.port,
-      store,
-      metrics,
-      clock,
-      logger: logger.child({ component: 'ops' }),
-      health: () => ({
-        customerIds: customers.map((c) => c.id),
-        maxLagSeconds: options.maxLagSeconds,
-        stopping,
-        dataWarnings: dataChecks?.latest ? dataCheckLines(dataChecks.latest) : [],
-      }),
-    });
-    dataChecks = watchData({ store, streams, customers, settings: config.sync, clock, logger: logger.child({ component: 'data-checks' }), metrics });
-    if (scheduleOn) {
-      retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, readingsRetentionMs: config.sync.readingsRetentionMs, clock, logger: logger.child({ component: 'retention' }) });
-      pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
-      // Postgres: runs are jobs of a queue every instance works (src/app/queue.ts); a tick only adds the interval's
-      // jobs. SQLite (one machine): the tick runs the pass in this process.
-      if (store.dialect === 'postgres') {
-        queue = await startQueue({
-          databaseUrl: config.database.url,
-          pass,
-          customerIds: customers.map((c) => c.id),
-          streams,
-          concurrency: config.sync.queueConcurrency,
-          logger,
-          ...(options.queue ?? {}),
-        });
-      }
-      const live = queue;
-      const run = live ? async () => void (await live.tick()) : pass.run.bind(pass);
-      scheduler = startScheduler({
-        cron: config.sync.cron,
-        logger: logger.child({ component: 'schedule' }),
-        signal,
-        runAtStart: options.runAtStart,
-        schedule: options.cronSchedule,
-        run: async (runSignal) => {
-          if (options.jitterMs) {
-            const waited = await delay(Math.random() * options.jitterMs, true, { signal: runSignal }).catch(() => false);
-            if (!waited) return;
-          }
-          await run(runSignal);
-        },
-      });
-    }
-    logger.info({ ops: ops.url, webhook: receiver?.url, cron: scheduleOn ? config.sync.cron : undefined }, 'serve: running');
-    options.onReady?.({ opsUrl: ops.url, webhookUrl: receiver?.url, scheduler });
+    if (webhooksOn) parts.receiver = await startWebhooks(context);
+    parts.ops = await startOps(context, parts, state);
+    parts.dataChecks = watchData({ store, streams, customers, settings: config.sync, clock: context.clock, logger: logger.child({ component: 'data-checks' }), metrics: context.metrics });
+    if (scheduleOn) await startSchedule(context, parts);
+    logger.info({ ops: parts.ops.url, webhook: parts.receiver?.url, cron: scheduleOn ? config.sync.cron : undefined }, 'serve: running');
+    options.onReady?.({ opsUrl: parts.ops.url, webhookUrl: parts.receiver?.url, scheduler: parts.scheduler });
 
-    await new Promise<void>((resolve) => {
-      if (signal.aborted) resolve();
-      else signal.addEventListener('abort', () => resolve(), { once: true });
-    });
-    stopping = true;
+    await aborted(signal);
+    state.stopping = true;
     logger.info('serve: stopping: no new deliveries or runs; finishing the deliveries and the page in flight');
-    await Promise.all([receiver?.close(), scheduler?.done]);
-    await queue?.stop();
+    await Promise.all([parts.receiver?.close(), parts.scheduler?.done]);
+    await parts.queue?.stop();
     logger.info('serve: stopped cleanly');
   } finally {
-    stopping = true;
-    // Runs on a startup failure too (a port in use): close whatever was started, in reverse order.
-    await receiver?.close().catch(() => {});
-    dataChecks?.stop();
-    // A clean-up of run history waiting on a silent database must not hold the stop (it deletes again next time).
-    if (retention) await settlesWithin(retention.stop(), CLOSE_LIMIT_MS);
-    await queue?.stop().catch(() => {});
-    await pass?.close().catch(() => {});
-    await ops?.close().catch(() => {});
-    if (!options.store) await settlesWithin(store.close(), CLOSE_LIMIT_MS);
+    state.stopping = true;
+    await closeAll(parts, options.store ? undefined : store);
   }
+}
+
+const aborted = (signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+
+/** The webhook receiver, unless no customer could be received from (said in the log). */
+async function startWebhooks({ options, store, metrics, clock, customers, streams }: Context): Promise<Receiver | undefined> {
+  const { config, logger } = options;
+  if (!receiverConfigured({ customers, webhook: config.webhook })) {
+    logger.info(
+      'webhook receiver off: no customer has a webhook secret or custom header (set WEBHOOK_SECRET to receive deliveries; serve runs sync and /healthz, /metrics)',
+    );
+    return undefined;
+  }
+  await reconcileAggregates({ store, config, streams, customers, logger });
+  return startReceiver({
+    ...receiverOptions({ customers, webhook: config.webhook }),
+    deliveries: deliveryRulesFor(streams),
+    store,
+    clock,
+    logger: logger.child({ component: 'webhooks' }),
+    onOutcome: (outcome) => webhookMetric(metrics, outcome),
+  });
+}
+
+/** /healthz and /metrics; health turns 503 once `state.stopping`. */
+function startOps({ options, store, metrics, clock, customers }: Context, parts: Parts, state: { stopping: boolean }): Promise<OpsServer> {
+  const { config, logger } = options;
+  return startOpsServer({
+    host: config.serve.host,
+    port: config.serve.port,
+    store,
+    metrics,
+    clock,
+    logger: logger.child({ component: 'ops' }),
+    health: () => ({
+      customerIds: customers.map((c) => c.id),
+      maxLagSeconds: options.maxLagSeconds,
+      stopping: state.stopping,
+      dataWarnings: parts.dataChecks?.latest ? dataCheckLines(parts.dataChecks.latest) : [],
+    }),
+  });
+}
+
+/** The sync schedule: retention, the pass, the queue (Postgres) and the scheduler that ticks them, into `parts`. */
+async function startSchedule({ options, store, metrics, clock, customers, streams }: Context, parts: Parts): Promise<void> {
+  const { config, logger, signal } = options;
+  parts.retention = startRetention({ store, retentionMs: config.sync.runHistoryRetentionMs, readingsRetentionMs: config.sync.readingsRetentionMs, clock, logger: logger.child({ component: 'retention' }) });
+  const pass = createSyncPass({ config, store, logger: logger.child({ component: 'sync' }), metrics, clock, customers, streams, baseUrl: options.baseUrl });
+  parts.pass = pass;
+  // Postgres: runs are jobs of a queue every instance works (src/app/queue.ts); a tick only adds the interval's
+  // jobs. SQLite (one machine): the tick runs the pass in this process.
+  if (store.dialect === 'postgres') {
+    parts.queue = await startQueue({
+      databaseUrl: config.database.url,
+      pass,
+      customerIds: customers.map((c) => c.id),
+      streams,
+      concurrency: config.sync.queueConcurrency,
+      logger,
+      ...(options.queue ?? {}),
+    });
+  }
+  const live = parts.queue;
+  const run = live ? async () => void (await live.tick()) : pass.run.bind(pass);
+  parts.scheduler = startScheduler({
+    cron: config.sync.cron,
+    logger: logger.child({ component: 'schedule' }),
+    signal,
+    runAtStart: options.runAtStart,
+    schedule: options.cronSchedule,
+    run: async (runSignal) => {
+      if (options.jitterMs) {
+        const waited = await delay(Math.random() * options.jitterMs, true, { signal: runSignal }).catch(() => false);
+        if (!waited) return;
+      }
+      await run(runSignal);
+    },
+  });
+}
+
+/** Closes whatever was started, in reverse order; on a startup failure too (a port in use). `store` when it is ours. */
+async function closeAll(parts: Parts, store: Store | undefined): Promise<void> {
+  await parts.receiver?.close().catch(() => {});
+  parts.dataChecks?.stop();
+  // A clean-up of run history waiting on a silent database must not hold the stop (it deletes again next time).
+  if (parts.retention) await settlesWithin(parts.retention.stop(), CLOSE_LIMIT_MS);
+  await parts.queue?.stop().catch(() => {});
+  await parts.pass?.close().catch(() => {});
+  await parts.ops?.close().catch(() => {});
+  if (store) await settlesWithin(store.close(), CLOSE_LIMIT_MS);
 }
