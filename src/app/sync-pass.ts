@@ -60,16 +60,15 @@ export function errorKind(error: unknown): string {
   return 'unknown';
 }
 
+type Target = ReturnType<typeof createSyncTargets>[number];
+
 export function createSyncPass(options: SyncPassOptions): SyncPass {
   const { metrics, logger } = options;
   const clock = options.clock ?? systemClock;
   const targets = createSyncTargets(options.config, options.customers, { clock, logger, baseUrl: options.baseUrl });
   const unobserve = metrics ? targets.map((t) => metrics.observeApiStats(() => t.client.stats)) : [];
   const backoff = new Backoff();
-  // What the API offers, asked again now and then (a platform may add its floors query), each line said once.
-  const offer = createOffer({ streams: options.streams, logger, loadDocument, label: packageLabel, clock });
-  // Queue jobs run side by side: the gauge is on while any is.
-  let running = 0;
+  const runs = new StreamRuns(options, clock);
   let last: SyncPass['last'];
 
   return {
@@ -78,32 +77,14 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
     },
     async run(signal) {
       const now = clock.now();
-      // Customers whose due streams are the same run together; a stream backing off waits for its time.
-      const groups = new Map<string, { targets: typeof targets; streams: AnyStream[] }>();
-      for (const target of targets) {
-        const due = options.streams.filter((s) => backoff.due(target.customerId, s.name, now));
-        if (due.length === 0) continue;
-        const id = due.map((s) => s.name).join('\u0000');
-        const group = groups.get(id) ?? { targets: [], streams: due };
-        group.targets.push(target);
-        groups.set(id, group);
-      }
       const reports = [];
-      for (const group of groups.values()) reports.push(await execute(signal, group.targets, group.streams));
+      for (const group of dueGroups(targets, options.streams, backoff, now)) reports.push(await runs.execute(signal, group.targets, group.streams));
       const report: SyncReport = {
         outcomes: reports.flatMap((r) => r.outcomes),
         startedAt: now,
         finishedAt: clock.now(),
       };
-      for (const outcome of report.outcomes) {
-        const entry = backoff.record(outcome.customerId, outcome.stateKey, outcome.status === 'failed', clock.now());
-        if (entry && entry.failures >= PARKED_AFTER_FAILURES) {
-          logger.warn(
-            { customer: outcome.customerId, stream: outcome.stream, failures: entry.failures, until: toIsoUtc(entry.until) },
-            `parked after ${entry.failures} failures in a row: the next attempt waits until ${toIsoUtc(entry.until)}`,
-          );
-        }
-      }
+      recordBackoff(backoff, report, clock, logger);
       logger.info({ outcomes: report.outcomes.length }, summaryLine('scheduled sync', report));
       last = { finishedAt: clock.now(), report };
       return report;
@@ -112,7 +93,7 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
       const target = targets.find((t) => t.customerId === customerId);
       const definition = options.streams.find((s) => s.name === stream);
       if (!target || !definition) return { outcomes: [], startedAt: clock.now(), finishedAt: clock.now() };
-      const report = await execute(signal, [target], [definition]);
+      const report = await runs.execute(signal, [target], [definition]);
       last = { finishedAt: clock.now(), report };
       return report;
     },
@@ -121,20 +102,54 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
       await closeClients(targets);
     },
   };
+}
 
-  async function execute(signal: AbortSignal, chosen: typeof targets, streams: ReadonlyArray<AnyStream>): Promise<SyncReport> {
-    // Pages are counted as they commit (progress events carry running totals), so /metrics moves during long runs.
-    const seen = new Map<string, { pages: number; records: number }>();
-    const key = (customerId: string, stateKey: string) => `${customerId}\u0000${stateKey}`;
-    const onProgress = (event: ProgressEvent) => {
-      const before = seen.get(key(event.customerId, event.stateKey)) ?? { pages: 0, records: 0 };
-      const pages = event.pages - before.pages;
-      if (pages > 0) {
-        metrics?.recordPage(event.customerId, event.stateKey, event.records - before.records, pages);
-        seen.set(key(event.customerId, event.stateKey), { pages: event.pages, records: event.records });
-      }
-    };
-    running += 1;
+/** Customers whose due streams are the same run together; a stream backing off waits for its time. */
+function dueGroups(targets: readonly Target[], streams: ReadonlyArray<AnyStream>, backoff: Backoff, now: number): Iterable<{ targets: Target[]; streams: AnyStream[] }> {
+  const groups = new Map<string, { targets: Target[]; streams: AnyStream[] }>();
+  for (const target of targets) {
+    const due = streams.filter((s) => backoff.due(target.customerId, s.name, now));
+    if (due.length === 0) continue;
+    const id = due.map((s) => s.name).join('\u0000');
+    const group = groups.get(id) ?? { targets: [], streams: due };
+    group.targets.push(target);
+    groups.set(id, group);
+  }
+  return groups.values();
+}
+
+/** The pass's outcomes into the back-off book; a stream parked after repeated failures is said once per failure. */
+function recordBackoff(backoff: Backoff, report: SyncReport, clock: Clock, logger: Logger): void {
+  for (const outcome of report.outcomes) {
+    const entry = backoff.record(outcome.customerId, outcome.stateKey, outcome.status === 'failed', clock.now());
+    if (entry && entry.failures >= PARKED_AFTER_FAILURES) {
+      logger.warn(
+        { customer: outcome.customerId, stream: outcome.stream, failures: entry.failures, until: toIsoUtc(entry.until) },
+        `parked after ${entry.failures} failures in a row: the next attempt waits until ${toIsoUtc(entry.until)}`,
+      );
+    }
+  }
+}
+
+/** Runs of the engine for the chosen targets and streams, reconciled before and after, counted in /metrics. */
+class StreamRuns {
+  /** Queue jobs run side by side: the gauge is on while any is. */
+  private running = 0;
+  // What the API offers, asked again now and then (a platform may add its floors query), each line said once.
+  private readonly offer: ReturnType<typeof createOffer>;
+
+  constructor(
+    private readonly options: SyncPassOptions,
+    private readonly clock: Clock,
+  ) {
+    this.offer = createOffer({ streams: options.streams, logger: options.logger, loadDocument, label: packageLabel, clock });
+  }
+
+  async execute(signal: AbortSignal, chosen: Target[], streams: ReadonlyArray<AnyStream>): Promise<SyncReport> {
+    const { options, clock } = this;
+    const { metrics, logger } = options;
+    const progress = new PageCount(metrics);
+    this.running += 1;
     metrics?.setSyncInProgress(true);
     // With all the configured streams, whichever run: the max hold is the customer's, not one stream's.
     const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: chosen.map((t) => ({ id: t.customerId })), logger });
@@ -148,20 +163,45 @@ export function createSyncPass(options: SyncPassOptions): SyncPass {
         streams,
         targets: chosen,
         loadDocument,
-        offer,
+        offer: this.offer,
         signal,
-        onProgress,
+        onProgress: (event) => progress.onProgress(event),
       });
       if (!signal.aborted) await reconcileAfterRun(report, reconcile, logger);
-      for (const outcome of report.outcomes) recordOutcome(metrics, outcome, seen.get(key(outcome.customerId, outcome.stateKey)), clock.now());
+      for (const outcome of report.outcomes) recordOutcome(metrics, outcome, progress.counted(outcome.customerId, outcome.stateKey), clock.now());
       for (const line of problemLines(report.outcomes)) logger.warn(line.trim());
       return report;
     } finally {
-      running -= 1;
-      metrics?.setSyncInProgress(running > 0);
+      this.running -= 1;
+      metrics?.setSyncInProgress(this.running > 0);
+    }
+  }
+}
+
+/** Pages are counted as they commit (progress events carry running totals), so /metrics moves during long runs. */
+class PageCount {
+  private readonly seen = new Map<string, { pages: number; records: number }>();
+
+  constructor(private readonly metrics: Metrics | undefined) {}
+
+  onProgress(event: ProgressEvent): void {
+    const key = PageCount.key(event.customerId, event.stateKey);
+    const before = this.seen.get(key) ?? { pages: 0, records: 0 };
+    const pages = event.pages - before.pages;
+    if (pages > 0) {
+      this.metrics?.recordPage(event.customerId, event.stateKey, event.records - before.records, pages);
+      this.seen.set(key, { pages: event.pages, records: event.records });
     }
   }
 
+  /** What progress events counted of a stream's run. */
+  counted(customerId: string, stateKey: string): { pages: number; records: number } | undefined {
+    return this.seen.get(PageCount.key(customerId, stateKey));
+  }
+
+  private static key(customerId: string, stateKey: string): string {
+    return `${customerId}\u0000${stateKey}`;
+  }
 }
 
 /** A stream's run in /metrics, besides what its progress events already counted. */
