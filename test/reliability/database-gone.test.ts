@@ -163,10 +163,12 @@ it('a sync whose lock session is terminated stops committing and fails cleanly w
   try {
     const child = spawnCli(['sync'], { env: w.env });
     await waitFor(async () => (await occupancyPages(w.store)).pages >= 3, 'three committed pages', 60_000, { unless: child.exited });
-    // Only the backend holding the advisory lock: the pool's other connections carry on.
+    // Only the backend holding the run lock: the pool's other connections carry on. The run lock is a session's, held
+    // while it is idle; a commit's own advisory locks (the aggregates' per building, the month partitions') are its
+    // transaction's, held by a connection in a transaction.
     const killed = await admin<{ ok: boolean }[]>`
       SELECT pg_terminate_backend(a.pid) AS ok FROM pg_stat_activity a JOIN pg_locks l ON l.pid = a.pid
-      WHERE a.application_name = ${w.appName} AND l.locktype = 'advisory'`;
+      WHERE a.application_name = ${w.appName} AND l.locktype = 'advisory' AND l.granted AND a.state = 'idle'`;
     expect(killed.length, child.stderr().slice(0, 2000)).toBeGreaterThan(0);
     const end = await ending(child);
     expect(end, child.stderr().slice(0, 2000)).toBe('failed-cleanly');
