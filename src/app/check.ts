@@ -121,32 +121,63 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     return result;
   }
 
-  let schema: GraphQLSchema | undefined;
+  const live = await readSchema(options, result);
+  if (live.stopped) return result;
+  const { schema } = live;
+  const validation = new DocumentValidation(schema, result);
+  await checkStreams(plan, schema, validation, options, result);
+  checkWebhooks(plan, schema, validation, result);
+  result.schema = schema ? { source: 'introspection', documents: validation.validated, valid: validation.valid } : { source: 'unavailable', documents: 0, valid: 0 };
+  result.ok = result.problems.length === 0;
+  return result;
+}
+
+/**
+ * The live schema, or undefined when the API refuses introspection (a warning: the probes still run); `stopped` when
+ * it could not be read otherwise (a problem and `result.error`: the check ends there).
+ */
+async function readSchema(options: CheckCustomerOptions, result: CustomerCheck): Promise<{ schema?: GraphQLSchema; stopped: boolean }> {
+  const { client, signal } = options;
   try {
-    schema = (await fetchLiveSchema(client, signal)).schema;
+    return { schema: (await fetchLiveSchema(client, signal)).schema, stopped: false };
   } catch (error) {
     signal.throwIfAborted();
     if (!(error instanceof IntrospectionRefusedError)) {
       const message = error instanceof Error ? error.message : String(error);
       result.problems.push({ kind: 'schema', message: `the live schema could not be read: ${message}` });
       result.error = { kind: error instanceof AuthError ? 'auth' : 'failure', message };
-      return result;
+      return { stopped: true };
     }
     const message = error.message.replace(/\. Fix: .*$/s, '');
     result.warnings.push({ kind: 'schema', message: `${message}: the documents, record types and webhook operations were not compared with the schema; the probes below still read real answers`, fix: INTROSPECTION_FIX });
     options.logger.warn({ customer: options.customerId }, message);
+    return { stopped: false };
   }
-  let validated = 0;
-  let valid = 0;
-  const validate = (doc: LoadedDocument, finding: Omit<Finding, 'file' | 'line' | 'column' | 'message' | 'kind'> & { kind: Finding['kind'] }, fix: string): boolean => {
-    if (!schema) return true;
-    validated += 1;
-    const mismatches = validateDocuments(schema, [doc]);
-    for (const m of mismatches) result.problems.push({ ...finding, file: m.file, line: m.line, column: m.column, message: m.message, fix });
-    if (mismatches.length === 0) valid += 1;
-    return mismatches.length === 0;
-  };
+}
 
+/** Validates documents against the live schema (each mismatch a problem), counting them; without a schema every document passes. */
+class DocumentValidation {
+  validated = 0;
+  valid = 0;
+  private readonly schema: GraphQLSchema | undefined;
+  private readonly result: CustomerCheck;
+  constructor(schema: GraphQLSchema | undefined, result: CustomerCheck) {
+    this.schema = schema;
+    this.result = result;
+  }
+
+  validate(doc: LoadedDocument, finding: Omit<Finding, 'file' | 'line' | 'column' | 'message' | 'kind'> & { kind: Finding['kind'] }, fix: string): boolean {
+    if (!this.schema) return true;
+    this.validated += 1;
+    const mismatches = validateDocuments(this.schema, [doc]);
+    for (const m of mismatches) this.result.problems.push({ ...finding, file: m.file, line: m.line, column: m.column, message: m.message, fix });
+    if (mismatches.length === 0) this.valid += 1;
+    return mismatches.length === 0;
+  }
+}
+
+/** Each stream in force: its document validated, its declarations fitted to the schema, then probed with one real request. */
+async function checkStreams(plan: CheckPlan, schema: GraphQLSchema | undefined, validation: DocumentValidation, options: CheckCustomerOptions, result: CustomerCheck): Promise<void> {
   const settings = placeholderSettingsOf(options.settings);
   // A fan-out stream is probed with a parent its parent stream's probe read (the parent runs, and is probed, first).
   const firsts = new Map<string, Record<string, unknown>>();
@@ -156,7 +187,7 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     const adapted = asOffered(planned, schema, check);
     if (!adapted) continue;
     const { stream, document, place } = adapted;
-    const ok = validate(document, { kind: 'document', stream: stream.name }, documentFix(plan, stream, document, place));
+    const ok = validation.validate(document, { kind: 'document', stream: stream.name }, documentFix(plan, stream, document, place));
     if (schema) {
       check.valid = ok;
       const fit = fitStream(schema, stream, document, place, settings);
@@ -167,22 +198,9 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
       check.skipped = 'its document does not match the live schema';
       continue;
     }
-    let parent: string | undefined;
-    if (stream.partition) {
-      const value = firsts.get(stream.partition.parent)?.[stream.partition.parentKey];
-      if (typeof value !== 'string' && typeof value !== 'number') {
-        check.skipped = `its parent stream ${stream.partition.parent} read no parent to probe with`;
-        result.warnings.push({
-          kind: 'probe',
-          stream: stream.name,
-          ...at(place?.at(['partition', 'parent'])),
-          message: `stream ${stream.name} fans out over the records of stream ${stream.partition.parent}, whose probe read none: its own query was compared with the schema only`,
-          fix: `run check again once ${stream.partition.parent} lists a record`,
-        });
-        continue;
-      }
-      parent = String(value);
-    }
+    const parent = parentToProbe(stream, place, firsts, check, result);
+    if (parent === null) continue;
+    const { client, signal } = options;
     const probe = await probeStream({ stream, client, document, settings: options.settings, now: () => options.clock.now(), signal, ...(parent !== undefined && { parent }) });
     // The record stays here: check's report names what it read, not the data.
     const { first, ...reported } = probe;
@@ -191,7 +209,29 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     judgeProbe(stream, reported, place, result);
     judgeStatuses(stream, reported, place, result);
   }
+}
 
+/**
+ * The parent a fan-out stream is probed with (undefined for a stream that does not fan out), read from its parent
+ * stream's first record; null when that probe read none (`check.skipped` and a warning say so).
+ */
+function parentToProbe(stream: AnyStream, place: StreamPlace | undefined, firsts: Map<string, Record<string, unknown>>, check: StreamCheck, result: CustomerCheck): string | undefined | null {
+  if (!stream.partition) return undefined;
+  const value = firsts.get(stream.partition.parent)?.[stream.partition.parentKey];
+  if (typeof value === 'string' || typeof value === 'number') return String(value);
+  check.skipped = `its parent stream ${stream.partition.parent} read no parent to probe with`;
+  result.warnings.push({
+    kind: 'probe',
+    stream: stream.name,
+    ...at(place?.at(['partition', 'parent'])),
+    message: `stream ${stream.name} fans out over the records of stream ${stream.partition.parent}, whose probe read none: its own query was compared with the schema only`,
+    fix: `run check again once ${stream.partition.parent} lists a record`,
+  });
+  return null;
+}
+
+/** Each webhook operation in force validated against the live schema (those declared absent listed as such). */
+function checkWebhooks(plan: CheckPlan, schema: GraphQLSchema | undefined, validation: DocumentValidation, result: CustomerCheck): void {
   for (const op of plan.webhooks) {
     if (op.absent) {
       result.webhooks.push({ operation: op.operation, status: 'absent', declaredIn: op.absent.declaredIn });
@@ -205,12 +245,8 @@ export async function checkCustomer(plan: CheckPlan, options: CheckCustomerOptio
     const fix = op.replaced
       ? `adapt ${doc.file} to the platform's operation (\`occupancy-sync schema ${root}\` lists them), or declare \`${op.operation}: absent\` under webhooks: if the platform has none`
       : `give the platform's operation in a definitions file (webhooks: { ${op.operation}: { document, result, errors } }, docs/api-assumptions.md; \`occupancy-sync schema ${root}\` lists them), or declare \`webhooks: { ${op.operation}: absent }\` if the platform has none`;
-    entry.status = validate(doc, { kind: 'webhook', operation: op.operation }, fix) ? 'valid' : 'invalid';
+    entry.status = validation.validate(doc, { kind: 'webhook', operation: op.operation }, fix) ? 'valid' : 'invalid';
   }
-  if (schema) result.schema = { source: 'introspection', documents: validated, valid };
-  else result.schema = { source: 'unavailable', documents: 0, valid: 0 };
-  result.ok = result.problems.length === 0;
-  return result;
 }
 
 /** The fix for a stream's document the live schema refuses: a built-in one is replaced, a user's adapted. */
