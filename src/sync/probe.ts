@@ -76,59 +76,12 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
   const style = stream.paging;
   const pageSize = Math.min(effectivePageSize(style, settings.pageSize), PROBE_PAGE_SIZE);
   const result: ProbeResult = { stream: stream.name, pageSize: 'pageSize' in style.roles ? pageSize : undefined, nodes: 0, records: 0, rejected: 0, reasons: [], fields: [], more: false };
-  let window: ContractWindow | undefined;
-  let bounds: { from: number; to: number } | undefined;
-  if (stream.kind === 'incremental') {
-    const spec = stream.window ?? DEFAULT_WINDOW;
-    const stepMs = spec.stepMs ?? settings.stepMs;
-    const offGrid = stepOffGrid(stepMs, spec.gridMs);
-    if (offGrid) {
-      result.failure = { kind: 'request', message: offGrid.detail, fix: offGrid.fix };
-      return result;
-    }
-    const to = Math.floor((options.now() - settings.settleDelayMs) / spec.gridMs) * spec.gridMs;
-    bounds = { from: to - stepMs, to };
-    const cursorField = stream.cursorField as string;
-    window = { from: toIsoUtc(bounds.from), to: toIsoUtc(to), endSlackMs: spec.endSlackMs, cursorField, apiPath: apiPathOf(stream.record as never, cursorField as never) };
-    result.window = { from: window.from, to: window.to, endInclusive: spec.endInclusive };
-  }
+  const windowed = probeWindow(options, result);
+  if (windowed === null) return result;
   const partition = stream.partition && options.parent !== undefined ? { variable: stream.partition.variable, parent: options.parent } : undefined;
   if (partition) result.parent = partition.parent;
-  const validateNode = validatorOf(stream);
-  const context = partition && partitionContext(partition.parent);
-  const read = (size: number) =>
-    fetchPage({
-      stream,
-      client: options.client,
-      document: options.document,
-      variables: {
-        ...stream.variables({ settings: placeholderSettingsOf(settings), ...(bounds && { window: bounds }) }),
-        ...(partition && { [partition.variable]: partition.parent }),
-      },
-      pageSize: size,
-      position: null,
-      signal: options.signal,
-      contract: new PageContract<unknown>({
-        where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
-        style,
-        validate: context ? (node) => validateNode(node, context) : validateNode,
-        keyFields: keyFieldsOf(stream),
-        ...(window && { window }),
-        startCursor: null,
-        // Rejected records are counted and reported here, never a reason to stop reading the page.
-        limits: { ...limitsOf(settings), onRejected: 'quarantine', maxRejectedShare: 1, minRejectedForShare: Number.POSITIVE_INFINITY },
-      }),
-      now: options.now,
-    });
-  const statuses = stream.sink === 'occupancy' ? new Set<string>() : undefined;
-  const sample = (records: readonly unknown[]) => {
-    if (!statuses) return;
-    for (const r of records) {
-      const status = (r as { occupancyStatus?: unknown }).occupancyStatus;
-      if (typeof status === 'string' && statuses.size < STATUSES_KEPT) statuses.add(status);
-    }
-    result.statuses = [...statuses];
-  };
+  const read = pageReader(options, result, windowed, partition);
+  const sample = statusSampler(stream, result);
   try {
     const page = await read(pageSize);
     sample(page.records);
@@ -159,6 +112,76 @@ export async function probeStream(options: ProbeOptions): Promise<ProbeResult> {
     }
   }
   return result;
+}
+
+type ProbeWindow = { window: ContractWindow; bounds: { from: number; to: number } } | undefined;
+
+/**
+ * The window an incremental stream's probe asks for: the last settled step before now (`result.window` names it);
+ * undefined for a listing; null when the step is off the stream's grid (`result.failure` says so).
+ */
+function probeWindow(options: ProbeOptions, result: ProbeResult): ProbeWindow | null {
+  const { stream, settings } = options;
+  if (stream.kind !== 'incremental') return undefined;
+  const spec = stream.window ?? DEFAULT_WINDOW;
+  const stepMs = spec.stepMs ?? settings.stepMs;
+  const offGrid = stepOffGrid(stepMs, spec.gridMs);
+  if (offGrid) {
+    result.failure = { kind: 'request', message: offGrid.detail, fix: offGrid.fix };
+    return null;
+  }
+  const to = Math.floor((options.now() - settings.settleDelayMs) / spec.gridMs) * spec.gridMs;
+  const bounds = { from: to - stepMs, to };
+  const cursorField = stream.cursorField as string;
+  const window: ContractWindow = { from: toIsoUtc(bounds.from), to: toIsoUtc(to), endSlackMs: spec.endSlackMs, cursorField, apiPath: apiPathOf(stream.record as never, cursorField as never) };
+  result.window = { from: window.from, to: window.to, endInclusive: spec.endInclusive };
+  return { window, bounds };
+}
+
+/** Reads the stream's first page at a given size, under the page contract a run reads it with (rejected records counted, not fatal). */
+function pageReader(options: ProbeOptions, result: ProbeResult, windowed: ProbeWindow, partition: { variable: string; parent: string } | undefined) {
+  const { stream, settings } = options;
+  const window = windowed?.window;
+  const bounds = windowed?.bounds;
+  const validateNode = validatorOf(stream);
+  const context = partition && partitionContext(partition.parent);
+  return (size: number) =>
+    fetchPage({
+      stream,
+      client: options.client,
+      document: options.document,
+      variables: {
+        ...stream.variables({ settings: placeholderSettingsOf(settings), ...(bounds && { window: bounds }) }),
+        ...(partition && { [partition.variable]: partition.parent }),
+      },
+      pageSize: size,
+      position: null,
+      signal: options.signal,
+      contract: new PageContract<unknown>({
+        where: window ? `probe window [${window.from}, ${window.to}${result.window!.endInclusive ? ']' : ')'}` : "the listing's first page",
+        style: stream.paging,
+        validate: context ? (node) => validateNode(node, context) : validateNode,
+        keyFields: keyFieldsOf(stream),
+        ...(window && { window }),
+        startCursor: null,
+        // Rejected records are counted and reported here, never a reason to stop reading the page.
+        limits: { ...limitsOf(settings), onRejected: 'quarantine', maxRejectedShare: 1, minRejectedForShare: Number.POSITIVE_INFINITY },
+      }),
+      now: options.now,
+    });
+}
+
+/** Keeps the occupancy statuses the probe's records carry in `result.statuses` (at most STATUSES_KEPT); a no-op for other sinks. */
+function statusSampler(stream: AnyStream, result: ProbeResult): (records: readonly unknown[]) => void {
+  const statuses = stream.sink === 'occupancy' ? new Set<string>() : undefined;
+  return (records) => {
+    if (!statuses) return;
+    for (const r of records) {
+      const status = (r as { occupancyStatus?: unknown }).occupancyStatus;
+      if (typeof status === 'string' && statuses.size < STATUSES_KEPT) statuses.add(status);
+    }
+    result.statuses = [...statuses];
+  };
 }
 
 /**
