@@ -168,12 +168,10 @@ function selectOperation(document: DocumentNode, operationName: string | undefin
   return operations[0]!;
 }
 
-async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  deps.stats.queries++;
-  const raw = await readBody(req, MAX_BODY_BYTES);
-  const fault = deps.faults().next();
-  if (await applyEarlyFault(deps, fault, req, res)) return;
+type TokenCheck = Extract<ReturnType<HandlerDeps['tokens']['check']>, { ok: true }>;
 
+/** The request's bearer token checked (401 when it is not valid, or when the injected fault revokes it). */
+function authenticate(deps: HandlerDeps, req: IncomingMessage, fault: ReturnType<ReturnType<HandlerDeps['faults']>['next']>): TokenCheck {
   const check = deps.tokens.check(req.headers.authorization);
   const unauthorized = (reason: string) =>
     new HttpFailure(401, 'UNAUTHENTICATED', `bearer token ${reason}; authenticate again at ${AUTH_PATH}`, {
@@ -185,7 +183,11 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
     deps.tokens.revoke(check.claims.jti);
     throw unauthorized('revoked');
   }
+  return check;
+}
 
+/** The GraphQL request body's fields, each checked for its type (400 naming the field). */
+function readQueryBody(req: IncomingMessage, raw: Buffer): { query: string; variables: unknown; operationName: string | undefined } {
   const body = parseJsonObject(req, raw);
   if (typeof body.query !== 'string' || body.query.trim() === '') {
     throw new HttpFailure(400, 'BAD_REQUEST', 'query is required and must be a GraphQL document string');
@@ -198,24 +200,40 @@ async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerR
   if (operationName !== undefined && typeof operationName !== 'string') {
     throw new HttpFailure(400, 'BAD_REQUEST', 'operationName must be a string');
   }
+  return { query: body.query, variables, operationName };
+}
 
-  let document: DocumentNode;
-  try {
-    document = parse(body.query);
-  } catch (error) {
-    sendJson(req, res, 400, { errors: [graphqlErrorJson(error as GraphQLError, 'GRAPHQL_PARSE_FAILED')] });
-    return;
-  }
-  const operation = selectOperation(document, operationName);
-  const scopes = check.claims.scopes;
+/** The operation allowed by the API key's scopes and its owner's permission (403), subscriptions refused (400). */
+function authorize(operation: OperationDefinitionNode, claims: TokenCheck['claims']): void {
+  const scopes = claims.scopes;
   if (operation.operation === 'query' && !scopes.includes('ReadPublicApi')) {
     throw new HttpFailure(403, 'FORBIDDEN', 'queries need the ReadPublicApi scope on the API key');
   }
   if (operation.operation === 'mutation') {
     if (!scopes.includes('WritePublicApi')) throw new HttpFailure(403, 'FORBIDDEN', 'mutations need the WritePublicApi scope on the API key');
-    if (!check.claims.write) throw new HttpFailure(403, 'FORBIDDEN', 'mutations need write permission on the user who owns the API key');
+    if (!claims.write) throw new HttpFailure(403, 'FORBIDDEN', 'mutations need write permission on the user who owns the API key');
   }
   if (operation.operation === 'subscription') throw new HttpFailure(400, 'BAD_REQUEST', 'subscriptions are not supported');
+}
+
+async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  deps.stats.queries++;
+  const raw = await readBody(req, MAX_BODY_BYTES);
+  const fault = deps.faults().next();
+  if (await applyEarlyFault(deps, fault, req, res)) return;
+
+  const check = authenticate(deps, req, fault);
+  const { query, variables, operationName } = readQueryBody(req, raw);
+
+  let document: DocumentNode;
+  try {
+    document = parse(query);
+  } catch (error) {
+    sendJson(req, res, 400, { errors: [graphqlErrorJson(error as GraphQLError, 'GRAPHQL_PARSE_FAILED')] });
+    return;
+  }
+  const operation = selectOperation(document, operationName);
+  authorize(operation, check.claims);
 
   const validationErrors = validate(deps.schema, document);
   if (validationErrors.length > 0) {
