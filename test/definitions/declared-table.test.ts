@@ -38,7 +38,9 @@ describe.each(DIALECTS)('a declared table against the sandbox (%s)', (dialect) =
 
   it('docs/examples/declared-tables: created, a column added with the field, readings fanned out over it exactly the truth, soft deletes, a type change refused in one line', async () => {
     // The platform's clock stands still: every reading it holds is visible to the runs, whose windows reach past it.
-    const now = Math.floor(Date.now() / 300_000) * 300_000;
+    // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
+    // always reaches the readings of that tick, however close to a tick the test starts.
+    const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
     sandbox = await startSandbox({ apiVariant: 'per-space', clock: new FakeClock(now), seed: 5, customers: 1, dataStart: now - DAY, lateArrivalMaxMs: 0 });
     db = await freshDatabase(dialect, 'declared-table');
     dir = tempDir('declared-table-');

@@ -31,7 +31,9 @@ async function watermarks(store: Store, customer: string): Promise<Map<string, s
 /** The scenario of test/sync/crash-fanout-{sqlite,postgres}.test.ts: returns the kills that landed and the pages per run. */
 export async function killFanOut(dialect: Dialect, seed: number, kills: number): Promise<{ killed: number; pages: number[] }> {
   // The platform's clock stands still (the commands' runs on): its data is fixed, so the end state is exactly its truth.
-  const now = Math.floor(Date.now() / 300_000) * 300_000;
+  // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
+  // always reaches the readings of that tick, however close to a tick the test starts.
+  const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
   const dataStart = now - 2 * DAY;
   const sandbox = await startSandbox({ apiVariant: 'per-space', clock: new FakeClock(now), seed, customers: 1, dataStart, lateArrivalMaxMs: 0 });
   // Answers a network away: the spaces' windows are read in parallel, so each kill lands with several in flight.
