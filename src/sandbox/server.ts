@@ -146,7 +146,7 @@ function dataModelOf(options: SandboxOptions, clock: Clock): DataModel {
 }
 
 /** Listens on the options' port and host (port 0: a free one); the URL clients use. */
-async function listen(server: Server, options: SandboxOptions): Promise<{ url: string; port: number }> {
+export async function listen(server: Server, options: SandboxOptions): Promise<{ url: string; port: number }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
