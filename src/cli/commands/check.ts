@@ -1,4 +1,4 @@
-import type { CommandModule } from '../context.ts';
+import type { CliContext, CommandModule } from '../context.ts';
 import { requireApi, selectCustomers, type Config, type CustomerConfig } from '../../config.ts';
 import { ConfigError, ExitCode, exitCodeFor, UsageError } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
@@ -126,62 +126,65 @@ Examples:
   $ occupancy-sync check --json | jq '.customers[] | {customer, ok, problems: [.problems[].message]}'
   $ occupancy-sync check --json > check.json || exit 1     # in CI: fail the deploy`,
     )
-    .action(async (options: CheckOptions) => {
-      const [{ createClient }, { checkCustomer, prepareCheck }, { formatFinding }] = await Promise.all([
-        import('../../app/clients.ts'),
-        import('../../app/check.ts'),
-        import('../../api/diagnose.ts'),
-      ]);
-      let plan: CheckPlan, config: Config, customers: CustomerConfig[];
-      try {
-        config = ctx.config();
-        requireApi(config);
-        customers = selectCustomers(config, options.customer);
-        // The definitions and their documents are read and checked before any request (exit 78 when broken).
-        plan = prepareCheck(config);
-      } catch (error) {
-        if (!(options.json && (error instanceof ConfigError || error instanceof UsageError))) throw error;
-        // CI reads one JSON object whatever happened: the configuration's problems, each line structured.
-        const exitCode = exitCodeFor(error);
-        ctx.stdout.write(`${JSON.stringify({ ok: false, exitCode, problems: configFindings(error), customers: [] }, null, 2)}\n`);
-        ctx.exitCode = exitCode;
-        return;
-      }
-      if (plan.file && !options.json) {
-        const replaced = plan.webhooks.filter((w) => w.replaced && !w.absent).length;
-        const absent = plan.webhooks.filter((w) => w.absent).map((w) => w.operation);
-        ctx.stdout.write(
-          `definitions: ${plan.file} (streams ${plan.streams.map((s) => s.stream.name).join(', ')}; ${replaced} webhook document(s) replaced${absent.length ? `; absent: ${absent.join(', ')}` : ''})\n`,
-        );
-      }
-      const tables = await declaredTables(config, plan, options.json === true, ctx.stdout);
-      const logger = ctx.logger().child({ command: 'check' });
-      const results: CustomerCheck[] = [];
-      for (const customer of customers) {
-        const client = createClient(config, customer, 'check', { logger });
-        try {
-          const result = await checkCustomer(plan, {
-            client,
-            customerId: customer.id,
-            apiKey: customer.apiKey,
-            settings: engineSettings(config),
-            clock: systemClock,
-            logger,
-            signal: ctx.signal,
-          });
-          results.push(result);
-          if (!options.json) ctx.stdout.write(formatCheck(result, formatFinding));
-        } finally {
-          await client.close();
-        }
-      }
-      ctx.exitCode = results.some((r) => r.error?.kind === 'auth') ? ExitCode.AUTH : results.every((r) => r.ok) && !tables?.problems.length ? ExitCode.OK : ExitCode.FAILURE;
-      if (options.json) {
-        const definitions = {
-          file: plan.file ?? null,
-          streams: plan.streams.map((s) => ({ name: s.stream.name, kind: s.stream.kind, document: s.document.file, definedIn: s.place?.file ?? null })),
-        };
-        ctx.stdout.write(`${JSON.stringify({ ok: ctx.exitCode === ExitCode.OK, exitCode: ctx.exitCode, definitions, ...(tables && { tables }), customers: results }, null, 2)}\n`);
-      }
-    });
+    .action((options: CheckOptions) => runCheck(options, ctx));
 };
+
+/** The check itself: the configuration, the plan, each customer's probe, and what is printed. */
+async function runCheck(options: CheckOptions, ctx: CliContext): Promise<void> {
+  const [{ createClient }, { checkCustomer, prepareCheck }, { formatFinding }] = await Promise.all([
+    import('../../app/clients.ts'),
+    import('../../app/check.ts'),
+    import('../../api/diagnose.ts'),
+  ]);
+  let plan: CheckPlan, config: Config, customers: CustomerConfig[];
+  try {
+    config = ctx.config();
+    requireApi(config);
+    customers = selectCustomers(config, options.customer);
+    // The definitions and their documents are read and checked before any request (exit 78 when broken).
+    plan = prepareCheck(config);
+  } catch (error) {
+    if (!(options.json && (error instanceof ConfigError || error instanceof UsageError))) throw error;
+    // CI reads one JSON object whatever happened: the configuration's problems, each line structured.
+    const exitCode = exitCodeFor(error);
+    ctx.stdout.write(`${JSON.stringify({ ok: false, exitCode, problems: configFindings(error), customers: [] }, null, 2)}\n`);
+    ctx.exitCode = exitCode;
+    return;
+  }
+  if (plan.file && !options.json) {
+    const replaced = plan.webhooks.filter((w) => w.replaced && !w.absent).length;
+    const absent = plan.webhooks.filter((w) => w.absent).map((w) => w.operation);
+    ctx.stdout.write(
+      `definitions: ${plan.file} (streams ${plan.streams.map((s) => s.stream.name).join(', ')}; ${replaced} webhook document(s) replaced${absent.length ? `; absent: ${absent.join(', ')}` : ''})\n`,
+    );
+  }
+  const tables = await declaredTables(config, plan, options.json === true, ctx.stdout);
+  const logger = ctx.logger().child({ command: 'check' });
+  const results: CustomerCheck[] = [];
+  for (const customer of customers) {
+    const client = createClient(config, customer, 'check', { logger });
+    try {
+      const result = await checkCustomer(plan, {
+        client,
+        customerId: customer.id,
+        apiKey: customer.apiKey,
+        settings: engineSettings(config),
+        clock: systemClock,
+        logger,
+        signal: ctx.signal,
+      });
+      results.push(result);
+      if (!options.json) ctx.stdout.write(formatCheck(result, formatFinding));
+    } finally {
+      await client.close();
+    }
+  }
+  ctx.exitCode = results.some((r) => r.error?.kind === 'auth') ? ExitCode.AUTH : results.every((r) => r.ok) && !tables?.problems.length ? ExitCode.OK : ExitCode.FAILURE;
+  if (options.json) {
+    const definitions = {
+      file: plan.file ?? null,
+      streams: plan.streams.map((s) => ({ name: s.stream.name, kind: s.stream.kind, document: s.document.file, definedIn: s.place?.file ?? null })),
+    };
+    ctx.stdout.write(`${JSON.stringify({ ok: ctx.exitCode === ExitCode.OK, exitCode: ctx.exitCode, definitions, ...(tables && { tables }), customers: results }, null, 2)}\n`);
+  }
+}

@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import type { CommandModule } from '../context.ts';
+import type { CliContext, CommandModule } from '../context.ts';
 import { ConfigError } from '../../errors.ts';
 import { systemClock } from '../../clock.ts';
 import type { Sandbox } from '../../sandbox/index.ts';
@@ -113,41 +113,44 @@ Examples:
   $ occupancy-sync sandbox --api-variant token           # AppSync-like: items + nextToken, inclusive epoch-second end
   $ occupancy-sync sandbox --replay ./recording          # answers as the platform did in a recorded run`,
     )
-    .action(async (opts: SandboxCliOptions) => {
-      if (opts.replay !== undefined) {
-        const { replaySandbox } = await import('./record.ts');
-        await replaySandbox(ctx, { dir: opts.replay, host: opts.host, port: opts.port });
-        return;
-      }
-      const { startSandbox } = await import('../../sandbox/index.ts');
-      const now = systemClock.now();
-      let sandbox: Sandbox;
-      try {
-        sandbox = await startSandbox({
-          host: opts.host,
-          port: opts.port,
-          seed: opts.seed,
-          expiresIn: opts.expiresIn,
-          customers: opts.customers,
-          buildingsPerCustomer: opts.buildings,
-          floorSpacesPerBuilding: opts.floorSpaces,
-          dataStart: Math.floor((now - opts.days * DAY) / 300_000) * 300_000,
-          webhooks: { autoDeliver: true, rejectUnauthorized: !opts.insecureWebhookTls },
-          apiVariant: opts.apiVariant,
-          logger: ctx.logger(),
-        });
-      } catch (error) {
-        const code = (error as NodeJS.ErrnoException).code;
-        if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
-          throw new ConfigError(`sandbox: cannot listen on ${opts.host}:${opts.port} (${code}); pick another with --port or --host`, { cause: error });
-        }
-        throw error;
-      }
-      ctx.stdout.write(describeSandbox(sandbox));
-      if (!ctx.signal.aborted) {
-        await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
-      }
-      await sandbox.close();
-      ctx.stdout.write('sandbox stopped\n');
-    });
+    .action((opts: SandboxCliOptions) => runSandbox(opts, ctx));
 };
+
+/** Serves a recording, or the synthetic platform until the process is told to stop. */
+async function runSandbox(opts: SandboxCliOptions, ctx: CliContext): Promise<void> {
+  if (opts.replay !== undefined) {
+    const { replaySandbox } = await import('./record.ts');
+    await replaySandbox(ctx, { dir: opts.replay, host: opts.host, port: opts.port });
+    return;
+  }
+  const { startSandbox } = await import('../../sandbox/index.ts');
+  const now = systemClock.now();
+  let sandbox: Sandbox;
+  try {
+    sandbox = await startSandbox({
+      host: opts.host,
+      port: opts.port,
+      seed: opts.seed,
+      expiresIn: opts.expiresIn,
+      customers: opts.customers,
+      buildingsPerCustomer: opts.buildings,
+      floorSpacesPerBuilding: opts.floorSpaces,
+      dataStart: Math.floor((now - opts.days * DAY) / 300_000) * 300_000,
+      webhooks: { autoDeliver: true, rejectUnauthorized: !opts.insecureWebhookTls },
+      apiVariant: opts.apiVariant,
+      logger: ctx.logger(),
+    });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE' || code === 'EACCES' || code === 'EADDRNOTAVAIL') {
+      throw new ConfigError(`sandbox: cannot listen on ${opts.host}:${opts.port} (${code}); pick another with --port or --host`, { cause: error });
+    }
+    throw error;
+  }
+  ctx.stdout.write(describeSandbox(sandbox));
+  if (!ctx.signal.aborted) {
+    await new Promise<void>((resolve) => ctx.signal.addEventListener('abort', () => resolve(), { once: true }));
+  }
+  await sandbox.close();
+  ctx.stdout.write('sandbox stopped\n');
+}
