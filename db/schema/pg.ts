@@ -207,6 +207,28 @@ export const aggregateCalendars = pgTable(
   (t) => [primaryKey({ columns: [t.customerId, t.buildingId] })],
 );
 
+/**
+ * The aggregates a poll page made stale and no refresh has recomputed yet (docs/reporting.md, "When the aggregates are
+ * current"): one row per floor space, its range widened by every page that invalidates it again (first_ms the earliest
+ * reading changed, last_ms the latest; the refresh recomputes [first_ms, last_ms + the building's max hold)). Written in
+ * the page's transaction, so a killed run loses none; `revision` counts the pages that wrote it, and a refresh deletes
+ * the row only if no page wrote it since the refresh read it.
+ */
+export const aggregateInvalidations = pgTable(
+  'aggregate_invalidations',
+  {
+    /** floor_spaces.floor_space_key */
+    floorSpaceKey: integer('floor_space_key').primaryKey(),
+    customerId: text('customer_id').notNull(),
+    firstMs: ms('first_ms').notNull(),
+    lastMs: ms('last_ms').notNull(),
+    revision: ms('revision').notNull(),
+    /** When the oldest page still unrefreshed committed. */
+    invalidatedAt: ts('invalidated_at').notNull(),
+  },
+  (t) => [index('aggregate_invalidations_customer_idx').on(t.customerId)],
+);
+
 export const syncState = pgTable(
   'sync_state',
   {

@@ -195,6 +195,28 @@ export const aggregateCalendars = sqliteTable(
   (t) => [primaryKey({ columns: [t.customerId, t.buildingId] }), isoCheck('aggregate_calendars', 'computed_at', t.computedAt)],
 );
 
+/**
+ * The aggregates a poll page made stale and no refresh has recomputed yet (docs/reporting.md, "When the aggregates are
+ * current"): one row per floor space, its range widened by every page that invalidates it again (first_ms the earliest
+ * reading changed, last_ms the latest; the refresh recomputes [first_ms, last_ms + the building's max hold)). Written in
+ * the page's transaction, so a killed run loses none; `revision` counts the pages that wrote it, and a refresh deletes
+ * the row only if no page wrote it since the refresh read it.
+ */
+export const aggregateInvalidations = sqliteTable(
+  'aggregate_invalidations',
+  {
+    /** floor_spaces.floor_space_key */
+    floorSpaceKey: integer('floor_space_key').primaryKey(),
+    customerId: text('customer_id').notNull(),
+    firstMs: integer('first_ms').notNull(),
+    lastMs: integer('last_ms').notNull(),
+    revision: integer('revision').notNull(),
+    /** When the oldest page still unrefreshed committed. */
+    invalidatedAt: text('invalidated_at').notNull(),
+  },
+  (t) => [index('aggregate_invalidations_customer_idx').on(t.customerId), isoCheck('aggregate_invalidations', 'invalidated_at', t.invalidatedAt)],
+);
+
 export const syncState = sqliteTable(
   'sync_state',
   {

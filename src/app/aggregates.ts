@@ -29,9 +29,10 @@ export function rebuiltLine(b: RebuiltBuilding): string {
 }
 
 /**
- * Rebuilds, for each customer, the buildings whose aggregates were computed otherwise than configured now, and tells
- * the store what its commits compute new buildings with. Runs before and after each sync of streams that store
- * readings, and when a webhook receiver starts.
+ * Brings each customer's aggregates up to date: rebuilds the buildings whose aggregates were computed otherwise than
+ * configured now, then refreshes what poll pages left stale (a killed run's pages included), and tells the store what
+ * its commits compute new buildings with. Runs before and after each sync of streams that store readings, and when
+ * a daemon or a webhook receiver starts.
  */
 export async function reconcileAggregates(options: { store: Store; config: Pick<Config, 'workingTime'>; streams: ReadonlyArray<AnyStream>; customers: ReadonlyArray<Pick<CustomerConfig, 'id'>>; logger: Logger }): Promise<RebuiltBuilding[]> {
   // A run of other streams alone (`sync --stream buildings`) knows no max hold: it leaves the aggregates as they are.
@@ -43,21 +44,25 @@ export async function reconcileAggregates(options: { store: Store; config: Pick<
       options.logger.info({ customer: customer.id, building: building.buildingId, zone: building.zone, zoneSource: building.zoneSource, buckets: building.buckets }, rebuiltLine(building));
       rebuilt.push(building);
     }
+    const refreshed = await options.store.refreshAggregates(customer.id, settings);
+    if (refreshed.spaces > 0) options.logger.debug({ ...refreshed }, `refreshed the aggregates of ${formatCount(refreshed.spaces)} floor space(s) of customer ${customer.id}`);
   }
   return rebuilt;
 }
 
 /**
- * The reconcile after a run (it rebuilds the buildings the run listed for the first time) never takes the run's report
- * away: after a failed stream it is left to the next run's reconcile before its streams (the store may be what
- * failed), and a reconcile that fails is one warning, for the same reason.
+ * After a run, each customer of it is reconciled and refreshed on its own: what a customer's pages committed is data,
+ * whether or not one of its streams (or another customer) failed, so its aggregates are brought up to date. A failure
+ * there never takes the run's report away: it is one warning, and the invalidations wait for the next run, which
+ * refreshes before its streams.
  */
-export async function reconcileAfterRun(report: SyncReport, reconcile: () => Promise<unknown>, logger: Logger): Promise<void> {
-  if (report.outcomes.some((o) => o.status === 'failed')) return;
-  try {
-    await reconcile();
-  } catch (error) {
-    logger.warn({ err: error }, `the aggregates were not reconciled after the run (the next run does it first): ${error instanceof Error ? error.message : String(error)}`);
+export async function reconcileAfterRun(report: SyncReport, reconcile: (customers: ReadonlyArray<{ id: string }>) => Promise<unknown>, logger: Logger): Promise<void> {
+  for (const id of [...new Set(report.outcomes.map((o) => o.customerId))]) {
+    try {
+      await reconcile([{ id }]);
+    } catch (error) {
+      logger.warn({ err: error, customer: id }, `the aggregates of customer ${id} were not brought up to date after the run (the next run does it first): ${error instanceof Error ? error.message : String(error)}`);
+    }
   }
 }
 

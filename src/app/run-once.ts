@@ -30,10 +30,11 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
   const clock = options.clock ?? systemClock;
   const targets = createSyncTargets(options.config, options.customers, { clock, logger: options.logger, baseUrl: options.baseUrl });
   // The aggregates of a building configured otherwise than they were computed are rebuilt before the run, and those
-  // of a building the run lists for the first time after it (docs/reporting.md, "Time-weighted aggregates").
-  const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: options.customers, logger: options.logger });
+  // of a building the run lists for the first time after it; what pages left stale is refreshed before and after
+  // (docs/reporting.md, "When the aggregates are current").
+  const reconcile = (customers: ReadonlyArray<{ id: string }>) => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers, logger: options.logger });
   try {
-    await reconcile();
+    await reconcile(options.customers);
     const report = await runSync({
       store: options.store,
       clock,

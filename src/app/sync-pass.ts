@@ -152,9 +152,9 @@ class StreamRuns {
     this.running += 1;
     metrics?.setSyncInProgress(true);
     // With all the configured streams, whichever run: the max hold is the customer's, not one stream's.
-    const reconcile = () => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers: chosen.map((t) => ({ id: t.customerId })), logger });
+    const reconcile = (customers: ReadonlyArray<{ id: string }>) => reconcileAggregates({ store: options.store, config: options.config, streams: options.streams, customers, logger });
     try {
-      await reconcile();
+      await reconcile(chosen.map((t) => ({ id: t.customerId })));
       const report = await runSync({
         store: options.store,
         clock,

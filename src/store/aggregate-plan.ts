@@ -88,3 +88,55 @@ export function calendarDays(calendar: WorkingCalendar, first: string, last: str
     holiday: calendar.holidays.has(parseIsoDate(day.date)!),
   }));
 }
+
+/** A floor space's stale range: its buckets touching [fromMs, toMs) are to be recomputed. */
+export interface Span {
+  key: number;
+  fromMs: number;
+  toMs: number;
+}
+
+/** Spaces recomputed together over one range: the union of their spans. */
+export interface SpanGroup {
+  keys: number[];
+  fromMs: number;
+  toMs: number;
+}
+
+/**
+ * Groups spans so each group is recomputed once over its union: spaces a backfill moved alike share one range (one
+ * read of their readings per slice), while a space with a late reading a month back gets a group of its own instead
+ * of stretching everyone's. A span joins the group when the union is at most half again the longest span in it
+ * (plus an hour, the bucket's grain): the work wasted on others is bounded by that half.
+ */
+export function groupSpans(spans: readonly Span[]): SpanGroup[] {
+  const sorted = [...spans].sort((a, b) => a.fromMs - b.fromMs || a.toMs - b.toMs || a.key - b.key);
+  const out: SpanGroup[] = [];
+  let group: (SpanGroup & { longest: number }) | undefined;
+  for (const s of sorted) {
+    const length = s.toMs - s.fromMs;
+    if (group) {
+      const union = Math.max(group.toMs, s.toMs) - group.fromMs;
+      if (union <= 1.5 * Math.max(group.longest, length) + HOUR_MS) {
+        group.keys.push(s.key);
+        group.toMs = Math.max(group.toMs, s.toMs);
+        group.longest = Math.max(group.longest, length);
+        continue;
+      }
+      out.push({ keys: group.keys, fromMs: group.fromMs, toMs: group.toMs });
+    }
+    group = { keys: [s.key], fromMs: s.fromMs, toMs: s.toMs, longest: length };
+  }
+  if (group) out.push({ keys: group.keys, fromMs: group.fromMs, toMs: group.toMs });
+  return out;
+}
+
+/**
+ * [fromMs, toMs) cut into slices of at most `sliceMs`: a refresh reads one slice of a group's readings at a time, so
+ * what it holds is bounded whatever the range (a bucket cut by a slice edge is computed whole by both: the same rows).
+ */
+export function slices(fromMs: number, toMs: number, sliceMs: number): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (let at = fromMs; at < toMs; at += sliceMs) out.push([at, Math.min(toMs, at + sliceMs)]);
+  return out;
+}

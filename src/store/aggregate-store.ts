@@ -1,5 +1,6 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import { startOfLocalDate } from '../working-time.ts';
+import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import {
   calendarsFor,
@@ -13,9 +14,9 @@ import {
   type AggregateSettings,
   type BuildingCalendar,
 } from './aggregate-calendars.ts';
-import { afterPage, beforePage, type DaysKnown } from './aggregate-delta.ts';
-import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
-import type { AggregateRebuild, FloorSpaceRecord, OccupancyRecord, RebuiltBuilding, StreamSink } from './types.ts';
+import { pendingInvalidations, recordInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
+import { rebuildBuilding, rebuildSpaces, recomputeSpans } from './aggregates.ts';
+import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**
  * The aggregates' operations that span transactions (the store delegates to these): reconciling what each building's
@@ -142,16 +143,49 @@ function describedAs(tx: Executor, doing: string): Executor {
 }
 
 /**
- * The store's share of the aggregates: what each commit does around its upsert, and the operations that span
- * transactions, with what this store has learnt (each customer's settings as last reconciled, the calendar days
- * its database holds).
+ * A webhook delivery's few readings, after its upsert: the buckets they change recomputed in its transaction, so a
+ * live dashboard is exact as each one lands (a poll page's are left to the refresh).
+ */
+async function recomputeDelivered(tx: Executor, dialect: Dialect, customerId: string, records: ReadonlyArray<OccupancyRecord>, settings: AggregateSettings, at: string): Promise<void> {
+  const byId = new Map<string, [number, number]>();
+  for (const r of records) {
+    const t = Date.parse(r.observedAt);
+    if (typeof r.floorSpaceId !== 'string' || !Number.isSafeInteger(t)) continue;
+    const span = byId.get(r.floorSpaceId);
+    byId.set(r.floorSpaceId, span ? [Math.min(span[0], t), Math.max(span[1], t)] : [t, t]);
+  }
+  if (byId.size === 0) return;
+  const rows = await tx.all<{ k: number | string; id: string; b: string }>(sql`
+    SELECT floor_space_key AS k, floor_space_id AS id, COALESCE(building_id, '') AS b FROM floor_spaces
+     WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join([...byId.keys()].map((id) => sql`${id}`), sql`, `)})`);
+  const spans = new Map<string, Array<{ key: number; first: number; last: number }>>();
+  for (const r of rows) {
+    const [first, last] = byId.get(r.id)!;
+    spans.set(r.b, [...(spans.get(r.b) ?? []), { key: Number(r.k), first, last }]);
+  }
+  await lockBuildings(tx, dialect, customerId, [...spans.keys()]);
+  const calendars = await calendarsFor(tx, customerId, [...spans.keys()], settings, at);
+  for (const [building, own] of spans) {
+    const calendar = calendars.get(building)!;
+    await recomputeSpans(tx, dialect, customerId, calendar, own.map((s) => ({ key: s.key, fromMs: s.first, toMs: s.last + calendar.maxHoldMs })));
+  }
+}
+
+/** How long a run's commits leave the aggregates stale at most before one of them refreshes (docs/reporting.md). */
+export const REFRESH_INTERVAL_MS = 15_000;
+
+/**
+ * The store's share of the aggregates: what each commit does around its upsert, the refresh of what poll pages made
+ * stale, and the operations that span transactions, with what this store has learnt (each customer's settings as
+ * last reconciled, when each customer's oldest unrefreshed page of this process committed).
  */
 export class AggregateKeeper {
   /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
   readonly #settings = new Map<string, AggregateSettings>();
-  readonly #days: DaysKnown = new Map();
+  /** Per customer, the clock's time of this process's first page since its last refresh. */
+  readonly #staleSince = new Map<string, number>();
   readonly db: Adapter;
-  /** Keep the aggregates with every commit of readings (off only to measure what they cost). */
+  /** Keep the aggregates (off only to measure what they cost: commits then record nothing, refreshes do nothing). */
   readonly on: boolean;
 
   constructor(db: Adapter, on: boolean) {
@@ -163,15 +197,41 @@ export class AggregateKeeper {
     return this.#settings.get(customerId) ?? DEFAULT_AGGREGATE_SETTINGS;
   }
 
-  /** Runs a page's `upsert` in its transaction, with the aggregates' work before and after it. */
-  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
+  /**
+   * Runs a page's `upsert` in its transaction with the aggregates' share: a poll page of readings records what it
+   * made stale, a delivery recomputes its buckets, a listing that moves a floor space recomputes that space.
+   */
+  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, source: 'poll' | 'webhook', upsert: () => Promise<void>): Promise<void> {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const moving = this.on && sink === 'floorSpaces' ? await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
-    const before = this.on && sink === 'occupancy' ? await beforePage(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at) : undefined;
     await upsert();
     if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
-    if (before) await afterPage(tx, this.db.dialect, customerId, before, this.#days);
+    if (!this.on || sink !== 'occupancy' || records.length === 0) return;
+    if (source === 'webhook') await recomputeDelivered(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at);
+    else await recordInvalidations(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, at);
+  }
+
+  /**
+   * After a poll page of readings committed: whether the customer's aggregates have been stale for the refresh
+   * interval (the first such page starts the count).
+   */
+  refreshDue(customerId: string, now: number): boolean {
+    if (!this.on) return false;
+    const since = this.#staleSince.get(customerId);
+    if (since === undefined) this.#staleSince.set(customerId, now);
+    return since !== undefined && now - since >= REFRESH_INTERVAL_MS;
+  }
+
+  async refresh(customerId: string, settings: AggregateSettings | undefined, at: string): Promise<AggregateRefresh> {
+    if (settings) this.#settings.set(customerId, settings);
+    if (!this.on) return { customerId, spaces: 0, buckets: 0, left: 0 };
+    this.#staleSince.delete(customerId);
+    return refreshInvalidations(this.db, customerId, this.#settingsOf(customerId), at);
+  }
+
+  pending(customerId?: string): Promise<PendingAggregates[]> {
+    return pendingInvalidations(this.db, customerId);
   }
 
   reconcile(customerId: string, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {

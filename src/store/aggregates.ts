@@ -3,17 +3,17 @@ import type { Dialect } from '../config.ts';
 import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
-import { bucketsCovering, boundsOf, calendarDays, holdsData, type BucketRow } from './aggregate-plan.ts';
-import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
-import type { OccupancyRecord } from './types.ts';
+import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, type BucketRow, type Span } from './aggregate-plan.ts';
+import type { BuildingCalendar } from './aggregate-calendars.ts';
 
 /**
- * The time-weighted aggregates kept as data arrives (docs/reporting.md, "Time-weighted aggregates"): every commit of
- * readings recomputes, in its own transaction, the buckets its readings can change (`invalidatedRange`: from a
- * reading to its max hold later), from the space's readings as stored, and nothing else; a rebuild recomputes any
- * range the same way. Both compute each bucket from all the readings that can reach it (those from a max hold before
- * it to its end), so a maintained bucket and a rebuilt one are equal bit for bit. The figures are the pure core's
- * (src/time-weight.ts); the buckets the plan's (aggregate-plan.ts); this file only reads and writes them.
+ * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
+ * the buckets of some floor spaces over a range with ones computed from the readings as stored. A poll page only
+ * records what it made stale (aggregate-invalidations.ts) and a refresh recomputes it; a webhook delivery recomputes
+ * its own few buckets in its transaction; a rebuild recomputes any range. Each bucket is computed from all the readings
+ * that can reach it (those from a max hold before it to its end), so a refreshed bucket and a rebuilt one are equal bit
+ * for bit. The figures are the pure core's (src/time-weight.ts); the buckets the plan's (aggregate-plan.ts); this file
+ * only reads and writes them.
  */
 
 /** How each dialect reads a reading's instant as epoch ms, and binds one for a comparison with it. */
@@ -23,10 +23,10 @@ const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number
   postgres: { at: sql.raw('(extract(epoch from r.observed_at) * 1000)::int8'), column: sql.raw('r.observed_at'), bind: (ms) => new Date(ms).toISOString() },
 };
 
-/** Rows per INSERT: 13 values each, well under both dialects' parameter limits. */
-export const INSERT_CHUNK = 500;
-/** Floor spaces per statement that names them. */
-export const KEY_CHUNK = 1000;
+/** calendar_days rows per INSERT: 9 values each, well under both dialects' parameter limits. */
+const INSERT_CHUNK = 500;
+/** Floor spaces per statement that names them (and whose readings of a slice are held at once). */
+export const KEY_CHUNK = 500;
 
 /** A building's floor spaces whose buckets in [fromMs, toMs) are recomputed. */
 interface Work {
@@ -100,18 +100,55 @@ export async function readReadings(tx: Executor, dialect: Dialect, keys: readonl
   return out;
 }
 
+const BUCKET_COLUMNS =
+  'floor_space_key, start_ms, end_ms, local_date, local_hour, weekday, working, known_ms, occupied_ms, headcount_ms, headcount_known_ms, peak_headcount, readings';
+// `working` travels as 0 or 1 on both dialects (postgres.js types an array of booleans as one boolean).
+const BUCKET_TYPES = ['int4', 'int8', 'int8', 'text', 'int2', 'int2', 'int2', 'int8', 'int8', 'int8', 'int8', 'int4', 'int4'];
+/** One fixed statement per dialect (Executor.bulk): Postgres binds a column array each and unnests them. */
+const INSERT_BUCKETS: Readonly<Record<Dialect, string>> = {
+  sqlite: `INSERT INTO occupancy_buckets (${BUCKET_COLUMNS}) VALUES (${BUCKET_TYPES.map(() => '?').join(', ')})`,
+  postgres:
+    `INSERT INTO occupancy_buckets (${BUCKET_COLUMNS}) SELECT u.k, u.s, u.e, u.d, u.h, u.wd, u.w <> 0, u.kn, u.oc, u.hm, u.hk, u.pk, u.rd ` +
+    `FROM unnest(${BUCKET_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS u(k, s, e, d, h, wd, w, kn, oc, hm, hk, pk, rd)`,
+};
+
+/** The one place bucket rows are written (the rows of their floor spaces and range were deleted first). */
 async function insertBuckets(tx: Executor, dialect: Dialect, rows: ReadonlyArray<{ key: number; row: BucketRow }>): Promise<void> {
-  const flag = dialect === 'postgres' ? (b: boolean) => b : (b: boolean) => (b ? 1 : 0);
-  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const values = rows.slice(i, i + INSERT_CHUNK).map(({ key, row: r }) => {
-      const b = r.bucket;
-      return sql`(${key}, ${b.start}, ${b.end}, ${b.date}, ${b.hour}, ${b.weekday}, ${flag(b.working)}, ${r.knownMs}, ${r.occupiedMs}, ${r.headcountMs}, ${r.headcountKnownMs}, ${r.peakHeadcount}, ${r.readings})`;
-    });
-    await tx.run(sql`
-      INSERT INTO occupancy_buckets (floor_space_key, start_ms, end_ms, local_date, local_hour, weekday, working, known_ms,
-                                     occupied_ms, headcount_ms, headcount_known_ms, peak_headcount, readings)
-      VALUES ${sql.join(values, sql`, `)}`);
+  if (rows.length === 0) return;
+  const values = new Array<unknown>(rows.length * BUCKET_TYPES.length);
+  let i = 0;
+  for (const { key, row: r } of rows) {
+    const b = r.bucket;
+    values[i++] = key;
+    values[i++] = b.start;
+    values[i++] = b.end;
+    values[i++] = b.date;
+    values[i++] = b.hour;
+    values[i++] = b.weekday;
+    values[i++] = b.working ? 1 : 0;
+    values[i++] = r.knownMs;
+    values[i++] = r.occupiedMs;
+    values[i++] = r.headcountMs;
+    values[i++] = r.headcountKnownMs;
+    values[i++] = r.peakHeadcount;
+    values[i++] = r.readings;
   }
+  await tx.bulk(INSERT_BUCKETS[dialect], BUCKET_TYPES.length, values);
+}
+
+/** A refresh reads a group's readings a day at a time: a bounded number of rows in memory, whatever the range. */
+const SLICE_MS = 24 * 3_600_000;
+
+/**
+ * Recomputes the stale spans of floor spaces of one building (invalidations, deliveries): spaces with alike spans
+ * once over their union, a day at a time. The caller holds the building's lock. Returns the buckets written.
+ */
+export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, spans: readonly Span[]): Promise<number> {
+  let written = 0;
+  for (const group of groupSpans(spans)) {
+    for (const [fromMs, toMs] of slices(group.fromMs, group.toMs, SLICE_MS)) written += await recompute(tx, dialect, customerId, calendar, { keys: group.keys, fromMs, toMs });
+  }
+  return written;
 }
 
 /**

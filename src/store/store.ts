@@ -15,7 +15,7 @@ import { applyStateChange } from './state-change.ts';
 import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
 import type {
-  AggregateRebuild, AggregateSettings, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
+  AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
   QuarantineWrite, RunRecord, RunStatus, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
   SyncState, SyncStateUpdate, UnmappedStatus,
 } from './types.ts';
@@ -33,7 +33,7 @@ export class SqlStore implements Store {
   readonly #migrator: Omit<MigratorOptions, 'logger'>;
   /** The declared tables' sinks (declareTables). */
   readonly #tables = new DeclaredSinks();
-  /** The time-weighted aggregates, kept by every commit of readings (aggregate-store.ts). */
+  /** The time-weighted aggregates: invalidated by poll pages, refreshed, recomputed by deliveries (aggregate-store.ts). */
   readonly #aggregates: AggregateKeeper;
   /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
   readonly #partitions: ReadingPartitions;
@@ -107,7 +107,7 @@ export class SqlStore implements Store {
         : null;
       if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
       await this.#db.transaction(async (tx) => {
-        await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
+        await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, 'poll', () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
         if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
@@ -119,6 +119,10 @@ export class SqlStore implements Store {
           if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
         }
       }, { bulkRows: page.records.length });
+      // A long run refreshes now and then (aggregate-store.ts); a failure there is the aggregates' lag, not the page's.
+      if (page.sink === 'occupancy' && this.#aggregates.refreshDue(page.customerId, this.#clock.now())) {
+        await this.refreshAggregates(page.customerId).catch((error: unknown) => this.#logger.warn({ err: error, customer: page.customerId }, `the aggregates were not refreshed during the run (its end or the next run does it): ${(error as Error).message}`));
+      }
     });
   }
 
@@ -372,12 +376,20 @@ export class SqlStore implements Store {
       ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
       RETURNING attempts`);
     if (Number(row!.attempts) > 1) return 'duplicate';
-    await this.#aggregates.around(tx, 'occupancy', delivery.customerId, occupancy, receivedAt, () => tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy));
+    await this.#aggregates.around(tx, 'occupancy', delivery.customerId, occupancy, receivedAt, 'webhook', () => tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy));
     return 'stored';
   }
 
   reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
     return this.#wrap(`reconciling the aggregates of customer ${customerId}`, () => this.#aggregates.reconcile(customerId, settings, toIso(this.#clock.now())));
+  }
+
+  refreshAggregates(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh> {
+    return this.#wrap(`refreshing the aggregates of customer ${customerId}`, () => this.#aggregates.refresh(customerId, settings, toIso(this.#clock.now())));
+  }
+
+  pendingAggregates(customerId?: string): Promise<PendingAggregates[]> {
+    return this.#wrap('reading the pending invalidations of the aggregates', () => this.#aggregates.pending(customerId));
   }
 
   rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]> {

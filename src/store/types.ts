@@ -1,5 +1,4 @@
 import type { Dialect } from '../config.ts';
-import type { WorkingTime, ZoneSource } from '../config-working-time.ts';
 import type { IsoUtc } from '../time.ts';
 
 export type { IsoUtc };
@@ -284,40 +283,8 @@ export interface Lock {
   release(): Promise<void>;
 }
 
-/** What the time-weighted aggregates of a customer are computed with (docs/reporting.md, "Time-weighted aggregates"). */
-export interface AggregateSettings {
-  /** Working time per building (WORKING_TIME_FILE), and the zone of a building whose platform gives none. */
-  workingTime: WorkingTime;
-  /** How long a reading of the customer's occupancy streams holds at most (docs/reporting.md, "The hold rule"). */
-  maxHoldMs: number;
-}
-
-/** `aggregates rebuild`: one customer's buildings (or one), over local dates [from, to) of each one's zone, or all. */
-export interface AggregateRebuild {
-  customerId: string;
-  /** A building id ('' for the floor spaces of no known building); undefined: every building. */
-  buildingId?: string;
-  /** Local dates `YYYY-MM-DD`; undefined: from the first reading, to the last. */
-  from?: string;
-  to?: string;
-}
-
-/** A building whose aggregates were rebuilt, and why. */
-export interface RebuiltBuilding {
-  customerId: string;
-  buildingId: string;
-  buildingName: string | null;
-  zone: string;
-  /** Where the zone came from: the platform's `buildings.time_zone`, WORKING_TIME_FILE, or neither (UTC). */
-  zoneSource: ZoneSource;
-  /** What changed since the rows were computed ('' : nothing, a range recomputed on request). */
-  change: string;
-  spaces: number;
-  /** Buckets written. */
-  buckets: number;
-  /** Every bucket of the building was recomputed (not only a range). */
-  whole?: boolean;
-}
+export type { AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding } from './aggregate-types.ts';
+import type { AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding } from './aggregate-types.ts';
 
 export interface Store {
   readonly dialect: Dialect;
@@ -423,6 +390,14 @@ export interface Store {
   reconcileAggregates(customerId: string, settings: AggregateSettings): Promise<RebuiltBuilding[]>;
   /** Recomputes aggregates from the readings (`aggregates rebuild`), each building in one transaction. */
   rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]>;
+  /**
+   * Recomputes the buckets poll pages of the customer made stale (their invalidations), once each, building by
+   * building under its lock, and deletes the invalidations it did; a range a concurrent page widened stays pending.
+   * `settings`: what a building with no recorded calendar is computed with (default: the last reconcile's).
+   */
+  refreshAggregates(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh>;
+  /** The invalidations pending per customer (all customers, or one): how far the aggregates lag the readings. */
+  pendingAggregates(customerId?: string): Promise<PendingAggregates[]>;
 
   /**
    * Stored readings whose status is none of `canonical` (src/statuses.ts), per customer and status, most first: what

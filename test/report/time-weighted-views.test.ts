@@ -342,6 +342,7 @@ describe.each(DIALECTS)('time-weighted views (%s)', (dialect) => {
       for (let at = Date.parse(from); at < Date.parse(to); at += 10 * MIN) readings.push({ space: 's1', at, status: (at / (10 * MIN)) % 3 === 0 ? 'CurrentlyOccupied' : 'Unoccupied', headcount: 1 });
     }
     await commit(store, 'occupancy', readings.map((r) => record(r, 'dst')), '2026-11-01T00:00:00.000Z');
+    await store.refreshAggregates(C);
     const rows = await store.query<Row>(`SELECT local_date, spaces, period_seconds, working_seconds, working_known_seconds, working_coverage FROM building_days
       WHERE local_date IN ('2026-03-28', '2026-03-29', '2026-10-25', '2026-10-26') ORDER BY local_date`);
     const H = 3600;

@@ -131,4 +131,6 @@ export async function load(store: Store, readings: RefReading[], customerId = C)
   await commit(store, 'floorSpaces', spaces, LISTED_AT, customerId);
   expect(await store.reconcileAggregates(customerId, SETTINGS)).toEqual([]);
   for (let i = 0; i < readings.length; i += 500) await commit(store, 'occupancy', readings.slice(i, i + 500).map((r) => record(r, 'poll')), '2026-03-27T00:00:00.000Z', customerId);
+  // What a run's end does: the pages' invalidations recomputed.
+  await store.refreshAggregates(customerId);
 }

@@ -164,6 +164,11 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     await commit(store, 'occupancy', again.map((r) => record(r, 'poll')));
     for (const r of again) final.set(`${r.space}|${r.at}`, r);
     const readings = [...final.values()];
+    // Poll pages left their buckets stale (recorded, not recomputed); the refresh brings them up to date once each.
+    expect((await store.pendingAggregates(C))[0]?.floorSpaces).toBe(5);
+    const refreshed = await store.refreshAggregates(C);
+    expect([refreshed.spaces, refreshed.left]).toEqual([5, 0]);
+    expect(await store.pendingAggregates(C)).toEqual([]);
 
     // s5 is in no building yet: its buckets are in the default calendar (St. John's, half an hour off too).
     expectReference(await stored(store), readings, (s) => (s === 's5' ? ANNEX : SPACES[s]!.calendar));
@@ -205,6 +210,7 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     // The October readings first: the March ones then extend the days backwards.
     await commit(store, 'occupancy', sparse.slice(2).map((r) => record(r, 'p')));
     await commit(store, 'occupancy', sparse.slice(0, 2).map((r) => record(r, 'p')));
+    await store.refreshAggregates(C);
     const rows = await store.query<{ building_id: string; local_date: string; start_ms: number; end_ms: number; weekday: number; working_ms: number; holiday: unknown; time_zone: string }>(
       'SELECT * FROM calendar_days ORDER BY building_id, local_date',
     );

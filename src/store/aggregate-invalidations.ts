@@ -1,0 +1,134 @@
+import { sql } from '../../db/schema/drizzle.ts';
+import type { Dialect } from '../config.ts';
+import type { Adapter, Executor } from './adapter.ts';
+import { calendarsFor, lockBuildings, type AggregateSettings } from './aggregate-calendars.ts';
+import type { Span } from './aggregate-plan.ts';
+import { KEY_CHUNK, recomputeSpans } from './aggregates.ts';
+import type { AggregateRefresh, OccupancyRecord, PendingAggregates } from './types.ts';
+
+/**
+ * The aggregates a poll page made stale, kept until a refresh recomputes them (Timescale's invalidation log and
+ * refresh). A page's transaction records, per floor space, the first and last instant of its readings
+ * (`recordInvalidations`, one bulk upsert merging with what is pending: at most one row per space); a refresh
+ * (`refreshInvalidations`) recomputes each space's [first, last + max hold) once from the stored readings, building by
+ * building under the building's lock, and deletes the rows it did only if no page wrote them since it read them
+ * (`revision`): a range a concurrent commit widened stays pending. The page commits its readings and their
+ * invalidation together, so a killed run leaves nothing stale unrecorded.
+ */
+
+/** Each floor space id of a page with the first and last instant of its readings. */
+function spansOf(records: ReadonlyArray<OccupancyRecord>): Map<string, [number, number]> {
+  const out = new Map<string, [number, number]>();
+  for (const r of records) {
+    const at = Date.parse(r.observedAt);
+    // A record the upsert refuses (it names the record and field) is left to it.
+    if (typeof r.floorSpaceId !== 'string' || !Number.isSafeInteger(at)) continue;
+    const span = out.get(r.floorSpaceId);
+    if (!span) out.set(r.floorSpaceId, [at, at]);
+    else if (at < span[0]) span[0] = at;
+    else if (at > span[1]) span[1] = at;
+  }
+  return out;
+}
+
+const MERGE = 'first_ms = min(%t.first_ms, excluded.first_ms), last_ms = max(%t.last_ms, excluded.last_ms), revision = %t.revision + 1';
+/** The upsert of a page's invalidations: SQLite row by row (prepared once), Postgres one unnest in key order. */
+const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, id: string, span: [number, number], at: string): unknown[] }>> = {
+  sqlite: {
+    // WHERE makes SQLite read ON CONFLICT as the upsert's, not the SELECT's join.
+    text:
+      'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
+      'SELECT floor_space_key, customer_id, ?, ?, 1, ? FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ? ' +
+      `ON CONFLICT (floor_space_key) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations')}`,
+    row: (customerId, id, [a, b], at) => [a, b, at, customerId, id],
+  },
+  postgres: {
+    // Rows are locked in key order, so pages of two processes that share floor spaces never deadlock here.
+    text:
+      'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
+      'SELECT f.floor_space_key, f.customer_id, u.a, u.b, 1, u.t FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::timestamptz[]) AS u(c, id, a, b, t) ' +
+      'JOIN floor_spaces f ON f.customer_id = u.c AND f.floor_space_id = u.id ORDER BY f.floor_space_key ' +
+      `ON CONFLICT (floor_space_key) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations').replace('min(', 'LEAST(').replace('max(', 'GREATEST(')}`,
+    row: (customerId, id, [a, b], at) => [customerId, id, a, b, at],
+  },
+};
+
+/** In a page's transaction, after its upsert: each floor space's readings' span, merged into what is pending. */
+export async function recordInvalidations(tx: Executor, dialect: Dialect, customerId: string, records: ReadonlyArray<OccupancyRecord>, at: string): Promise<void> {
+  const spans = spansOf(records);
+  if (spans.size === 0) return;
+  const statement = RECORD[dialect];
+  const values: unknown[] = [];
+  for (const [id, span] of spans) values.push(...statement.row(customerId, id, span, at));
+  await tx.bulk(statement.text, values.length / spans.size, values);
+}
+
+/** Deletes a refreshed row only if no page wrote it since the refresh read it (Postgres: locked in key order first). */
+const DELETE: Readonly<Record<Dialect, { lock?: string; text: string }>> = {
+  sqlite: { text: 'DELETE FROM aggregate_invalidations WHERE floor_space_key = ? AND revision = ?' },
+  postgres: {
+    lock: 'SELECT floor_space_key FROM aggregate_invalidations WHERE floor_space_key = ANY($1::int4[]) ORDER BY floor_space_key FOR UPDATE',
+    text: 'DELETE FROM aggregate_invalidations a USING unnest($1::int4[], $2::int8[]) AS u(k, r) WHERE a.floor_space_key = u.k AND a.revision = u.r',
+  },
+};
+
+interface Pending {
+  key: number;
+  first: number;
+  last: number;
+  revision: number;
+}
+
+/** What a refresh recomputes per transaction: one building's floor spaces, this many at most. */
+const SPACES_PER_TRANSACTION = KEY_CHUNK;
+
+/**
+ * Recomputes everything pending of a customer, building by building (spaces of no known building: ''), each group of
+ * spaces in one transaction under the building's lock, and deletes the invalidations it did (compare-and-delete).
+ */
+export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+  const rows = await db.all<{ k: number | string; b: string }>(sql`
+    SELECT i.floor_space_key AS k, COALESCE(f.building_id, '') AS b FROM aggregate_invalidations i
+      JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key
+     WHERE i.customer_id = ${customerId} ORDER BY b, i.floor_space_key`);
+  const byBuilding = new Map<string, number[]>();
+  for (const r of rows) byBuilding.set(r.b, [...(byBuilding.get(r.b) ?? []), Number(r.k)]);
+  const out: AggregateRefresh = { customerId, spaces: 0, buckets: 0, left: 0 };
+  for (const [building, keys] of byBuilding) {
+    for (let i = 0; i < keys.length; i += SPACES_PER_TRANSACTION) {
+      const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, building, keys.slice(i, i + SPACES_PER_TRANSACTION), settings, at));
+      out.spaces += done.spaces;
+      out.buckets += done.buckets;
+      out.left += done.left;
+    }
+  }
+  return out;
+}
+
+async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string, building: string, keys: readonly number[], settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
+  await lockBuildings(tx, dialect, customerId, [building]);
+  const calendar = (await calendarsFor(tx, customerId, [building], settings, at)).get(building)!;
+  // Read under the lock and before the readings: every page whose revision this sees has committed its readings.
+  const pending = (
+    await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`
+      SELECT floor_space_key AS k, first_ms AS a, last_ms AS b, revision AS r FROM aggregate_invalidations
+       WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`)
+  ).map((r): Pending => ({ key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }));
+  if (pending.length === 0) return { spaces: 0, buckets: 0, left: 0 };
+  const spans: Span[] = pending.map((p) => ({ key: p.key, fromMs: p.first, toMs: p.last + calendar.maxHoldMs }));
+  const buckets = await recomputeSpans(tx, dialect, customerId, calendar, spans);
+  pending.sort((x, y) => x.key - y.key);
+  const statement = DELETE[dialect];
+  if (statement.lock) await tx.bulk(statement.lock, 1, pending.map((p) => p.key));
+  await tx.bulk(statement.text, 2, pending.flatMap((p) => [p.key, p.revision]));
+  const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(*) AS n FROM aggregate_invalidations WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`);
+  return { spaces: pending.length, buckets, left: Number(left?.n ?? 0) };
+}
+
+/** What is pending of a customer (or all): how many floor spaces, and the oldest range and page. */
+export async function pendingInvalidations(db: Pick<Adapter, 'all'>, customerId?: string): Promise<PendingAggregates[]> {
+  const rows = await db.all<{ c: string; n: number | string; a: number | string; b: number | string; t: string }>(sql`
+    SELECT customer_id AS c, count(*) AS n, min(first_ms) AS a, max(last_ms) AS b, min(invalidated_at) AS t FROM aggregate_invalidations
+    ${customerId === undefined ? sql`` : sql`WHERE customer_id = ${customerId}`} GROUP BY customer_id ORDER BY customer_id`);
+  return rows.map((r) => ({ customerId: r.c, floorSpaces: Number(r.n), from: new Date(Number(r.a)).toISOString(), through: new Date(Number(r.b)).toISOString(), since: r.t }));
+}

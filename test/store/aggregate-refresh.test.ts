@@ -1,0 +1,138 @@
+import postgres from 'postgres';
+import { afterEach, describe, expect, it } from 'vitest';
+import { streams as allStreams } from '../../jobs/index.ts';
+import { aggregateSettings, reconcileAfterRun, reconcileAggregates } from '../../src/app/aggregates.ts';
+import { DEFAULT_WORKING_TIME } from '../../src/config-working-time.ts';
+import { memoryLogger, silentLogger } from '../../src/logger.ts';
+import type { OccupancyRecord, Store } from '../../src/store/types.ts';
+import type { SyncReport } from '../../src/sync/engine.ts';
+import { DIALECTS, freshDatabase, openTestStore, PG_BASE_URL, type TestDatabase } from '../support/databases.ts';
+import { waitFor } from '../support/wait.ts';
+import { dumpAggregates } from '../sync/aggregate-dump.ts';
+
+/**
+ * The deferred aggregates (docs/reporting.md, "When the aggregates are current"): poll pages record what they made
+ * stale and a refresh recomputes it. A run's end refreshes every customer of it, a failed stream's included; a
+ * refresh racing a page that widens a space's range leaves the widened range pending, and the next refresh makes
+ * the aggregates equal to a rebuild.
+ */
+
+const SETTINGS = aggregateSettings({ workingTime: DEFAULT_WORKING_TIME }, allStreams);
+const T0 = Date.parse('2026-03-02T08:00:00.000Z');
+const MIN = 60_000;
+
+function readings(space: string, from: number, count: number): OccupancyRecord[] {
+  return Array.from({ length: count }, (_, i) => ({ floorSpaceId: space, observedAt: new Date(from + i * 5 * MIN).toISOString(), occupancyStatus: i % 3 === 0 ? 'Unoccupied' : 'CurrentlyOccupied', headcount: i % 4, eventId: null }));
+}
+
+function page(customerId: string, records: OccupancyRecord[], runId?: number) {
+  const checkpoint = { customerId, stateKey: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
+  return { customerId, sink: 'occupancy' as const, records, at: '2026-03-10T00:00:00.000Z', checkpoint, ...(runId !== undefined && { runId }) };
+}
+
+async function buckets(store: Store, customerId: string): Promise<number> {
+  const [row] = await store.query<{ n: unknown }>(
+    'SELECT count(*) AS n FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key WHERE f.customer_id = $1',
+    [customerId],
+  );
+  return Number(row?.n ?? 0);
+}
+
+describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => {
+  let db: TestDatabase | undefined;
+  const stores: Store[] = [];
+  afterEach(async () => {
+    for (const s of stores.splice(0)) await s.close();
+    await db?.drop();
+  });
+
+  it("a run's end refreshes each customer of it, one whose stream failed included; a customer whose refresh fails is one warning", { timeout: 30_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-after-run', { migrate: true });
+    const store = await openTestStore(db);
+    stores.push(store);
+    await store.commitPage(page('c1', readings('s1', T0, 30)));
+    await store.commitPage(page('c2', readings('s2', T0, 30)));
+    expect((await store.pendingAggregates()).map((p) => [p.customerId, p.floorSpaces])).toEqual([['c1', 1], ['c2', 1]]);
+    expect(await buckets(store, 'c1')).toBe(0);
+
+    const outcome = (customerId: string, status: 'failed' | 'succeeded') => ({ customerId, stream: 'occupancy', stateKey: 'occupancy', mode: 'incremental', status, pages: 1, records: 30 });
+    const report = { outcomes: [outcome('c2', 'succeeded'), outcome('c1', 'failed')], startedAt: 0, finishedAt: 0 } as unknown as SyncReport;
+    const { logger, records } = memoryLogger();
+    await reconcileAfterRun(
+      report,
+      (customers) => (customers[0]!.id === 'c2' ? Promise.reject(new Error('database went away')) : reconcileAggregates({ store, config: { workingTime: DEFAULT_WORKING_TIME }, streams: allStreams, customers, logger: silentLogger })),
+      logger,
+    );
+    // c1's stream failed after its page committed: that page is data, and its buckets are current now.
+    expect((await store.pendingAggregates()).map((p) => p.customerId)).toEqual(['c2']);
+    expect(await buckets(store, 'c1')).toBeGreaterThan(0);
+    const warnings = records().filter((r) => r.level === 40).map((r) => r.msg);
+    expect(warnings).toEqual(['the aggregates of customer c2 were not brought up to date after the run (the next run does it first): database went away']);
+  });
+
+  it('a webhook delivery recomputes its own buckets at once; pending pages of the same space stay pending, and the refresh equals a rebuild', { timeout: 30_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-delivery', { migrate: true });
+    const store = await openTestStore(db);
+    stores.push(store);
+    await store.reconcileAggregates('c1', SETTINGS);
+    await store.commitPage(page('c1', readings('s1', T0, 48)));
+    const at = '2026-03-10T00:00:00.000Z';
+    const late = readings('s1', T0 + 2 * 60 * MIN + 2 * MIN, 1);
+    expect(await store.storeDelivery({ id: 'd1', customerId: 'c1', type: 'OccupancyChanged', createdAt: at, sentAt: at, receivedAt: at, body: '{}' }, late)).toBe('stored');
+    // The delivery's hour (and the hold reaching past it) is computed, not the page's other hours.
+    const hours = await buckets(store, 'c1');
+    expect(hours).toBeGreaterThan(0);
+    expect(hours).toBeLessThan(4);
+    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(1);
+    await store.refreshAggregates('c1');
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
+  it.runIf(dialect === 'postgres')('a refresh racing a page that widens the range it read deletes nothing of it: the widened range stays pending', { timeout: 30_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-race', { migrate: true });
+    const schema = db.schema!;
+    const a = await openTestStore(db);
+    const b = await openTestStore(db);
+    stores.push(a, b);
+    await a.reconcileAggregates('c1', SETTINGS);
+    const runId = await a.startRun({ customerId: 'c1', stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-10T00:00:00.000Z' });
+    await a.commitPage(page('c1', readings('s1', T0, 12), runId));
+    const [first] = await a.query<{ r: unknown; l: unknown }>('SELECT revision AS r, last_ms AS l FROM aggregate_invalidations');
+
+    // Another connection holds the run's row: the widening page stops there, after its invalidation upsert, uncommitted.
+    const admin = postgres(PG_BASE_URL, { max: 2, onnotice: () => {} });
+    const held = await admin.reserve();
+    try {
+      await held`BEGIN`;
+      await held.unsafe(`SELECT id FROM "${schema}".sync_runs WHERE id = ${runId} FOR UPDATE`);
+      const widening = b.commitPage(page('c1', readings('s1', T0 + 24 * 60 * MIN, 12), runId));
+      const waiting = async (like: string) => {
+        const rows = await admin.unsafe(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1`, [like]);
+        return Number(rows[0]!.n) > 0;
+      };
+      await waitFor(() => waiting('UPDATE sync_runs%'), 'the widening page waiting for the run row', 10_000);
+      // The refresh reads the committed revision, recomputes, then waits for the page's row lock to delete.
+      const refresh = a.refreshAggregates('c1');
+      await waitFor(() => waiting('%FOR UPDATE%'), 'the refresh waiting to delete the invalidation', 10_000);
+      await held`COMMIT`;
+      await widening;
+      const done = await refresh;
+      expect([done.spaces, done.left]).toEqual([1, 1]);
+    } finally {
+      held.release();
+      await admin.end();
+    }
+    const [after] = await a.query<{ r: unknown; l: unknown }>('SELECT revision AS r, last_ms AS l FROM aggregate_invalidations');
+    expect(Number(after!.r)).toBe(Number(first!.r) + 1);
+    expect(Number(after!.l)).toBe(T0 + 24 * 60 * MIN + 11 * 5 * MIN);
+    expect(Number(after!.l)).toBeGreaterThan(Number(first!.l));
+    // The next refresh does it; then the kept aggregates equal a rebuild.
+    expect((await a.refreshAggregates('c1')).left).toBe(0);
+    expect(await a.pendingAggregates()).toEqual([]);
+    const kept = await dumpAggregates(a);
+    await a.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(a)).toEqual(kept);
+  });
+});
