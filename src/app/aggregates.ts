@@ -1,7 +1,7 @@
 import type { Config, CustomerConfig } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { formatCount } from '../numbers.ts';
-import type { AggregateSettings, RebuiltBuilding, Store } from '../store/types.ts';
+import type { AggregateSettings, PendingAggregates, RebuiltBuilding, Store } from '../store/types.ts';
 import type { SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { defaultMaxHold } from '../time-weight.ts';
@@ -67,8 +67,9 @@ export async function reconcileAfterRun(report: SyncReport, reconcile: (customer
 }
 
 /**
- * `aggregates rebuild`: recomputes each customer's aggregates from the readings, with the settings configured now
- * (a building configured otherwise than it was computed is rebuilt whole, whatever the range).
+ * `aggregates rebuild`: refreshes what poll pages left stale, then recomputes each customer's aggregates from the
+ * readings, with the settings configured now (a building configured otherwise than it was computed is rebuilt whole,
+ * whatever the range).
  */
 export async function rebuildAggregates(options: {
   store: Store;
@@ -83,6 +84,8 @@ export async function rebuildAggregates(options: {
   const settings = aggregateSettings(options.config, options.streams);
   const out: RebuiltBuilding[] = [];
   for (const customerId of options.customerIds) {
+    // What poll pages left stale outside the range asked for is made current too.
+    await options.store.refreshAggregates(customerId, settings);
     const request = { customerId, ...(options.buildingId !== undefined && { buildingId: options.buildingId }), ...(options.from && { from: options.from }), ...(options.to && { to: options.to }) };
     for (const building of await options.store.rebuildAggregates(request, settings)) {
       options.onBuilding?.(building);
@@ -90,4 +93,40 @@ export async function rebuildAggregates(options: {
     }
   }
   return out;
+}
+
+/**
+ * Before a report reads: what poll pages left stale is refreshed (a writer opened only when something is pending, so
+ * an up-to-date database is still only read). Resolves to what stays pending: a refresh that could not run (a
+ * read-only database user, a read-only file) leaves the report to say how far its figures lag.
+ */
+export async function refreshForReading(options: {
+  reader: Store;
+  openWriter(): Promise<Store>;
+  config: Pick<Config, 'workingTime'>;
+  streams: ReadonlyArray<AnyStream>;
+  customerId?: string;
+  logger: Logger;
+}): Promise<PendingAggregates[]> {
+  const pending = await options.reader.pendingAggregates(options.customerId);
+  if (pending.length === 0) return [];
+  try {
+    const writer = await options.openWriter();
+    try {
+      const settings = aggregateSettings(options.config, options.streams);
+      for (const p of pending) await writer.refreshAggregates(p.customerId, settings);
+    } finally {
+      await writer.close();
+    }
+  } catch (error) {
+    options.logger.debug({ err: error }, 'the aggregates could not be refreshed before the report');
+  }
+  return options.reader.pendingAggregates(options.customerId);
+}
+
+/** The one line a report prints when its figures lag readings it could not refresh. */
+export function staleLine(pending: ReadonlyArray<PendingAggregates>): string {
+  const spaces = pending.reduce((n, p) => n + p.floorSpaces, 0);
+  const from = pending.map((p) => p.from).sort()[0];
+  return `the figures lag the readings of ${formatCount(spaces)} floor space(s) from ${from} on: their aggregates could not be refreshed (a read-only database?). Fix: run \`occupancy-sync sync\` (or the report) with write access`;
 }

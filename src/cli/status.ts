@@ -2,7 +2,7 @@ import { completenessLines, type CompletenessFinding } from '../app/completeness
 import { dataCheckLines, type ReconciliationCount } from '../app/data-checks.ts';
 import { formatCount } from '../numbers.ts';
 import { CANONICAL_STATUSES, canonicalGuess } from '../statuses.ts';
-import type { RunRecord, SyncState, UnmappedStatus } from '../store/types.ts';
+import type { PendingAggregates, RunRecord, SyncState, UnmappedStatus } from '../store/types.ts';
 import { runKeyOf } from '../sync/stream.ts';
 import { formatDuration } from './progress.ts';
 
@@ -29,6 +29,26 @@ export interface StreamStatus {
    * stays), and the partitions with a window in flight.
    */
   partitions?: { inForce: number; removed: number; inFlight: number };
+  /**
+   * Streams of readings: the customer's floor spaces whose time-weighted aggregates poll pages made stale and no
+   * refresh has recomputed yet (docs/reporting.md, "When the aggregates are current"; absent when none).
+   */
+  aggregatesPending?: Omit<PendingAggregates, 'customerId'>;
+}
+
+/** Attaches each customer's pending invalidations to the entries of the streams that store readings. */
+export function withPendingAggregates(entries: StreamStatus[], pending: ReadonlyArray<PendingAggregates>, readings: ReadonlySet<string>): StreamStatus[] {
+  return entries.map((e) => {
+    const found = pending.find((p) => p.customerId === e.customerId);
+    if (!found || !readings.has(e.stream.split(/[#/]/)[0]!)) return e;
+    const { customerId: _c, ...rest } = found;
+    return { ...e, aggregatesPending: rest };
+  });
+}
+
+/** One line per customer whose aggregates lag its readings. */
+function pendingLines(pending: ReadonlyArray<PendingAggregates>): string[] {
+  return pending.map((p) => `  ${p.customerId}: ${formatCount(p.floorSpaces)} floor space(s), readings from ${p.from} through ${p.through}, stale since ${p.since}`);
 }
 
 /** Attaches each customer's unmapped statuses to the entries of the streams that store readings (`readings`: their names). */
@@ -124,7 +144,12 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ').trimEnd()).join('\n');
 }
 
-export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliation: ReadonlyArray<ReconciliationCount> = [], unmapped: ReadonlyArray<UnmappedStatus> = []): string {
+export function formatStatus(
+  entries: ReadonlyArray<StreamStatus>,
+  reconciliation: ReadonlyArray<ReconciliationCount> = [],
+  unmapped: ReadonlyArray<UnmappedStatus> = [],
+  pending: ReadonlyArray<PendingAggregates> = [],
+): string {
   if (entries.length === 0) return 'No sync state yet: run `occupancy-sync sync` first.\n';
   const rows = [['CUSTOMER', 'STREAM', 'WATERMARK', 'LAG', 'LAST RUN', 'OUTCOME', 'PAGES', 'RECORDS', 'REJECTED']];
   for (const e of entries) {
@@ -155,12 +180,16 @@ export function formatStatus(entries: ReadonlyArray<StreamStatus>, reconciliatio
   const incomplete = completenessLines(entries.flatMap((e) => (e.completeness ? [e.completeness] : [])));
   const deliveries = dataCheckLines({ completeness: [], reconciliation: [...reconciliation] });
   const statuses = unmappedLines(unmapped);
+  const stale = pendingLines(pending);
   return (
     `${table(rows)}\n` +
     (errors.length ? `\nLast errors:\n${errors.join('\n')}\n` : '') +
     (rejected.length ? `\nQuarantined in the last run:\n${rejected.join('\n')}\n` : '') +
     (incomplete.length ? `\nFar fewer records than before:\n${incomplete.join('\n')}\n` : '') +
     (deliveries.length ? `\nWebhook deliveries missing:\n${deliveries.join('\n')}\n` : '') +
-    (statuses.length ? `\nReadings stored with an unmapped status (the reports count them neither occupied nor vacant):\n${statuses.join('\n')}\n` : '')
+    (statuses.length ? `\nReadings stored with an unmapped status (the reports count them neither occupied nor vacant):\n${statuses.join('\n')}\n` : '') +
+    (stale.length
+      ? `\nTime-weighted aggregates not refreshed yet (the views lag these readings until the run's next refresh, its end, \`occupancy-sync report\` or \`aggregates rebuild\`):\n${stale.join('\n')}\n`
+      : '')
   );
 }

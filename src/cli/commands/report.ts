@@ -62,7 +62,9 @@ to Friday 08:00-18:00); --all-hours reports whole days.
   AVG, PEAK  people on average (time-weighted) and at most, where sensors count people
   UTIL       average people / capacity, over floor spaces whose capacity is known; PEAK UTIL: the fullest floor space
 Customer names come from CUSTOMER_NAME or the customers file's "name".
-Reads only the database, opened read-only: no API access needed.
+Reads only the database: no API access needed. The time-weighted aggregates that poll pages left stale (a run
+still going, or killed before its end) are refreshed first, so the figures are current; a user who may only read
+gets the report with one line on stderr saying how far it lags.
 
 Examples:
   $ occupancy-sync report
@@ -72,13 +74,15 @@ Examples:
 `,
     )
     .action(async (flags: ReportFlags) => {
-      const [{ openForReading }, { formatReport }, { renderHtml }, { loadReport }, { resolveRange }, { validateTimeZone }] = await Promise.all([
+      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport }, { resolveRange }, { validateTimeZone }, { refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
         import('../../app/database.ts'),
         import('../../report/format.ts'),
         import('../../report/html.ts'),
         import('../../report/query.ts'),
         import('../../report/range.ts'),
         import('../../report/zone.ts'),
+        import('../../app/aggregates.ts'),
+        import('../../app/streams.ts'),
       ]);
       const timeZone = validateTimeZone(flags.tz);
       const range = resolveRange(flags, systemClock.now(), timeZone);
@@ -88,6 +92,11 @@ Examples:
       const customerNames = new Map(config.customers.flatMap((c) => (c.name ? [[c.id, c.name] as const] : [])));
       const store = await openForReading(config.database, ctx.logger());
       try {
+        // What poll pages left stale is refreshed first, so the report is current (docs/reporting.md).
+        const { streams } = loadStreams(config);
+        const openWriter = () => openForWriting(config.database, ctx.logger());
+        const stale = await refreshForReading({ reader: store, openWriter, config, streams, customerId: flags.customer, logger: ctx.logger() });
+        if (stale.length > 0) ctx.stderr.write(`report: ${staleLine(stale)}\n`);
         const data = await loadReport(store, { ...range, customerId: flags.customer, scope: flags.allHours ? 'all' : 'working', customerNames }, systemClock);
         if (flags.html) {
           writeAtomically(flags.html, renderHtml(data));

@@ -17,7 +17,10 @@ failed, interrupted or running; "window in flight" means the next run resumes a 
 Backfill state is listed as <stream>#backfill with its range (no watermark: its progress is the window in flight).
 Readings stored with a status that is neither CurrentlyOccupied nor Unoccupied (a stream without the value map its
 API needs) are counted per status below the table, with the map to add (in --json: "unmapped" on the streams of
-readings). Reads only the database: no API access needed.
+readings). Floor spaces whose time-weighted aggregates poll pages made stale and no refresh has recomputed yet are
+counted per customer below the table (in --json: "aggregatesPending" on the streams of readings): the views lag
+those readings until the run's next refresh (at most 15 s of commits), its end, \`occupancy-sync report\` or
+\`aggregates rebuild\`. Reads only the database: no API access needed.
 
 Examples:
   $ occupancy-sync status
@@ -26,7 +29,7 @@ Examples:
     )
     .action(async (flags: { json?: boolean; customer?: string }) => {
       const config = ctx.config();
-      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness, withUnmapped }, { runDataChecks }, { loadStreams }, { CANONICAL_STATUSES }] = await Promise.all([
+      const [{ openForReading }, { buildStatus, formatStatus, withCompleteness, withPendingAggregates, withUnmapped }, { runDataChecks }, { loadStreams }, { CANONICAL_STATUSES }] = await Promise.all([
         import('../../app/database.ts'),
         import('../status.ts'),
         import('../../app/data-checks.ts'),
@@ -37,10 +40,11 @@ Examples:
       const { streams } = loadStreams(config);
       const store = await openForReading(config.database, ctx.logger());
       try {
-        const [states, runs, unmapped] = await Promise.all([
+        const [states, runs, unmapped, pending] = await Promise.all([
           store.listStates(flags.customer),
           store.lastRuns(flags.customer),
           store.unmappedStatuses(CANONICAL_STATUSES, flags.customer),
+          store.pendingAggregates(flags.customer),
         ]);
         const readings = new Set(streams.filter((s) => s.sink === 'occupancy').map((s) => s.name));
         const customers = config.customers.filter((c) => flags.customer === undefined || c.id === flags.customer);
@@ -55,10 +59,11 @@ Examples:
             parents.set(`${customer.id}\u0000${stream.name}#backfill`, new Set(listed));
           }
         }
-        const entries = withUnmapped(withCompleteness(buildStatus(states, runs, systemClock.now(), parents), checks.completeness), unmapped, readings).filter(
+        const built = withCompleteness(buildStatus(states, runs, systemClock.now(), parents), checks.completeness);
+        const entries = withPendingAggregates(withUnmapped(built, unmapped, readings), pending, readings).filter(
           (e) => flags.customer === undefined || e.customerId === flags.customer,
         );
-        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries, checks.reconciliation, unmapped);
+        const text = flags.json ? `${JSON.stringify(entries, null, 2)}\n` : formatStatus(entries, checks.reconciliation, unmapped, pending);
         ctx.stdout.write(globalSecrets.scrub(text));
       } finally {
         await store.close();
