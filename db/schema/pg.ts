@@ -192,6 +192,34 @@ export const calendarDays = pgTable(
   (t) => [primaryKey({ columns: [t.customerId, t.buildingId, t.localDate] })],
 );
 
+/**
+ * The daily rollup of occupancy_buckets (derived, never a source): one row per floor space and local date of its
+ * building that holds a bucket, with the day's sums over all its buckets and over its working ones. Kept wherever
+ * buckets are written (src/store/aggregate-days.ts) and rebuilt with them; the day views read it instead of summing
+ * the buckets (docs/reporting.md, "The daily rollup").
+ */
+export const occupancyDays = pgTable(
+  'occupancy_days',
+  {
+    /** floor_spaces.floor_space_key */
+    floorSpaceKey: integer('floor_space_key').notNull(),
+    /** occupancy_buckets.local_date of the day's buckets. */
+    localDate: text('local_date').notNull(),
+    knownMs: ms('known_ms').notNull(),
+    occupiedMs: ms('occupied_ms').notNull(),
+    headcountMs: ms('headcount_ms').notNull(),
+    headcountKnownMs: ms('headcount_known_ms').notNull(),
+    readings: integer('readings').notNull(),
+    peakHeadcount: integer('peak_headcount'),
+    workingKnownMs: ms('working_known_ms').notNull(),
+    workingOccupiedMs: ms('working_occupied_ms').notNull(),
+    workingHeadcountMs: ms('working_headcount_ms').notNull(),
+    workingHeadcountKnownMs: ms('working_headcount_known_ms').notNull(),
+    workingPeakHeadcount: integer('working_peak_headcount'),
+  },
+  (t) => [primaryKey({ name: 'occupancy_days_pkey', columns: [t.floorSpaceKey, t.localDate] })],
+);
+
 /** What a building's stored aggregates were computed with: a change of any of these rebuilds that building's rows. */
 export const aggregateCalendars = pgTable(
   'aggregate_calendars',

@@ -182,6 +182,27 @@ export const calendarDays = sqliteTable(
   (t) => [primaryKey({ columns: [t.customerId, t.buildingId, t.localDate] }), check('calendar_days_holiday_bool', sql`${t.holiday} IN (0, 1)`)],
 );
 
+/** The daily rollup of occupancy_buckets (db/schema/pg.ts explains it). */
+export const occupancyDays = sqliteTable(
+  'occupancy_days',
+  {
+    floorSpaceKey: integer('floor_space_key').notNull(),
+    localDate: text('local_date').notNull(),
+    knownMs: integer('known_ms').notNull(),
+    occupiedMs: integer('occupied_ms').notNull(),
+    headcountMs: integer('headcount_ms').notNull(),
+    headcountKnownMs: integer('headcount_known_ms').notNull(),
+    readings: integer('readings').notNull(),
+    peakHeadcount: integer('peak_headcount'),
+    workingKnownMs: integer('working_known_ms').notNull(),
+    workingOccupiedMs: integer('working_occupied_ms').notNull(),
+    workingHeadcountMs: integer('working_headcount_ms').notNull(),
+    workingHeadcountKnownMs: integer('working_headcount_known_ms').notNull(),
+    workingPeakHeadcount: integer('working_peak_headcount'),
+  },
+  (t) => [primaryKey({ columns: [t.floorSpaceKey, t.localDate] })],
+);
+
 export const aggregateCalendars = sqliteTable(
   'aggregate_calendars',
   {

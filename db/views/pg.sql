@@ -111,45 +111,35 @@ SELECT f.floor_space_key, f.customer_id, d.building_id, f.floor_id, f.floor_spac
        d.local_date, d.weekday, d.holiday, d.time_zone, d.start_ms, d.end_ms, d.working_ms
   FROM (SELECT fs.floor_space_key, fs.customer_id, fs.building_id, fs.floor_id, fs.floor_space_id, fs.capacity,
                fs.first_seen_at, fs.deleted_at,
-               (SELECT b.local_date FROM occupancy_buckets b WHERE b.floor_space_key = fs.floor_space_key ORDER BY b.start_ms LIMIT 1) AS first_date,
-               (SELECT b.local_date FROM occupancy_buckets b WHERE b.floor_space_key = fs.floor_space_key ORDER BY b.start_ms DESC LIMIT 1) AS last_date
+               (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date LIMIT 1) AS first_date,
+               (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date DESC LIMIT 1) AS last_date
           FROM floor_spaces fs) f
   JOIN calendar_days d ON d.customer_id = f.customer_id AND d.building_id = COALESCE(f.building_id, '')
  WHERE (d.local_date >= f.first_date OR f.first_seen_at < to_timestamp(d.end_ms / 1000.0))
    AND (f.deleted_at IS NULL OR f.deleted_at > to_timestamp(d.start_ms / 1000.0) OR d.local_date <= f.last_date);
 --> statement-breakpoint
 -- space_day_sums: the integer sums per floor space and local day (all hours, and working hours) that space_days,
--- floor_days, building_days and portfolio_days are made of. A bucket belongs to the day its start is in. One range
--- read of the buckets' primary key per floor space and day (LATERAL), so a filter on the dates reads only theirs.
+-- floor_days, building_days and portfolio_days are made of, read from the daily rollup occupancy_days (the day's
+-- buckets summed when they were written: a bucket belongs to the day its start is in). A day of service with no
+-- bucket has no rollup row: its sums are 0 and its peaks NULL.
 CREATE VIEW space_day_sums AS
 SELECT s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_space_id, s.capacity,
        s.local_date, s.weekday, s.holiday, s.time_zone, s.start_ms, s.end_ms,
        s.end_ms - s.start_ms AS period_ms,
-       b.known_ms, b.occupied_ms, b.headcount_ms, b.headcount_known_ms,
-       NULLIF(s.capacity, 0) * b.headcount_known_ms AS capacity_ms,
-       CASE WHEN s.capacity > 0 THEN b.headcount_ms END AS capacity_headcount_ms,
-       b.readings, b.peak_headcount,
-       b.peak_headcount::float8 / NULLIF(s.capacity, 0) AS peak_utilization,
-       s.working_ms, b.working_known_ms, b.working_occupied_ms, b.working_headcount_ms, b.working_headcount_known_ms,
-       NULLIF(s.capacity, 0) * b.working_headcount_known_ms AS working_capacity_ms,
-       CASE WHEN s.capacity > 0 THEN b.working_headcount_ms END AS working_capacity_headcount_ms,
-       b.working_peak_headcount,
-       b.working_peak_headcount::float8 / NULLIF(s.capacity, 0) AS working_peak_utilization
+       COALESCE(r.known_ms, 0) AS known_ms, COALESCE(r.occupied_ms, 0) AS occupied_ms,
+       COALESCE(r.headcount_ms, 0) AS headcount_ms, COALESCE(r.headcount_known_ms, 0) AS headcount_known_ms,
+       NULLIF(s.capacity, 0) * COALESCE(r.headcount_known_ms, 0) AS capacity_ms,
+       CASE WHEN s.capacity > 0 THEN COALESCE(r.headcount_ms, 0) END AS capacity_headcount_ms,
+       COALESCE(r.readings, 0) AS readings, r.peak_headcount,
+       r.peak_headcount::float8 / NULLIF(s.capacity, 0) AS peak_utilization,
+       s.working_ms, COALESCE(r.working_known_ms, 0) AS working_known_ms, COALESCE(r.working_occupied_ms, 0) AS working_occupied_ms,
+       COALESCE(r.working_headcount_ms, 0) AS working_headcount_ms, COALESCE(r.working_headcount_known_ms, 0) AS working_headcount_known_ms,
+       NULLIF(s.capacity, 0) * COALESCE(r.working_headcount_known_ms, 0) AS working_capacity_ms,
+       CASE WHEN s.capacity > 0 THEN COALESCE(r.working_headcount_ms, 0) END AS working_capacity_headcount_ms,
+       r.working_peak_headcount,
+       r.working_peak_headcount::float8 / NULLIF(s.capacity, 0) AS working_peak_utilization
   FROM space_service_days s
-  CROSS JOIN LATERAL (
-    SELECT COALESCE(SUM(x.known_ms), 0) AS known_ms,
-           COALESCE(SUM(x.occupied_ms), 0) AS occupied_ms,
-           COALESCE(SUM(x.headcount_ms), 0) AS headcount_ms,
-           COALESCE(SUM(x.headcount_known_ms), 0) AS headcount_known_ms,
-           COALESCE(SUM(x.readings), 0) AS readings,
-           MAX(x.peak_headcount) AS peak_headcount,
-           COALESCE(SUM(CASE WHEN x.working THEN x.known_ms END), 0) AS working_known_ms,
-           COALESCE(SUM(CASE WHEN x.working THEN x.occupied_ms END), 0) AS working_occupied_ms,
-           COALESCE(SUM(CASE WHEN x.working THEN x.headcount_ms END), 0) AS working_headcount_ms,
-           COALESCE(SUM(CASE WHEN x.working THEN x.headcount_known_ms END), 0) AS working_headcount_known_ms,
-           MAX(CASE WHEN x.working THEN x.peak_headcount END) AS working_peak_headcount
-      FROM occupancy_buckets x
-     WHERE x.floor_space_key = s.floor_space_key AND x.start_ms >= s.start_ms AND x.start_ms < s.end_ms) b;
+  LEFT JOIN occupancy_days r ON r.floor_space_key = s.floor_space_key AND r.local_date = s.local_date;
 --> statement-breakpoint
 -- space_days: per floor space and local day, all hours and (working_*) working hours, with the names beside the ids.
 CREATE VIEW space_days AS

@@ -119,41 +119,35 @@ SELECT f.floor_space_key, f.customer_id, d.building_id, f.floor_id, f.floor_spac
        d.local_date, d.weekday, d.holiday, d.time_zone, d.start_ms, d.end_ms, d.working_ms
   FROM (SELECT fs.floor_space_key, fs.customer_id, fs.building_id, fs.floor_id, fs.floor_space_id, fs.capacity,
                fs.first_seen_at, fs.deleted_at,
-               (SELECT b.local_date FROM occupancy_buckets b WHERE b.floor_space_key = fs.floor_space_key ORDER BY b.start_ms LIMIT 1) AS first_date,
-               (SELECT b.local_date FROM occupancy_buckets b WHERE b.floor_space_key = fs.floor_space_key ORDER BY b.start_ms DESC LIMIT 1) AS last_date
+               (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date LIMIT 1) AS first_date,
+               (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date DESC LIMIT 1) AS last_date
           FROM floor_spaces fs) f
   JOIN calendar_days d ON d.customer_id = f.customer_id AND d.building_id = COALESCE(f.building_id, '')
  WHERE (d.local_date >= f.first_date OR f.first_seen_at < strftime('%Y-%m-%dT%H:%M:%fZ', d.end_ms / 1000.0, 'unixepoch'))
    AND (f.deleted_at IS NULL OR f.deleted_at > strftime('%Y-%m-%dT%H:%M:%fZ', d.start_ms / 1000.0, 'unixepoch') OR d.local_date <= f.last_date);
 --> statement-breakpoint
 -- space_day_sums: the integer sums per floor space and local day (all hours, and working hours) that space_days,
--- floor_days, building_days and portfolio_days are made of. A bucket belongs to the day its start is in.
+-- floor_days, building_days and portfolio_days are made of, read from the daily rollup occupancy_days (the day's
+-- buckets summed when they were written: a bucket belongs to the day its start is in). A day of service with no
+-- bucket has no rollup row: its sums are 0 and its peaks NULL.
 CREATE VIEW space_day_sums AS
 SELECT s.floor_space_key, s.customer_id, s.building_id, s.floor_id, s.floor_space_id, s.capacity,
        s.local_date, s.weekday, s.holiday, s.time_zone, s.start_ms, s.end_ms,
        s.end_ms - s.start_ms AS period_ms,
-       COALESCE(SUM(b.known_ms), 0) AS known_ms,
-       COALESCE(SUM(b.occupied_ms), 0) AS occupied_ms,
-       COALESCE(SUM(b.headcount_ms), 0) AS headcount_ms,
-       COALESCE(SUM(b.headcount_known_ms), 0) AS headcount_known_ms,
-       NULLIF(s.capacity, 0) * COALESCE(SUM(b.headcount_known_ms), 0) AS capacity_ms,
-       CASE WHEN s.capacity > 0 THEN COALESCE(SUM(b.headcount_ms), 0) END AS capacity_headcount_ms,
-       COALESCE(SUM(b.readings), 0) AS readings,
-       MAX(b.peak_headcount) AS peak_headcount,
-       1.0 * MAX(b.peak_headcount) / NULLIF(s.capacity, 0) AS peak_utilization,
-       s.working_ms,
-       COALESCE(SUM(CASE WHEN b.working = 1 THEN b.known_ms END), 0) AS working_known_ms,
-       COALESCE(SUM(CASE WHEN b.working = 1 THEN b.occupied_ms END), 0) AS working_occupied_ms,
-       COALESCE(SUM(CASE WHEN b.working = 1 THEN b.headcount_ms END), 0) AS working_headcount_ms,
-       COALESCE(SUM(CASE WHEN b.working = 1 THEN b.headcount_known_ms END), 0) AS working_headcount_known_ms,
-       NULLIF(s.capacity, 0) * COALESCE(SUM(CASE WHEN b.working = 1 THEN b.headcount_known_ms END), 0) AS working_capacity_ms,
-       CASE WHEN s.capacity > 0 THEN COALESCE(SUM(CASE WHEN b.working = 1 THEN b.headcount_ms END), 0) END AS working_capacity_headcount_ms,
-       MAX(CASE WHEN b.working = 1 THEN b.peak_headcount END) AS working_peak_headcount,
-       1.0 * MAX(CASE WHEN b.working = 1 THEN b.peak_headcount END) / NULLIF(s.capacity, 0) AS working_peak_utilization
+       COALESCE(r.known_ms, 0) AS known_ms, COALESCE(r.occupied_ms, 0) AS occupied_ms,
+       COALESCE(r.headcount_ms, 0) AS headcount_ms, COALESCE(r.headcount_known_ms, 0) AS headcount_known_ms,
+       NULLIF(s.capacity, 0) * COALESCE(r.headcount_known_ms, 0) AS capacity_ms,
+       CASE WHEN s.capacity > 0 THEN COALESCE(r.headcount_ms, 0) END AS capacity_headcount_ms,
+       COALESCE(r.readings, 0) AS readings, r.peak_headcount,
+       1.0 * r.peak_headcount / NULLIF(s.capacity, 0) AS peak_utilization,
+       s.working_ms, COALESCE(r.working_known_ms, 0) AS working_known_ms, COALESCE(r.working_occupied_ms, 0) AS working_occupied_ms,
+       COALESCE(r.working_headcount_ms, 0) AS working_headcount_ms, COALESCE(r.working_headcount_known_ms, 0) AS working_headcount_known_ms,
+       NULLIF(s.capacity, 0) * COALESCE(r.working_headcount_known_ms, 0) AS working_capacity_ms,
+       CASE WHEN s.capacity > 0 THEN COALESCE(r.working_headcount_ms, 0) END AS working_capacity_headcount_ms,
+       r.working_peak_headcount,
+       1.0 * r.working_peak_headcount / NULLIF(s.capacity, 0) AS working_peak_utilization
   FROM space_service_days s
-  LEFT JOIN occupancy_buckets b ON b.floor_space_key = s.floor_space_key AND b.local_date = s.local_date
-   AND b.start_ms >= s.start_ms AND b.start_ms < s.end_ms
- GROUP BY s.floor_space_key, s.local_date;
+  LEFT JOIN occupancy_days r ON r.floor_space_key = s.floor_space_key AND r.local_date = s.local_date;
 --> statement-breakpoint
 -- space_days: per floor space and local day, all hours and (working_*) working hours, with the names beside the ids.
 CREATE VIEW space_days AS

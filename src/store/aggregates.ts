@@ -5,6 +5,7 @@ import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
+import { clearDays, refreshDays } from './aggregate-days.ts';
 
 /**
  * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
@@ -73,6 +74,7 @@ export async function recompute(tx: Executor, dialect: Dialect, customerId: stri
     }
   }
   if (firstDate !== undefined) await extendDays(tx, dialect, customerId, calendar, firstDate, lastDate!);
+  await refreshDays(tx, calendar.zone, work.keys, buckets[0]!.date, buckets[buckets.length - 1]!.date);
   return written;
 }
 
@@ -204,6 +206,7 @@ export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: 
   for (let i = 0; i < keys.length; i += KEY_CHUNK) {
     await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
   }
+  await clearDays(tx, keys);
   const t = INSTANTS[dialect];
   let buckets = 0;
   // One floor space at a time: a year of a space's readings is held, not a building's.

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseWorkingTime } from '../../src/config-working-time.ts';
 import type { AggregateSettings, Store } from '../../src/store/index.ts';
 import { referenceDays, referenceFigures, type RefCalendar, type RefFigures, type RefReading } from './aggregate-reference.ts';
+import { loadMigrations } from '../../src/store/migrations.ts';
 import { DIALECTS, fresh } from './harness.ts';
 
 /**
@@ -103,8 +104,48 @@ async function dump(store: Store): Promise<string[]> {
       FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key ORDER BY f.floor_space_id, b.start_ms`);
   const days = await store.query<Record<string, unknown>>('SELECT * FROM calendar_days ORDER BY customer_id, building_id, local_date');
   const calendars = await store.query<Record<string, unknown>>('SELECT customer_id, building_id, time_zone, calendar, max_hold_ms FROM aggregate_calendars ORDER BY building_id');
+  const rollup = await store.query<Record<string, unknown>>(`
+    SELECT f.floor_space_id, r.local_date, r.known_ms, r.occupied_ms, r.headcount_ms, r.headcount_known_ms, r.readings, r.peak_headcount,
+           r.working_known_ms, r.working_occupied_ms, r.working_headcount_ms, r.working_headcount_known_ms, r.working_peak_headcount
+      FROM occupancy_days r JOIN floor_spaces f ON f.floor_space_key = r.floor_space_key ORDER BY f.floor_space_id, r.local_date`);
   const text = (row: Record<string, unknown>) => Object.values(row).map((v) => (typeof v === 'boolean' ? Number(v) : String(v))).join(' ');
-  return [...buckets.map(text), '--', ...days.map(text), '--', ...calendars.map(text)];
+  return [...buckets.map(text), '--', ...days.map(text), '--', ...calendars.map(text), '--', ...rollup.map(text)];
+}
+
+/**
+ * The daily rollup as stored, and as the buckets sum up per floor space and local date, here in TypeScript: they
+ * must be equal row for row (a day with no bucket has no row).
+ */
+async function expectRollupOfBuckets(store: Store): Promise<void> {
+  const rows = await store.query<Record<string, string | number | boolean | null>>(`
+    SELECT f.floor_space_id AS s, b.local_date AS d, b.working AS w, b.known_ms AS k, b.occupied_ms AS o, b.headcount_ms AS hm,
+           b.headcount_known_ms AS hk, b.readings AS n, b.peak_headcount AS p
+      FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key`);
+  const expected = new Map<string, number[] | (number | null)[]>();
+  const max = (a: number | null, b: number | null) => (a === null ? b : b === null ? a : Math.max(a, b));
+  for (const r of rows) {
+    const key = `${r.s}|${r.d}`;
+    const e = (expected.get(key) ?? [0, 0, 0, 0, 0, null, 0, 0, 0, 0, null]) as Array<number | null>;
+    const working = Boolean(Number(r.w));
+    const p = r.p === null ? null : Number(r.p);
+    const add = [Number(r.k), Number(r.o), Number(r.hm), Number(r.hk)];
+    add.forEach((v, i) => {
+      e[i] = (e[i] as number) + v;
+      if (working) e[6 + i] = (e[6 + i] as number) + v;
+    });
+    e[4] = (e[4] as number) + Number(r.n);
+    e[5] = max(e[5]!, p);
+    if (working) e[10] = max(e[10]!, p);
+    expected.set(key, e);
+  }
+  const stored = await store.query<Record<string, string | number | null>>(`
+    SELECT f.floor_space_id AS s, r.local_date AS d, r.known_ms, r.occupied_ms, r.headcount_ms, r.headcount_known_ms, r.readings, r.peak_headcount,
+           r.working_known_ms, r.working_occupied_ms, r.working_headcount_ms, r.working_headcount_known_ms, r.working_peak_headcount
+      FROM occupancy_days r JOIN floor_spaces f ON f.floor_space_key = r.floor_space_key`);
+  const actual = new Map(stored.map(({ s, d, ...figures }) => [`${s}|${d}`, Object.values(figures).map((v) => (v === null ? null : Number(v)))]));
+  const sorted = (m: Map<string, unknown>) => [...m.entries()].sort(([a], [b]) => (a < b ? -1 : 1));
+  expect(actual.size).toBeGreaterThan(0);
+  expect(sorted(actual)).toEqual(sorted(expected));
 }
 
 /** The stored buckets grouped as the reference groups them. */
@@ -177,6 +218,7 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     await commit(store, 'floorSpaces', [{ id: 's5', buildingId: 'b-kol', floorId: 'b-kol-1', name: 's5', capacity: 4, spaceType: 'desk' }]);
     expectReference(await stored(store), readings, (s) => SPACES[s]!.calendar);
 
+    await expectRollupOfBuckets(store);
     const kept = await dump(store);
     const rebuilt = await store.rebuildAggregates({ customerId: C }, SETTINGS);
     expect(rebuilt.map((b) => [b.buildingId, b.zone, b.zoneSource, b.whole])).toEqual([
@@ -237,6 +279,31 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     expect(day('2026-10-25').weekday).toBe(7);
   });
 
+  it('the migration that adds the daily rollup fills it from the buckets an upgraded database holds: every day figure kept', { timeout: 60_000 }, async () => {
+    const { store, another } = await fresh(dialect, 'aggregate-rollup-upgrade');
+    await commit(store, 'buildings', BUILDINGS);
+    await commit(store, 'floorSpaces', [
+      { id: 's1', buildingId: 'b-ber', name: 's1', capacity: 6 },
+      { id: 's3', buildingId: 'b-kol', name: 's3' },
+    ]);
+    await store.reconcileAggregates(C, SETTINGS);
+    await commit(store, 'occupancy', makeReadings().filter((r) => r.space === 's1' || r.space === 's3').map((r) => record(r, 'p')));
+    const days = () => store.query('SELECT * FROM space_days ORDER BY floor_space_id, local_date');
+    const before = { dump: await dump(store), days: await days() };
+    expect(before.days.length).toBeGreaterThan(10);
+    // The database as the version before it left it: no rollup, the migration not applied.
+    const added = loadMigrations(dialect).find((m) => m.name.endsWith('_occupancy_days'))!;
+    await store.query(dialect === 'postgres' ? 'DROP TABLE occupancy_days CASCADE' : 'DROP TABLE occupancy_days');
+    await store.query(`DELETE FROM __drizzle_migrations WHERE created_at = ${added.folderMillis}`);
+    // Its views read the buckets (this version's views, which read the rollup, are applied with the upgrade).
+    await store.query('DELETE FROM __repeatable_migrations');
+    const upgraded = await another();
+    await upgraded.migrate();
+    expect(await dump(upgraded)).toEqual(before.dump);
+    expect(await upgraded.query('SELECT * FROM space_days ORDER BY floor_space_id, local_date')).toEqual(before.days);
+    await expectRollupOfBuckets(upgraded);
+  });
+
   it('a change of calendar, zone or max hold rebuilds that building alone, once', { timeout: 60_000 }, async () => {
     const { store } = await fresh(dialect, 'aggregate-reconcile');
     await commit(store, 'buildings', BUILDINGS);
@@ -258,6 +325,7 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     const harbour: RefCalendar = { zone: 'Europe/Berlin', days: [1, 2, 3, 4, 5], start: 540, end: 1020, holidays: [] };
     const lotus: RefCalendar = { ...LOTUS, holidays: [] };
     expectReference(await stored(store), readings, (s) => (s === 's1' ? harbour : lotus));
+    await expectRollupOfBuckets(store);
     const longer = await store.reconcileAggregates(C, { workingTime: harbourLater, maxHoldMs: 60 * MIN });
     expect(longer.map((b) => b.change)).toEqual(['max hold 2700000 ms -> 3600000 ms', 'max hold 2700000 ms -> 3600000 ms']);
   });

@@ -37,6 +37,20 @@ function connect(target: TestDatabase) {
   return postgres(target.url.replace(/[?&]schema=[^&]+/, ''), { max: 1, onnotice: () => {}, connection: { search_path: `"${target.schema}"`, TimeZone: 'UTC' } });
 }
 
+/**
+ * This version's views that 0012's tables can hold: those reading a table a later migration adds (the daily rollup,
+ * occupancy_days), or a view that does, are left out.
+ */
+function viewsOfReleased(statements: readonly string[]): string[] {
+  const missing = ['occupancy_days'];
+  return statements.filter((s) => {
+    const name = /VIEW (\w+) AS/.exec(s)?.[1];
+    if (!missing.some((m) => new RegExp(`\\b${m}\\b`).test(s))) return true;
+    if (name) missing.push(name);
+    return false;
+  });
+}
+
 /** The previous version's database (0000 to 0012 and its views), with READINGS readings in its compact tables. */
 async function previousVersion(): Promise<void> {
   db = await freshDatabase('postgres', 'partitions-migration');
@@ -44,7 +58,7 @@ async function previousVersion(): Promise<void> {
   const sql = connect(db);
   try {
     await sql.begin(async (tx) => {
-      for (const s of loadRepeatable('postgres')[0]!.statements) await tx.unsafe(s);
+      for (const s of viewsOfReleased(loadRepeatable('postgres')[0]!.statements)) await tx.unsafe(s);
       for (let s = 1; s <= SPACES; s++) await tx.unsafe(`INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES ('${C}', 'fs-${s}')`);
       for (const s of ['CurrentlyOccupied', 'CurrentlyUnoccupied']) await tx.unsafe(`INSERT INTO occupancy_statuses (occupancy_status) VALUES ('${s}')`);
       await tx.unsafe(`INSERT INTO occupancy_arrivals (source, arrived_at) VALUES ('poll', '2026-03-20T00:00:00.000Z')`);
