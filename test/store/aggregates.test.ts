@@ -288,6 +288,7 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     ]);
     await store.reconcileAggregates(C, SETTINGS);
     await commit(store, 'occupancy', makeReadings().filter((r) => r.space === 's1' || r.space === 's3').map((r) => record(r, 'p')));
+    await store.refreshAggregates(C);
     const days = () => store.query('SELECT * FROM space_days ORDER BY floor_space_id, local_date');
     const before = { dump: await dump(store), days: await days() };
     expect(before.days.length).toBeGreaterThan(10);
