@@ -97,7 +97,7 @@ export interface PortfolioFigures {
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 /** Big pages and day windows: what a user loading a portfolio this size sets (docs/performance.md, "Page size"). */
-const LOAD_ENV = { SYNC_PAGE_SIZE: '5000', SYNC_STEP: '1d' };
+export const PORTFOLIO_LOAD_ENV = { SYNC_PAGE_SIZE: '5000', SYNC_STEP: '1d' };
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 const AGGREGATE_TABLES = /^(occupancy_buckets|calendar_days|aggregate_calendars)/;
 
@@ -141,6 +141,11 @@ export function portfolioDefinitions(samplingInterval: '60m' | '5m'): { file: st
   return { file, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** The arguments of bench/sandbox-process.ts serving a portfolio of `size`, readings from `start` (ISO). */
+export function portfolioSandboxArgs(start: string, size: PortfolioSize): string[] {
+  return ['--data-start', start, '--buildings', String(size.buildings), '--spaces', String(size.spacesPerBuilding), '--interval-ms', String(HOUR_MS)];
+}
+
 async function load(sandbox: SandboxInfo, db: TestDatabase, from: number, to: number, expectedRows: number, maintain: boolean, env: Record<string, string>, later = false): Promise<PortfolioLoadResult> {
   // Local dates one day wider than the UTC range: every zone's days that the range's readings reach (offsets < 24 h).
   const rebuild = maintain ? undefined : { from: day(from - DAY_MS), to: day(to + DAY_MS) };
@@ -159,15 +164,13 @@ async function aggregateRows(databaseUrl: string): Promise<number> {
 }
 
 async function measureDialect(dialect: Dialect, size: PortfolioSize, plan: PortfolioPlan, definitions: string, log: (line: string) => void): Promise<DialectPortfolio> {
-  const sandbox = spawnBench<SandboxInfo>('sandbox-process.ts', [
-    '--data-start', dataStart(), '--buildings', String(size.buildings), '--spaces', String(size.spacesPerBuilding), '--interval-ms', String(HOUR_MS),
-  ]);
+  const sandbox = spawnBench<SandboxInfo>('sandbox-process.ts', portfolioSandboxArgs(dataStart(), size));
   const db = await freshDatabase(dialect, `portfolio_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
   try {
     const info = await sandbox.message;
     const empty = await storageSize(db.url);
     const start = Date.parse(info.dataStart);
-    const env = { ...LOAD_ENV, DEFINITIONS_FILE: definitions };
+    const env = { ...PORTFOLIO_LOAD_ENV, DEFINITIONS_FILE: definitions };
     const quarterDays = Math.max(1, Math.round(size.days / 4));
     const stage = async (days: number, from: number): Promise<StageFigures> => {
       const to = start + days * DAY_MS;
