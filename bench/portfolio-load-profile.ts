@@ -17,7 +17,7 @@ import { BENCH_PG_URL, dataStart } from './sync-bench.ts';
  * profiles; writes nothing.
  *
  *   node --import tsx bench/portfolio-load-profile.ts [--buildings 10] [--spaces 50] [--days 30] [--aggregates kept|rebuilt]
- *     [--dialect postgres|sqlite]
+ *     [--dialect postgres|sqlite] [--no-profile]
  */
 
 const args = flags();
@@ -26,6 +26,9 @@ const spaces = Number(args.get('spaces') ?? 50);
 const days = Number(args.get('days') ?? 30);
 /** `kept`: by every commit (the product today); `rebuilt`: a load keeping none, then `aggregates rebuild` (timed apart). */
 const aggregates = args.get('aggregates') === 'rebuilt' ? 'rebuilt' : 'kept';
+/** --no-profile: the load alone, timed (a full-size load's profiles would be hundreds of MB). */
+const profiled = !args.has('no-profile');
+const profileFlags = (dir: string) => (profiled ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
 const dialect = args.get('dialect') === 'sqlite' ? 'sqlite' : 'postgres';
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
@@ -65,7 +68,7 @@ const sandboxDir = mkdtempSync(join(tmpdir(), 'occupancy-sync-loadprofile-sandbo
 const syncDir = mkdtempSync(join(tmpdir(), 'occupancy-sync-loadprofile-sync-'));
 const definitions = portfolioDefinitions('60m');
 const sandbox = spawnBench<SandboxInfo>('sandbox-process.ts', portfolioSandboxArgs(dataStart(), { buildings, spacesPerBuilding: spaces, days }), {
-  nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${sandboxDir}`],
+  nodeFlags: profileFlags(sandboxDir),
 });
 const db = await freshDatabase(dialect, 'loadprofile', { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
 try {
@@ -77,7 +80,7 @@ try {
   if (aggregates === 'rebuilt') load.rebuild = { from: day(from - 86_400_000), to: day(to + 86_400_000) };
   const pgBefore = postgresCpuSeconds();
   const started = performance.now();
-  const result = await runBench<PortfolioLoadResult>('portfolio-worker.ts', ['--job', JSON.stringify(load)], { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${syncDir}`], timeoutMs: 60 * 60_000 });
+  const result = await runBench<PortfolioLoadResult>('portfolio-worker.ts', ['--job', JSON.stringify(load)], { nodeFlags: profileFlags(syncDir), timeoutMs: 60 * 60_000 });
   const wall = (performance.now() - started) / 1000;
   const pg = postgresCpuSeconds() - pgBefore;
   console.log(`${info.floorSpaces} floor spaces x ${days} days: ${result.rows} readings; backfill ${(result.ms / 1000).toFixed(1)} s = ${Math.round(result.rows / (result.ms / 1000))} readings/s (process ${wall.toFixed(1)} s)`);
@@ -88,7 +91,9 @@ try {
   await db.drop();
   definitions.remove();
 }
-show('Sandbox', sandboxDir);
-show('Sync', syncDir);
+if (profiled) {
+  show('Sandbox', sandboxDir);
+  show('Sync', syncDir);
+}
 rmSync(sandboxDir, { recursive: true, force: true });
 rmSync(syncDir, { recursive: true, force: true });

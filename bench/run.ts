@@ -39,7 +39,7 @@ import { portfolioHeader, portfolioRows } from './portfolio-table.ts';
  * queries beyond N in flight (and R per second) with 429: ours against the floor those limits allow. Its rows go to
  * their own block of docs/performance.md, so `--only latency` rewrites that block alone. `portfolio`
  * (bench/portfolio.ts) loads a generated portfolio and times the reports over its aggregates; it runs only when
- * named (`--only portfolio`: about 10 minutes in full mode) and writes its own block too; --explain adds the
+ * named (`--only portfolio`: about 25 minutes in full mode on an idle machine) and writes its own block too; --explain adds the
  * plans of its report statements at full size (EXPLAIN ANALYZE on Postgres).
  */
 
@@ -66,9 +66,10 @@ interface Mode {
    */
   latency: { rows: number; runs: number; inFlight: number[]; dialects: Dialect[] };
   /**
-   * The portfolio benchmark's sizes (bench/portfolio.ts). Full: what this shared 2-core machine loads through the sync
-   * with the aggregates kept (about 6,000 readings/s on Postgres today) and reports on within about 10 minutes for both
-   * dialects (docs/performance.md, "A portfolio's reports").
+   * The portfolio benchmark's sizes (bench/portfolio.ts). Full: the issue's 2,000 floor spaces x 180 days on Postgres
+   * (8.64 M hourly readings, about 10 minutes to load on this 2-core machine idle) and a quarter of the spaces on SQLite
+   * (500 x 180 days, 2.16 M: its single writer, and a smaller file to report over); the reasons in bench/portfolio.ts
+   * and docs/performance.md, "A portfolio's reports".
    */
   portfolio: PortfolioPlan;
 }
@@ -76,7 +77,7 @@ interface Mode {
 const MODES: Record<Mode['name'], Mode> = {
   full: {
     name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 200_000, runs: 3, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] },
-    portfolio: { sizes: { postgres: { buildings: 10, spacesPerBuilding: 40, days: 120 }, sqlite: { buildings: 4, spacesPerBuilding: 25, days: 120 } }, warmRuns: 5, restart: true, timeoutMs: 60_000, cost: { readings: 30_000, runs: 3 }, explain: false, aggregates: 'kept' },
+    portfolio: { sizes: { postgres: { buildings: 40, spacesPerBuilding: 50, days: 180 }, sqlite: { buildings: 10, spacesPerBuilding: 50, days: 180 } }, warmRuns: 5, restart: true, timeoutMs: 60_000, cost: { readings: 30_000, runs: 3 }, explain: false, aggregates: 'kept' },
   },
   quick: {
     name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] },
