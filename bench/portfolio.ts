@@ -110,7 +110,11 @@ export const PORTFOLIO_LOAD_ENV = { SYNC_PAGE_SIZE: '5000', SYNC_STEP: '1d' };
 /** A stage's load: three quarters of the full size take about 8 minutes idle; a busy machine several times that. */
 const LOAD_TIMEOUT_MS = 60 * 60_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-const AGGREGATE_TABLES = /^(occupancy_buckets|calendar_days|aggregate_calendars)/;
+/**
+ * The aggregates' relations and their indexes: the hourly buckets, the daily rollup (when the schema has it), the
+ * calendars, and what pages mark stale until the refresh (aggregate_invalidations: empty after a run, its pages kept).
+ */
+const AGGREGATE_TABLES = /^(occupancy_buckets|occupancy_days|calendar_days|aggregate_)/;
 
 /**
  * The portfolio's definitions file, in a temporary directory: the built-in occupancy stream declaring the sensors' interval,
