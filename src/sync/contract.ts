@@ -4,6 +4,7 @@ import type { QuarantinedRecord } from '../store/types.ts';
 import { parseIsoInstant, toIsoUtc, type IsoUtc } from '../time.ts';
 import type { PageRead, PagingStyle } from './paging/index.ts';
 import type { RecordValidator } from './records.ts';
+import { SeenKeys } from './seen-keys.ts';
 
 /**
  * The page contract (docs/sync.md, "The page contract"): what every answer must satisfy before anything of it is
@@ -77,16 +78,6 @@ function rawOf(node: unknown): { raw: string; fingerprint: string } {
   return { raw, fingerprint };
 }
 
-/** Concatenated key fields; strings as they are, anything else JSON behind a mark so 1 and "1" differ. */
-function keyOf(record: Record<string, unknown>, fields: ReadonlyArray<string>): string {
-  let key = '';
-  for (const field of fields) {
-    const value = record[field];
-    key += (typeof value === 'string' ? value : `\u0001${JSON.stringify(value)}`) + '\u0000';
-  }
-  return key;
-}
-
 /** The window being read, in canonical text (records' cursor values are canonical text: compared as text). */
 export interface ContractWindow {
   from: IsoUtc;
@@ -130,7 +121,7 @@ export class PageContract<R> {
   readonly #o: PageContractOptions<R>;
   readonly #cursors = new Set<string>();
   /** Record keys (and rejected records' fingerprints) seen in this window: a page with none new makes no progress. */
-  readonly #seen = new Set<string>();
+  readonly #seen: SeenKeys;
   readonly #endSlack: IsoUtc | undefined;
   #pages = 0;
   #emptyInARow = 0;
@@ -139,6 +130,7 @@ export class PageContract<R> {
 
   constructor(options: PageContractOptions<R>) {
     this.#o = options;
+    this.#seen = new SeenKeys(options.keyFields);
     if (options.startCursor !== null) this.#cursors.add(options.startCursor);
     const w = options.window;
     if (w && w.endSlackMs > 0) this.#endSlack = toIsoUtc(parseIsoInstant(w.to)! + w.endSlackMs);
@@ -207,7 +199,7 @@ export class PageContract<R> {
       // keeps the last (the one de-duplication rule, for polled pages and webhook deliveries alike). Keys are only
       // kept while more pages follow, and a last page only has to show one new record: a window of one page (a
       // steady cron run) builds none.
-      if (more || (later && sorted.fresh === 0)) this.#see(keyOf(record, this.#o.keyFields), more, sorted);
+      if ((more || (later && sorted.fresh === 0)) && this.#seen.record(record, more)) sorted.fresh += 1;
       if (keep) sorted.records.push(result.record);
     }
     return sorted;
@@ -220,14 +212,7 @@ export class PageContract<R> {
       throw this.#violation('record-rejected', `a record was rejected (${reason}) and SYNC_REJECTED_RECORDS=fail: ${text.slice(0, 200)}`);
     }
     sorted.rejected.push({ fingerprint, raw: text, reason });
-    this.#see(`\u0002${fingerprint}`, more, sorted);
-  }
-
-  /** Counts `key` as fresh unless seen before in this window; remembers it while more pages follow. */
-  #see(key: string, more: boolean, sorted: Sorted<R>): void {
-    if (this.#seen.has(key)) return;
-    if (more) this.#seen.add(key);
-    sorted.fresh += 1;
+    if (this.#seen.rejected(fingerprint, more)) sorted.fresh += 1;
   }
 
   #outsideWindow(outside: NonNullable<Sorted<R>['outside']>): ContractViolation {
