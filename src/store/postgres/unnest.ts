@@ -25,24 +25,53 @@ function unnestText(def: SinkDef<unknown>): string {
 /**
  * Column arrays for unnest. Postgres refuses an upsert that touches one row twice ("ON CONFLICT DO UPDATE command
  * cannot affect row a second time"), which SQLite's row-by-row upsert accepts (last one wins); in-page duplicates are
- * therefore collapsed here, keeping the last, so both dialects end with the same row.
+ * therefore collapsed here, keeping the last, so both dialects end with the same row. A row's slot is found through
+ * one map per key column (no joined string per row: see docs/performance.md, "Against the limit (replay)").
  */
 export function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>, prepared: unknown): unknown[][] {
   const width = def.rowColumns.length;
   const columns = def.rowColumns.map(() => new Array<unknown>(records.length));
   const row = new Array<unknown>(width);
-  const seen = new Map<string, number>();
+  const slots = new RowSlots(def.rowKey);
   let n = 0;
   for (let i = 0; i < records.length; i++) {
     def.fill(records[i], row, 0, i, prepared);
-    const key = def.rowKey.length === 1 ? String(row[def.rowKey[0]!]) : def.rowKey.map((k) => row[k]).join('\u0000');
-    const at = seen.get(key);
-    const slot = at ?? n++;
-    if (at === undefined) seen.set(key, slot);
+    const slot = slots.slotOf(row, n);
+    if (slot === n) n++;
     for (let c = 0; c < width; c++) columns[c]![slot] = row[c];
   }
   if (n < records.length) for (const column of columns) column.length = n;
   return columns;
+}
+
+type Level = Map<unknown, Level | number>;
+
+/** The slot of each distinct key of a page's rows: nested maps keyed by the key columns' values. */
+class RowSlots {
+  readonly #key: readonly number[];
+  readonly #root: Level = new Map();
+
+  constructor(key: readonly number[]) {
+    this.#key = key;
+  }
+
+  /** The slot of the row's key: the one it was given before, else `next`, which it is given now. */
+  slotOf(row: readonly unknown[], next: number): number {
+    const key = this.#key;
+    const last = key.length - 1;
+    let level = this.#root;
+    for (let k = 0; k < last; k++) {
+      const value = row[key[k]!];
+      let deeper = level.get(value) as Level | undefined;
+      if (deeper === undefined) level.set(value, (deeper = new Map()));
+      level = deeper;
+    }
+    const value = row[key[last]!];
+    const at = level.get(value) as number | undefined;
+    if (at !== undefined) return at;
+    level.set(value, next);
+    return next;
+  }
 }
 
 /** Rows of `width` values, flat in `values`, as one array per column (Executor.bulk's unnest). */
