@@ -6,14 +6,14 @@ import { perSink, preparePage, type SinkDef } from '../sinks.ts';
 /**
  * Statements on SQLite, the same whichever connection runs them: the main one (synchronously, on this thread) or the
  * writer thread's (writer.ts). A sink's upsert is one prepared INSERT ... ON CONFLICT run once per row; the page's
- * rows travel as one flat array of values.
+ * rows travel as one flat array of values, and the values every row of a page shares (its arrival) once, in front.
  */
 export interface Runner {
   all<T>(text: string, params: readonly unknown[]): T[] | Promise<T[]>;
   run(text: string, params: readonly unknown[]): number | Promise<number>;
   exec(text: string): void | Promise<void>;
-  /** Runs `text` once per row of `width` values in `values`. */
-  rows(text: string, width: number, values: readonly unknown[]): number | Promise<number>;
+  /** Runs `text` once per row of `width` values in `values`, each row's bound after the values of `lead`. */
+  rows(text: string, width: number, values: readonly unknown[], lead?: readonly unknown[]): number | Promise<number>;
 }
 
 export type Compile = (query: SQL) => { sql: string; params: unknown[] };
@@ -58,14 +58,10 @@ export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope
       const ready = await preparePage(sink, 'sqlite', { tx: executor, keys: scope, page }, records);
       if (!ready) return;
       const { def, prepared } = ready;
-      const pageValues = def.pageValues(page, prepared);
-      const width = pageValues.length + def.rowColumns.length;
+      const width = def.rowColumns.length;
       const values = new Array<unknown>(records.length * width);
-      for (let i = 0, offset = 0; i < records.length; i++, offset += width) {
-        for (let c = 0; c < pageValues.length; c++) values[offset + c] = pageValues[c];
-        def.fill(records[i], values, offset + pageValues.length, i, prepared);
-      }
-      await runner.rows(upsertText(def), width, values);
+      for (let i = 0, offset = 0; i < records.length; i++, offset += width) def.fill(records[i], values, offset, i, prepared);
+      await runner.rows(upsertText(def), width, values, def.pageValues(page, prepared));
     },
   };
   return executor;

@@ -100,11 +100,12 @@ function mainRunner(db: Database.Database): Runner {
     all: <T>(text: string, params: readonly unknown[]) => prepare(text).all(...params) as T[],
     run: (text, params) => prepare(text).run(...params).changes,
     exec: (text) => void db.exec(text),
-    rows(text, width, values) {
+    rows(text, width, values, lead = []) {
       const stmt = prepare(text);
-      const args = new Array<unknown>(width);
+      const args = [...lead, ...new Array<unknown>(width)];
+      const at = lead.length;
       for (let offset = 0; offset < values.length; offset += width) {
-        for (let c = 0; c < width; c++) args[c] = values[offset + c];
+        for (let c = 0; c < width; c++) args[at + c] = values[offset + c];
         stmt.run(args);
       }
       return values.length / width;
@@ -118,6 +119,6 @@ function writerRunner(thread: SqliteWriter): Runner {
     all: (text, params) => thread.all(text, params),
     run: (text, params) => thread.run(text, params),
     exec: async (text) => void (await thread.run(text, [])),
-    rows: (text, width, values) => thread.rows(text, width, values),
+    rows: (text, width, values, lead) => thread.rows(text, width, values, lead),
   };
 }

@@ -48,10 +48,12 @@ parentPort.on('message', (m) => {
     else if (m.op === 'rows') {
       const stmt = prepare(m.sql);
       const width = m.width;
-      const args = new Array(width);
+      const lead = m.lead.map(bind);
+      const at = lead.length;
+      const args = lead.concat(new Array(width));
       const values = m.values;
       for (let offset = 0; offset < values.length; offset += width) {
-        for (let c = 0; c < width; c++) args[c] = bind(values[offset + c]);
+        for (let c = 0; c < width; c++) args[at + c] = bind(values[offset + c]);
         stmt.run(args);
       }
       result = values.length / width;
@@ -140,9 +142,9 @@ export class SqliteWriter {
     return this.#call({ op: 'run', sql, params });
   }
 
-  /** Runs `sql` once per row of `width` values in `values` (one page of an upsert). */
-  rows(sql: string, width: number, values: readonly unknown[]): Promise<number> {
-    return this.#call({ op: 'rows', sql, width, values });
+  /** Runs `sql` once per row of `width` values in `values`, after the values of `lead` (one page of an upsert). */
+  rows(sql: string, width: number, values: readonly unknown[], lead: readonly unknown[] = []): Promise<number> {
+    return this.#call({ op: 'rows', sql, width, values, lead });
   }
 
   /** Rolls back the open transaction, if any (after a failure half-way). */
