@@ -116,7 +116,7 @@ async function prepare(input: PrepareInput, records: ReadonlyArray<OccupancyReco
  * Writes a record's floor space key, observation time, status code, headcount (or NULL) and event id (as a lowercase
  * UUID or other text, in two values) at out[offset..+5], checked. Allocation-free on the hot path.
  */
-function fill(record: OccupancyRecord, out: unknown[], offset: number, index: number, prepared: Prepared, epochMs: boolean): void {
+function fill(record: OccupancyRecord, out: unknown[], offset: number, index: number, prepared: Prepared, epochMs: ((iso: string) => number) | undefined): void {
   const space = prepared.spaces.get(record.floorSpaceId);
   if (space === undefined) throw invalid('occupancy', index, 'floorSpaceId', 'a non-empty string', record.floorSpaceId);
   const status = prepared.statuses.get(record.occupancyStatus);
@@ -130,11 +130,18 @@ function fill(record: OccupancyRecord, out: unknown[], offset: number, index: nu
   const observed = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
   const uuid = eventId !== null && LOWER_UUID.test(eventId);
   out[offset] = space;
-  out[offset + 1] = epochMs ? Date.parse(observed) : observed;
+  out[offset + 1] = epochMs ? epochMs(observed) : observed;
   out[offset + 2] = status;
   out[offset + 3] = headcount;
   out[offset + 4] = uuid ? eventId : null;
   out[offset + 5] = uuid ? null : eventId;
+}
+
+/** Date.parse, remembering the last text: a page's rows come tick by tick, so most repeat the time before. */
+function lastParsed(): (iso: string) => number {
+  let text = '';
+  let ms = 0;
+  return (iso) => (iso === text ? ms : (ms = Date.parse((text = iso))));
 }
 
 const PAGE_COLUMNS: Column[] = [
@@ -168,7 +175,7 @@ function onConflict(layout: OccupancyLayout): string {
 export function occupancySink(dialect: Dialect): SinkDef<OccupancyRecord, Prepared> {
   const layout = OCCUPANCY_LAYOUTS[dialect];
   const shape = sinkColumns('occupancy');
-  const epochMs = layout.observed.type === 'int8';
+  const epochMs = layout.observed.type === 'int8' ? lastParsed() : undefined;
   return {
     table: shape.relation,
     writeTable: 'occupancy_readings',

@@ -7,13 +7,18 @@ export { CANONICAL_FAST };
  * Timestamps cross the store boundary in one canonical form, `YYYY-MM-DDTHH:MM:SS.sssZ`. SQLite stores that text
  * (fixed width, so text order is time order); Postgres stores timestamptz and hands it back in the same form.
  */
+/** The last canonical text seen by canonicalTimestamp. */
+let lastCanonical = '';
+
 /**
  * The canonical form of a timestamp given as ISO text with any offset, a Date or epoch ms. On the hot path the value
  * is usually canonical already: one regex test and no Date allocation.
  */
 export function canonicalTimestamp(value: unknown, field: string): IsoUtc {
   if (typeof value === 'string') {
-    if (CANONICAL_FAST.test(value)) return value;
+    // Rows come tick by tick: most repeat the time of the row before (a string compare, not the regex).
+    if (value === lastCanonical) return value;
+    if (CANONICAL_FAST.test(value)) return (lastCanonical = value);
     const ms = parseIsoInstant(value.trim());
     if (ms !== undefined) return toIsoUtc(ms);
     // Bare dates and zone-less date-times would be read as local time: refuse them instead of guessing.

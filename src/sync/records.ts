@@ -120,10 +120,12 @@ const CHECKS: Record<FieldType, Check> = {
 };
 
 function timestampCheck(format: TimeFormat): Check {
+  // The last canonical text accepted: a page's records come tick by tick, so most repeat the one before.
+  let lastCanonical = '';
   return {
     accept: (v) => {
       // The canonical text needs no parsing: the hot path of every ISO-timed page.
-      if (format === 'iso' && typeof v === 'string' && CANONICAL_FAST.test(v)) return v;
+      if (format === 'iso' && typeof v === 'string' && (v === lastCanonical || (CANONICAL_FAST.test(v) && (lastCanonical = v)))) return v;
       const parsed = parseInstantAs(v, format);
       return parsed.ok ? parsed.iso : REJECT;
     },
