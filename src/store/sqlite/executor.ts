@@ -12,8 +12,11 @@ export interface Runner {
   all<T>(text: string, params: readonly unknown[]): T[] | Promise<T[]>;
   run(text: string, params: readonly unknown[]): number | Promise<number>;
   exec(text: string): void | Promise<void>;
-  /** Runs `text` once per row of `width` values in `values`, each row's bound after the values of `lead`. */
-  rows(text: string, width: number, values: readonly unknown[], lead?: readonly unknown[]): number | Promise<number>;
+  /**
+   * Runs `text` once per row of `width` values in `values`, each row's bound after the values of `lead`. The writer
+   * thread's runner only sends them: their outcome is known by the transaction's commit (transactions.ts).
+   */
+  rows(text: string, width: number, values: readonly unknown[], lead?: readonly unknown[]): void | Promise<void>;
 }
 
 export type Compile = (query: SQL) => { sql: string; params: unknown[] };

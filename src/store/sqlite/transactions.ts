@@ -68,24 +68,42 @@ export class SqliteTransactions {
   }
 
   /**
+   * The writer thread runs a transaction's statements in the order they were sent and refuses every one after a
+   * failure until the rollback (writer.ts), so BEGIN and the rows of an upsert are sent without waiting for their
+   * answer: the thread goes on to the next statement while the main thread reads and checks the next page. Each one's
+   * outcome is awaited before COMMIT, and a failure is reported as the statement that failed, not as a later one.
+   */
+
+  /**
    * One write transaction on `runner`'s connection; the caller holds the mutex. IMMEDIATE takes the write lock up
    * front (waiting up to busy_timeout for another process), so the transaction can never fail half-way with
    * SQLITE_BUSY when it first writes.
    */
-  private async transactionOn<T>(runner: Runner, rollback: () => unknown, fn: Work<T>): Promise<T> {
-    await runner.run('BEGIN IMMEDIATE', []);
+  private async transactionOn<T>(runner: Runner & Partial<Pipelined>, rollback: () => unknown, fn: Work<T>): Promise<T> {
+    if (runner.send) runner.send(Promise.resolve(runner.run('BEGIN IMMEDIATE', [])));
+    else await runner.run('BEGIN IMMEDIATE', []);
     const scope = this.#keys.scope();
     try {
       const result = await fn(sqliteExecutor(runner, this.compile, scope));
+      await runner.settle?.();
       await runner.run('COMMIT', []);
       scope.commit();
       this.connection.checkpointer?.nudge();
       return result;
     } catch (error) {
+      const first = runner.settle ? await runner.settle().then(() => error, (earlier: unknown) => earlier) : error;
       await rollback();
-      throw error;
+      throw first;
     }
   }
+}
+
+/** A runner whose statements may be sent ahead of their answers (the writer thread's). */
+interface Pipelined {
+  /** Keeps a statement's outcome for settle. */
+  send(outcome: Promise<unknown>): void;
+  /** Waits for every statement sent; rejects with the first that failed. */
+  settle(): Promise<void>;
 }
 
 /** The main connection: statements prepared once and cached by their text. */
@@ -108,17 +126,26 @@ function mainRunner(db: Database.Database): Runner {
         for (let c = 0; c < width; c++) args[at + c] = values[offset + c];
         stmt.run(args);
       }
-      return values.length / width;
     },
   };
 }
 
-/** The writer thread's connection: each call is one message. */
-function writerRunner(thread: SqliteWriter): Runner {
+/** The writer thread's connection for one transaction: each call is one message; the rows of an upsert are sent ahead. */
+function writerRunner(thread: SqliteWriter): Runner & Pipelined {
+  const sent: Promise<unknown>[] = [];
+  const send = (outcome: Promise<unknown>) => {
+    outcome.catch(() => {});
+    sent.push(outcome);
+  };
   return {
     all: (text, params) => thread.all(text, params),
     run: (text, params) => thread.run(text, params),
     exec: async (text) => void (await thread.run(text, [])),
-    rows: (text, width, values, lead) => thread.rows(text, width, values, lead),
+    rows: (text, width, values, lead) => send(thread.rows(text, width, values, lead)),
+    send,
+    async settle() {
+      // In the order sent: the thread ran them in that order, so the first failure is the statement that failed.
+      for (const outcome of sent) await outcome;
+    },
   };
 }

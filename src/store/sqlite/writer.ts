@@ -23,6 +23,9 @@ const Database = require(workerData.driver);
 const db = new Database(workerData.path, { fileMustExist: true });
 for (const pragma of workerData.pragmas) db.pragma(pragma);
 const statements = new Map();
+// After a failed statement every later one is refused until the main thread rolls back: it may send a transaction's
+// statements without waiting for each one's answer, and none may run after one that failed.
+let failed = false;
 // Buffers cross the thread boundary as plain Uint8Arrays; the driver binds Buffers as BLOBs.
 const bind = (v) => (v instanceof Uint8Array && !Buffer.isBuffer(v) ? Buffer.from(v.buffer, v.byteOffset, v.byteLength) : v);
 const prepare = (text) => {
@@ -40,11 +43,18 @@ parentPort.on('message', (m) => {
     parentPort.close();
     return;
   }
+  if (failed && m.op !== 'rollback') {
+    parentPort.postMessage({ id: m.id, ok: false, message: 'an earlier statement of this transaction failed', code: 'OCCUPANCY_SYNC_EARLIER_FAILURE' });
+    return;
+  }
   try {
     let result;
     if (m.op === 'all') result = prepare(m.sql).all(...m.params.map(bind));
     else if (m.op === 'run') result = prepare(m.sql).run(...m.params.map(bind)).changes;
-    else if (m.op === 'rollback') result = db.inTransaction ? (prepare('ROLLBACK').run(), 1) : 0;
+    else if (m.op === 'rollback') {
+      failed = false;
+      result = db.inTransaction ? (prepare('ROLLBACK').run(), 1) : 0;
+    }
     else if (m.op === 'rows') {
       const stmt = prepare(m.sql);
       const width = m.width;
@@ -60,6 +70,7 @@ parentPort.on('message', (m) => {
     } else throw new Error('unknown operation ' + m.op);
     parentPort.postMessage({ id: m.id, ok: true, result });
   } catch (error) {
+    failed = m.op !== 'rollback';
     parentPort.postMessage({ id: m.id, ok: false, message: String((error && error.message) || error), code: error && error.code });
   }
 });
