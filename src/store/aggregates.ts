@@ -78,12 +78,16 @@ export async function recompute(tx: Executor, dialect: Dialect, customerId: stri
   return written;
 }
 
-/** The readings of `keys` with an instant in [fromMs, toMs), per floor space, in time order. */
+/**
+ * The readings of `keys` with an instant in [fromMs, toMs), per floor space, in time order. Statuses are read as
+ * their codes and told occupied or not once per code (the dictionary is a handful of rows), not joined per reading.
+ */
 export async function readReadings(tx: Executor, dialect: Dialect, keys: readonly number[], fromMs: number, toMs: number): Promise<Map<number, Reading[]>> {
   const t = INSTANTS[dialect];
-  const rows = await tx.all<{ k: number | string; t: number | string; s: string; h: number | null }>(sql`
-    SELECT r.floor_space_key AS k, ${t.at} AS t, s.occupancy_status AS s, r.headcount AS h
-      FROM occupancy_readings r JOIN occupancy_statuses s ON s.status_code = r.status_code
+  const codes = await tx.all<{ c: number | string; s: string }>(sql`SELECT status_code AS c, occupancy_status AS s FROM occupancy_statuses`);
+  const occupied = new Map(codes.map((c) => [Number(c.c), occupiedOf(c.s)]));
+  const rows = await tx.all<{ k: number | string; t: number | string; c: number | string; h: number | null }>(sql`
+    SELECT r.floor_space_key AS k, ${t.at} AS t, r.status_code AS c, r.headcount AS h FROM occupancy_readings r
      WHERE r.floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})
        AND ${t.column} >= ${t.bind(fromMs)} AND ${t.column} < ${t.bind(toMs)}
      ORDER BY r.floor_space_key, ${t.column}`);
@@ -97,7 +101,7 @@ export async function readReadings(tx: Executor, dialect: Dialect, keys: readonl
       list = [];
       out.set(k, list);
     }
-    list.push({ at: Number(row.t), occupied: occupiedOf(row.s), headcount: row.h === null ? null : Number(row.h) });
+    list.push({ at: Number(row.t), occupied: occupied.get(Number(row.c)) ?? null, headcount: row.h === null ? null : Number(row.h) });
   }
   return out;
 }

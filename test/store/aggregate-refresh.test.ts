@@ -2,7 +2,9 @@ import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { streams as allStreams } from '../../jobs/index.ts';
 import { aggregateSettings, reconcileAfterRun, reconcileAggregates } from '../../src/app/aggregates.ts';
+import { FakeClock } from '../../src/clock.ts';
 import { DEFAULT_WORKING_TIME } from '../../src/config-working-time.ts';
+import { REFRESH_INTERVAL_MS } from '../../src/store/aggregate-store.ts';
 import { memoryLogger, silentLogger } from '../../src/logger.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import type { SyncReport } from '../../src/sync/engine.ts';
@@ -68,6 +70,27 @@ describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => 
     expect(await buckets(store, 'c1')).toBeGreaterThan(0);
     const warnings = records().filter((r) => r.level === 40).map((r) => r.msg);
     expect(warnings).toEqual(['the aggregates of customer c2 were not brought up to date after the run (the next run does it first): database went away']);
+  });
+
+  it('a long run refreshes from its commits once its oldest unrefreshed page is 15 s old (the injected clock)', { timeout: 30_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-interval', { migrate: true });
+    const clock = new FakeClock(Date.parse('2026-03-10T00:00:00.000Z'));
+    const store = await openTestStore(db, { clock });
+    stores.push(store);
+    await store.commitPage(page('c1', readings('s1', T0, 12)));
+    clock.advance(REFRESH_INTERVAL_MS - 1);
+    await store.commitPage(page('c1', readings('s2', T0, 12)));
+    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
+    clock.advance(1);
+    // This commit finds the aggregates stale for the interval: it refreshes after committing.
+    await store.commitPage(page('c1', readings('s3', T0, 12)));
+    expect(await store.pendingAggregates('c1')).toEqual([]);
+    expect(await buckets(store, 'c1')).toBeGreaterThan(0);
+    // The count starts again at the next page.
+    await store.commitPage(page('c1', readings('s1', T0 + 60 * MIN, 12)));
+    clock.advance(REFRESH_INTERVAL_MS - 1);
+    await store.commitPage(page('c1', readings('s2', T0 + 60 * MIN, 12)));
+    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
   });
 
   it('a webhook delivery recomputes its own buckets at once; pending pages of the same space stay pending, and the refresh equals a rebuild', { timeout: 30_000 }, async () => {
