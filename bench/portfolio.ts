@@ -30,7 +30,7 @@ import { BENCH_PG_URL, dataStart, SyncBench } from './sync-bench.ts';
  *
  * Sizes (bench/run.ts): full mode loads the issue's 2,000 floor spaces x 180 days on Postgres, 8.64 M readings, with
  * the aggregates as the product keeps them; the load is Postgres's work more than the sync's or the sandbox's
- * (bench/portfolio-load-profile.ts), and takes about 10 minutes on this 2-core machine idle. SQLite loads 500 spaces
+ * (bench/portfolio-load-profile.ts), and takes 10 to 15 minutes on this 2-core machine idle. SQLite loads 500 spaces
  * x 180 days (2.16 M): one writer, and a quarter of the spaces keeps the whole part within the time of the Postgres
  * load. The load settings are those a user loading a portfolio this size sets (PORTFOLIO_LOAD_ENV).
  */

@@ -67,7 +67,7 @@ interface Mode {
   latency: { rows: number; runs: number; inFlight: number[]; dialects: Dialect[] };
   /**
    * The portfolio benchmark's sizes (bench/portfolio.ts). Full: the issue's 2,000 floor spaces x 180 days on Postgres
-   * (8.64 M hourly readings, about 10 minutes to load on this 2-core machine idle) and a quarter of the spaces on SQLite
+   * (8.64 M hourly readings, 10 to 15 minutes to load on this 2-core machine idle) and a quarter of the spaces on SQLite
    * (500 x 180 days, 2.16 M: its single writer, and a smaller file to report over); the reasons in bench/portfolio.ts
    * and docs/performance.md, "A portfolio's reports".
    */
