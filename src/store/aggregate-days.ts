@@ -1,8 +1,6 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import { localDays, startOfLocalDate } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
-import type { BuildingCalendar } from './aggregate-calendars.ts';
-import { bucketsCovering } from './aggregate-plan.ts';
 
 /**
  * The daily rollup occupancy_days (docs/reporting.md, "The daily rollup"): per floor space and local date, the sums
@@ -12,8 +10,8 @@ import { bucketsCovering } from './aggregate-plan.ts';
  * same buckets. The same statements run on both dialects (`working` is a boolean or 0/1, both true in CASE WHEN).
  */
 
-/** Floor spaces per statement that names them (as aggregates.ts's KEY_CHUNK). */
-const KEY_CHUNK = 1000;
+/** Floor spaces per statement that names them. */
+const KEY_CHUNK = 500;
 
 const SUMS = sql.raw(`
   SELECT floor_space_key, local_date, SUM(known_ms), SUM(occupied_ms), SUM(headcount_ms), SUM(headcount_known_ms), SUM(readings),
@@ -47,47 +45,9 @@ export async function refreshDays(tx: Executor, zone: string, keys: readonly num
   }
 }
 
-/** Sums again the days holding the buckets that touch [fromMs, toMs) of `keys` (a recomputed range). */
-export async function refreshRange(tx: Executor, calendar: BuildingCalendar, keys: readonly number[], fromMs: number, toMs: number): Promise<void> {
-  const buckets = bucketsCovering(calendar.calendar, fromMs, toMs);
-  if (buckets.length === 0) return;
-  await refreshDays(tx, calendar.zone, keys, buckets[0]!.date, buckets[buckets.length - 1]!.date);
-}
-
 /** Deletes every day of these floor spaces (before their buckets are all made again). */
 export async function clearDays(tx: Executor, keys: readonly number[]): Promise<void> {
   for (let i = 0; i < keys.length; i += KEY_CHUNK) {
     await tx.run(sql`DELETE FROM occupancy_days WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
   }
-}
-
-/** A floor space a commit wrote buckets of: its building, and the first and last instant of its page's readings. */
-export interface TouchedSpace {
-  key: number;
-  building: string;
-  a: number;
-  b: number;
-}
-
-/**
- * After a commit's buckets are written (aggregate-delta.ts): the days its spaces' buckets can have changed in, from
- * each space's first reading to its last plus the max hold, summed again. Spaces of one building whose days are the
- * same are refreshed in one statement (a page of a backfill: every space of it).
- */
-export async function refreshTouched(tx: Executor, spaces: Iterable<TouchedSpace | undefined>, calendars: ReadonlyMap<string, BuildingCalendar>): Promise<void> {
-  const groups = new Map<string, { calendar: BuildingCalendar; first: string; last: string; keys: number[] }>();
-  for (const s of spaces) {
-    if (!s) continue;
-    const calendar = calendars.get(s.building);
-    if (!calendar) continue;
-    const buckets = bucketsCovering(calendar.calendar, s.a, s.b + calendar.maxHoldMs);
-    if (buckets.length === 0) continue;
-    const first = buckets[0]!.date;
-    const last = buckets[buckets.length - 1]!.date;
-    const id = `${s.building}\u0000${first}\u0000${last}`;
-    const group = groups.get(id);
-    if (group) group.keys.push(s.key);
-    else groups.set(id, { calendar, first, last, keys: [s.key] });
-  }
-  for (const g of groups.values()) await refreshDays(tx, g.calendar.zone, g.keys, g.first, g.last);
 }
