@@ -32,6 +32,14 @@ async function buildingsOf(db: Adapter, customerId: string): Promise<string[]> {
   return rows.map((r) => r.b).sort();
 }
 
+/** Whether any floor space of the building has buckets. */
+async function hasBuckets(tx: Executor, customerId: string, buildingId: string): Promise<boolean> {
+  const [row] = await tx.all(sql`
+    SELECT 1 AS x FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
+     WHERE f.customer_id = ${customerId} AND COALESCE(f.building_id, '') = ${buildingId} LIMIT 1`);
+  return row !== undefined;
+}
+
 /**
  * Rebuilds every building of a customer whose recorded calendar (zone, working calendar, max hold) differs from what
  * the settings resolve now, each in one transaction under its lock; records the calendar of a building with none.
@@ -50,6 +58,9 @@ export async function reconcileAggregates(db: Adapter, customerId: string, setti
       const now = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
       if (now && sameCalendar(now, building)) return undefined;
       await recordCalendar(tx, customerId, building, at);
+      // A building with no calendar recorded has no buckets (every bucket is computed with a recorded calendar; a
+      // space moved in was recomputed by its listing): recording it is all, and its pending pages are the refresh's.
+      if (!now && !(await hasBuckets(tx, customerId, building.buildingId))) return undefined;
       return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { calendarChanged: true })), had: now !== undefined };
     });
     if (figures?.had) {
