@@ -73,7 +73,7 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
 export const aggregatesCommand: CommandModule = (program, ctx) => {
   const group: Command = program
     .command('aggregates')
-    .description('The time-weighted aggregates (occupancy_buckets, calendar_days): every commit keeps them; rebuild them from the readings.')
+    .description('The time-weighted aggregates (occupancy_buckets, calendar_days): poll pages invalidate them, runs refresh them, deliveries keep theirs; rebuild them from the readings.')
     .addHelpText('after', '\nExamples:\n  $ occupancy-sync aggregates rebuild\n  $ occupancy-sync aggregates rebuild --from 2026-03-01 --to 2026-04-01 --building b-7\n');
 
   group
@@ -81,7 +81,8 @@ export const aggregatesCommand: CommandModule = (program, ctx) => {
     .description(
       'Recompute the time-weighted aggregates from the stored readings: all of them, or the local dates [--from, --to) of\n' +
         "each building's zone, for every building or one. Uses WORKING_TIME_FILE and the streams' max hold as configured\n" +
-        'now; a building configured otherwise than its aggregates were computed is rebuilt whole. Safe while syncs run.',
+        'now; a building configured otherwise than its aggregates were computed is rebuilt whole. What poll pages left\n' +
+        'stale (a killed run) is refreshed first. Safe while syncs run.',
     )
     .option('--from <date>', 'first local date to recompute (YYYY-MM-DD; default: the first reading)')
     .option('--to <date>', 'local date to stop before (YYYY-MM-DD; default: after the last reading)')
