@@ -118,8 +118,9 @@ describe.concurrent('Postgres faults', () => {
       // The line can name other sessions too: the monitor reports every waiting session with the store's application
       // name, so the waits of this file's concurrent tests (or of another process) appear in it as well.
       const line = lines(log)[0]!;
+      // The page's upsert is what waits (its aggregates are only recorded stale in the same transaction, after it).
       // (Another test's first page, making its month's partition, waits on the default partition of its own schema.)
-      expect(line).toMatch(new RegExp(`^${WAITING} keeping the aggregates of a page of 5 occupancy records: a lock on occupancy_readings(_default)? held by `));
+      expect(line).toMatch(new RegExp(`^${WAITING} writing a page of 5 occupancy records: a lock on occupancy_readings(_default)? held by `));
       expect(line).toMatch(new RegExp(`a lock on occupancy_readings held by \\(or queued ahead in\\) Postgres session ${blocker.pid} \\([^()]*idle in transaction[^()]*LOCK TABLE occupancy_readings[^()]*\\)`));
       expect(line).toMatch(/; DATABASE_LOCK_TIMEOUT ends the wait after 1 min$/);
       await blocker.release();
