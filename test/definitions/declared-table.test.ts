@@ -39,7 +39,8 @@ describe.each(DIALECTS)('a declared table against the sandbox (%s)', (dialect) =
   it('docs/examples/declared-tables: created, a column added with the field, readings fanned out over it exactly the truth, soft deletes, a type change refused in one line', async () => {
     // The platform's clock stands still: every reading it holds is visible to the runs, whose windows reach past it.
     // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
-    // always reaches the readings of that tick, however close to a tick the test starts.
+    // always reaches the readings of that tick, however close to a tick the test starts. That clock (its Date header)
+    // is then up to 5 min 10 s behind the real one: SYNC_MAX_CLOCK_SKEW above it, or the sync warns of the skew.
     const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
     sandbox = await startSandbox({ apiVariant: 'per-space', clock: new FakeClock(now), seed: 5, customers: 1, dataStart: now - DAY, lateArrivalMaxMs: 0 });
     db = await freshDatabase(dialect, 'declared-table');
@@ -47,7 +48,7 @@ describe.each(DIALECTS)('a declared table against the sandbox (%s)', (dialect) =
     cpSync(EXAMPLE, dir.dir, { recursive: true });
     expect(example).toContain(CAPACITY);
     const file = join(dir.dir, 'occupancy-sync.streams.yaml');
-    const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', DEFINITIONS_FILE: file, SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '200' });
+    const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', DEFINITIONS_FILE: file, SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_MAX_CLOCK_SKEW: '15m', SYNC_PAGE_SIZE: '200' });
     const customer = sandbox.customers[0]!.id;
     const truth = () => sandbox!.truth.floorSpaces(customer).map((f) => ({ id: f.id, building_id: f.buildingId, name: f.name }));
     const rows = async (columns: string, from = 'api_spaces ', order = 'id') => {

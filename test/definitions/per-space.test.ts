@@ -56,13 +56,14 @@ describe.each(DIALECTS)('docs/examples/api-per-space (%s)', (dialect) => {
     // The platform's clock stands still (the command's runs on): nothing becomes visible between the steps, and a
     // building removed and restored at the same instant loses no tick of its history.
     // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
-    // always reaches the readings of that tick, however close to a tick the test starts.
+    // always reaches the readings of that tick, however close to a tick the test starts. That clock (its Date header)
+    // is then up to 5 min 10 s behind the real one: SYNC_MAX_CLOCK_SKEW above it, or the sync warns of the skew.
     const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
     const dataStart = now - DAY;
     sandbox = await startSandbox({ apiVariant: 'per-space', clock: new FakeClock(now), seed: 11, customers: 1, dataStart, lateArrivalMaxMs: 0 });
     db = await freshDatabase(dialect, 'example-per-space');
     cpSync(join(ROOT, 'docs/examples/api-per-space'), dir.dir, { recursive: true });
-    const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_PAGE_SIZE: '37', DEFINITIONS_FILE: dir.dir });
+    const env = childEnv(sandbox, db.url, { LOG_LEVEL: 'silent', SYNC_INITIAL_HISTORY: '2d', SYNC_SETTLE_DELAY: '1s', SYNC_MAX_CLOCK_SKEW: '15m', SYNC_PAGE_SIZE: '37', DEFINITIONS_FILE: dir.dir });
     const customer = sandbox.customers[0]!.id;
     const [later, removed] = sandbox.truth.buildings(customer);
     const spacesOf = (buildingId: string) => new Set(sandbox.truth.floorSpaces(customer).filter((f) => f.buildingId === buildingId).map((f) => f.id));

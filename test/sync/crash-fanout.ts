@@ -32,7 +32,8 @@ async function watermarks(store: Store, customer: string): Promise<Map<string, s
 export async function killFanOut(dialect: Dialect, seed: number, kills: number): Promise<{ killed: number; pages: number[] }> {
   // The platform's clock stands still (the commands' runs on): its data is fixed, so the end state is exactly its truth.
   // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
-  // always reaches the readings of that tick, however close to a tick the test starts.
+  // always reaches the readings of that tick, however close to a tick the test starts. That clock (its Date header)
+  // is then up to 5 min 10 s behind the real one: SYNC_MAX_CLOCK_SKEW above it, or the sync warns of the skew.
   const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
   const dataStart = now - 2 * DAY;
   const sandbox = await startSandbox({ apiVariant: 'per-space', clock: new FakeClock(now), seed, customers: 1, dataStart, lateArrivalMaxMs: 0 });
@@ -43,7 +44,7 @@ export async function killFanOut(dialect: Dialect, seed: number, kills: number):
   const dir = tempDir('crash-fanout-');
   cpSync(join(ROOT, 'docs/examples/api-per-space'), dir.dir, { recursive: true });
   const customer = sandbox.customers[0]!.id;
-  const env = childEnv(sandbox, db.url, { SYNC_PAGE_SIZE: '40', SYNC_SETTLE_DELAY: '1s', SYNC_INITIAL_HISTORY: '1d', DEFINITIONS_FILE: dir.dir });
+  const env = childEnv(sandbox, db.url, { SYNC_PAGE_SIZE: '40', SYNC_SETTLE_DELAY: '1s', SYNC_MAX_CLOCK_SKEW: '15m', SYNC_INITIAL_HISTORY: '1d', DEFINITIONS_FILE: dir.dir });
   // The backfill loads the day before the sync's first window, overlapping it, so the two together cover the data.
   const backfill = ['backfill', '--from', new Date(dataStart).toISOString(), '--to', new Date(now - DAY + 2 * HOUR).toISOString()];
   const random = prng(seed);

@@ -74,11 +74,12 @@ describe.each(DIALECTS)('the hierarchy through the built-in streams (%s)', (dial
 
   it('sync stores buildings with their time zone, floors and floor spaces exactly as the sandbox holds them, and soft-deletes a removed building\'s', async () => {
     // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
-    // always reaches the readings of that tick, however close to a tick the test starts.
+    // always reaches the readings of that tick, however close to a tick the test starts. That clock (its Date header)
+    // is then up to 5 min 10 s behind the real one: SYNC_MAX_CLOCK_SKEW above it, or the sync warns of the skew.
     const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
     sandbox = await startSandbox({ clock: new FakeClock(now), seed: 5, customers: 1, dataStart: now - DAY / 4, lateArrivalMaxMs: 0 });
     db = await freshDatabase(dialect, 'hierarchy');
-    const env = childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '1d', SYNC_SETTLE_DELAY: '1s' });
+    const env = childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '1d', SYNC_SETTLE_DELAY: '1s', SYNC_MAX_CLOCK_SKEW: '15m' });
     const customer = sandbox.customers[0]!.id;
 
     const first = await runMain(['sync'], env);
@@ -113,11 +114,12 @@ describe.each(DIALECTS)('the hierarchy through the built-in streams (%s)', (dial
 
   it('an API without floors, floorSpaces and Building.timeZone: everything else syncs; sync and check say what is skipped, one line each', async () => {
     // The sandbox's clock at a 5-minute tick at least 10 s past: the sync's window (real now - SYNC_SETTLE_DELAY) then
-    // always reaches the readings of that tick, however close to a tick the test starts.
+    // always reaches the readings of that tick, however close to a tick the test starts. That clock (its Date header)
+    // is then up to 5 min 10 s behind the real one: SYNC_MAX_CLOCK_SKEW above it, or the sync warns of the skew.
     const now = Math.floor((Date.now() - 10_000) / 300_000) * 300_000;
     sandbox = await startSandbox({ clock: new FakeClock(now), seed: 6, customers: 1, dataStart: now - DAY / 4, lateArrivalMaxMs: 0, schemaSdl: schemaWithoutHierarchy() });
     db = await freshDatabase(dialect, 'hierarchy-absent');
-    const env = childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '1d', SYNC_SETTLE_DELAY: '1s' });
+    const env = childEnv(sandbox, db.url, { SYNC_INITIAL_HISTORY: '1d', SYNC_SETTLE_DELAY: '1s', SYNC_MAX_CLOCK_SKEW: '15m' });
     const customer = sandbox.customers[0]!.id;
 
     const sync = await runMain(['sync'], env);
