@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openStore } from '../../src/store/index.ts';
 import type { OccupancyRecord } from '../../src/store/types.ts';
 import { DIALECTS, migratedStore, type TestDatabase } from '../support/databases.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -77,5 +78,20 @@ describe.each(DIALECTS)('index plans of the reporting SQL on %s', (dialect) => {
     const rows = await target.store.query<{ observed_at: string }>('SELECT observed_at FROM occupancy_latest WHERE customer_id = $1', ['c1']);
     expect(rows).toHaveLength(SPACES);
     expect(new Set(rows.map((r) => r.observed_at))).toEqual(new Set([new Date(Date.parse('2026-01-05T00:00:00.000Z') + (TICKS - 1) * 300_000).toISOString()]));
+  });
+
+  it.runIf(dialect === 'postgres')('read-only sessions (report, status) plan without JIT and sort with more memory; writing sessions keep the server defaults', async () => {
+    const settings = (store: Store) =>
+      store.query<{ name: string; setting: string; unit: string | null; source: string }>("SELECT name, setting, unit, source FROM pg_settings WHERE name IN ('jit', 'work_mem') ORDER BY name", []);
+    const reader = await openStore(target.database, { readonly: true });
+    try {
+      expect(await settings(reader)).toEqual([
+        { name: 'jit', setting: 'off', unit: null, source: 'client' },
+        { name: 'work_mem', setting: String(64 * 1024), unit: 'kB', source: 'client' },
+      ]);
+    } finally {
+      await reader.close();
+    }
+    expect((await settings(target.store)).map((r) => r.source)).not.toContain('client');
   });
 });

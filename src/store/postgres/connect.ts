@@ -8,6 +8,15 @@ export const DEFAULT_TIMEOUTS: DatabaseTimeouts = { connectMs: 10_000, lockMs: 3
 /** How often an idle connection is probed, so a path that went silent (NAT, firewall) is noticed before it is used. */
 const KEEP_ALIVE_SECONDS = 30;
 
+/**
+ * Planner settings of read-only sessions (report, status, state show), whose statements are the reporting views'
+ * GROUP BYs over a whole period. JIT off: those statements' estimates cross jit_above_cost, and compiling them cost
+ * seconds that their execution never won back. work_mem: the profiles' and day views' sorts and hashes spilled to disk
+ * at the server's default 4MB. Set at connection start, not per transaction, since `report` sends its statements at
+ * once over the pool, each outside a transaction. docs/performance.md, "Where the report's time goes", has the figures.
+ */
+const READER_SETTINGS = { jit: 'off', work_mem: '64MB' };
+
 export interface ConnectOptions {
   max: number;
   timeouts: DatabaseTimeouts;
@@ -38,7 +47,7 @@ export function connect(url: string, schema: string | undefined, options: Connec
       statement_timeout: timeouts.statementMs,
       idle_in_transaction_session_timeout: timeouts.statementMs,
       ...(schema ? { search_path: `"${schema}"` } : {}),
-      ...(options.readonly ? { default_transaction_read_only: true } : {}),
+      ...(options.readonly ? { default_transaction_read_only: true, ...READER_SETTINGS } : {}),
     },
   });
   // Plain rows on both dialects: timestamps as canonical ISO strings, counts and averages as numbers (SQLite returns
