@@ -33,12 +33,17 @@ export interface DeclaredTables {
  */
 export async function declareTables(db: Adapter, tables: readonly DeclaredTable[], options: MigratorOptions): Promise<DeclaredTables> {
   let plans = await planAll(db, db, tables);
-  const refused = plans.flatMap(({ plan }) => ('refused' in plan ? plan.refused : []));
-  if (refused.length > 0) throw new TableChangeError(refused.join('\n'));
   const steps: TableStep[] = [];
-  if (plans.some(({ plan }) => 'steps' in plan && plan.steps.length > 0)) {
+  if (plans.some(({ plan }) => 'refused' in plan || plan.steps.length > 0)) {
     const lock = await migrationLock(db, options);
     try {
+      // Looked at again under the lock before anything is refused or applied: the look above read the bookkeeping and
+      // the tables in separate statements, so it can see a table another process created and recorded between them
+      // as a table nobody recorded.
+      plans = await planAll(db, db, tables);
+      const refused = plans.flatMap(({ plan }) => ('refused' in plan ? plan.refused : []));
+      if (refused.length > 0) throw new TableChangeError(refused.join('\n'));
+      if (!plans.some(({ plan }) => 'steps' in plan && plan.steps.length > 0)) return finish(db, plans, steps, options);
       for (const statement of db.bookkeeping.setup) await db.exec(statement);
       await step(db, (tx) =>
         tx.exec(
@@ -53,13 +58,18 @@ export async function declareTables(db: Adapter, tables: readonly DeclaredTable[
       await lock.release();
     }
   }
+  return finish(db, plans, steps, options);
+}
+
+/** Each declared table's sink from its plan (refusing any refused one), and a line per step applied. */
+function finish(db: Adapter, planned: ReadonlyArray<{ table: DeclaredTable; plan: TablePlan }>, applied: TableStep[], options: MigratorOptions): DeclaredTables {
   const sinks = new Map<string, SinkDef<TableRecord>>();
-  for (const { table, plan } of plans) {
+  for (const { table, plan } of planned) {
     if ('refused' in plan) throw new TableChangeError(plan.refused.join('\n'));
     sinks.set(table.name, declaredTableSink(table, plan.retired, db.flags));
   }
-  for (const s of steps) options.logger.info({ table: s.table, step: s.step }, `declared table: ${s.change}`);
-  return { steps, sinks };
+  for (const s of applied) options.logger.info({ table: s.table, step: s.step }, `declared table: ${s.change}`);
+  return { steps: applied, sinks };
 }
 
 /**
