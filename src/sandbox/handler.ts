@@ -5,7 +5,7 @@ import type { Clock } from '../clock.ts';
 import type { Logger } from '../logger.ts';
 import type { DataModel } from './data.ts';
 import type { DeliveryEngine } from './deliveries.ts';
-import type { FaultKind, FaultPlan } from './faults.ts';
+import type { FaultDraw, FaultKind, FaultPlan } from './faults.ts';
 import { Misbehaviour, realCursor, type Replacement } from './misbehave.ts';
 import type { ResolverContext } from './graphql.ts';
 import type { SandboxStats } from './interfaces.ts';
@@ -54,15 +54,19 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
     const started = Date.now();
     const path = (req.url ?? '/').split('?')[0];
     const route = path === AUTH_PATH ? handleAuth : path === QUERY_PATH ? handleQuery : undefined;
-    const latencyMs = deps.faults().options.latencyMs ?? 0;
+    // A request is answered under the faults in force when it arrived: one still in its latency when setFaults
+    // replaces them (a request a stopped run left behind) takes no request number of the new ones.
+    const faults = deps.faults();
+    const arrived: HandlerDeps = { ...deps, faults: () => faults };
+    const latencyMs = faults.options.latencyMs ?? 0;
     const run = route
       ? req.method === 'POST'
         ? latencyMs > 0
           ? // Real time: a platform far away (or a slow one) answers every request this much later.
             sleep(latencyMs, undefined, { signal: deps.closing })
               .catch(() => undefined)
-              .then(() => route(deps, req, res))
-          : route(deps, req, res)
+              .then(() => route(arrived, req, res))
+          : route(arrived, req, res)
         : Promise.reject(new HttpFailure(405, 'METHOD_NOT_ALLOWED', `${path} accepts POST only`, { Allow: 'POST' }))
       : Promise.reject(new HttpFailure(404, 'NOT_FOUND', `no endpoint ${path}; use POST ${AUTH_PATH} or POST ${QUERY_PATH}`));
     run
@@ -82,9 +86,10 @@ export function createHandler(deps: HandlerDeps): (req: IncomingMessage, res: Se
 }
 
 /** Applies the faults that answer (or drop) a request before any processing; returns true when it was answered. */
-async function applyEarlyFault(deps: HandlerDeps, fault: FaultKind | undefined, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+async function applyEarlyFault(deps: HandlerDeps, draw: FaultDraw | undefined, req: IncomingMessage, res: ServerResponse): Promise<boolean> {
   const plan = deps.faults();
   const count = (kind: FaultKind) => (deps.stats.faults[kind] = (deps.stats.faults[kind] ?? 0) + 1);
+  const fault = draw?.kind;
   switch (fault) {
     case 'connectionReset':
       count(fault);
@@ -105,7 +110,7 @@ async function applyEarlyFault(deps: HandlerDeps, fault: FaultKind | undefined, 
     case 'slow':
       count(fault);
       // Real time on purpose: the point is to outlast the client's own (real) timeout.
-      await sleep(plan.slowMs, undefined, { signal: deps.closing }).catch(() => undefined);
+      await sleep(draw?.slowMs ?? plan.slowMs, undefined, { signal: deps.closing }).catch(() => undefined);
       return res.destroyed || deps.closing.aborted;
     default:
       return false;
@@ -134,9 +139,10 @@ async function handleAuth(deps: HandlerDeps, req: IncomingMessage, res: ServerRe
   const raw = await readBody(req, MAX_BODY_BYTES);
   const plan = deps.faults();
   if (plan.options.applyToAuth) {
-    const fault = plan.next();
+    const draw = plan.next();
+    const fault = draw?.kind;
     if (fault !== 'truncatedGzip' && fault !== 'revokeToken' && fault !== 'graphqlError') {
-      if (await applyEarlyFault(deps, fault, req, res)) return;
+      if (await applyEarlyFault(deps, draw, req, res)) return;
     }
   }
   const body = parseJsonObject(req, raw);
@@ -171,7 +177,7 @@ function selectOperation(document: DocumentNode, operationName: string | undefin
 type TokenCheck = Extract<ReturnType<HandlerDeps['tokens']['check']>, { ok: true }>;
 
 /** The request's bearer token checked (401 when it is not valid, or when the injected fault revokes it). */
-function authenticate(deps: HandlerDeps, req: IncomingMessage, fault: ReturnType<ReturnType<HandlerDeps['faults']>['next']>): TokenCheck {
+function authenticate(deps: HandlerDeps, req: IncomingMessage, fault: FaultKind | undefined): TokenCheck {
   const check = deps.tokens.check(req.headers.authorization);
   const unauthorized = (reason: string) =>
     new HttpFailure(401, 'UNAUTHENTICATED', `bearer token ${reason}; authenticate again at ${AUTH_PATH}`, {
@@ -219,8 +225,9 @@ function authorize(operation: OperationDefinitionNode, claims: TokenCheck['claim
 async function handleQuery(deps: HandlerDeps, req: IncomingMessage, res: ServerResponse): Promise<void> {
   deps.stats.queries++;
   const raw = await readBody(req, MAX_BODY_BYTES);
-  const fault = deps.faults().next();
-  if (await applyEarlyFault(deps, fault, req, res)) return;
+  const draw = deps.faults().next();
+  const fault = draw?.kind;
+  if (await applyEarlyFault(deps, draw, req, res)) return;
 
   const check = authenticate(deps, req, fault);
   const { query, variables, operationName } = readQueryBody(req, raw);

@@ -18,6 +18,11 @@ export interface FaultOptions {
   /** The answer is held back `slowMs` (real time, default 2000) before it is sent. */
   slow?: number;
   slowMs?: number;
+  /**
+   * Query requests held back as `slow` ones whatever the rates draw, each its own time: request number (0-based, in
+   * arrival order since start or the last setFaults) to milliseconds. For a test that needs one particular answer late.
+   */
+  slowRequests?: Readonly<Record<number, number>>;
   /** A gzip body cut in half: the full Content-Length is announced, then the socket is destroyed. */
   truncatedGzip?: number;
   /** 401 although the token has not expired (as if revoked server-side). */

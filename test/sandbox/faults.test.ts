@@ -77,6 +77,15 @@ describe('sandbox fault injection', () => {
     expect(s.stats.faults.slow).toBe(2);
   });
 
+  it('holds back exactly the requests slowRequests names, each its own time, whatever the rates draw', async () => {
+    const { s, token } = await withFaults({ slowRequests: { 1: 60_000 } });
+    const send = (timeoutMs: number) => post(`${s.url}/api/external/query`, JSON.stringify(BUILDINGS), { Authorization: `Bearer ${token}` }, timeoutMs);
+    expect((await send(10_000)).status).toBe(200);
+    await expect(send(200)).rejects.toThrow(/client timeout/);
+    expect((await send(10_000)).status).toBe(200);
+    expect(s.stats.faults).toEqual({ slow: 1 });
+  });
+
   it('sends a truncated gzip body under a full Content-Length, then drops the connection', async () => {
     const { s, token } = await withFaults({ truncatedGzip: 1 });
     const res = await rawExchange(`${s.url}/api/external/query`, token);
@@ -150,5 +159,7 @@ describe('sandbox fault injection', () => {
   it('rejects rates outside 0..1 or adding up to more than 1', async () => {
     await expect(startSandbox({ faults: { slow: 1.5 } })).rejects.toThrow(/faults.slow must be a rate between 0 and 1/);
     await expect(startSandbox({ faults: { slow: 0.6, serverError: 0.6 } })).rejects.toThrow(/add up to 1.2/);
+    await expect(startSandbox({ faults: { slowRequests: { [-1]: 10 } } })).rejects.toThrow(/slowRequests maps a request number/);
+    await expect(startSandbox({ faults: { slowRequests: { 0: -5 } } })).rejects.toThrow(/slowRequests maps a request number/);
   });
 });

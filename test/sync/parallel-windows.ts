@@ -96,6 +96,8 @@ export function parallelWindowsSuite(dialect: Dialect): void {
           clock,
           settings,
           request,
+          // The readings alone, so the answers the faults below name are theirs, not the listings'.
+          streams: [occupancy],
           signal: controller.signal,
           onProgress: (e) => {
             if (!e.stream.startsWith('occupancy')) return;
@@ -115,21 +117,20 @@ export function parallelWindowsSuite(dialect: Dialect): void {
         await reference.drop();
       }
 
-      // Some answers come much later than the others, so windows complete out of order and runs stop with windows done
-      // beyond the first; the first late answer also opens the windows (the store waited for it), busy machine or not.
-      sandbox.setFaults({ ...NETWORK, seed: 5, slow: 0.3, slowMs: 600 });
+      // Each stopped run holds its first window back: the first answer is late (the store waits for it, which opens the
+      // windows, busy machine or not) and the second (that window's next page, or the next window's first when it had
+      // one page left: the frontier's head either way) is held past the run's end. The other three readers go on: a
+      // window has at most four pages (144 readings, 37 a page), so once they committed ten pages, one of their windows
+      // is complete beyond the head.
       let read = 0;
-      let readAhead = 0;
-      for (const stopAfter of [5, 6, 7, 9, 11, 13]) {
+      for (const stopAfter of [11, 12, 13, 14, 15, 17]) {
+        sandbox.setFaults({ ...NETWORK, slowRequests: { 0: 300, 1: 60_000 } });
         read += await committed(store, stopAfter);
         const state = await store.getState(customer, 'occupancy#backfill');
-        for (const w of state!.windows ?? []) {
-          expect(Date.parse(w.from)).toBeGreaterThan(Date.parse(state!.windowStart!));
-          if (w.done) readAhead++;
-        }
+        for (const w of state!.windows ?? []) expect(Date.parse(w.from)).toBeGreaterThan(Date.parse(state!.windowStart!));
+        // The run stopped with a window beyond its first incomplete one complete: the state kept it.
+        expect(state!.windows?.some((w) => w.done)).toBe(true);
       }
-      // Some run stopped with a window beyond its first incomplete one complete: the state kept it.
-      expect(readAhead).toBeGreaterThan(0);
       sandbox.setFaults(NETWORK);
       const rest = await committed(store);
       expect(read + rest).toBe(whole);
