@@ -68,16 +68,14 @@ export class SqliteTransactions {
   }
 
   /**
+   * One write transaction on `runner`'s connection; the caller holds the mutex. IMMEDIATE takes the write lock up
+   * front (waiting up to busy_timeout for another process), so the transaction can never fail half-way with
+   * SQLITE_BUSY when it first writes.
+   *
    * The writer thread runs a transaction's statements in the order they were sent and refuses every one after a
    * failure until the rollback (writer.ts), so BEGIN and the rows of an upsert are sent without waiting for their
    * answer: the thread goes on to the next statement while the main thread reads and checks the next page. Each one's
    * outcome is awaited before COMMIT, and a failure is reported as the statement that failed, not as a later one.
-   */
-
-  /**
-   * One write transaction on `runner`'s connection; the caller holds the mutex. IMMEDIATE takes the write lock up
-   * front (waiting up to busy_timeout for another process), so the transaction can never fail half-way with
-   * SQLITE_BUSY when it first writes.
    */
   private async transactionOn<T>(runner: Runner & Partial<Pipelined>, rollback: () => unknown, fn: Work<T>): Promise<T> {
     if (runner.send) runner.send(Promise.resolve(runner.run('BEGIN IMMEDIATE', [])));
