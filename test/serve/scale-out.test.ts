@@ -36,7 +36,11 @@ describe('two serve instances on one Postgres', () => {
     cleanups.push(tmp.remove);
     const dir = tmp.dir;
     writeFileSync(`${dir}/customers.json`, customersFile);
-    const env = serveEnv(sandbox, pg.url, { SYNC_CRON: '* * * * * *', SYNC_PAGE_SIZE: '50', SYNC_INITIAL_HISTORY: '2d' });
+    // Two jobs at a time per instance: a tick queues eight (2 customers x 4 streams) and the queue hands each to the
+    // first worker that asks, so with the default 32 one instance could take every job of every tick for as long as
+    // it answers first (a busy machine favours one process). Two leave jobs waiting for the other instance, whose idle
+    // workers take them at the insert's notification or their next poll: both run jobs, however the CPU is shared.
+    const env = serveEnv(sandbox, pg.url, { SYNC_CRON: '* * * * * *', SYNC_PAGE_SIZE: '50', SYNC_INITIAL_HISTORY: '2d', SYNC_CONCURRENCY: '2' });
     delete env.API_KEY;
     delete env.API_SECRET;
     delete env.CUSTOMER_ID;
