@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { ConfigError } from '../../src/errors.ts';
 import { loadDefinitionsFile, parseDefinitions } from '../../src/sync/definitions.ts';
 import { parseDocumentSource } from '../../src/api/documents.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import { BUILTIN_DEFINITIONS_FILE, buildings, occupancy, streams } from '../../jobs/index.ts';
 import { syncSettings } from '../sync/helpers.ts';
+import { parseDefinitionsText, refusalLines } from '../support/definitions.ts';
 
 /** Validation of definitions files (src/sync/definitions.ts): pure, over texts held here. */
 
@@ -30,26 +30,9 @@ const DOCUMENTS: Record<string, string> = {
   '/defs/subscription-no-url.graphql': 'mutation C($callback: String!) { create: subscriptionCreate(input: { callbackUrl: $callback }) { sub: subscription { id } userErrors { message } } }',
 };
 
-function parse(text: string) {
-  return parseDefinitions(text, '/defs/streams.yaml', {
-    parseDocument: parseDocumentSource,
-    readText: (path) => {
-      const text = DOCUMENTS[path];
-      if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-      return text;
-    },
-  });
-}
+const parse = (text: string) => parseDefinitionsText(DOCUMENTS, text);
 
-function errors(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message.split('\n');
-  }
-  throw new Error('the definitions were accepted');
-}
+const errors = (text: string): string[] => refusalLines(() => parse(text));
 
 const VALID = `version: 1
 streams:

@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseDocumentSource } from '../../src/api/documents.ts';
-import { ConfigError } from '../../src/errors.ts';
-import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { mergeStreams } from '../../src/sync/definition-partitions.ts';
 import { compileRecord, partitionContext } from '../../src/sync/records.ts';
 import { partitionStateKey, runKeyOf, type AnyStream } from '../../src/sync/stream.ts';
 import { streams as builtins } from '../../jobs/index.ts';
+import { parseDefinitionsText, refusalLines } from '../support/definitions.ts';
 
 /** A fan-out stream's `partition` (src/sync/definition-partitions.ts): pure, over texts held here. */
 
@@ -49,31 +47,9 @@ const READINGS = `  - name: space-readings
     cursorField: observedAt
 `;
 
-function parse(text: string, under: ReadonlyArray<AnyStream> = []) {
-  return parseDefinitions(
-    text,
-    '/defs/streams.yaml',
-    {
-      parseDocument: parseDocumentSource,
-      readText: (path) => {
-        const found = DOCUMENTS[path];
-        if (found === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-        return found;
-      },
-    },
-    under,
-  );
-}
+const parse = (text: string, under: ReadonlyArray<AnyStream> = []) => parseDefinitionsText(DOCUMENTS, text, under);
 
-function errors(text: string, under: ReadonlyArray<AnyStream> = []): string[] {
-  try {
-    parse(text, under);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message.split('\n');
-  }
-  throw new Error('the definitions were accepted');
-}
+const errors = (text: string, under: ReadonlyArray<AnyStream> = []): string[] => refusalLines(() => parse(text, under));
 
 describe('fan-out streams in the definitions format', () => {
   it('resolves a partition to its parent stream, sink and field', () => {

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
 import { CHANGE_ONLY_MAX_HOLD_MS, DEFAULT_SAMPLING_INTERVAL_MS, defaultMaxHold } from '../../src/time-weight.ts';
-import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { defineStream, type AnyStream } from '../../src/sync/stream.ts';
 import { buildings, occupancy } from '../../jobs/index.ts';
+import { parseDefinitionsText, refusalLines } from '../support/definitions.ts';
 
 /**
  * How a stream's sensors report (`sampling`, `samplingInterval`, `maxHold`; docs/api-assumptions.md, "Streams") and
@@ -18,15 +17,7 @@ const DOCUMENTS: Record<string, string> = {
   '/defs/sites.graphql': 'query Sites { sites { id name } }',
 };
 
-function parse(text: string) {
-  return parseDefinitions(text, '/defs/streams.yaml', {
-    readText: (path) => {
-      const text = DOCUMENTS[path];
-      if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-      return text;
-    },
-  });
-}
+const parse = (text: string) => parseDefinitionsText(DOCUMENTS, text);
 
 /** A readings stream with `extra` lines (each `key: value`) after its kind. */
 function readings(...extra: string[]): string {
@@ -51,15 +42,7 @@ function stream(text: string): AnyStream {
   return parse(text).streams[0]!;
 }
 
-function errors(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message.split('\n');
-  }
-  throw new Error('the definitions were accepted');
-}
+const errors = (text: string): string[] => refusalLines(() => parse(text));
 
 describe('sampling in the definitions format', () => {
   it('a readings stream that declares nothing samples at an interval, and holds a reading 3 x 5 minutes', () => {

@@ -2,10 +2,9 @@ import { buildSchema } from 'graphql';
 import { describe, expect, it } from 'vitest';
 import { parseDocumentSource } from '../../src/api/documents.ts';
 import { fitStream } from '../../src/app/check-fit.ts';
-import { ConfigError } from '../../src/errors.ts';
-import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import { keyFieldsOf, targetOf } from '../../src/sync/stream.ts';
+import { parseDefinitionsText, refusalLines } from '../support/definitions.ts';
 
 /**
  * `sink: table` in the definitions format (docs/tables.md): the stream names its table and key, its record's fields are
@@ -21,26 +20,9 @@ const DOCUMENTS: Record<string, string> = {
   ].join('\n'),
 };
 
-function parse(text: string) {
-  return parseDefinitions(text, '/defs/streams.yaml', {
-    parseDocument: parseDocumentSource,
-    readText: (path) => {
-      const text = DOCUMENTS[path];
-      if (text === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-      return text;
-    },
-  });
-}
+const parse = (text: string) => parseDefinitionsText(DOCUMENTS, text);
 
-function errors(text: string): string[] {
-  try {
-    parse(text);
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as Error).message.split('\n');
-  }
-  throw new Error('the definitions were accepted');
-}
+const errors = (text: string): string[] => refusalLines(() => parse(text));
 
 const DESKS = `version: 2
 streams:

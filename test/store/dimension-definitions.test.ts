@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseDocumentSource } from '../../src/api/documents.ts';
 import { ConfigError, ContractViolation } from '../../src/errors.ts';
 import { sinkKey } from '../../src/store/sinks.ts';
 import { DEFAULT_LIMITS, PageContract } from '../../src/sync/contract.ts';
-import { parseDefinitions } from '../../src/sync/definitions.ts';
 import { compileRecord } from '../../src/sync/records.ts';
 import { checkpoint, DIALECTS, fresh } from './harness.ts';
+import { parseDefinitionsText } from '../support/definitions.ts';
 
 /**
  * A user maps an API's own shape onto the built-in dimension sinks with a definitions file alone (the engine takes
@@ -69,16 +68,7 @@ streams:
       occupancyStatus: { path: occupied, type: text, map: { 'true': CurrentlyOccupied, 'false': CurrentlyUnoccupied } }
 `;
 
-function parse(text: string) {
-  return parseDefinitions(text, '/defs/streams.yaml', {
-    parseDocument: parseDocumentSource,
-    readText: (path) => {
-      const document = DOCUMENTS[path];
-      if (document === undefined) throw Object.assign(new Error(`ENOENT: ${path}`), { code: 'ENOENT' });
-      return document;
-    },
-  });
-}
+const parse = (text: string) => parseDefinitionsText(DOCUMENTS, text);
 
 const streamNamed = (name: string) => {
   const stream = parse(FILE).streams.find((s) => s.name === name);
