@@ -227,7 +227,7 @@ async function measureDialect(dialect: Dialect, size: PortfolioSize, plan: Portf
  * Sync throughput with and without the aggregates: 5-minute sensors, default settings (page, window), the listings
  * read first (untimed), fresh databases, alternating.
  */
-async function measureCost(dialect: Dialect, plan: PortfolioPlan, sync: SyncBench, definitions: string, log: (line: string) => void): Promise<AggregateCost> {
+export async function measureCost(dialect: Dialect, plan: Pick<PortfolioPlan, 'cost'>, sync: SyncBench, definitions: string, log: (line: string) => void): Promise<AggregateCost> {
   const runs: Record<'with' | 'without', PortfolioLoadResult[]> = { with: [], without: [] };
   for (let i = 0; i < plan.cost.runs; i++) {
     for (const maintain of i % 2 === 0 ? [false, true] : [true, false]) {
