@@ -80,12 +80,38 @@ interface Pending {
   revision: number;
 }
 
-/** What a refresh recomputes per transaction: one building's floor spaces, this many at most. */
+/**
+ * What a refresh recomputes per transaction: floor spaces of one or more buildings, this many at most (a building with
+ * more is cut). Several small buildings share a transaction: one lock statement, one read of the pending rows, one
+ * compare-and-delete and one commit for all of them instead of one each.
+ */
 const SPACES_PER_TRANSACTION = KEY_CHUNK;
 
+/** Buildings' floor spaces (ordered by building) cut into transactions of at most `size` spaces. */
+function batches(byBuilding: ReadonlyMap<string, number[]>, size: number): Array<Map<string, number[]>> {
+  const out: Array<Map<string, number[]>> = [];
+  let batch = new Map<string, number[]>();
+  let count = 0;
+  for (const [building, keys] of byBuilding) {
+    for (let i = 0; i < keys.length; ) {
+      if (count === size) {
+        out.push(batch);
+        batch = new Map();
+        count = 0;
+      }
+      const part = keys.slice(i, i + size - count);
+      batch.set(building, part);
+      count += part.length;
+      i += part.length;
+    }
+  }
+  if (count > 0) out.push(batch);
+  return out;
+}
+
 /**
- * Recomputes everything pending of a customer, building by building (spaces of no known building: ''), each group of
- * spaces in one transaction under the building's lock, and deletes the invalidations it did (compare-and-delete).
+ * Recomputes everything pending of a customer, building by building (spaces of no known building: ''), in
+ * transactions of a few buildings' spaces under their locks, and deletes the invalidations it did (compare-and-delete).
  */
 export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
   const rows = await db.all<{ k: number | string; b: string }>(sql`
@@ -93,37 +119,50 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
       JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key
      WHERE i.customer_id = ${customerId} ORDER BY b, i.floor_space_key`);
   const byBuilding = new Map<string, number[]>();
-  for (const r of rows) byBuilding.set(r.b, [...(byBuilding.get(r.b) ?? []), Number(r.k)]);
+  for (const r of rows) {
+    const keys = byBuilding.get(r.b);
+    if (keys) keys.push(Number(r.k));
+    else byBuilding.set(r.b, [Number(r.k)]);
+  }
   const out: AggregateRefresh = { customerId, spaces: 0, buckets: 0, left: 0 };
-  for (const [building, keys] of byBuilding) {
-    for (let i = 0; i < keys.length; i += SPACES_PER_TRANSACTION) {
-      const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, building, keys.slice(i, i + SPACES_PER_TRANSACTION), settings, at));
-      out.spaces += done.spaces;
-      out.buckets += done.buckets;
-      out.left += done.left;
-    }
+  for (const batch of batches(byBuilding, SPACES_PER_TRANSACTION)) {
+    const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, batch, settings, at));
+    out.spaces += done.spaces;
+    out.buckets += done.buckets;
+    out.left += done.left;
   }
   return out;
 }
 
-async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string, building: string, keys: readonly number[], settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
-  await lockBuildings(tx, dialect, customerId, [building]);
-  const calendar = (await calendarsFor(tx, customerId, [building], settings, at)).get(building)!;
+async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string, batch: ReadonlyMap<string, number[]>, settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
+  const buildings = [...batch.keys()];
+  const keys = [...batch.values()].flat();
+  await lockBuildings(tx, dialect, customerId, buildings);
+  const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
   // Read under the lock and before the readings: every page whose revision this sees has committed its readings.
-  const pending = (
-    await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`
-      SELECT floor_space_key AS k, first_ms AS a, last_ms AS b, revision AS r FROM aggregate_invalidations
-       WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`)
-  ).map((r): Pending => ({ key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }));
-  if (pending.length === 0) return { spaces: 0, buckets: 0, left: 0 };
-  const spans: Span[] = pending.map((p) => ({ key: p.key, fromMs: p.first, toMs: p.last + calendar.maxHoldMs }));
-  const buckets = await recomputeSpans(tx, dialect, customerId, calendar, spans);
-  pending.sort((x, y) => x.key - y.key);
+  const pending = new Map(
+    (
+      await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`
+        SELECT floor_space_key AS k, first_ms AS a, last_ms AS b, revision AS r FROM aggregate_invalidations
+         WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`)
+    ).map((r): [number, Pending] => [Number(r.k), { key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }]),
+  );
+  if (pending.size === 0) return { spaces: 0, buckets: 0, left: 0 };
+  let buckets = 0;
+  for (const [building, own] of batch) {
+    const calendar = calendars.get(building)!;
+    const spans: Span[] = own.flatMap((k) => {
+      const p = pending.get(k);
+      return p ? [{ key: k, fromMs: p.first, toMs: p.last + calendar.maxHoldMs }] : [];
+    });
+    if (spans.length > 0) buckets += await recomputeSpans(tx, dialect, customerId, calendar, spans);
+  }
+  const done = [...pending.values()].sort((x, y) => x.key - y.key);
   const statement = DELETE[dialect];
-  if (statement.lock) await tx.bulk(statement.lock, 1, pending.map((p) => p.key));
-  await tx.bulk(statement.text, 2, pending.flatMap((p) => [p.key, p.revision]));
+  if (statement.lock) await tx.bulk(statement.lock, 1, done.map((p) => p.key));
+  await tx.bulk(statement.text, 2, done.flatMap((p) => [p.key, p.revision]));
   const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(*) AS n FROM aggregate_invalidations WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`);
-  return { spaces: pending.length, buckets, left: Number(left?.n ?? 0) };
+  return { spaces: done.length, buckets, left: Number(left?.n ?? 0) };
 }
 
 /** What is pending of a customer (or all): how many floor spaces, and the oldest range and page. */
