@@ -257,6 +257,19 @@ export const aggregateInvalidations = pgTable(
   (t) => [index('aggregate_invalidations_customer_idx').on(t.customerId)],
 );
 
+/** What each poll page made stale, one row per page, until a refresh folds it into aggregate_invalidations. */
+export const aggregatePageInvalidations = pgTable(
+  'aggregate_page_invalidations',
+  {
+    id: ms('id').primaryKey().generatedAlwaysAsIdentity(),
+    customerId: text('customer_id').notNull(),
+    /** JSON: [floor_space_id, first_ms, last_ms] per floor space of the page. */
+    spans: text('spans').notNull(),
+    invalidatedAt: ts('invalidated_at').notNull(),
+  },
+  (t) => [index('aggregate_page_invalidations_customer_idx').on(t.customerId)],
+);
+
 export const syncState = pgTable(
   'sync_state',
   {

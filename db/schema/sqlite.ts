@@ -238,6 +238,19 @@ export const aggregateInvalidations = sqliteTable(
   (t) => [index('aggregate_invalidations_customer_idx').on(t.customerId), isoCheck('aggregate_invalidations', 'invalidated_at', t.invalidatedAt)],
 );
 
+/** What each poll page made stale, one row per page, until a refresh folds it into aggregate_invalidations. */
+export const aggregatePageInvalidations = sqliteTable(
+  'aggregate_page_invalidations',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    customerId: text('customer_id').notNull(),
+    /** JSON: [floor_space_id, first_ms, last_ms] per floor space of the page. */
+    spans: text('spans').notNull(),
+    invalidatedAt: text('invalidated_at').notNull(),
+  },
+  (t) => [index('aggregate_page_invalidations_customer_idx').on(t.customerId), isoCheck('aggregate_page_invalidations', 'invalidated_at', t.invalidatedAt)],
+);
+
 export const syncState = sqliteTable(
   'sync_state',
   {

@@ -3,37 +3,22 @@ import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings } from './aggregate-calendars.ts';
 import type { Span } from './aggregate-plan.ts';
+import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
 import { KEY_CHUNK, recomputeSpans } from './aggregates.ts';
-import type { AggregateRefresh, OccupancyRecord, PendingAggregates } from './types.ts';
+import type { AggregateRefresh, PendingAggregates } from './types.ts';
 
 /**
  * The aggregates a poll page made stale, kept until a refresh recomputes them (Timescale's invalidation log and
- * refresh). A page's transaction records, per floor space, the first and last instant of its readings
- * (`recordInvalidations`, one bulk upsert merging with what is pending: at most one row per space); a refresh
- * (`refreshInvalidations`) recomputes each space's [first, last + max hold) once from the stored readings, building by
- * building under the building's lock, and deletes the rows it did only if no page wrote them since it read them
- * (`revision`): a range a concurrent commit widened stays pending. The page commits its readings and their
- * invalidation together, so a killed run leaves nothing stale unrecorded.
+ * refresh). A page's transaction appends one row of its floor spaces' ranges (aggregate-page-invalidations.ts); a
+ * refresh (`refreshInvalidations`) first folds those rows into one row per floor space here (`first_ms`, `last_ms`,
+ * merged by min/max, a `revision` counted per fold), then recomputes each space's [first, last + max hold) once from
+ * the stored readings, building by building under the buildings' locks, and deletes the rows it did only if no fold
+ * wrote them since it read them (`revision`): a range a concurrent commit widened stays pending. The page commits its
+ * readings and their invalidation together, so a killed run leaves nothing stale unrecorded.
  */
-
-/**
- * Each floor space id of a page with the first and last instant of its readings. The upsert before it refused any
- * time not in the canonical form, whose text sorts as its instant: two parses per space, not one per reading.
- */
-function spansOf(records: ReadonlyArray<OccupancyRecord>): Map<string, [number, number]> {
-  const text = new Map<string, [string, string]>();
-  for (const r of records) {
-    const at = r.observedAt;
-    const span = text.get(r.floorSpaceId);
-    if (!span) text.set(r.floorSpaceId, [at, at]);
-    else if (at < span[0]) span[0] = at;
-    else if (at > span[1]) span[1] = at;
-  }
-  return new Map([...text].map(([id, [a, b]]) => [id, [Date.parse(a), Date.parse(b)]]));
-}
 
 const MERGE = 'first_ms = min(%t.first_ms, excluded.first_ms), last_ms = max(%t.last_ms, excluded.last_ms), revision = %t.revision + 1';
-/** The upsert of a page's invalidations: SQLite row by row (prepared once), Postgres one unnest in key order. */
+/** The upsert of folded invalidations: SQLite row by row (prepared once), Postgres one unnest in key order. */
 const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, id: string, span: [number, number], at: string): unknown[] }>> = {
   sqlite: {
     // WHERE makes SQLite read ON CONFLICT as the upsert's, not the SELECT's join.
@@ -44,7 +29,7 @@ const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, i
     row: (customerId, id, [a, b], at) => [a, b, at, customerId, id],
   },
   postgres: {
-    // Rows are locked in key order, so pages of two processes that share floor spaces never deadlock here.
+    // Rows are locked in key order, as the refresh's compare-and-delete locks them: two processes never deadlock here.
     text:
       'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
       'SELECT f.floor_space_key, f.customer_id, u.a, u.b, 1, u.t FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::timestamptz[]) AS u(c, id, a, b, t) ' +
@@ -54,13 +39,15 @@ const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, i
   },
 };
 
-/** In a page's transaction, after its upsert: each floor space's readings' span, merged into what is pending. */
-export async function recordInvalidations(tx: Executor, dialect: Dialect, customerId: string, records: ReadonlyArray<OccupancyRecord>, at: string): Promise<void> {
-  const spans = spansOf(records);
+/**
+ * Merges floor spaces' ranges (by floor space id: [first, last] and the commit time of the oldest page that named it)
+ * into what is pending: at most one row per space.
+ */
+async function mergeInvalidations(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<string, readonly [number, number, string]>): Promise<void> {
   if (spans.size === 0) return;
   const statement = RECORD[dialect];
   const values: unknown[] = [];
-  for (const [id, span] of spans) values.push(...statement.row(customerId, id, span, at));
+  for (const [id, [a, b, at]] of spans) values.push(...statement.row(customerId, id, [a, b], at));
   await tx.bulk(statement.text, values.length / spans.size, values);
 }
 
@@ -114,6 +101,8 @@ function batches(byBuilding: ReadonlyMap<string, number[]>, size: number): Array
  * transactions of a few buildings' spaces under their locks, and deletes the invalidations it did (compare-and-delete).
  */
 export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+  // The pages' rows folded first, in one transaction (claimed and merged together).
+  await db.transaction(async (tx) => mergeInvalidations(tx, db.dialect, customerId, await claimPageInvalidations(tx, customerId)));
   const rows = await db.all<{ k: number | string; b: string }>(sql`
     SELECT i.floor_space_key AS k, COALESCE(f.building_id, '') AS b FROM aggregate_invalidations i
       JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key
@@ -165,10 +154,22 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
   return { spaces: done.length, buckets, left: Number(left?.n ?? 0) };
 }
 
+/** Every pending range, one row per floor space and fold or page not folded yet: customer, floor space id, range, since. */
+const PENDING_RANGES: Readonly<Record<Dialect, string>> = {
+  sqlite: `SELECT p.customer_id AS c, json_extract(e.value, '$[0]') AS id, json_extract(e.value, '$[1]') AS a, json_extract(e.value, '$[2]') AS b,
+                  p.invalidated_at AS t FROM aggregate_page_invalidations p, json_each(p.spans) AS e`,
+  postgres: `SELECT p.customer_id AS c, e->>0 AS id, (e->>1)::int8 AS a, (e->>2)::int8 AS b, p.invalidated_at AS t
+               FROM aggregate_page_invalidations p, jsonb_array_elements(p.spans::jsonb) AS e`,
+};
+
 /** What is pending of a customer (or all): how many floor spaces, and the oldest range and page. */
-export async function pendingInvalidations(db: Pick<Adapter, 'all'>, customerId?: string): Promise<PendingAggregates[]> {
+export async function pendingInvalidations(db: Pick<Adapter, 'all' | 'dialect'>, customerId?: string): Promise<PendingAggregates[]> {
   const rows = await db.all<{ c: string; n: number | string; a: number | string; b: number | string; t: string }>(sql`
-    SELECT customer_id AS c, count(*) AS n, min(first_ms) AS a, max(last_ms) AS b, min(invalidated_at) AS t FROM aggregate_invalidations
-    ${customerId === undefined ? sql`` : sql`WHERE customer_id = ${customerId}`} GROUP BY customer_id ORDER BY customer_id`);
+    SELECT c, count(DISTINCT id) AS n, min(a) AS a, max(b) AS b, min(t) AS t FROM (
+      ${sql.raw(PENDING_RANGES[db.dialect])}
+      UNION ALL
+      SELECT i.customer_id AS c, f.floor_space_id AS id, i.first_ms AS a, i.last_ms AS b, i.invalidated_at AS t
+        FROM aggregate_invalidations i JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key) AS pending
+    ${customerId === undefined ? sql`` : sql`WHERE c = ${customerId}`} GROUP BY c ORDER BY c`);
   return rows.map((r) => ({ customerId: r.c, floorSpaces: Number(r.n), from: new Date(Number(r.a)).toISOString(), through: new Date(Number(r.b)).toISOString(), since: r.t }));
 }

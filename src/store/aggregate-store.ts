@@ -14,7 +14,8 @@ import {
   type AggregateSettings,
   type BuildingCalendar,
 } from './aggregate-calendars.ts';
-import { pendingInvalidations, recordInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
+import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
+import { recordInvalidations } from './aggregate-page-invalidations.ts';
 import { rebuildBuilding, rebuildSpaces, recomputeSpans } from './aggregates.ts';
 import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
@@ -220,7 +221,7 @@ export class AggregateKeeper {
     if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
     if (!this.on || sink !== 'occupancy' || records.length === 0) return;
     if (source === 'webhook') await recomputeDelivered(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at);
-    else await recordInvalidations(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, at);
+    else await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, at);
   }
 
   /**
