@@ -1,6 +1,7 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import { localDays, startOfLocalDate } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
+import { KEY_CHUNK } from './aggregate-plan.ts';
 
 /**
  * The daily rollup occupancy_days (docs/reporting.md, "The daily rollup"): per floor space and local date, the sums
@@ -9,9 +10,6 @@ import type { Executor } from './adapter.ts';
  * buckets (a day left with no bucket keeps no row), so a maintained row and a rebuilt one are the same sums of the
  * same buckets. The same statements run on both dialects (`working` is a boolean or 0/1, both true in CASE WHEN).
  */
-
-/** Floor spaces per statement that names them. */
-const KEY_CHUNK = 500;
 
 const SUMS = sql.raw(`
   SELECT floor_space_key, local_date, SUM(known_ms), SUM(occupied_ms), SUM(headcount_ms), SUM(headcount_known_ms), SUM(readings),

@@ -2,9 +2,9 @@ import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings } from './aggregate-calendars.ts';
-import type { Span } from './aggregate-plan.ts';
+import { KEY_CHUNK, type Span } from './aggregate-plan.ts';
 import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
-import { KEY_CHUNK, recomputeSpans } from './aggregates.ts';
+import { recomputeSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
 
 /**

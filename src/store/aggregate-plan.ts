@@ -9,6 +9,9 @@ import { localDays, localHours, startOfLocalDate, workingIntervals, workingMs, t
  * which is what lets a commit recompute a few buckets and a rebuild all of them with the same result.
  */
 
+/** Floor spaces per statement that names them (and whose readings of a slice are held at once). */
+export const KEY_CHUNK = 500;
+
 export interface Bucket {
   start: number;
   end: number;

@@ -3,7 +3,7 @@ import type { Dialect } from '../config.ts';
 import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
-import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, type BucketRow, type Span } from './aggregate-plan.ts';
+import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { clearDays, refreshDays } from './aggregate-days.ts';
 
@@ -26,8 +26,6 @@ const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number
 
 /** calendar_days rows per INSERT: 9 values each, well under both dialects' parameter limits. */
 const INSERT_CHUNK = 500;
-/** Floor spaces per statement that names them (and whose readings of a slice are held at once). */
-export const KEY_CHUNK = 500;
 
 /** A building's floor spaces whose buckets in [fromMs, toMs) are recomputed. */
 interface Work {
