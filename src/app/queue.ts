@@ -1,6 +1,6 @@
 import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
 import type { Logger } from '../logger.ts';
-import { openJobQueueSql, type JobQueueSql } from '../store/job-queue.ts';
+import { openJobQueueSql, type JobLocks, type JobQueueSql } from '../store/job-queue.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { PARKED_AFTER_FAILURES, retryDelayMs } from './backoff.ts';
 import { settlesWithin, STOP_LIMIT_MS } from './scheduler.ts';
@@ -19,8 +19,12 @@ import type { SyncPass } from './sync-pass.ts';
  * daemon, a job whose worker was presumed dead).
  *
  * graphile-worker releases a job whose worker died only after 4 hours. Here a job locked for longer than
- * `staleAfterMs` whose stream lock no session holds (the lock dies with its process, SIGKILL included) is released
- * within `staleAfterMs` more, so a killed instance's customers are picked up by the others within the interval.
+ * `staleAfterMs` whose job lock no session holds is released within `staleAfterMs` more, so a killed instance's
+ * customers are picked up by the others within the interval. The job lock (src/store/job-queue.ts JobLocks) is taken
+ * as the job starts and held to its very end, on a session of its own: it dies with its process (SIGKILL included),
+ * and nothing a live job does without it can pass for death. The stream's run lock alone would not do: a job holds
+ * it only while the engine runs, not while the aggregates are refreshed before and after, which can wait for a
+ * building's lock for as long as the lock_timeout (30 s), well past `staleAfterMs`.
  */
 
 export const SYNC_TASK = 'occupancy_sync_stream';
@@ -38,8 +42,8 @@ export interface QueueOptions {
   concurrency: number;
   logger: Logger;
   /**
-   * A job locked this long whose stream lock is free belongs to a dead worker; checked this often too. Default 10 s:
-   * a live worker takes the stream lock within milliseconds of taking the job and holds it to the end.
+   * A job locked this long whose job lock is free belongs to a dead worker; checked this often too. Default 10 s:
+   * a live worker takes the job lock within milliseconds of taking the job and holds it to the end.
    */
   staleAfterMs?: number;
   /** How often a worker looks for jobs whose time has come (retries), besides LISTEN/NOTIFY. Default 2 s. */
@@ -97,6 +101,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   const abort = new AbortController();
   const common = { connectionString: url, schema, logger: workerLogger(options.logger) };
   const utils: WorkerUtils = await makeWorkerUtils(common);
+  const jobLocks = queueSql.openJobLocks();
   let runner: Runner | undefined;
   try {
     await utils.migrate();
@@ -109,11 +114,12 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       noHandleSignals: true,
       pollInterval: options.pollIntervalMs ?? 2_000,
       taskList: {
-        [SYNC_TASK]: syncTask(options.pass, abort.signal, logger),
+        [SYNC_TASK]: syncTask(options.pass, jobLocks, abort.signal, logger),
       },
     });
   } catch (error) {
     await Promise.resolve(utils.release()).catch(() => {});
+    await jobLocks.close();
     throw error;
   }
 
@@ -157,6 +163,8 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
         const stopped = runner ? await settlesWithin(runner.stop(), STOP_LIMIT_MS) : true;
         if (!stopped) logger.warn({ waitedMs: STOP_LIMIT_MS }, `the queue's jobs in progress did not end within ${STOP_LIMIT_MS / 1000} s of the stop: stopping without them; what they did not commit is read again by the next run`);
         await settlesWithin(Promise.resolve(utils.release()), RELEASE_LIMIT_MS);
+        // Jobs left running at the stop lose their job locks with the session: the others' reapers take them over.
+        await jobLocks.close();
       })();
       return stopping;
     },
@@ -164,15 +172,15 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
 }
 
 /**
- * Jobs locked for longer than staleAfterMs whose stream lock is free: their worker is gone (a live one takes the
- * stream lock within milliseconds of starting the job and holds it to the end). Their workers' jobs are released.
+ * Jobs locked for longer than staleAfterMs whose job lock (and run lock) is free: their worker is gone (a live one
+ * takes the job lock within milliseconds of starting the job and holds it to the end). Their workers' jobs are released.
  */
 async function releaseDeadWorkers(utils: WorkerUtils, queueSql: JobQueueSql, schema: string, staleAfterMs: number, logger: Logger): Promise<number> {
   const stale = await utils.withPgClient(async (client) => {
     const dead: string[] = [];
     for (const row of await queueSql.lockedLongerThan(client, schema, SYNC_TASK, staleAfterMs)) {
       const [, customerId = '', stream = ''] = /^sync:([^:]*):(.*)$/.exec(row.key) ?? [];
-      if (!(await queueSql.runLockHeld(client, customerId, stream))) dead.push(row.lockedBy);
+      if (!(await queueSql.jobAlive(client, customerId, stream))) dead.push(row.lockedBy);
     }
     return [...new Set(dead)];
   });
@@ -184,14 +192,21 @@ async function releaseDeadWorkers(utils: WorkerUtils, queueSql: JobQueueSql, sch
 }
 
 /** The job of one (customer, stream): its run; a failure throws, so graphile-worker retries that job with back-off. */
-function syncTask(pass: SyncPass, signal: AbortSignal, logger: Logger): Task {
+function syncTask(pass: SyncPass, jobLocks: JobLocks, signal: AbortSignal, logger: Logger): Task {
   return async (raw, helpers) => {
     const job = payloadOf(raw);
     if (!job) {
       logger.warn({ payload: raw }, 'a queued sync job without customerId and stream: dropped');
       return;
     }
-    const report = await pass.runOne(signal, job.customerId, job.stream);
+    // Held across every phase of the job (the aggregates' refreshes too), so the reapers never take it for dead.
+    const release = await jobLocks.hold(job.customerId, job.stream);
+    let report;
+    try {
+      report = await pass.runOne(signal, job.customerId, job.stream);
+    } finally {
+      await release().catch((error: unknown) => logger.warn({ err: error, customer: job.customerId, stream: job.stream }, 'could not release the job lock (it ends with its session)'));
+    }
     const outcome = report.outcomes[0];
     if (outcome?.status === 'failed') {
       const { attempts } = helpers.job;

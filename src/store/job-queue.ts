@@ -30,8 +30,28 @@ export interface JobQueueSql {
   jobs(client: QueueClient, queue: string, task: string): Promise<QueuedJobRow[]>;
   /** Jobs of the task locked for longer than `ms`, and the workers that hold them. */
   lockedLongerThan(client: QueueClient, queue: string, task: string, ms: number): Promise<Array<{ key: string; lockedBy: string }>>;
-  /** Whether some session holds the run lock of (customer, state key) on the data's schema. */
-  runLockHeld(client: QueueClient, customerId: string, stateKey: string): Promise<boolean>;
+  /**
+   * Whether the job of (customer, stream) is being worked on: some session holds its job lock (JobLocks) or its run
+   * lock on the data's schema (a run of an instance that takes no job lock yet, or a cron `sync`).
+   */
+  jobAlive(client: QueueClient, customerId: string, stream: string): Promise<boolean>;
+  /** The instance's job locks, on a session of their own. */
+  openJobLocks(): JobLocks;
+}
+
+/**
+ * Session advisory locks, one per (customer, stream) job, held from the start of a job to its end (the aggregates'
+ * refreshes before and after its run included, when it holds no run lock), on one session per queue: they end with
+ * their process, SIGKILL included, which is what the queue's reaper reads as a dead job.
+ */
+export interface JobLocks {
+  /**
+   * Takes the job lock of (customer, stream); resolves to its release. A lock another session holds is not waited
+   * for (the run lock still keeps two runs of a stream apart): the release is then a no-op.
+   */
+  hold(customerId: string, stream: string): Promise<() => Promise<void>>;
+  /** Ends the session, and every lock on it. */
+  close(): Promise<void>;
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Store } from '../../src/store/types.ts';
 import { streams } from '../../jobs/index.ts';
 import { childEnv } from '../sync/helpers.ts';
 import { freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
-import { waitFor } from '../support/wait.ts';
+import { waitFor, within } from '../support/wait.ts';
 
 let sandbox: Sandbox | undefined;
 let db: TestDatabase | undefined;
@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 /** Two customers, the second with a wrong secret. */
-async function setup(options: { latencyMs?: number; concurrency?: number } = {}) {
+async function setup(options: { latencyMs?: number; concurrency?: number; staleAfterMs?: number; wrap?: (pass: SyncPass) => SyncPass } = {}) {
   sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, faults: { latencyMs: options.latencyMs ?? 0 } });
   db = await freshDatabase('postgres', 'queue');
   store = await openTestStore(db);
@@ -41,13 +41,13 @@ async function setup(options: { latencyMs?: number; concurrency?: number } = {})
   pass = createSyncPass({ config, store, logger: silentLogger, customers: config.customers, streams, baseUrl: sandbox.url });
   queue = await startQueue({
     databaseUrl: db.url,
-    pass,
+    pass: options.wrap ? options.wrap(pass) : pass,
     customerIds: config.customers.map((c) => c.id),
     streams,
     concurrency: options.concurrency ?? 2,
     logger: silentLogger,
     pollIntervalMs: 100,
-    staleAfterMs: 1_000,
+    staleAfterMs: options.staleAfterMs ?? 1_000,
   });
   return { good: good!.id, bad: bad!.id };
 }
@@ -117,6 +117,52 @@ describe('the Postgres job queue (graphile-worker)', () => {
       const [left] = await sql.unsafe<{ n: string }[]>(`SELECT count(*) AS n FROM "${q}".jobs WHERE locked_by = 'dead-worker'`);
       expect(Number(left!.n)).toBe(0);
     } finally {
+      await sql.end();
+    }
+  });
+
+  it('keeps a live job locked past the threshold while it holds no run lock (an aggregates refresh waiting for a building)', async () => {
+    // The job's phases outside the engine (the refreshes before and after it wait for a building's lock for up to
+    // the 30 s lock_timeout) hold no run lock: here the phase before the run waits until the test lets it go.
+    let entered!: () => void;
+    const inRefresh = new Promise<void>((resolve) => (entered = resolve));
+    let letGo!: () => void;
+    const refreshed = new Promise<void>((resolve) => (letGo = resolve));
+    const { good } = await setup({
+      // Only the test's tick looks for dead jobs (the periodic look would come after a minute).
+      staleAfterMs: 60_000,
+      wrap: (real) => ({
+        get last() {
+          return real.last;
+        },
+        run: (signal) => real.run(signal),
+        async runOne(signal, customerId, stream) {
+          if (customerId === good && stream === 'buildings') {
+            entered();
+            await refreshed;
+          }
+          return real.runOne(signal, customerId, stream);
+        },
+        close: () => real.close(),
+      }),
+    });
+    const { url, schema } = parsePgUrl(db!.url);
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const q = queueSchema(schema);
+      await sql.unsafe(`SELECT "${q}".add_job($1, json_build_object('customerId', $2::text, 'stream', 'buildings'), job_key => $3)`, [SYNC_TASK, good, jobKey(good, 'buildings')]);
+      await within(inRefresh, 'the job to start');
+      // Locked for an hour as far as the reaper can tell, rather than waiting past its threshold.
+      await sql.unsafe(`UPDATE "${q}"._private_jobs SET locked_at = now() - interval '1 hour' WHERE locked_at IS NOT NULL`);
+      expect((await queue!.tick()).released).toBe(0);
+      const [locked] = await sql.unsafe<{ n: string }[]>(`SELECT count(*) AS n FROM "${q}".jobs WHERE key = $1 AND locked_at IS NOT NULL`, [jobKey(good, 'buildings')]);
+      expect(Number(locked!.n)).toBe(1);
+      letGo();
+      await waitFor(async () => (await succeeded(good)) >= 1, 'the job ran to its end');
+      const runs = await store!.query<{ status: string }>("SELECT status FROM sync_runs WHERE customer_id = $1 AND stream = 'buildings'", [good]);
+      expect(runs.map((r) => r.status)).toEqual(['succeeded']);
+    } finally {
+      letGo();
       await sql.end();
     }
   });

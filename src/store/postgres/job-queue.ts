@@ -1,5 +1,6 @@
-import type { JobQueueSql, QueueClient } from '../job-queue.ts';
-import { runLockKey } from './locks.ts';
+import postgres from 'postgres';
+import type { JobLocks, JobQueueSql, QueueClient } from '../job-queue.ts';
+import { advisoryKey, CLOSE_WAIT_SECONDS, isConnectionEnded, runLockKey } from './locks.ts';
 import { parsePgUrl } from './url.ts';
 
 /** The job queue's statements (src/store/job-queue.ts), on graphile-worker's tables and functions in `queue`. */
@@ -40,15 +41,49 @@ export function jobQueueSql(databaseUrl: string): JobQueueSql {
       );
       return (result.rows as Array<{ key: string; locked_by: string }>).map((r) => ({ key: r.key, lockedBy: r.locked_by }));
     },
-    runLockHeld: (client, customerId, stateKey) => runLockHeld(client, dataSchema, customerId, stateKey),
+    async jobAlive(client, customerId, stream) {
+      const halves = [jobLockKey(dataSchema ?? '', customerId, stream), runLockKey(dataSchema ?? '', customerId, stream)].map((key) => {
+        const unsigned = BigInt.asUintN(64, BigInt(key));
+        return [(unsigned >> 32n).toString(), (unsigned & 0xffffffffn).toString()];
+      });
+      const held = await client.query(
+        `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND objsubid = 1
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND ((classid, objid) IN (($1::bigint::oid, $2::bigint::oid), ($3::bigint::oid, $4::bigint::oid)))`,
+        halves.flat(),
+      );
+      return (held.rowCount ?? 0) > 0;
+    },
+    openJobLocks: () => openJobLocks(url, dataSchema ?? ''),
   };
 }
 
-async function runLockHeld(client: QueueClient, dataSchema: string | undefined, customerId: string, stateKey: string): Promise<boolean> {
-  const unsigned = BigInt.asUintN(64, BigInt(runLockKey(dataSchema ?? '', customerId, stateKey)));
-  const held = await client.query(
-    `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = $1::bigint::oid AND objid = $2::bigint::oid AND objsubid = 1`,
-    [(unsigned >> 32n).toString(), (unsigned & 0xffffffffn).toString()],
-  );
-  return (held.rowCount ?? 0) > 0;
+/** The advisory lock of the queue job of (customer, stream); `scope` is the data's Postgres schema ('' for the default). */
+export function jobLockKey(scope: string, customerId: string, stream: string): string {
+  return advisoryKey('occupancy-sync:job', scope, customerId, stream);
+}
+
+function openJobLocks(url: string, scope: string): JobLocks {
+  // One connection that never idles out or retires: its session is what keeps the locks (postgres.js reconnects on the
+  // next statement should it end; the locks it held are gone then, and the run lock keeps two runs apart meanwhile).
+  const sql = postgres(url, { max: 1, idle_timeout: 0, max_lifetime: 0, fetch_types: false, onnotice: () => {}, connection: { application_name: 'occupancy-sync queue jobs' } });
+  return {
+    async hold(customerId, stream) {
+      const key = jobLockKey(scope, customerId, stream);
+      const [row] = await sql.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
+      if (!row?.ok) return async () => {};
+      let released = false;
+      return async () => {
+        if (released) return;
+        released = true;
+        try {
+          await sql.unsafe('SELECT pg_advisory_unlock($1::bigint)', [key]);
+        } catch (error) {
+          // The session ended under the unlock: the server dropped the lock with it.
+          if (!isConnectionEnded(error)) throw error;
+        }
+      };
+    },
+    close: () => sql.end({ timeout: CLOSE_WAIT_SECONDS }).catch(() => undefined),
+  };
 }
