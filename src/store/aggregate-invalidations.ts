@@ -96,13 +96,23 @@ function batches(byBuilding: ReadonlyMap<string, number[]>, size: number): Array
   return out;
 }
 
+/** Page rows folded per transaction: at most this many pages' floor space ranges held at once. */
+const FOLD_PAGES = 100;
+
 /**
  * Recomputes everything pending of a customer, building by building (spaces of no known building: ''), in
  * transactions of a few buildings' spaces under their locks, and deletes the invalidations it did (compare-and-delete).
  */
 export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
-  // The pages' rows folded first, in one transaction (claimed and merged together).
-  await db.transaction(async (tx) => mergeInvalidations(tx, db.dialect, customerId, await claimPageInvalidations(tx, customerId)));
+  // The pages' rows folded first (claimed and merged in one transaction), a bounded number at a time: a run whose
+  // refreshes failed may have left many.
+  for (let claimed = FOLD_PAGES; claimed === FOLD_PAGES; ) {
+    claimed = await db.transaction(async (tx) => {
+      const { pages, spans } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
+      await mergeInvalidations(tx, db.dialect, customerId, spans);
+      return pages;
+    });
+  }
   const rows = await db.all<{ k: number | string; b: string }>(sql`
     SELECT i.floor_space_key AS k, COALESCE(f.building_id, '') AS b FROM aggregate_invalidations i
       JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key

@@ -33,12 +33,16 @@ export async function recordInvalidations(tx: Executor, customerId: string, reco
 }
 
 /**
- * Claims a customer's page rows by deleting them (a concurrent claim finds them gone) and merges them per floor space
- * id: [first, last, the commit time of the oldest page that named it]. The caller writes the merge in the same
- * transaction (aggregate-invalidations.ts), so a crash leaves either the rows or their fold, never neither.
+ * Claims up to `limit` of a customer's page rows, oldest first, by deleting them (a concurrent claim finds them gone)
+ * and merges them per floor space id: [first, last, the commit time of the oldest page that named it]. The caller
+ * writes the merge in the same transaction (aggregate-invalidations.ts), so a crash leaves either the rows or their
+ * fold, never neither.
  */
-export async function claimPageInvalidations(tx: Executor, customerId: string): Promise<Map<string, [number, number, string]>> {
-  const rows = await tx.all<{ s: string; t: string }>(sql`DELETE FROM aggregate_page_invalidations WHERE customer_id = ${customerId} RETURNING spans AS s, invalidated_at AS t`);
+export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<{ pages: number; spans: Map<string, [number, number, string]> }> {
+  const rows = await tx.all<{ s: string; t: string }>(sql`
+    DELETE FROM aggregate_page_invalidations
+     WHERE id IN (SELECT id FROM aggregate_page_invalidations WHERE customer_id = ${customerId} ORDER BY id LIMIT ${limit})
+    RETURNING spans AS s, invalidated_at AS t`);
   const merged = new Map<string, [number, number, string]>();
   for (const row of rows) {
     for (const [id, a, b] of JSON.parse(row.s) as Array<[string, number, number]>) {
@@ -51,5 +55,5 @@ export async function claimPageInvalidations(tx: Executor, customerId: string): 
       }
     }
   }
-  return merged;
+  return { pages: rows.length, spans: merged };
 }

@@ -72,6 +72,23 @@ describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => 
     expect(warnings).toEqual(['the aggregates of customer c2 were not brought up to date after the run (the next run does it first): database went away']);
   });
 
+  it('one refresh folds every page left, more than one fold takes at once (100), and the result equals a rebuild', { timeout: 60_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-fold-bound', { migrate: true });
+    const store = await openTestStore(db);
+    stores.push(store);
+    await store.reconcileAggregates('c1', SETTINGS);
+    // 101 pages of one reading each, a space's readings spread over pages as a late stream delivers them.
+    for (let i = 0; i < 101; i++) await store.commitPage(page('c1', readings(`s${i % 7}`, T0 + i * 5 * MIN, 1)));
+    const [pending] = await store.pendingAggregates('c1');
+    expect([pending?.floorSpaces, pending?.from, pending?.through]).toEqual([7, new Date(T0).toISOString(), new Date(T0 + 100 * 5 * MIN).toISOString()]);
+    const done = await store.refreshAggregates('c1');
+    expect([done.spaces, done.left]).toEqual([7, 0]);
+    expect(await store.pendingAggregates()).toEqual([]);
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
   it('a long run refreshes from its commits once its oldest unrefreshed page is 15 s old (the injected clock)', { timeout: 30_000 }, async () => {
     db = await freshDatabase(dialect, 'agg-interval', { migrate: true });
     const clock = new FakeClock(Date.parse('2026-03-10T00:00:00.000Z'));
