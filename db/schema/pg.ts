@@ -1,6 +1,6 @@
 import { pgCore, sql } from './drizzle.ts';
 
-const { bigint, boolean, check, index, integer, pgTable, pgView, primaryKey, smallint, text, timestamp, unique, uuid } = pgCore();
+const { bigint, boolean, check, doublePrecision, index, integer, pgTable, pgView, primaryKey, smallint, text, timestamp, unique, uuid } = pgCore();
 
 /**
  * Postgres schema. Timestamps are timestamptz with millisecond precision (the platform's resolution); the store reads
@@ -218,6 +218,42 @@ export const occupancyDays = pgTable(
     workingPeakHeadcount: integer('working_peak_headcount'),
   },
   (t) => [primaryKey({ name: 'occupancy_days_pkey', columns: [t.floorSpaceKey, t.localDate] })],
+);
+
+/**
+ * The floor-level hourly rollup of occupancy_buckets (derived, never a source): one row per customer, building, floor
+ * and bucket that a floor space of the floor measured, with the buckets' sums, the capacity-weighted sums (at each
+ * space's current capacity) and the peaks. A floor is what floor_hours groups by, COALESCE(floor_id, '') and floor_id:
+ * no primary key, as floor_id may be NULL beside a '' floor of the same building. Kept wherever buckets are written and
+ * wherever a listing changes a space's building, floor or capacity (src/store/aggregate-floors.ts); floor_hours and
+ * building_hour_sums read it (docs/reporting.md, "The floor-level hourly rollup").
+ */
+export const occupancyFloorHours = pgTable(
+  'occupancy_floor_hours',
+  {
+    customerId: text('customer_id').notNull(),
+    /** COALESCE(floor_spaces.building_id, '') */
+    buildingId: text('building_id').notNull(),
+    floorId: text('floor_id'),
+    /** COALESCE(floor_id, ''): what the index and the refresh look a floor up by. */
+    floorKey: text('floor_key').notNull(),
+    startMs: ms('start_ms').notNull(),
+    endMs: ms('end_ms').notNull(),
+    localDate: text('local_date').notNull(),
+    localHour: smallint('local_hour').notNull(),
+    weekday: smallint('weekday').notNull(),
+    working: boolean('working').notNull(),
+    knownMs: ms('known_ms').notNull(),
+    occupiedMs: ms('occupied_ms').notNull(),
+    headcountMs: ms('headcount_ms').notNull(),
+    headcountKnownMs: ms('headcount_known_ms').notNull(),
+    capacityMs: ms('capacity_ms'),
+    capacityHeadcountMs: ms('capacity_headcount_ms'),
+    readings: ms('readings').notNull(),
+    peakHeadcount: integer('peak_headcount'),
+    peakUtilization: doublePrecision('peak_utilization'),
+  },
+  (t) => [index('occupancy_floor_hours_floor_idx').on(t.customerId, t.buildingId, t.floorKey, t.startMs), index('occupancy_floor_hours_date_idx').on(t.localDate)],
 );
 
 /** What a building's stored aggregates were computed with: a change of any of these rebuilds that building's rows. */

@@ -1,6 +1,6 @@
 import { sql, sqliteCore, type SQL } from './drizzle.ts';
 
-const { blob, check, index, integer, primaryKey, sqliteTable, sqliteView, text, unique } = sqliteCore();
+const { blob, check, index, integer, primaryKey, real, sqliteTable, sqliteView, text, unique } = sqliteCore();
 
 /**
  * SQLite schema. Timestamps are TEXT holding exactly `YYYY-MM-DDTHH:MM:SS.sssZ` (UTC, milliseconds, fixed width), so
@@ -201,6 +201,37 @@ export const occupancyDays = sqliteTable(
     workingPeakHeadcount: integer('working_peak_headcount'),
   },
   (t) => [primaryKey({ columns: [t.floorSpaceKey, t.localDate] })],
+);
+
+/** The floor-level hourly rollup of occupancy_buckets (db/schema/pg.ts explains it). */
+export const occupancyFloorHours = sqliteTable(
+  'occupancy_floor_hours',
+  {
+    customerId: text('customer_id').notNull(),
+    buildingId: text('building_id').notNull(),
+    floorId: text('floor_id'),
+    floorKey: text('floor_key').notNull(),
+    startMs: integer('start_ms').notNull(),
+    endMs: integer('end_ms').notNull(),
+    localDate: text('local_date').notNull(),
+    localHour: integer('local_hour').notNull(),
+    weekday: integer('weekday').notNull(),
+    working: integer('working').notNull(),
+    knownMs: integer('known_ms').notNull(),
+    occupiedMs: integer('occupied_ms').notNull(),
+    headcountMs: integer('headcount_ms').notNull(),
+    headcountKnownMs: integer('headcount_known_ms').notNull(),
+    capacityMs: integer('capacity_ms'),
+    capacityHeadcountMs: integer('capacity_headcount_ms'),
+    readings: integer('readings').notNull(),
+    peakHeadcount: integer('peak_headcount'),
+    peakUtilization: real('peak_utilization'),
+  },
+  (t) => [
+    index('occupancy_floor_hours_floor_idx').on(t.customerId, t.buildingId, t.floorKey, t.startMs),
+    index('occupancy_floor_hours_date_idx').on(t.localDate),
+    check('occupancy_floor_hours_working_bool', sql`${t.working} IN (0, 1)`),
+  ],
 );
 
 export const aggregateCalendars = sqliteTable(

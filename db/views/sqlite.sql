@@ -287,7 +287,8 @@ SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, bl.name AS bui
   LEFT JOIN floors fl ON fl.customer_id = f.customer_id AND fl.id = f.floor_id
   LEFT JOIN aggregate_calendars c ON c.customer_id = f.customer_id AND c.building_id = COALESCE(f.building_id, '');
 --> statement-breakpoint
--- floor_hours: per floor and bucket that a floor space of it measured; period = the floor's spaces counted that day
+-- floor_hours: per floor and bucket that a floor space of it measured, read from the floor-level hourly rollup
+-- occupancy_floor_hours (src/store/aggregate-floors.ts); period = the floor's spaces counted that day
 -- (space_service_days, counted once per floor and local date and joined) x the bucket's length, so a silent space
 -- lowers coverage.
 CREATE VIEW floor_hours AS
@@ -302,14 +303,10 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
        1.0 * g.capacity_headcount_ms / NULLIF(g.capacity_ms, 0) AS utilization, g.peak_utilization
   FROM (SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
           FROM (SELECT y.*, COALESCE(n.spaces, 0) AS spaces
-                  FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, f.floor_id, b.start_ms, MAX(b.end_ms) AS end_ms,
-                               b.local_date, b.local_hour, b.weekday, b.working,
-               SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
-               SUM(b.headcount_known_ms) AS headcount_known_ms, SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms) AS capacity_ms,
-               SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
-               MAX(b.peak_headcount) AS peak_headcount, MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0)) AS peak_utilization
-                          FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-                         GROUP BY f.customer_id, COALESCE(f.building_id, ''), f.floor_id, b.start_ms) y
+                  FROM (SELECT h.customer_id, h.building_id, h.floor_id, h.floor_key, h.start_ms, h.end_ms, h.local_date, h.local_hour, h.weekday, h.working,
+                               h.known_ms, h.occupied_ms, h.headcount_ms, h.headcount_known_ms, h.capacity_ms, h.capacity_headcount_ms, h.readings,
+                               h.peak_headcount, h.peak_utilization
+                          FROM occupancy_floor_hours h) y
                   LEFT JOIN (SELECT s.customer_id, s.building_id, s.floor_id, s.local_date, COUNT(*) AS spaces
                                FROM space_service_days s
                               GROUP BY s.customer_id, s.building_id, s.floor_id, s.local_date) n
@@ -320,19 +317,19 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
   LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
 --> statement-breakpoint
 -- building_hour_sums: the integer sums per building and bucket that building_hours, portfolio_hours and usage_profile
--- are made of; period_ms = the building's floor spaces counted that day (once per building and local date, joined)
+-- are made of, summed from the floor-level hourly rollup's rows of the building; period_ms = the building's floor spaces counted that day (once per building and local date, joined)
 -- x the bucket's length.
 CREATE VIEW building_hour_sums AS
 SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
   FROM (SELECT y.*, COALESCE(n.spaces, 0) AS spaces
-          FROM (SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, b.start_ms, MAX(b.end_ms) AS end_ms,
-                       b.local_date, b.local_hour, b.weekday, b.working,
-               SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
-               SUM(b.headcount_known_ms) AS headcount_known_ms, SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms) AS capacity_ms,
-               SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END) AS capacity_headcount_ms, SUM(b.readings) AS readings,
-               MAX(b.peak_headcount) AS peak_headcount, MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0)) AS peak_utilization
-                  FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-                 GROUP BY f.customer_id, COALESCE(f.building_id, ''), b.start_ms) y
+          FROM (SELECT h.customer_id, h.building_id, h.start_ms, MAX(h.end_ms) AS end_ms,
+                       h.local_date, h.local_hour, h.weekday, h.working,
+               SUM(h.known_ms) AS known_ms, SUM(h.occupied_ms) AS occupied_ms, SUM(h.headcount_ms) AS headcount_ms,
+               SUM(h.headcount_known_ms) AS headcount_known_ms, SUM(h.capacity_ms) AS capacity_ms,
+               SUM(h.capacity_headcount_ms) AS capacity_headcount_ms, SUM(h.readings) AS readings,
+               MAX(h.peak_headcount) AS peak_headcount, MAX(h.peak_utilization) AS peak_utilization
+                  FROM occupancy_floor_hours h
+                 GROUP BY h.customer_id, h.building_id, h.start_ms, h.local_date, h.local_hour, h.weekday, h.working) y
           LEFT JOIN (SELECT s.customer_id, s.building_id, s.local_date, COUNT(*) AS spaces
                        FROM space_service_days s
                       GROUP BY s.customer_id, s.building_id, s.local_date) n

@@ -16,13 +16,14 @@ import {
 } from './aggregate-calendars.ts';
 import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
 import { recordInvalidations } from './aggregate-page-invalidations.ts';
+import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
 import { rebuildBuilding, rebuildSpaces, recomputeSpans } from './aggregates.ts';
 import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**
  * The aggregates' operations that span transactions (the store delegates to these): reconciling what each building's
  * rows were computed with against the configuration, rebuilding a range, and following a floor space that a listing
- * moved to another building. What runs inside a commit is aggregates.ts.
+ * moved to another building or floor or gave another capacity. What runs inside a commit is aggregates.ts.
  */
 
 /** The buildings of a customer that have floor spaces or recorded aggregates ('' : spaces of no known building). */
@@ -104,40 +105,62 @@ function rangeOf(building: BuildingCalendar, request: AggregateRebuild): { fromM
   };
 }
 
-/** The floor spaces of a page of listed floor spaces, by key, with the building they are in ('' : none). */
-export async function spaceBuildings(tx: Executor, customerId: string, records: ReadonlyArray<FloorSpaceRecord>): Promise<Map<number, string>> {
-  const out = new Map<number, string>();
+/** Where a floor space is, as the aggregates read it: its building ('' : none), floor and capacity. */
+export interface SpacePlace {
+  building: string;
+  floor: string | null;
+  capacity: number | null;
+}
+
+/** The floor spaces of a page of listed floor spaces, by key, with where they are. */
+export async function spacePlaces(tx: Executor, customerId: string, records: ReadonlyArray<FloorSpaceRecord>): Promise<Map<number, SpacePlace>> {
+  const out = new Map<number, SpacePlace>();
   const ids = records.map((r) => r.id).filter((id) => typeof id === 'string' && id !== '');
   for (let i = 0; i < ids.length; i += 1000) {
-    const rows = await tx.all<{ k: number | string; b: string }>(sql`
-      SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
+    const rows = await tx.all<{ k: number | string; b: string; f: string | null; c: number | string | null }>(sql`
+      SELECT floor_space_key AS k, COALESCE(building_id, '') AS b, floor_id AS f, capacity AS c FROM floor_spaces
        WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join(ids.slice(i, i + 1000).map((id) => sql`${id}`), sql`, `)})`);
-    for (const r of rows) out.set(Number(r.k), r.b);
+    for (const r of rows) out.set(Number(r.k), { building: r.b, floor: r.f, capacity: r.c === null ? null : Number(r.c) });
   }
   return out;
 }
 
 /**
- * Floor spaces a listing moved to another building (a space readings named before any listing is in none): their
- * buckets were computed in the old building's zone and calendar, so they are recomputed whole with the new one's,
- * in the listing's transaction.
+ * Floor spaces a listing moved to another building, floor or capacity (a space readings named before any listing is
+ * in none). A space moved to another building had its buckets computed in the old building's zone and calendar: they
+ * are recomputed whole with the new one's. The floor rollup sums each floor's spaces at their current capacity: the
+ * rows of the space's old and new floor are summed again over all its buckets. All in the listing's transaction.
  */
-export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect'>, customerId: string, before: ReadonlyMap<number, string>, after: ReadonlyMap<number, string>, settings: AggregateSettings, at: string): Promise<void> {
+export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect'>, customerId: string, before: ReadonlyMap<number, SpacePlace>, after: ReadonlyMap<number, SpacePlace>, settings: AggregateSettings, at: string): Promise<void> {
   const moved = new Map<string, number[]>();
-  for (const [key, building] of after) {
+  const buildings = new Set<string>();
+  const changed: number[] = [];
+  const floors = new Map<string, Floor>();
+  for (const [key, place] of after) {
     const was = before.get(key);
-    if (was === undefined || was === building) continue;
+    if (was === undefined || (was.building === place.building && was.floor === place.floor && was.capacity === place.capacity)) continue;
     const [has] = await tx.all(sql`SELECT 1 AS x FROM occupancy_buckets WHERE floor_space_key = ${key} LIMIT 1`);
     if (!has) continue;
-    moved.set(building, [...(moved.get(building) ?? []), key]);
-    moved.set(was, moved.get(was) ?? []);
+    changed.push(key);
+    floors.set(floorId(customerId, was.building, was.floor), { customerId, buildingId: was.building, floorId: was.floor });
+    buildings.add(was.building).add(place.building);
+    if (was.building === place.building) continue;
+    moved.set(place.building, [...(moved.get(place.building) ?? []), key]);
+    moved.set(was.building, moved.get(was.building) ?? []);
   }
-  if (moved.size === 0) return;
-  await lockBuildings(tx, db.dialect, customerId, [...moved.keys()]);
-  const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);
-  for (const [building, keys] of moved) {
-    if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
+  if (changed.length === 0) return;
+  await lockBuildings(tx, db.dialect, customerId, [...buildings].sort());
+  const held = await bucketRangeOf(tx, changed);
+  if (moved.size > 0) {
+    const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);
+    for (const [building, keys] of moved) {
+      if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
+    }
   }
+  const holds = await bucketRangeOf(tx, changed);
+  for (const floor of await floorsOf(tx, changed)) floors.set(floorId(floor.customerId, floor.buildingId, floor.floorId), floor);
+  const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
+  if (range) await refreshFloors(tx, db.dialect, [...floors.values()], range);
 }
 
 /**
@@ -216,9 +239,9 @@ export class AggregateKeeper {
   async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, source: 'poll' | 'webhook', upsert: () => Promise<void>): Promise<void> {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
-    const moving = this.on && sink === 'floorSpaces' ? await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
+    const moving = this.on && sink === 'floorSpaces' ? await spacePlaces(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
     await upsert();
-    if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spaceBuildings(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
+    if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
     if (!this.on || sink !== 'occupancy' || records.length === 0) return;
     if (source === 'webhook') await recomputeDelivered(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at);
     else await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, at);

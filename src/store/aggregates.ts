@@ -6,6 +6,7 @@ import type { Executor } from './adapter.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { clearDays, refreshDays } from './aggregate-days.ts';
+import { bucketRangeOf, clearBuildingFloors, refreshFloorsOf } from './aggregate-floors.ts';
 
 /**
  * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
@@ -39,7 +40,7 @@ interface Work {
  * readings: those rows are replaced by the buckets that hold data, and the building's calendar days are extended to
  * cover them. The caller holds the building's lock (lockBuildings).
  */
-export async function recompute(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, work: Work): Promise<number> {
+export async function recompute(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, work: Work, floors = true): Promise<number> {
   const buckets = bucketsCovering(calendar.calendar, work.fromMs, work.toMs);
   if (buckets.length === 0 || work.keys.length === 0) return 0;
   const bounds = boundsOf(buckets);
@@ -73,6 +74,7 @@ export async function recompute(tx: Executor, dialect: Dialect, customerId: stri
   }
   if (firstDate !== undefined) await extendDays(tx, dialect, customerId, calendar, firstDate, lastDate!);
   await refreshDays(tx, calendar.zone, work.keys, buckets[0]!.date, buckets[buckets.length - 1]!.date);
+  if (floors) await refreshFloorsOf(tx, dialect, work.keys, { fromMs: first, toMs: end });
   return written;
 }
 
@@ -200,11 +202,16 @@ export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId
   if (range) return { spaces: keys.length, buckets: await recompute(tx, dialect, customerId, calendar, { keys, ...range }) };
   // Days stay once made (a commit never removes one); only another calendar makes them all again.
   if (options.calendarChanged) await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
+  // Every floor row of the building is made again from its spaces' buckets (rebuildSpaces sums their whole range).
+  await clearBuildingFloors(tx, customerId, calendar.buildingId);
   return { spaces: keys.length, buckets: await rebuildSpaces(tx, dialect, customerId, calendar, keys) };
 }
 
 /** Replaces every bucket of these floor spaces (of the building of `calendar`) with ones computed from all their readings. */
 export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, keys: readonly number[]): Promise<number> {
+  // Their floors' rows are summed again once at the end, over the buckets they held and hold now (not once per space:
+  // a floor's rows would be summed as many times as it has spaces).
+  const held = await bucketRangeOf(tx, keys);
   for (let i = 0; i < keys.length; i += KEY_CHUNK) {
     await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
   }
@@ -217,7 +224,10 @@ export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: 
     const [lo] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} LIMIT 1`);
     if (lo === undefined) continue;
     const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
-    buckets += await recompute(tx, dialect, customerId, calendar, { keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs });
+    buckets += await recompute(tx, dialect, customerId, calendar, { keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
   }
+  const holds = await bucketRangeOf(tx, keys);
+  const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
+  if (range) await refreshFloorsOf(tx, dialect, keys, range);
   return buckets;
 }

@@ -297,6 +297,7 @@ describe.each(DIALECTS)('time-weighted aggregates kept by every commit (%s)', (d
     await store.query(dialect === 'postgres' ? 'DROP TABLE occupancy_days CASCADE' : 'DROP TABLE occupancy_days');
     // And none of the migrations after it (drizzle applies only those later than the last applied): their tables go too.
     await store.query('DROP TABLE aggregate_page_invalidations');
+    await store.query(dialect === 'postgres' ? 'DROP TABLE occupancy_floor_hours CASCADE' : 'DROP TABLE occupancy_floor_hours');
     await store.query(`DELETE FROM __drizzle_migrations WHERE created_at >= ${added.folderMillis}`);
     // Its views read the buckets (this version's views, which read the rollup, are applied with the upgrade).
     await store.query('DELETE FROM __repeatable_migrations');

@@ -11,5 +11,7 @@ export async function dumpAggregates(store: Store): Promise<string[]> {
     ...(await rows('SELECT customer_id, building_id, time_zone, calendar, max_hold_ms FROM aggregate_calendars ORDER BY customer_id, building_id')),
     '--',
     ...(await rows('SELECT * FROM occupancy_days ORDER BY floor_space_key, local_date')),
+    '--',
+    ...(await rows('SELECT * FROM occupancy_floor_hours ORDER BY customer_id, building_id, floor_key, floor_id, start_ms, local_date')),
   ];
 }

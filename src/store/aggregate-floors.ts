@@ -1,0 +1,108 @@
+import { sql, type SQL } from '../../db/schema/drizzle.ts';
+import type { Dialect } from '../config.ts';
+import type { Executor } from './adapter.ts';
+import { KEY_CHUNK } from './aggregate-plan.ts';
+
+/**
+ * The floor-level hourly rollup occupancy_floor_hours (docs/reporting.md, "The floor-level hourly rollup"): per
+ * customer, building, floor and bucket, the sums of the buckets of the floor's spaces, which floor_hours and
+ * building_hour_sums read. Its capacity figures use each space's current capacity and its rows follow each space's
+ * current building and floor, so it is derived from occupancy_buckets and floor_spaces together: a floor's rows over a
+ * range are deleted and summed again from the buckets of every space now on that floor, in the transaction that wrote
+ * the buckets or changed the listing, so a maintained row and a rebuilt one are the same sums of the same buckets.
+ * A floor is what floor_hours groups by: COALESCE(floor_id, '') and floor_id, a NULL floor apart from a '' one.
+ */
+
+/** A floor of a customer's building ('' : of no known building; floorId null: of no floor). */
+export interface Floor {
+  customerId: string;
+  buildingId: string;
+  floorId: string | null;
+}
+
+/** A bucket range: starts in [fromMs, toMs). */
+export interface BucketRange {
+  fromMs: number;
+  toMs: number;
+}
+
+/** How each dialect divides a peak by a capacity as the views did (the same float, bit for bit). */
+const PEAK_UTILIZATION: Readonly<Record<Dialect, SQL>> = {
+  postgres: sql.raw('MAX(b.peak_headcount::float8 / NULLIF(f.capacity, 0))'),
+  sqlite: sql.raw('MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0))'),
+};
+
+const COLUMNS = sql.raw(`
+  INSERT INTO occupancy_floor_hours (customer_id, building_id, floor_id, floor_key, start_ms, end_ms, local_date, local_hour, weekday, working,
+                                     known_ms, occupied_ms, headcount_ms, headcount_known_ms, capacity_ms, capacity_headcount_ms, readings,
+                                     peak_headcount, peak_utilization)`);
+const SUMS = sql.raw(`
+  SELECT f.customer_id, COALESCE(f.building_id, ''), f.floor_id, COALESCE(f.floor_id, ''), b.start_ms, MAX(b.end_ms),
+         b.local_date, b.local_hour, b.weekday, b.working,
+         SUM(b.known_ms), SUM(b.occupied_ms), SUM(b.headcount_ms), SUM(b.headcount_known_ms),
+         SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms), SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END), SUM(b.readings),
+         MAX(b.peak_headcount),`);
+const GROUPS = sql.raw(`
+   GROUP BY f.customer_id, COALESCE(f.building_id, ''), COALESCE(f.floor_id, ''), f.floor_id, b.start_ms, b.local_date, b.local_hour, b.weekday, b.working`);
+
+const keyList = (keys: readonly number[]) => sql.join(keys.map((k) => sql`${k}`), sql`, `);
+
+/** The floors these floor spaces are on now. */
+export async function floorsOf(tx: Executor, keys: readonly number[]): Promise<Floor[]> {
+  const out = new Map<string, Floor>();
+  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+    const rows = await tx.all<{ c: string; b: string; f: string | null }>(sql`
+      SELECT DISTINCT customer_id AS c, COALESCE(building_id, '') AS b, floor_id AS f FROM floor_spaces
+       WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
+    for (const r of rows) out.set(floorId(r.c, r.b, r.f), { customerId: r.c, buildingId: r.b, floorId: r.f });
+  }
+  return [...out.values()];
+}
+
+/** A floor as one string (a map key): NULL and '' apart. */
+export function floorId(customerId: string, buildingId: string, floor: string | null): string {
+  return JSON.stringify([customerId, buildingId, floor]);
+}
+
+/** The range of the buckets these floor spaces hold now, or undefined when they hold none. */
+export async function bucketRangeOf(tx: Executor, keys: readonly number[]): Promise<BucketRange | undefined> {
+  let fromMs = Infinity;
+  let toMs = -Infinity;
+  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+    const [row] = await tx.all<{ lo: number | string | null; hi: number | string | null }>(sql`
+      SELECT MIN(start_ms) AS lo, MAX(start_ms) AS hi FROM occupancy_buckets WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
+    if (row?.lo === null || row?.lo === undefined || row.hi === null) continue;
+    fromMs = Math.min(fromMs, Number(row.lo));
+    toMs = Math.max(toMs, Number(row.hi) + 1);
+  }
+  return fromMs < toMs ? { fromMs, toMs } : undefined;
+}
+
+/** Sums again the rows of these floors over the buckets starting in [fromMs, toMs) from the buckets of their spaces. */
+export async function refreshFloors(tx: Executor, dialect: Dialect, floors: readonly Floor[], range: BucketRange): Promise<void> {
+  if (range.toMs <= range.fromMs) return;
+  for (const floor of floors) {
+    const key = floor.floorId ?? '';
+    const sameFloor = floor.floorId === null ? sql`floor_id IS NULL` : sql`floor_id = ${floor.floorId}`;
+    await tx.run(sql`
+      DELETE FROM occupancy_floor_hours
+       WHERE customer_id = ${floor.customerId} AND building_id = ${floor.buildingId} AND floor_key = ${key} AND ${sameFloor}
+         AND start_ms >= ${range.fromMs} AND start_ms < ${range.toMs}`);
+    const spaceFloor = floor.floorId === null ? sql`f.floor_id IS NULL` : sql`f.floor_id = ${floor.floorId}`;
+    await tx.run(sql`${COLUMNS} ${SUMS} ${PEAK_UTILIZATION[dialect]}
+        FROM floor_spaces f JOIN occupancy_buckets b ON b.floor_space_key = f.floor_space_key
+       WHERE f.customer_id = ${floor.customerId} AND COALESCE(f.building_id, '') = ${floor.buildingId} AND ${spaceFloor}
+         AND b.start_ms >= ${range.fromMs} AND b.start_ms < ${range.toMs} ${GROUPS}`);
+  }
+}
+
+/** Sums again the rows of the floors these floor spaces are on now over [fromMs, toMs). */
+export async function refreshFloorsOf(tx: Executor, dialect: Dialect, keys: readonly number[], range: BucketRange): Promise<void> {
+  if (keys.length === 0 || range.toMs <= range.fromMs) return;
+  await refreshFloors(tx, dialect, await floorsOf(tx, keys), range);
+}
+
+/** Deletes every row of a building's floors (before all its spaces' buckets are made again). */
+export async function clearBuildingFloors(tx: Executor, customerId: string, buildingId: string): Promise<void> {
+  await tx.run(sql`DELETE FROM occupancy_floor_hours WHERE customer_id = ${customerId} AND building_id = ${buildingId}`);
+}
