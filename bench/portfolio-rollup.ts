@@ -2,9 +2,10 @@
  * The report's statements over a generated portfolio at the benchmark's full size, in minutes rather than the hours
  * the sync path takes to load it: buildings x floors x floor spaces with one bucket per space and UTC hour over
  * `--days` (a UTC calendar, working time 09:00-17:00 Monday to Friday), written straight into occupancy_buckets and
- * calendar_days by SQL (generate_series), and the daily rollup filled by the migration's own statement. Then the
- * asks of the portfolio benchmark (bench/portfolio-reports.ts: a building-month, a floor-week and what `report`
- * sends for the whole period), each timed warm through the store's reader (median of 3), as the benchmark times them.
+ * calendar_days by SQL (generate_series), and the daily and floor-level hourly rollups filled by their migrations' own
+ * statements. Then the asks of the portfolio benchmark (bench/portfolio-reports.ts: a building-month, a floor-week and
+ * what `report` sends for the whole period), each timed warm through the store's reader (median of 3), as the
+ * benchmark times them.
  * Postgres only; writes nothing outside its schema, dropped at the end (KEEP=1 keeps it; EXPLAIN=1 prints the plans).
  *
  *   node --import tsx bench/portfolio-rollup.ts [--buildings 20] [--floors 5] [--spaces 20] [--days 180]
@@ -27,10 +28,10 @@ const START = Date.UTC(2026, 0, 5); // a Monday
 const HOUR = 3_600_000;
 const spaces = B * F * S;
 
-/** The last statement of the rollup's migration: the fill of occupancy_days from the buckets. */
-function rollupFill(): string {
-  const text = readFileSync(new URL('../db/migrations/pg/0015_occupancy_days.sql', import.meta.url), 'utf8');
-  return text.split('--> statement-breakpoint').map((s) => s.trim()).find((s) => s.startsWith('INSERT INTO occupancy_days'))!;
+/** The fill of a rollup by its migration's own statement (the last one, `INSERT INTO <table>`): as an upgrade fills it. */
+function rollupFill(file: string, table: string): string {
+  const text = readFileSync(new URL(`../db/migrations/pg/${file}`, import.meta.url), 'utf8');
+  return text.split('--> statement-breakpoint').map((s) => s.trim()).find((s) => s.startsWith(`INSERT INTO ${table}`))!;
 }
 
 const db = await freshDatabase('postgres', 'rollup', { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
@@ -63,10 +64,11 @@ try {
            CASE WHEN k % 2 = 0 THEN ((k + h) % 4) * ${HOUR}::int8 ELSE 0 END, CASE WHEN k % 2 = 0 THEN ${HOUR} ELSE 0 END,
            CASE WHEN k % 2 = 0 THEN (k + h) % 4 END, 1
       FROM generate_series(1, ${spaces}) k, generate_series(0, ${DAYS * 24 - 1}) h`);
-  await sql.unsafe(rollupFill());
+  await sql.unsafe(rollupFill('0015_occupancy_days.sql', 'occupancy_days'));
+  await sql.unsafe(rollupFill('0018_occupancy_floor_hours.sql', 'occupancy_floor_hours'));
   await sql.unsafe('VACUUM ANALYZE');
-  const [size] = await sql<{ b: string; d: string }[]>`SELECT (SELECT count(*) FROM occupancy_buckets) AS b, (SELECT count(*) FROM occupancy_days) AS d`;
-  console.log(`${spaces} spaces x ${DAYS} days: ${size!.b} buckets, ${size!.d} rollup rows, loaded in ${((performance.now() - t0) / 1000).toFixed(0)} s; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const [size] = await sql<{ b: string; d: string; f: string }[]>`SELECT (SELECT count(*) FROM occupancy_buckets) AS b, (SELECT count(*) FROM occupancy_days) AS d, (SELECT count(*) FROM occupancy_floor_hours) AS f`;
+  console.log(`${spaces} spaces x ${DAYS} days: ${size!.b} buckets, ${size!.d} daily and ${size!.f} floor-hour rollup rows, loaded in ${((performance.now() - t0) / 1000).toFixed(0)} s; load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 
   const reader = await openReader(db.url);
   const asks = await reportAsks(reader, C, START, START + DAYS * 86_400_000).finally(() => reader.close());
