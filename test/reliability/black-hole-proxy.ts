@@ -4,19 +4,23 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
  * A TCP proxy on a random loopback port that can turn into a black hole: from then on it forwards nothing either way,
  * keeps every connection open, answers no goodbye (a FIN is not returned: the sockets are half-open on purpose, as on a
  * path that drops every packet) and accepts new connections without ever answering them. `swallowed()` counts the
- * bytes it took in and dropped; `restore()` forwards again (new connections only: the silent ones stay silent).
+ * bytes it took in from clients and dropped, `dropped()` the bytes of answers it dropped (a request sent just before
+ * the hole waits for an answer that never comes, and sends nothing into it); `restore()` forwards again (new
+ * connections only: the silent ones stay silent).
  */
 export interface BlackHoleProxy {
   port: number;
   blackHole(): void;
   restore(): void;
   swallowed(): number;
+  dropped(): number;
   close(): Promise<void>;
 }
 
 export async function blackHoleProxy(target: { host: string; port: number }): Promise<BlackHoleProxy> {
   let hole = false;
   let swallowed = 0;
+  let dropped = 0;
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -34,7 +38,7 @@ export async function blackHoleProxy(target: { host: string; port: number }): Pr
     track(upstream);
     let cut = false;
     client.on('data', (d: Buffer) => (hole || cut ? (swallowed += d.length) : upstream.write(d)));
-    upstream.on('data', (d: Buffer) => void (hole || cut || client.write(d)));
+    upstream.on('data', (d: Buffer) => void (hole || cut ? (dropped += d.length) : client.write(d)));
     // Before the hole, a goodbye passes as usual; in it, none does.
     client.on('end', () => void (hole || upstream.end()));
     upstream.on('end', () => void (hole || client.end()));
@@ -49,6 +53,7 @@ export async function blackHoleProxy(target: { host: string; port: number }): Pr
     blackHole: () => void (hole = true),
     restore: () => void (hole = false),
     swallowed: () => swallowed,
+    dropped: () => dropped,
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -3,6 +3,7 @@ import { StoreError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import type { BudgetRows, KeyStore, LimitPolicy, StoredLimit, Take } from '../../budget-store.ts';
 import { BUDGET_TIMING } from '../api-budget.ts';
+import { describeLocation } from '../errors.ts';
 import { parsePgUrl } from './url.ts';
 
 /**
@@ -124,10 +125,14 @@ export class PgBudgetRows<S extends StoredLimit> implements BudgetRows<S> {
           this.generation++;
         }
         void sql.end({ timeout: 0 }).catch(() => {});
+        // The same line as the store's own statements give (postgres/watch.ts): whichever connection notices the
+        // silence first, the run fails saying where the database is and that nothing committed is lost.
         reject(
           new StoreError(
-            `the API budget's connection to Postgres had no answer within ${ANSWER_WITHIN_MS / 1000} s: the server or the network path to it is ` +
-              'gone, so the connection was dropped (and the slots it held with it). Fix: check that the server is up and reachable from here',
+            `no answer from Postgres at ${describeLocation(this.#o.databaseUrl)} for ${ANSWER_WITHIN_MS / 1000} s while sharing the API budget: the server or ` +
+              'the network path to it is gone, so the connection was dropped (and the slots it held with it); what was not committed is not ' +
+              'stored, and the next run resumes from the last committed page. Fix: check that the server is up and reachable from here',
+            { cause: Object.assign(new Error('no answer'), { code: 'CONNECTION_LOST' }) },
           ),
         );
       }, ANSWER_WITHIN_MS);
