@@ -1,4 +1,5 @@
 import { sql } from '../../db/schema/drizzle.ts';
+import type { Dialect } from '../config.ts';
 import { localDays, startOfLocalDate } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
 import { KEY_CHUNK } from './aggregate-plan.ts';
@@ -8,44 +9,67 @@ import { KEY_CHUNK } from './aggregate-plan.ts';
  * of that day's buckets, over all of them and over the working ones. It is derived from occupancy_buckets alone and
  * refreshed in SQL, in the transaction that wrote the buckets: the touched days are deleted and summed again from the
  * buckets (a day left with no bucket keeps no row), so a maintained row and a rebuilt one are the same sums of the
- * same buckets. The same statements run on both dialects (`working` is a boolean or 0/1, both true in CASE WHEN).
+ * same buckets. The same sums run on both dialects (`working` is a boolean or 0/1, both true in CASE WHEN).
  */
 
-const SUMS = sql.raw(`
-  SELECT floor_space_key, local_date, SUM(known_ms), SUM(occupied_ms), SUM(headcount_ms), SUM(headcount_known_ms), SUM(readings),
-         MAX(peak_headcount),
-         SUM(CASE WHEN working THEN known_ms ELSE 0 END), SUM(CASE WHEN working THEN occupied_ms ELSE 0 END),
-         SUM(CASE WHEN working THEN headcount_ms ELSE 0 END), SUM(CASE WHEN working THEN headcount_known_ms ELSE 0 END),
-         MAX(CASE WHEN working THEN peak_headcount END)
-    FROM occupancy_buckets`);
-const COLUMNS = sql.raw(`
+const SUMS = `
+  SELECT b.floor_space_key, b.local_date, SUM(b.known_ms), SUM(b.occupied_ms), SUM(b.headcount_ms), SUM(b.headcount_known_ms), SUM(b.readings),
+         MAX(b.peak_headcount),
+         SUM(CASE WHEN b.working THEN b.known_ms ELSE 0 END), SUM(CASE WHEN b.working THEN b.occupied_ms ELSE 0 END),
+         SUM(CASE WHEN b.working THEN b.headcount_ms ELSE 0 END), SUM(CASE WHEN b.working THEN b.headcount_known_ms ELSE 0 END),
+         MAX(CASE WHEN b.working THEN b.peak_headcount END)`;
+const COLUMNS = `
   INSERT INTO occupancy_days (floor_space_key, local_date, known_ms, occupied_ms, headcount_ms, headcount_known_ms, readings,
                               peak_headcount, working_known_ms, working_occupied_ms, working_headcount_ms,
-                              working_headcount_known_ms, working_peak_headcount)`);
-
-const keyList = (keys: readonly number[]) => sql.join(keys.map((k) => sql`${k}`), sql`, `);
+                              working_headcount_known_ms, working_peak_headcount)`;
 
 /**
- * Sums again the days of `keys` (floor spaces of the building of `zone`) from local date `first` to `last`
- * (inclusive) from their buckets: a bucket belongs to the day its start is in, so the buckets read are those
- * starting in those days.
+ * The two statements of a refresh of days, one row per floor space (Executor.bulk): the space's days from local date
+ * `first` to `last` (inclusive) deleted, then summed again from the buckets starting in those days ([lo, hi)).
  */
-export async function refreshDays(tx: Executor, zone: string, keys: readonly number[], first: string, last: string): Promise<void> {
-  if (keys.length === 0 || last < first) return;
-  const days = localDays(zone, startOfLocalDate(zone, first), startOfLocalDate(zone, last) + 1);
-  if (days.length === 0) return;
-  const lo = days[0]!.start;
-  const hi = days[days.length - 1]!.end;
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const chunk = keyList(keys.slice(i, i + KEY_CHUNK));
-    await tx.run(sql`DELETE FROM occupancy_days WHERE floor_space_key IN (${chunk}) AND local_date >= ${first} AND local_date <= ${last}`);
-    await tx.run(sql`${COLUMNS} ${SUMS} WHERE floor_space_key IN (${chunk}) AND start_ms >= ${lo} AND start_ms < ${hi} GROUP BY floor_space_key, local_date`);
+const STATEMENTS: Readonly<Record<Dialect, { remove: string; sum: string }>> = {
+  sqlite: {
+    remove: 'DELETE FROM occupancy_days WHERE floor_space_key = ? AND local_date >= ? AND local_date <= ?',
+    sum: `${COLUMNS} ${SUMS} FROM occupancy_buckets b WHERE b.floor_space_key = ? AND b.start_ms >= ? AND b.start_ms < ? GROUP BY b.floor_space_key, b.local_date`,
+  },
+  postgres: {
+    remove: 'DELETE FROM occupancy_days d USING unnest($1::int4[], $2::text[], $3::text[]) AS u(k, a, z) WHERE d.floor_space_key = u.k AND d.local_date >= u.a AND d.local_date <= u.z',
+    sum:
+      `${COLUMNS} ${SUMS} FROM unnest($1::int4[], $2::int8[], $3::int8[]) AS u(k, lo, hi) ` +
+      'JOIN occupancy_buckets b ON b.floor_space_key = u.k AND b.start_ms >= u.lo AND b.start_ms < u.hi GROUP BY b.floor_space_key, b.local_date',
+  },
+};
+
+/** A floor space's days to sum again: local dates `first` to `last` (inclusive) of its building's `zone`. */
+export interface DayRange {
+  key: number;
+  zone: string;
+  first: string;
+  last: string;
+}
+
+/**
+ * Sums again the days of floor spaces from their buckets (each space at most once in `ranges`): a bucket belongs to
+ * the day its start is in, so the buckets read are those starting in those days. Two statements for all of them.
+ */
+export async function refreshDays(tx: Executor, dialect: Dialect, ranges: readonly DayRange[]): Promise<void> {
+  const removed: unknown[] = [];
+  const summed: unknown[] = [];
+  for (const r of ranges) {
+    if (r.last < r.first) continue;
+    const days = localDays(r.zone, startOfLocalDate(r.zone, r.first), startOfLocalDate(r.zone, r.last) + 1);
+    if (days.length === 0) continue;
+    removed.push(r.key, r.first, r.last);
+    summed.push(r.key, days[0]!.start, days[days.length - 1]!.end);
   }
+  const statements = STATEMENTS[dialect];
+  await tx.bulk(statements.remove, 3, removed);
+  await tx.bulk(statements.sum, 3, summed);
 }
 
 /** Deletes every day of these floor spaces (before their buckets are all made again). */
 export async function clearDays(tx: Executor, keys: readonly number[]): Promise<void> {
   for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    await tx.run(sql`DELETE FROM occupancy_days WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
+    await tx.run(sql`DELETE FROM occupancy_days WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
   }
 }

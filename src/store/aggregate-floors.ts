@@ -1,4 +1,4 @@
-import { sql, type SQL } from '../../db/schema/drizzle.ts';
+import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import type { Executor } from './adapter.ts';
 import { KEY_CHUNK } from './aggregate-plan.ts';
@@ -27,23 +27,48 @@ export interface BucketRange {
 }
 
 /** How each dialect divides a peak by a capacity as the views did (the same float, bit for bit). */
-const PEAK_UTILIZATION: Readonly<Record<Dialect, SQL>> = {
-  postgres: sql.raw('MAX(b.peak_headcount::float8 / NULLIF(f.capacity, 0))'),
-  sqlite: sql.raw('MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0))'),
+const PEAK_UTILIZATION: Readonly<Record<Dialect, string>> = {
+  postgres: 'MAX(b.peak_headcount::float8 / NULLIF(f.capacity, 0))',
+  sqlite: 'MAX(1.0 * b.peak_headcount / NULLIF(f.capacity, 0))',
 };
 
-const COLUMNS = sql.raw(`
+const COLUMNS = `
   INSERT INTO occupancy_floor_hours (customer_id, building_id, floor_id, floor_key, start_ms, end_ms, local_date, local_hour, weekday, working,
                                      known_ms, occupied_ms, headcount_ms, headcount_known_ms, capacity_ms, capacity_headcount_ms, readings,
-                                     peak_headcount, peak_utilization)`);
-const SUMS = sql.raw(`
+                                     peak_headcount, peak_utilization)`;
+const SUMS = `
   SELECT f.customer_id, COALESCE(f.building_id, ''), f.floor_id, COALESCE(f.floor_id, ''), b.start_ms, MAX(b.end_ms),
          b.local_date, b.local_hour, b.weekday, b.working,
          SUM(b.known_ms), SUM(b.occupied_ms), SUM(b.headcount_ms), SUM(b.headcount_known_ms),
          SUM(NULLIF(f.capacity, 0) * b.headcount_known_ms), SUM(CASE WHEN f.capacity > 0 THEN b.headcount_ms END), SUM(b.readings),
-         MAX(b.peak_headcount),`);
-const GROUPS = sql.raw(`
-   GROUP BY f.customer_id, COALESCE(f.building_id, ''), COALESCE(f.floor_id, ''), f.floor_id, b.start_ms, b.local_date, b.local_hour, b.weekday, b.working`);
+         MAX(b.peak_headcount),`;
+const GROUPS = `
+   GROUP BY f.customer_id, COALESCE(f.building_id, ''), COALESCE(f.floor_id, ''), f.floor_id, b.start_ms, b.local_date, b.local_hour, b.weekday, b.working`;
+
+/**
+ * The two statements of a refresh of floors, one row per floor and range (Executor.bulk): customer, building, floor
+ * key (COALESCE(floor_id, '')), whether the floor is NULL (0 or 1: a NULL floor apart from a '' one), the range of
+ * bucket starts. Rows deleted, then summed again from the buckets of every space on the floor now.
+ */
+const STATEMENTS: Readonly<Record<Dialect, { remove: string; sum: string }>> = {
+  sqlite: {
+    remove:
+      'DELETE FROM occupancy_floor_hours WHERE customer_id = ? AND building_id = ? AND floor_key = ? AND (floor_id IS NULL) = (? <> 0) AND start_ms >= ? AND start_ms < ?',
+    sum:
+      `${COLUMNS} ${SUMS} ${PEAK_UTILIZATION.sqlite} FROM floor_spaces f JOIN occupancy_buckets b ON b.floor_space_key = f.floor_space_key ` +
+      "WHERE f.customer_id = ? AND COALESCE(f.building_id, '') = ? AND COALESCE(f.floor_id, '') = ? AND (f.floor_id IS NULL) = (? <> 0) " +
+      `AND b.start_ms >= ? AND b.start_ms < ? ${GROUPS}`,
+  },
+  postgres: {
+    remove:
+      'DELETE FROM occupancy_floor_hours h USING unnest($1::text[], $2::text[], $3::text[], $4::int2[], $5::int8[], $6::int8[]) AS u(c, bd, fk, n, a, z) ' +
+      'WHERE h.customer_id = u.c AND h.building_id = u.bd AND h.floor_key = u.fk AND (h.floor_id IS NULL) = (u.n <> 0) AND h.start_ms >= u.a AND h.start_ms < u.z',
+    sum:
+      `${COLUMNS} ${SUMS} ${PEAK_UTILIZATION.postgres} FROM unnest($1::text[], $2::text[], $3::text[], $4::int2[], $5::int8[], $6::int8[]) AS u(c, bd, fk, n, a, z) ` +
+      "JOIN floor_spaces f ON f.customer_id = u.c AND COALESCE(f.building_id, '') = u.bd AND COALESCE(f.floor_id, '') = u.fk AND (f.floor_id IS NULL) = (u.n <> 0) " +
+      `JOIN occupancy_buckets b ON b.floor_space_key = f.floor_space_key AND b.start_ms >= u.a AND b.start_ms < u.z ${GROUPS}`,
+  },
+};
 
 const keyList = (keys: readonly number[]) => sql.join(keys.map((k) => sql`${k}`), sql`, `);
 
@@ -78,28 +103,62 @@ export async function bucketRangeOf(tx: Executor, keys: readonly number[]): Prom
   return fromMs < toMs ? { fromMs, toMs } : undefined;
 }
 
-/** Sums again the rows of these floors over the buckets starting in [fromMs, toMs) from the buckets of their spaces. */
-export async function refreshFloors(tx: Executor, dialect: Dialect, floors: readonly Floor[], range: BucketRange): Promise<void> {
-  if (range.toMs <= range.fromMs) return;
-  for (const floor of floors) {
-    const key = floor.floorId ?? '';
-    const sameFloor = floor.floorId === null ? sql`floor_id IS NULL` : sql`floor_id = ${floor.floorId}`;
-    await tx.run(sql`
-      DELETE FROM occupancy_floor_hours
-       WHERE customer_id = ${floor.customerId} AND building_id = ${floor.buildingId} AND floor_key = ${key} AND ${sameFloor}
-         AND start_ms >= ${range.fromMs} AND start_ms < ${range.toMs}`);
-    const spaceFloor = floor.floorId === null ? sql`f.floor_id IS NULL` : sql`f.floor_id = ${floor.floorId}`;
-    await tx.run(sql`${COLUMNS} ${SUMS} ${PEAK_UTILIZATION[dialect]}
-        FROM floor_spaces f JOIN occupancy_buckets b ON b.floor_space_key = f.floor_space_key
-       WHERE f.customer_id = ${floor.customerId} AND COALESCE(f.building_id, '') = ${floor.buildingId} AND ${spaceFloor}
-         AND b.start_ms >= ${range.fromMs} AND b.start_ms < ${range.toMs} ${GROUPS}`);
+/** A floor and a range of its bucket starts to sum again. */
+export interface FloorRange {
+  floor: Floor;
+  range: BucketRange;
+}
+
+/**
+ * Sums again the rows of floors over ranges of bucket starts from the buckets of every space on them now: two
+ * statements for all of them. A floor's ranges are merged where they overlap or touch first, so no bucket start is
+ * summed twice.
+ */
+export async function refreshFloors(tx: Executor, dialect: Dialect, ranges: readonly FloorRange[]): Promise<void> {
+  const byFloor = new Map<string, { floor: Floor; ranges: BucketRange[] }>();
+  for (const { floor, range } of ranges) {
+    if (range.toMs <= range.fromMs) continue;
+    const id = floorId(floor.customerId, floor.buildingId, floor.floorId);
+    const entry = byFloor.get(id);
+    if (entry) entry.ranges.push(range);
+    else byFloor.set(id, { floor, ranges: [range] });
   }
+  const values: unknown[] = [];
+  for (const { floor, ranges: own } of byFloor.values()) {
+    for (const range of mergeRanges(own)) values.push(floor.customerId, floor.buildingId, floor.floorId ?? '', floor.floorId === null ? 1 : 0, range.fromMs, range.toMs);
+  }
+  const statements = STATEMENTS[dialect];
+  await tx.bulk(statements.remove, 6, values);
+  await tx.bulk(statements.sum, 6, values);
+}
+
+/** Ranges merged where they overlap or touch, in order. */
+export function mergeRanges(ranges: readonly BucketRange[]): BucketRange[] {
+  const out: BucketRange[] = [];
+  for (const r of [...ranges].sort((a, b) => a.fromMs - b.fromMs)) {
+    const last = out[out.length - 1];
+    if (last && r.fromMs <= last.toMs) last.toMs = Math.max(last.toMs, r.toMs);
+    else out.push({ ...r });
+  }
+  return out;
+}
+
+/** The floor each of these floor spaces is on now, by key. */
+export async function floorOfSpaces(tx: Executor, keys: readonly number[]): Promise<Map<number, Floor>> {
+  const out = new Map<number, Floor>();
+  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+    const rows = await tx.all<{ k: number | string; c: string; b: string; f: string | null }>(sql`
+      SELECT floor_space_key AS k, customer_id AS c, COALESCE(building_id, '') AS b, floor_id AS f FROM floor_spaces
+       WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
+    for (const r of rows) out.set(Number(r.k), { customerId: r.c, buildingId: r.b, floorId: r.f });
+  }
+  return out;
 }
 
 /** Sums again the rows of the floors these floor spaces are on now over [fromMs, toMs). */
 export async function refreshFloorsOf(tx: Executor, dialect: Dialect, keys: readonly number[], range: BucketRange): Promise<void> {
   if (keys.length === 0 || range.toMs <= range.fromMs) return;
-  await refreshFloors(tx, dialect, await floorsOf(tx, keys), range);
+  await refreshFloors(tx, dialect, (await floorsOf(tx, keys)).map((floor) => ({ floor, range })));
 }
 
 /** Deletes every row of a building's floors (before all its spaces' buckets are made again). */

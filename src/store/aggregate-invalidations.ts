@@ -147,15 +147,15 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
     ).map((r): [number, Pending] => [Number(r.k), { key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }]),
   );
   if (pending.size === 0) return { spaces: 0, buckets: 0, left: 0 };
-  let buckets = 0;
-  for (const [building, own] of batch) {
+  const work = [...batch].map(([building, own]) => {
     const calendar = calendars.get(building)!;
     const spans: Span[] = own.flatMap((k) => {
       const p = pending.get(k);
       return p ? [{ key: k, fromMs: p.first, toMs: p.last + calendar.maxHoldMs }] : [];
     });
-    if (spans.length > 0) buckets += await recomputeSpans(tx, dialect, customerId, calendar, spans);
-  }
+    return { calendar, spans };
+  });
+  const buckets = await recomputeSpans(tx, dialect, customerId, work);
   const done = [...pending.values()].sort((x, y) => x.key - y.key);
   const statement = DELETE[dialect];
   if (statement.lock) await tx.bulk(statement.lock, 1, done.map((p) => p.key));

@@ -160,7 +160,7 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
   const holds = await bucketRangeOf(tx, changed);
   for (const floor of await floorsOf(tx, changed)) floors.set(floorId(floor.customerId, floor.buildingId, floor.floorId), floor);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
-  if (range) await refreshFloors(tx, db.dialect, [...floors.values()], range);
+  if (range) await refreshFloors(tx, db.dialect, [...floors.values()].map((floor) => ({ floor, range })));
 }
 
 /**
@@ -200,10 +200,15 @@ async function recomputeDelivered(tx: Executor, dialect: Dialect, customerId: st
   }
   await lockBuildings(tx, dialect, customerId, [...spans.keys()]);
   const calendars = await calendarsFor(tx, customerId, [...spans.keys()], settings, at);
-  for (const [building, own] of spans) {
-    const calendar = calendars.get(building)!;
-    await recomputeSpans(tx, dialect, customerId, calendar, own.map((s) => ({ key: s.key, fromMs: s.first, toMs: s.last + calendar.maxHoldMs })));
-  }
+  await recomputeSpans(
+    tx,
+    dialect,
+    customerId,
+    [...spans].map(([building, own]) => {
+      const calendar = calendars.get(building)!;
+      return { calendar, spans: own.map((s) => ({ key: s.key, fromMs: s.first, toMs: s.last + calendar.maxHoldMs })) };
+    }),
+  );
 }
 
 /** How long a run's commits leave the aggregates stale at most before one of them refreshes (docs/reporting.md). */

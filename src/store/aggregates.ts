@@ -3,10 +3,10 @@ import type { Dialect } from '../config.ts';
 import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
-import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type BucketRow, type Span } from './aggregate-plan.ts';
+import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
-import { clearDays, refreshDays } from './aggregate-days.ts';
-import { bucketRangeOf, clearBuildingFloors, refreshFloorsOf } from './aggregate-floors.ts';
+import { clearDays, refreshDays, type DayRange } from './aggregate-days.ts';
+import { bucketRangeOf, clearBuildingFloors, floorOfSpaces, refreshFloors, refreshFloorsOf, type BucketRange } from './aggregate-floors.ts';
 
 /**
  * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
@@ -28,69 +28,133 @@ const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number
 /** calendar_days rows per INSERT: 9 values each, well under both dialects' parameter limits. */
 const INSERT_CHUNK = 500;
 
-/** A building's floor spaces whose buckets in [fromMs, toMs) are recomputed. */
-interface Work {
-  keys: number[];
+/** Floor spaces of one building whose buckets touching [fromMs, toMs) are recomputed. */
+export interface Unit {
+  calendar: BuildingCalendar;
+  keys: readonly number[];
   fromMs: number;
   toMs: number;
 }
 
-/**
- * Recomputes the buckets of `work.keys` (floor spaces of one building) that touch [fromMs, toMs) from the stored
- * readings: those rows are replaced by the buckets that hold data, and the building's calendar days are extended to
- * cover them. The caller holds the building's lock (lockBuildings).
- */
-export async function recompute(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, work: Work, floors = true): Promise<number> {
-  const buckets = bucketsCovering(calendar.calendar, work.fromMs, work.toMs);
-  if (buckets.length === 0 || work.keys.length === 0) return 0;
-  const bounds = boundsOf(buckets);
-  const first = bounds[0]!;
-  const end = bounds[bounds.length - 1]!;
-  let written = 0;
-  let firstDate: string | undefined;
-  let lastDate: string | undefined;
-  for (let i = 0; i < work.keys.length; i += KEY_CHUNK) {
-    const keys = work.keys.slice(i, i + KEY_CHUNK);
-    const readings = await readReadings(tx, dialect, keys, first - calendar.maxHoldMs, end);
-    const rows: Array<{ key: number; row: BucketRow }> = [];
-    for (const key of keys) {
-      const own = readings.get(key);
-      if (!own) continue;
-      const figures = timeWeight(own, bounds, { maxHoldMs: calendar.maxHoldMs });
-      for (let q = 0; q < figures.length; q++) {
-        const f = figures[q]!;
-        if (!holdsData(f)) continue;
-        const { start: _s, end: _e, ...rest } = f;
-        rows.push({ key, row: { ...rest, bucket: buckets[q]! } });
-      }
-    }
-    await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)}) AND start_ms >= ${first} AND start_ms < ${end}`);
-    await insertBuckets(tx, dialect, rows);
-    written += rows.length;
-    for (const { row } of rows) {
-      if (firstDate === undefined || row.bucket.date < firstDate) firstDate = row.bucket.date;
-      if (lastDate === undefined || row.bucket.date > lastDate) lastDate = row.bucket.date;
-    }
-  }
-  if (firstDate !== undefined) await extendDays(tx, dialect, customerId, calendar, firstDate, lastDate!);
-  await refreshDays(tx, calendar.zone, work.keys, buckets[0]!.date, buckets[buckets.length - 1]!.date);
-  if (floors) await refreshFloorsOf(tx, dialect, work.keys, { fromMs: first, toMs: end });
-  return written;
+/** Some of a unit's floor spaces (at most KEY_CHUNK), with the unit's buckets. */
+interface Part {
+  unit: Unit;
+  keys: readonly number[];
+  buckets: Bucket[];
+  bounds: number[];
 }
 
 /**
- * The readings of `keys` with an instant in [fromMs, toMs), per floor space, in time order. Statuses are read as
- * their codes and told occupied or not once per code (the dictionary is a handful of rows), not joined per reading.
+ * Recomputes the buckets of units (each a building's floor spaces over a range; a space in at most one unit) from the
+ * stored readings: those rows are replaced by the buckets that hold data, each building's calendar days are extended
+ * to cover them, and the days and floor rows over them are summed again. The statements serve many units at once: a
+ * read of the readings, a delete and an insert of buckets per KEY_CHUNK floor spaces, then two for the days and two
+ * for the floors, whichever buildings the units are of. The caller holds the buildings' locks (lockBuildings).
  */
-export async function readReadings(tx: Executor, dialect: Dialect, keys: readonly number[], fromMs: number, toMs: number): Promise<Map<number, Reading[]>> {
-  const t = INSTANTS[dialect];
+export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId: string, units: readonly Unit[], floors = true): Promise<number> {
+  const parts: Part[] = [];
+  for (const unit of units) {
+    const buckets = bucketsCovering(unit.calendar.calendar, unit.fromMs, unit.toMs);
+    if (buckets.length === 0) continue;
+    const bounds = boundsOf(buckets);
+    for (let i = 0; i < unit.keys.length; i += KEY_CHUNK) parts.push({ unit, keys: unit.keys.slice(i, i + KEY_CHUNK), buckets, bounds });
+  }
+  if (parts.length === 0) return 0;
+  const occupied = await statusesOf(tx);
+  let written = 0;
+  const spans = new Map<string, { calendar: BuildingCalendar; first: string; last: string }>();
+  const days = new Map<number, DayRange>();
+  const ranges: Array<{ key: number; range: BucketRange }> = [];
+  for (const batch of statementBatches(parts)) {
+    const reads = batch.map((p) => ({ keys: p.keys, fromMs: p.bounds[0]! - p.unit.calendar.maxHoldMs, toMs: p.bounds[p.bounds.length - 1]! }));
+    const readings = await readReadings(tx, dialect, reads, occupied);
+    const rows: Array<{ key: number; row: BucketRow }> = [];
+    for (const { unit, keys, buckets, bounds } of batch) {
+      const range = { fromMs: bounds[0]!, toMs: bounds[bounds.length - 1]! };
+      const building = unit.calendar.buildingId;
+      for (const key of keys) {
+        const day = days.get(key);
+        days.set(key, { key, zone: unit.calendar.zone, first: minOf(day?.first, buckets[0]!.date), last: maxOf(day?.last, buckets[buckets.length - 1]!.date) });
+        ranges.push({ key, range });
+        const own = readings.get(key);
+        if (!own) continue;
+        const figures = timeWeight(own, bounds, { maxHoldMs: unit.calendar.maxHoldMs });
+        for (let q = 0; q < figures.length; q++) {
+          const f = figures[q]!;
+          if (!holdsData(f)) continue;
+          const { start: _s, end: _e, ...rest } = f;
+          const bucket = buckets[q]!;
+          rows.push({ key, row: { ...rest, bucket } });
+          const span = spans.get(building);
+          if (!span) spans.set(building, { calendar: unit.calendar, first: bucket.date, last: bucket.date });
+          else if (bucket.date < span.first) span.first = bucket.date;
+          else if (bucket.date > span.last) span.last = bucket.date;
+        }
+      }
+    }
+    await tx.bulk(DELETE_BUCKETS[dialect], 3, batch.flatMap((p) => p.keys.flatMap((k) => [k, p.bounds[0]!, p.bounds[p.bounds.length - 1]!])));
+    await insertBuckets(tx, dialect, rows);
+    written += rows.length;
+  }
+  for (const { calendar, first, last } of spans.values()) await extendDays(tx, dialect, customerId, calendar, first, last);
+  await refreshDays(tx, dialect, [...days.values()]);
+  if (floors) {
+    const on = await floorOfSpaces(tx, [...days.keys()]);
+    await refreshFloors(tx, dialect, ranges.flatMap(({ key, range }) => (on.has(key) ? [{ floor: on.get(key)!, range }] : [])));
+  }
+  return written;
+}
+
+/** One unit recomputed (recomputeUnits), its floors' rows summed again or not (a rebuild sums them once, at its end). */
+export function recompute(tx: Executor, dialect: Dialect, customerId: string, unit: Unit, floors = true): Promise<number> {
+  return recomputeUnits(tx, dialect, customerId, [unit], floors);
+}
+
+const minOf = (a: string | undefined, b: string) => (a === undefined || b < a ? b : a);
+const maxOf = (a: string | undefined, b: string) => (a === undefined || b > a ? b : a);
+
+/** Parts cut into statements of at most KEY_CHUNK floor spaces, each space at most once in a statement. */
+function statementBatches(parts: readonly Part[]): Part[][] {
+  const out: Part[][] = [];
+  let batch: Part[] = [];
+  let keys = new Set<number>();
+  for (const part of parts) {
+    if (batch.length > 0 && (keys.size + part.keys.length > KEY_CHUNK || part.keys.some((k) => keys.has(k)))) {
+      out.push(batch);
+      batch = [];
+      keys = new Set();
+    }
+    batch.push(part);
+    for (const k of part.keys) keys.add(k);
+  }
+  if (batch.length > 0) out.push(batch);
+  return out;
+}
+
+/** Whether each status code is occupied, from the dictionary (a handful of rows), not joined per reading. */
+async function statusesOf(tx: Executor): Promise<Map<number, boolean | null>> {
   const codes = await tx.all<{ c: number | string; s: string }>(sql`SELECT status_code AS c, occupancy_status AS s FROM occupancy_statuses`);
-  const occupied = new Map(codes.map((c) => [Number(c.c), occupiedOf(c.s)]));
-  const rows = await tx.all<{ k: number | string; t: number | string; c: number | string; h: number | null }>(sql`
+  return new Map(codes.map((c) => [Number(c.c), occupiedOf(c.s)]));
+}
+
+/**
+ * The readings of floor spaces with an instant in their part's range (a space in one part at most), per floor space,
+ * in time order: one statement, a branch per part.
+ */
+async function readReadings(
+  tx: Executor,
+  dialect: Dialect,
+  parts: ReadonlyArray<{ keys: readonly number[]; fromMs: number; toMs: number }>,
+  occupied: ReadonlyMap<number, boolean | null>,
+): Promise<Map<number, Reading[]>> {
+  const t = INSTANTS[dialect];
+  const branches = parts.map(
+    (p) => sql`
     SELECT r.floor_space_key AS k, ${t.at} AS t, r.status_code AS c, r.headcount AS h FROM occupancy_readings r
-     WHERE r.floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})
-       AND ${t.column} >= ${t.bind(fromMs)} AND ${t.column} < ${t.bind(toMs)}
-     ORDER BY r.floor_space_key, ${t.column}`);
+     WHERE r.floor_space_key IN (${sql.join(p.keys.map((k) => sql`${k}`), sql`, `)})
+       AND ${t.column} >= ${t.bind(p.fromMs)} AND ${t.column} < ${t.bind(p.toMs)}`,
+  );
+  const rows = await tx.all<{ k: number | string; t: number | string; c: number | string; h: number | null }>(sql`${sql.join(branches, sql` UNION ALL `)} ORDER BY k, t`);
   const out = new Map<number, Reading[]>();
   let key = NaN;
   let list: Reading[] = [];
@@ -105,6 +169,13 @@ export async function readReadings(tx: Executor, dialect: Dialect, keys: readonl
   }
   return out;
 }
+
+/** A floor space's buckets starting in [from, to) deleted, one row per space (Executor.bulk). */
+const DELETE_BUCKETS: Readonly<Record<Dialect, string>> = {
+  sqlite: 'DELETE FROM occupancy_buckets WHERE floor_space_key = ? AND start_ms >= ? AND start_ms < ?',
+  postgres:
+    'DELETE FROM occupancy_buckets b USING unnest($1::int4[], $2::int8[], $3::int8[]) AS u(k, a, z) WHERE b.floor_space_key = u.k AND b.start_ms >= u.a AND b.start_ms < u.z',
+};
 
 const BUCKET_COLUMNS =
   'floor_space_key, start_ms, end_ms, local_date, local_hour, weekday, working, known_ms, occupied_ms, headcount_ms, headcount_known_ms, peak_headcount, readings';
@@ -145,16 +216,27 @@ async function insertBuckets(tx: Executor, dialect: Dialect, rows: ReadonlyArray
 /** A refresh reads a group's readings a day at a time: a bounded number of rows in memory, whatever the range. */
 const SLICE_MS = 24 * 3_600_000;
 
+/** A building's floor spaces' stale spans. */
+export interface BuildingSpans {
+  calendar: BuildingCalendar;
+  spans: readonly Span[];
+}
+
 /**
- * Recomputes the stale spans of floor spaces of one building (invalidations, deliveries): spaces with alike spans
- * once over their union, a day at a time. The caller holds the building's lock. Returns the buckets written.
+ * Recomputes the stale spans of floor spaces of some buildings (invalidations, deliveries): per building, spaces with
+ * alike spans once over their union, a day at a time, the first day of every group first (they share statements).
+ * The caller holds the buildings' locks. Returns the buckets written.
  */
-export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, spans: readonly Span[]): Promise<number> {
-  let written = 0;
-  for (const group of groupSpans(spans)) {
-    for (const [fromMs, toMs] of slices(group.fromMs, group.toMs, SLICE_MS)) written += await recompute(tx, dialect, customerId, calendar, { keys: group.keys, fromMs, toMs });
+export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId: string, work: readonly BuildingSpans[]): Promise<number> {
+  const units: Array<Unit & { slice: number }> = [];
+  for (const { calendar, spans } of work) {
+    for (const group of groupSpans(spans)) {
+      slices(group.fromMs, group.toMs, SLICE_MS).forEach(([fromMs, toMs], slice) => units.push({ calendar, keys: group.keys, fromMs, toMs, slice }));
+    }
   }
-  return written;
+  // Stable: within a slice, in the order given.
+  units.sort((a, b) => a.slice - b.slice);
+  return recomputeUnits(tx, dialect, customerId, units);
 }
 
 /**
@@ -199,7 +281,7 @@ export async function spacesOf(tx: Executor, customerId: string, buildingId: str
 export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, options: { range?: { fromMs: number; toMs: number }; calendarChanged: boolean }): Promise<{ spaces: number; buckets: number }> {
   const keys = await spacesOf(tx, customerId, calendar.buildingId);
   const { range } = options;
-  if (range) return { spaces: keys.length, buckets: await recompute(tx, dialect, customerId, calendar, { keys, ...range }) };
+  if (range) return { spaces: keys.length, buckets: await recompute(tx, dialect, customerId, { calendar, keys, ...range }) };
   // Days stay once made (a commit never removes one); only another calendar makes them all again.
   if (options.calendarChanged) await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
   // Every floor row of the building is made again from its spaces' buckets (rebuildSpaces sums their whole range).
@@ -224,7 +306,7 @@ export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: 
     const [lo] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} LIMIT 1`);
     if (lo === undefined) continue;
     const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
-    buckets += await recompute(tx, dialect, customerId, calendar, { keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
+    buckets += await recompute(tx, dialect, customerId, { calendar, keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
   }
   const holds = await bucketRangeOf(tx, keys);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
