@@ -139,7 +139,8 @@ async function statusesOf(tx: Executor): Promise<Map<number, boolean | null>> {
 
 /**
  * The readings of floor spaces with an instant in their part's range (a space in one part at most), per floor space,
- * in time order: one statement, a branch per part.
+ * in time order: one statement, a branch per part. Postgres sends a row per floor space, its readings as three lists
+ * (a twentieth of the rows to send and parse); SQLite, in process, a row per reading.
  */
 async function readReadings(
   tx: Executor,
@@ -148,14 +149,25 @@ async function readReadings(
   occupied: ReadonlyMap<number, boolean | null>,
 ): Promise<Map<number, Reading[]>> {
   const t = INSTANTS[dialect];
-  const branches = parts.map(
-    (p) => sql`
+  const branches = sql.join(
+    parts.map(
+      (p) => sql`
     SELECT r.floor_space_key AS k, ${t.at} AS t, r.status_code AS c, r.headcount AS h FROM occupancy_readings r
      WHERE r.floor_space_key IN (${sql.join(p.keys.map((k) => sql`${k}`), sql`, `)})
        AND ${t.column} >= ${t.bind(p.fromMs)} AND ${t.column} < ${t.bind(p.toMs)}`,
+    ),
+    sql` UNION ALL `,
   );
-  const rows = await tx.all<{ k: number | string; t: number | string; c: number | string; h: number | null }>(sql`${sql.join(branches, sql` UNION ALL `)} ORDER BY k, t`);
   const out = new Map<number, Reading[]>();
+  if (dialect === 'postgres') {
+    // The lists are built from rows sorted by space and instant; they are checked to be in time order below all the same.
+    const rows = await tx.all<{ k: number | string; t: string; c: string; h: string }>(sql`
+      SELECT k, string_agg(t::text, ',') AS t, string_agg(c::text, ',') AS c, string_agg(COALESCE(h::text, ''), ',') AS h
+        FROM (${branches} ORDER BY k, t) AS r GROUP BY k`);
+    for (const row of rows) out.set(Number(row.k), readingsOf(row.t.split(','), row.c.split(','), row.h.split(','), occupied));
+    return out;
+  }
+  const rows = await tx.all<{ k: number | string; t: number | string; c: number | string; h: number | null }>(sql`${branches} ORDER BY k, t`);
   let key = NaN;
   let list: Reading[] = [];
   for (const row of rows) {
@@ -168,6 +180,19 @@ async function readReadings(
     list.push({ at: Number(row.t), occupied: occupied.get(Number(row.c)) ?? null, headcount: row.h === null ? null : Number(row.h) });
   }
   return out;
+}
+
+/** A floor space's readings from its lists of instants, status codes and headcounts ('' : none), in time order. */
+export function readingsOf(at: readonly string[], codes: readonly string[], heads: readonly string[], occupied: ReadonlyMap<number, boolean | null>): Reading[] {
+  const out = new Array<Reading>(at.length);
+  let ordered = true;
+  for (let i = 0; i < at.length; i++) {
+    const h = heads[i]!;
+    out[i] = { at: Number(at[i]), occupied: occupied.get(Number(codes[i])) ?? null, headcount: h === '' ? null : Number(h) };
+    if (i > 0 && out[i]!.at < out[i - 1]!.at) ordered = false;
+  }
+  // An aggregate's input order is the sorted subquery's in every plan Postgres makes, but SQL does not promise it.
+  return ordered ? out : out.sort((a, b) => a.at - b.at);
 }
 
 /** A floor space's buckets starting in [from, to) deleted, one row per space (Executor.bulk). */
