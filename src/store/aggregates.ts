@@ -96,7 +96,7 @@ export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId:
     await insertBuckets(tx, dialect, rows);
     written += rows.length;
   }
-  for (const { calendar, first, last } of spans.values()) await extendDays(tx, dialect, customerId, calendar, first, last);
+  await extendDays(tx, dialect, customerId, [...spans.values()]);
   await refreshDays(tx, dialect, [...days.values()]);
   if (floors) {
     const on = await floorOfSpaces(tx, [...days.keys()]);
@@ -267,28 +267,33 @@ export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId:
 /**
  * calendar_days covers each local date of a building from the first its aggregates held to the last, without a
  * gap: a day no sensor measured still has its working time, which is what coverage is measured against. Days are
- * only ever added (until the building's calendar changes), so commits and rebuilds make the same ones.
+ * only ever added (until the building's calendar changes), so commits and rebuilds make the same ones. One read of
+ * what the buildings have and one insert for all of them.
  */
-export async function extendDays(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, firstDate: string, lastDate: string): Promise<void> {
-  const [have] = await tx.all<{ lo: string | null; hi: string | null }>(sql`
-    SELECT min(local_date) AS lo, max(local_date) AS hi FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
-  const lo = have?.lo ?? null;
-  const hi = have?.hi ?? null;
-  const days =
-    lo === null || hi === null
-      ? calendarDays(calendar.calendar, firstDate, lastDate)
-      : [
-          ...(firstDate < lo ? calendarDays(calendar.calendar, firstDate, lo).filter((d) => d.date < lo) : []),
-          ...(lastDate > hi ? calendarDays(calendar.calendar, hi, lastDate).filter((d) => d.date > hi) : []),
-        ];
+export async function extendDays(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyArray<{ calendar: BuildingCalendar; first: string; last: string }>): Promise<void> {
+  if (spans.length === 0) return;
+  const rows = await tx.all<{ b: string; lo: string; hi: string }>(sql`
+    SELECT building_id AS b, min(local_date) AS lo, max(local_date) AS hi FROM calendar_days
+     WHERE customer_id = ${customerId} AND building_id IN (${sql.join(spans.map((s) => sql`${s.calendar.buildingId}`), sql`, `)}) GROUP BY building_id`);
+  const have = new Map(rows.map((r) => [r.b, r]));
   const flag = dialect === 'postgres' ? (b: boolean) => b : (b: boolean) => (b ? 1 : 0);
-  for (let i = 0; i < days.length; i += INSERT_CHUNK) {
-    const values = days.slice(i, i + INSERT_CHUNK).map(
-      (d) => sql`(${customerId}, ${calendar.buildingId}, ${d.date}, ${d.start}, ${d.end}, ${d.weekday}, ${d.workingMs}, ${flag(d.holiday)}, ${calendar.zone})`,
-    );
+  const values: SQL[] = [];
+  for (const { calendar, first: firstDate, last: lastDate } of spans) {
+    const lo = have.get(calendar.buildingId)?.lo ?? null;
+    const hi = have.get(calendar.buildingId)?.hi ?? null;
+    const days =
+      lo === null || hi === null
+        ? calendarDays(calendar.calendar, firstDate, lastDate)
+        : [
+            ...(firstDate < lo ? calendarDays(calendar.calendar, firstDate, lo).filter((d) => d.date < lo) : []),
+            ...(lastDate > hi ? calendarDays(calendar.calendar, hi, lastDate).filter((d) => d.date > hi) : []),
+          ];
+    for (const d of days) values.push(sql`(${customerId}, ${calendar.buildingId}, ${d.date}, ${d.start}, ${d.end}, ${d.weekday}, ${d.workingMs}, ${flag(d.holiday)}, ${calendar.zone})`);
+  }
+  for (let i = 0; i < values.length; i += INSERT_CHUNK) {
     await tx.run(sql`
       INSERT INTO calendar_days (customer_id, building_id, local_date, start_ms, end_ms, weekday, working_ms, holiday, time_zone)
-      VALUES ${sql.join(values, sql`, `)} ON CONFLICT (customer_id, building_id, local_date) DO NOTHING`);
+      VALUES ${sql.join(values.slice(i, i + INSERT_CHUNK), sql`, `)} ON CONFLICT (customer_id, building_id, local_date) DO NOTHING`);
   }
 }
 
