@@ -113,16 +113,18 @@ SELECT o.customer_id,
 -- and calendar_days. Every figure is summed in integer milliseconds first and divided last (ratios of sums).
 -- space_service_days: one row per floor space and local day of its building it counts on: from its first measured
 -- day (or the day it was first listed, for a listed space never measured) on, until it was soft-deleted (or its last
--- measured day, when later). Days nobody measured are rows too: coverage counts them.
+-- measured day, when later). Days nobody measured are rows too: coverage counts them. A space's first and last measured
+-- day are looked up once per floor space: without the LIMIT, SQLite merges the subquery into the join and looks both up
+-- again for every space and day (the hour views' counts then cost every space-day stored, whatever the range asked).
 CREATE VIEW space_service_days AS
 SELECT f.floor_space_key, f.customer_id, d.building_id, f.floor_id, f.floor_space_id, f.capacity,
        d.local_date, d.weekday, d.holiday, d.time_zone, d.start_ms, d.end_ms, d.working_ms
   FROM (SELECT fs.floor_space_key, fs.customer_id, fs.building_id, fs.floor_id, fs.floor_space_id, fs.capacity,
-               fs.first_seen_at, fs.deleted_at,
+               fs.first_seen_at, fs.deleted_at, COALESCE(fs.building_id, '') AS building_key,
                (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date LIMIT 1) AS first_date,
                (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date DESC LIMIT 1) AS last_date
-          FROM floor_spaces fs) f
-  JOIN calendar_days d ON d.customer_id = f.customer_id AND d.building_id = COALESCE(f.building_id, '')
+          FROM floor_spaces fs LIMIT -1) f
+  CROSS JOIN calendar_days d ON d.customer_id = f.customer_id AND d.building_id = f.building_key
  WHERE (d.local_date >= f.first_date OR f.first_seen_at < strftime('%Y-%m-%dT%H:%M:%fZ', d.end_ms / 1000.0, 'unixepoch'))
    AND (f.deleted_at IS NULL OR f.deleted_at > strftime('%Y-%m-%dT%H:%M:%fZ', d.start_ms / 1000.0, 'unixepoch') OR d.local_date <= f.last_date);
 --> statement-breakpoint
