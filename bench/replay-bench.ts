@@ -160,7 +160,8 @@ export class ReplayBench {
       this.#served.rows += after.rowsServed - before.rowsServed;
       this.#log(
         `  ${dialect} ${shape} ${impl.padEnd(7)} ${result.rows} rows in ${(result.ms / 1000).toFixed(2)} s = ${Math.round(result.rowsPerSecond)} rows/s, ` +
-          `CPU ${result.cpuPerMillion.toFixed(2)} s/M rows, peak RSS ${Math.round(result.maxRssBytes / 1048576)} MiB`,
+          `CPU ${result.cpuPerMillion.toFixed(2)} s/M rows, peak RSS ${Math.round(result.maxRssBytes / 1048576)} MiB` +
+          (result.writtenBytes === undefined ? '' : `, written ${Math.round(result.writtenBytes / 1048576)} MiB`),
       );
       await options.inspect?.(db.url, result);
       return result;

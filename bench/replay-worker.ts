@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { flags, report, required } from './child.ts';
 import { readOverlapped, readParallel, readSequential, type ReadJob } from './minimal-client.ts';
 import { countReadings, openWriter, target, type PgStyle, type Reading } from './raw-writers.ts';
@@ -38,6 +39,8 @@ export interface ReplayResult {
   cpuMs: number;
   /** Client CPU seconds (user + system) per million rows. */
   cpuPerMillion: number;
+  /** Bytes written over the timed part (Linux /proc/self/io wchar), where available. */
+  writtenBytes?: number;
   maxRssBytes: number;
 }
 
@@ -58,6 +61,15 @@ const ours = impl === 'ours' ? await import('./ours.ts') : undefined;
 let preloaded: Reading[][] = [];
 if (impl === 'ceiling') await readSequential(read, (nodes) => void preloaded.push(nodes));
 
+/** Bytes the process handed to write(2) and pwrite(2) (Linux): WAL frames plus the pages checkpoints copy. */
+const writtenBytes = (): number | undefined => {
+  try {
+    return Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
+  } catch {
+    return undefined;
+  }
+};
+const written0 = writtenBytes();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 if (ours) {
@@ -77,6 +89,7 @@ if (ours) {
 const ms = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const maxRssBytes = process.resourceUsage().maxRSS * 1024;
+const written1 = writtenBytes();
 preloaded = [];
 
 const stored = await countReadings(job.databaseUrl);
@@ -84,4 +97,4 @@ const expected = job.expectedRows + (job.storedBefore ?? 0);
 if (stored !== expected) throw new Error(`${impl}: the database holds ${stored} readings, expected ${expected}`);
 const rows = job.expectedRows;
 const cpuMs = (cpu.user + cpu.system) / 1000;
-report({ impl, rows, ms, rowsPerSecond: (rows / ms) * 1000, cpuMs, cpuPerMillion: (cpuMs / 1000) * (1_000_000 / rows), maxRssBytes } satisfies ReplayResult);
+report({ impl, rows, ms, rowsPerSecond: (rows / ms) * 1000, cpuMs, cpuPerMillion: (cpuMs / 1000) * (1_000_000 / rows), maxRssBytes, ...(written0 !== undefined && written1 !== undefined && { writtenBytes: written1 - written0 }) } satisfies ReplayResult);

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../../logger.ts';
+import { CheckpointPacing, type PacingOptions } from './checkpoint-pacing.ts';
 
 /**
  * Background WAL checkpoints for a SQLite file, on a worker thread with its own connection.
@@ -11,9 +12,12 @@ import type { Logger } from '../../logger.ts';
  * A PASSIVE checkpoint never blocks the writer and the writer never waits for it, so it can run beside the event
  * loop. When one finishes with every frame copied, SQLite restarts the WAL at the next write on its own.
  *
- * The main connection keeps a high `wal_autocheckpoint` as the bound: if the worker falls behind, stalls or cannot
- * start, the writer checkpoints itself once the WAL reaches it, as SQLite always does. Nothing depends on the worker
- * for correctness or durability (a checkpoint only moves committed pages from the WAL into the main file).
+ * At most one checkpoint per interval: 50 ms, longer while commits are large (checkpoint-pacing.ts), so a bulk sync
+ * does not copy the same leaves after every page. The main connection keeps a high `wal_autocheckpoint` as the bound:
+ * under back-to-back commits, or if the worker falls behind, stalls or cannot start, the writer checkpoints itself
+ * once the WAL reaches it, as SQLite always does, so the WAL does not outgrow it by more than a commit. Nothing
+ * depends on the worker for correctness or durability (a checkpoint only moves committed pages from the WAL into the
+ * main file).
  */
 
 /** Plain CommonJS run with `eval`, so the worker needs no TypeScript loader in any host (tsx, vitest, plain node). */
@@ -41,8 +45,13 @@ parentPort.on('message', (message) => {
 export interface CheckpointerOptions {
   path: string;
   logger: Logger;
-  /** Minimum time between two checkpoints, so a burst of commits is copied once (pages rewritten by each commit). */
+  /**
+   * Minimum time between two checkpoints, so a burst of commits is copied once (pages rewritten by each commit); it
+   * grows while commits are large (checkpoint-pacing.ts).
+   */
   minIntervalMs?: number;
+  /** The rest of the pacing: its longest interval, what counts as a large commit. */
+  pacing?: Partial<Omit<PacingOptions, 'baseMs'>>;
   /**
    * Commits before the first checkpoint (default 0). The worker (an isolate, the driver and a connection) costs more
    * CPU than a short process saves with it: a cron run of a few commits leaves its small WAL to the checkpoint SQLite
@@ -57,7 +66,9 @@ export interface CheckpointResult {
 }
 
 export class WalCheckpointer {
-  readonly #options: Required<CheckpointerOptions>;
+  readonly #options: Required<Omit<CheckpointerOptions, 'pacing'>>;
+  readonly #pacing: CheckpointPacing;
+  #timerAt = Infinity;
   #worker: Worker | undefined;
   #exited: Promise<void> = Promise.resolve();
   #failed = false;
@@ -72,7 +83,9 @@ export class WalCheckpointer {
   completed = 0;
 
   constructor(options: CheckpointerOptions) {
-    this.#options = { minIntervalMs: 50, firstAfterCommits: 0, ...options };
+    const { pacing, ...rest } = options;
+    this.#options = { minIntervalMs: 50, firstAfterCommits: 0, ...rest };
+    this.#pacing = new CheckpointPacing({ ...pacing, baseMs: this.#options.minIntervalMs });
   }
 
   /** Called after every commit: asks for a checkpoint soon, at most one at a time and one per interval. */
@@ -83,13 +96,28 @@ export class WalCheckpointer {
       return;
     }
     this.#wanted = true;
-    if (this.#running || this.#timer) return;
-    const wait = this.#lastStarted + this.#options.minIntervalMs - performance.now();
-    if (wait > 0) {
+    this.#pacing.commit(performance.now());
+    this.#schedule();
+  }
+
+  /** Starts the wanted checkpoint now or sets the timer for it, at most one running and one per interval. */
+  #schedule(): void {
+    if (this.#running || this.#failed || this.#closing) return;
+    const now = performance.now();
+    const at = this.#lastStarted + this.#pacing.intervalMs;
+    // A timer set in bulk is brought forward when the interval fell back to the base.
+    if (this.#timer) {
+      if (at >= this.#timerAt) return;
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (at > now) {
+      this.#timerAt = at;
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
+        this.#timerAt = Infinity;
         this.#start();
-      }, wait);
+      }, at - now);
       this.#timer.unref();
       return;
     }
@@ -109,6 +137,7 @@ export class WalCheckpointer {
     this.#wanted = false;
     this.#running = true;
     this.#lastStarted = performance.now();
+    this.#pacing.started();
     worker.postMessage('checkpoint');
   }
 
@@ -125,9 +154,10 @@ export class WalCheckpointer {
           return;
         }
         this.completed += 1;
+        this.#pacing.finished(message.walFrames!);
         const result = { walFrames: message.walFrames!, checkpointed: message.checkpointed! };
         for (const resolve of this.#waiters.splice(0)) resolve(result);
-        if (this.#wanted) this.nudge();
+        if (this.#wanted) this.#schedule();
       });
       worker.on('error', (error) => this.#fail(error));
       this.#exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

@@ -33,8 +33,10 @@ export interface Connection {
 }
 
 /**
- * With background checkpoints the writer checkpoints only when the WAL reaches this many pages (~40 MiB), which
- * happens only if the worker falls behind. The file is truncated back to JOURNAL_SIZE_LIMIT after such a checkpoint.
+ * With background checkpoints the writer checkpoints only when the WAL reaches this many pages (~40 MiB): under
+ * back-to-back commits (the worker's checkpoint rarely finishes between two, so the WAL cannot restart after it) or
+ * if the worker falls behind. It then copies only what the worker has not. The file is truncated back to
+ * JOURNAL_SIZE_LIMIT after such a checkpoint.
  */
 const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
 const JOURNAL_SIZE_LIMIT = 64 * 1024 * 1024;
