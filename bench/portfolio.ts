@@ -114,7 +114,7 @@ const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
  * The aggregates' relations and their indexes: the hourly buckets, the daily rollup (when the schema has it), the
  * calendars, and what pages mark stale until the refresh (aggregate_invalidations: empty after a run, its pages kept).
  */
-const AGGREGATE_TABLES = /^(occupancy_buckets|occupancy_days|calendar_days|aggregate_)/;
+const AGGREGATE_TABLES = /^(occupancy_buckets|occupancy_days|occupancy_floor_hours|calendar_days|aggregate_)/;
 
 /**
  * The portfolio's definitions file, in a temporary directory: the built-in occupancy stream declaring the sensors' interval,
