@@ -112,9 +112,10 @@ const LOAD_TIMEOUT_MS = 60 * 60_000;
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 /**
  * The aggregates' relations and their indexes: the hourly buckets, the daily rollup (when the schema has it), the
- * calendars, and what pages mark stale until the refresh (aggregate_invalidations: empty after a run, its pages kept).
+ * floor rollup, the calendars, and what pages mark stale until the refresh (aggregate_invalidations: empty after a
+ * run, its pages kept). SQLite names a table's primary key or unique index after the table (sqlite_autoindex_<table>_N).
  */
-const AGGREGATE_TABLES = /^(occupancy_buckets|occupancy_days|occupancy_floor_hours|calendar_days|aggregate_)/;
+export const AGGREGATE_TABLES = /^(sqlite_autoindex_)?(occupancy_buckets|occupancy_days|occupancy_floor_hours|calendar_days|aggregate_)/;
 
 /**
  * The portfolio's definitions file, in a temporary directory: the built-in occupancy stream declaring the sensors' interval,
@@ -161,7 +162,8 @@ export function portfolioSandboxArgs(start: string, size: PortfolioSize): string
   return ['--data-start', start, '--buildings', String(size.buildings), '--spaces', String(size.spacesPerBuilding), '--interval-ms', String(HOUR_MS)];
 }
 
-async function load(sandbox: SandboxInfo, db: TestDatabase, from: number, to: number, expectedRows: number, maintain: boolean, env: Record<string, string>, later = false): Promise<PortfolioLoadResult> {
+/** One load of a portfolio in a fresh process (bench/portfolio-worker.ts): what `backfill --from --to [--restart]` does. */
+export async function loadPortfolio(sandbox: SandboxInfo, db: TestDatabase, from: number, to: number, expectedRows: number, maintain: boolean, env: Record<string, string>, later = false): Promise<PortfolioLoadResult> {
   // Local dates one day wider than the UTC range: every zone's days that the range's readings reach (offsets < 24 h).
   const rebuild = maintain ? undefined : { from: day(from - DAY_MS), to: day(to + DAY_MS) };
   const job: PortfolioLoad = { sandbox, from, to, databaseUrl: db.url, maintain, restart: later, expectedRows, env, ...(rebuild && { rebuild }) };
@@ -191,7 +193,7 @@ async function measureDialect(dialect: Dialect, size: PortfolioSize, plan: Portf
       const to = start + days * DAY_MS;
       const readings = (days * DAY_MS / HOUR_MS) * info.floorSpaces;
       log(`  ${dialect}: loading days ${Math.round((from - start) / DAY_MS)} to ${days} (${info.floorSpaces} spaces, ${readings.toLocaleString('en-US')} readings stored after it)`);
-      const loaded = await load(info, db, from, to, readings, plan.aggregates === 'kept', env, from > start);
+      const loaded = await loadPortfolio(info, db, from, to, readings, plan.aggregates === 'kept', env, from > start);
       const rate = (readings - ((from - start) / HOUR_MS) * info.floorSpaces) / (loaded.ms / 1000);
       const rebuilt = loaded.rebuildMs === undefined ? '' : `, aggregates rebuilt in ${(loaded.rebuildMs / 1000).toFixed(1)} s (${loaded.buckets!.toLocaleString('en-US')} buckets)`;
       log(`  ${dialect}: loaded in ${(loaded.ms / 1000).toFixed(1)} s = ${Math.round(rate).toLocaleString('en-US')} readings/s${rebuilt}, peak RSS ${Math.round(loaded.maxRssBytes / 1048576)} MiB`);
@@ -234,7 +236,7 @@ export async function measureCost(dialect: Dialect, plan: Pick<PortfolioPlan, 'c
       const db = await freshDatabase(dialect, `aggcost_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
       try {
         const job = await sync.job(plan.cost.readings, db.url);
-        const result = await load(job.sandbox, db, job.from, job.to, job.expectedRows, maintain, { DEFINITIONS_FILE: definitions });
+        const result = await loadPortfolio(job.sandbox, db, job.from, job.to, job.expectedRows, maintain, { DEFINITIONS_FILE: definitions });
         log(`  ${dialect} ${maintain ? 'with   ' : 'without'} aggregates: ${result.rows} readings in ${(result.ms / 1000).toFixed(2)} s = ${Math.round((result.rows / result.ms) * 1000)} readings/s`);
         runs[maintain ? 'with' : 'without'].push(result);
       } finally {
