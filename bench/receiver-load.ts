@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { signatureHeader } from '../src/webhooks/signature.ts';
+import { openStore } from '../src/store/index.ts';
 import { tempDir } from '../test/support/tmp.ts';
 import { spawnBench } from './child.ts';
 
@@ -19,6 +20,11 @@ export interface LoadResult {
   requests: number;
   /** Anything but 2xx, plus connection errors: must be 0 for the figure to count. */
   failures: number;
+  /**
+   * The real receiver: from the load's end until no aggregates are pending (the store refreshes what deliveries made
+   * stale a second after the first of them): how far the views trail the last delivery. 0 with BENCH_AGGREGATES=off.
+   */
+  currentAfterMs?: number;
 }
 
 export interface LoadSettings {
@@ -96,9 +102,25 @@ export async function measureReceiver(kind: 'real' | 'bare', settings: LoadSetti
   ], { nodeFlags });
   try {
     const { url } = await server.message;
-    return await load(url, settings, deliveryFactory(customerId, secret));
+    const result = await load(url, settings, deliveryFactory(customerId, secret));
+    return kind === 'real' ? { ...result, currentAfterMs: await untilCurrent(join(dir.dir, 'receiver.db')) } : result;
   } finally {
     await server.stop();
     dir.remove();
+  }
+}
+
+/** Milliseconds until the receiver's database has no aggregates pending, read by a second connection every 10 ms. */
+async function untilCurrent(path: string): Promise<number> {
+  const started = performance.now();
+  const reader = await openStore({ url: `file:${path}`, dialect: 'sqlite', sqlitePath: path }, { readonly: true });
+  try {
+    for (;;) {
+      if ((await reader.pendingAggregates()).length === 0) return performance.now() - started;
+      if (performance.now() - started > 120_000) throw new Error('the receiver left aggregates pending for 120 s after the load');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  } finally {
+    await reader.close();
   }
 }

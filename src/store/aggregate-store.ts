@@ -1,6 +1,5 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import { startOfLocalDate } from '../working-time.ts';
-import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import {
   calendarsFor,
@@ -17,7 +16,7 @@ import {
 import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
 import { recordInvalidations } from './aggregate-page-invalidations.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
-import { rebuildBuilding, rebuildSpaces, recomputeSpans } from './aggregates.ts';
+import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
 import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**
@@ -177,40 +176,6 @@ function describedAs(tx: Executor, doing: string): Executor {
   };
 }
 
-/**
- * A webhook delivery's few readings, after its upsert: the buckets they change recomputed in its transaction, so a
- * live dashboard is exact as each one lands (a poll page's are left to the refresh).
- */
-async function recomputeDelivered(tx: Executor, dialect: Dialect, customerId: string, records: ReadonlyArray<OccupancyRecord>, settings: AggregateSettings, at: string): Promise<void> {
-  const byId = new Map<string, [number, number]>();
-  for (const r of records) {
-    const t = Date.parse(r.observedAt);
-    if (typeof r.floorSpaceId !== 'string' || !Number.isSafeInteger(t)) continue;
-    const span = byId.get(r.floorSpaceId);
-    byId.set(r.floorSpaceId, span ? [Math.min(span[0], t), Math.max(span[1], t)] : [t, t]);
-  }
-  if (byId.size === 0) return;
-  const rows = await tx.all<{ k: number | string; id: string; b: string }>(sql`
-    SELECT floor_space_key AS k, floor_space_id AS id, COALESCE(building_id, '') AS b FROM floor_spaces
-     WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join([...byId.keys()].map((id) => sql`${id}`), sql`, `)})`);
-  const spans = new Map<string, Array<{ key: number; first: number; last: number }>>();
-  for (const r of rows) {
-    const [first, last] = byId.get(r.id)!;
-    spans.set(r.b, [...(spans.get(r.b) ?? []), { key: Number(r.k), first, last }]);
-  }
-  await lockBuildings(tx, dialect, customerId, [...spans.keys()]);
-  const calendars = await calendarsFor(tx, customerId, [...spans.keys()], settings, at);
-  await recomputeSpans(
-    tx,
-    dialect,
-    customerId,
-    [...spans].map(([building, own]) => {
-      const calendar = calendars.get(building)!;
-      return { calendar, spans: own.map((s) => ({ key: s.key, fromMs: s.first, toMs: s.last + calendar.maxHoldMs })) };
-    }),
-  );
-}
-
 /** How long a run's commits leave the aggregates stale at most before one of them refreshes (docs/reporting.md). */
 export const REFRESH_INTERVAL_MS = 15_000;
 
@@ -238,18 +203,18 @@ export class AggregateKeeper {
   }
 
   /**
-   * Runs a page's `upsert` in its transaction with the aggregates' share: a poll page of readings records what it
-   * made stale, a delivery recomputes its buckets, a listing that moves a floor space recomputes that space.
+   * Runs a page's `upsert` in its transaction with the aggregates' share: a page of readings, polled or delivered,
+   * records what it made stale (the store refreshes a delivery's within a second: delivery-refresh.ts), a listing
+   * that moves a floor space recomputes that space.
    */
-  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, source: 'poll' | 'webhook', upsert: () => Promise<void>): Promise<void> {
+  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const moving = this.on && sink === 'floorSpaces' ? await spacePlaces(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
     await upsert();
     if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
     if (!this.on || sink !== 'occupancy' || records.length === 0) return;
-    if (source === 'webhook') await recomputeDelivered(tx, this.db.dialect, customerId, records as ReadonlyArray<OccupancyRecord>, settings, at);
-    else await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, at);
+    await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, at);
   }
 
   /**

@@ -35,6 +35,11 @@ export interface OpenStoreOptions {
    * costs (bench/): the aggregates then fall behind the readings until `aggregates rebuild`.
    */
   maintainAggregates?: boolean;
+  /**
+   * How long after a webhook delivery commits readings the store refreshes their aggregates (default
+   * DELIVERY_REFRESH_MS, a second); `close()` refreshes what is due whatever this is.
+   */
+  deliveryRefreshMs?: number;
 }
 
 /**
@@ -60,10 +65,13 @@ export async function openStore(database: Config['database'], options: OpenStore
     // Each room's driver (and its drizzle dialect) loads only when that dialect is opened.
     const { openSqlite } = await import('./sqlite/adapter.ts');
     const adapter = openSqlite({ path: database.sqlitePath, logger, now: () => new Date(clock.now()).toISOString(), readonly: options.readonly });
-    return new SqlStore(adapter, clock, storeLogger, migrator, { maintainAggregates: options.maintainAggregates !== false });
+    return new SqlStore(adapter, clock, storeLogger, migrator, aggregateOptions(options));
   }
   const { openPostgres } = await import('./postgres/adapter.ts');
   const adapter = openPostgres({ url: database.url, logger: storeLogger, readonly: options.readonly, timeouts: database.timeouts, signal: options.signal });
-  return new SqlStore(adapter, clock, storeLogger, migrator, { maintainAggregates: options.maintainAggregates !== false });
+  return new SqlStore(adapter, clock, storeLogger, migrator, aggregateOptions(options));
 }
 
+function aggregateOptions(options: OpenStoreOptions): { maintainAggregates: boolean; deliveryRefreshMs?: number } {
+  return { maintainAggregates: options.maintainAggregates !== false, ...(options.deliveryRefreshMs !== undefined && { deliveryRefreshMs: options.deliveryRefreshMs }) };
+}

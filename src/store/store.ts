@@ -9,8 +9,10 @@ import { explainDatabaseError, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalTimestamp } from './timestamps.ts';
 import { AggregateKeeper } from './aggregate-store.ts';
+import { DeliveryRefresh } from './delivery-refresh.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
 import { pruneReadings } from './reading-retention.ts';
+import { quarantineRecords } from './quarantine.ts';
 import { applyStateChange } from './state-change.ts';
 import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
 import { ABANDONED_RUN_ERROR } from './types.ts';
@@ -33,18 +35,26 @@ export class SqlStore implements Store {
   readonly #migrator: Omit<MigratorOptions, 'logger'>;
   /** The declared tables' sinks (declareTables). */
   readonly #tables = new DeclaredSinks();
-  /** The time-weighted aggregates: invalidated by poll pages, refreshed, recomputed by deliveries (aggregate-store.ts). */
+  /** The time-weighted aggregates: invalidated by poll pages and deliveries, refreshed (aggregate-store.ts). */
   readonly #aggregates: AggregateKeeper;
+  /** The refresh of what deliveries made stale, a second after the first of them (delivery-refresh.ts). */
+  readonly #deliveryRefresh: DeliveryRefresh;
   /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
   readonly #partitions: ReadingPartitions;
 
-  constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}, options: { maintainAggregates?: boolean } = {}) {
+  constructor(adapter: Adapter, clock: Clock, logger: Logger, migrator: Omit<MigratorOptions, 'logger'> = {}, options: { maintainAggregates?: boolean; deliveryRefreshMs?: number } = {}) {
     this.#db = adapter;
     this.#clock = clock;
     this.#logger = logger;
     this.#migrator = migrator;
     this.#aggregates = new AggregateKeeper(adapter, options.maintainAggregates !== false);
     this.#partitions = new ReadingPartitions(adapter, logger);
+    this.#deliveryRefresh = new DeliveryRefresh({
+      refresh: (customerId) => this.refreshAggregates(customerId),
+      failed: (customerId, error) =>
+        this.#logger.warn({ err: error, customer: customerId }, `the aggregates of customer ${customerId}'s deliveries were not refreshed (the next delivery, run, report or start does it): ${(error as Error).message}`),
+      ...(options.deliveryRefreshMs !== undefined && { delayMs: options.deliveryRefreshMs }),
+    });
   }
 
   get dialect() {
@@ -77,7 +87,9 @@ export class SqlStore implements Store {
     return applied;
   }
 
-  close(): Promise<void> {
+  /** Refreshes what deliveries left stale first (a failure there is a warning), then closes the database. */
+  async close(): Promise<void> {
+    await this.#deliveryRefresh.close();
     return this.#wrap('closing the database', () => this.#db.close());
   }
 
@@ -107,8 +119,8 @@ export class SqlStore implements Store {
         : null;
       if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
       await this.#db.transaction(async (tx) => {
-        await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, 'poll', () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
-        if (quarantine) await this.#quarantine(tx, page.customerId, quarantine, window, at, page.runId ?? null);
+        await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
+        if (quarantine) await quarantineRecords(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
           const rejected = quarantine?.records.length ?? 0;
@@ -124,27 +136,6 @@ export class SqlStore implements Store {
         await this.refreshAggregates(page.customerId).catch((error: unknown) => this.#logger.warn({ err: error, customer: page.customerId }, `the aggregates were not refreshed during the run (its end or the next run does it): ${(error as Error).message}`));
       }
     });
-  }
-
-  /** Quarantine rows: a raw record seen again keeps its first sighting and counts the new one. */
-  async #quarantine(
-    tx: Executor,
-    customerId: string,
-    quarantine: QuarantineWrite,
-    window: { from: IsoUtc; to: IsoUtc } | null,
-    at: IsoUtc,
-    runId: number | null,
-  ): Promise<void> {
-    for (const r of quarantine.records) {
-      await tx.run(sql`
-        INSERT INTO quarantined_records (customer_id, stream, fingerprint, window_start, window_end, record, reason,
-                                         first_run_id, last_run_id, first_seen_at, last_seen_at, times_seen)
-        VALUES (${customerId}, ${quarantine.stream}, ${r.fingerprint}, ${window?.from ?? null}, ${window?.to ?? null},
-                ${r.raw}, ${r.reason}, ${runId}, ${runId}, ${at}, ${at}, 1)
-        ON CONFLICT (customer_id, stream, fingerprint) DO UPDATE SET
-          last_run_id = excluded.last_run_id, last_seen_at = excluded.last_seen_at, reason = excluded.reason,
-          times_seen = quarantined_records.times_seen + 1`);
-    }
   }
 
   getState(customerId: string, stateKey: string): Promise<SyncState | undefined> {
@@ -351,12 +342,14 @@ export class SqlStore implements Store {
         const stored = await this.#storeDelivery(tx, delivery, occupancy, createdAt, sentAt, receivedAt);
         // Items that broke their stream's declaration, kept as a polled record's are (once, with the delivery).
         if (stored === 'stored' && quarantine && quarantine.records.length > 0) {
-          await this.#quarantine(tx, delivery.customerId, { ...quarantine, window: null }, null, receivedAt, null);
+          await quarantineRecords(tx, delivery.customerId, { ...quarantine, window: null }, null, receivedAt, null);
         }
         return stored;
       };
       await this.#partitions.ensure(occupancy);
-      return this.#db.transaction(store, { shareCommit: true });
+      const stored = await this.#db.transaction(store, { shareCommit: true });
+      if (stored === 'stored' && occupancy.length > 0 && this.#aggregates.on) this.#deliveryRefresh.delivered(delivery.customerId);
+      return stored;
     });
   }
 
@@ -376,7 +369,7 @@ export class SqlStore implements Store {
       ON CONFLICT (customer_id, id) DO UPDATE SET attempts = webhook_deliveries.attempts + 1
       RETURNING attempts`);
     if (Number(row!.attempts) > 1) return 'duplicate';
-    await this.#aggregates.around(tx, 'occupancy', delivery.customerId, occupancy, receivedAt, 'webhook', () => tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy));
+    await this.#aggregates.around(tx, 'occupancy', delivery.customerId, occupancy, receivedAt, () => tx.upsert('occupancy', { customerId: delivery.customerId, at: receivedAt, source: 'webhook' }, occupancy));
     return 'stored';
   }
 

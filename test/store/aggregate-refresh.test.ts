@@ -110,24 +110,43 @@ describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => 
     expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
   });
 
-  it('a webhook delivery recomputes its own buckets at once; pending pages of the same space stay pending, and the refresh equals a rebuild', { timeout: 30_000 }, async () => {
+  it('a webhook delivery records its range as a page does, and the store refreshes it on its own within a second; the result equals a rebuild', { timeout: 30_000 }, async () => {
     db = await freshDatabase(dialect, 'agg-delivery', { migrate: true });
     const store = await openTestStore(db);
     stores.push(store);
     await store.reconcileAggregates('c1', SETTINGS);
     await store.commitPage(page('c1', readings('s1', T0, 48)));
     const at = '2026-03-10T00:00:00.000Z';
-    const late = readings('s1', T0 + 2 * 60 * MIN + 2 * MIN, 1);
+    const late = readings('s2', T0 + 2 * 60 * MIN + 2 * MIN, 3);
     expect(await store.storeDelivery({ id: 'd1', customerId: 'c1', type: 'OccupancyChanged', createdAt: at, sentAt: at, receivedAt: at, body: '{}' }, late)).toBe('stored');
-    // The delivery's hour (and the hold reaching past it) is computed, not the page's other hours.
-    const hours = await buckets(store, 'c1');
-    expect(hours).toBeGreaterThan(0);
-    expect(hours).toBeLessThan(4);
-    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(1);
-    await store.refreshAggregates('c1');
+    // Nobody calls refresh: the delivery's commit started the store's own, which takes the poll page's range too.
+    await waitFor(async () => (await store.pendingAggregates()).length === 0, "the store's refresh after the delivery", 10_000);
+    const spaces = await store.query<{ id: string }>('SELECT DISTINCT f.floor_space_id AS id FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key ORDER BY 1');
+    expect(spaces.map((r) => r.id)).toEqual(['s1', 's2']);
     const kept = await dumpAggregates(store);
     await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
     expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
+  it("a delivery's range stays pending until the refresh is due, and closing the store refreshes it: a receiver stopped cleanly leaves nothing pending", { timeout: 30_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-delivery-close', { migrate: true });
+    const store = await openTestStore(db, { deliveryRefreshMs: 3_600_000 });
+    await store.reconcileAggregates('c1', SETTINGS);
+    const at = '2026-03-10T00:00:00.000Z';
+    expect(await store.storeDelivery({ id: 'd1', customerId: 'c1', type: 'OccupancyChanged', createdAt: at, sentAt: at, receivedAt: at, body: '{}' }, readings('s1', T0, 4))).toBe('stored');
+    // A retry of the same delivery stores nothing and makes nothing stale.
+    expect(await store.storeDelivery({ id: 'd1', customerId: 'c1', type: 'OccupancyChanged', createdAt: at, sentAt: at, receivedAt: at, body: '{}' }, readings('s1', T0, 4))).toBe('duplicate');
+    const [pending] = await store.pendingAggregates();
+    expect([pending?.customerId, pending?.floorSpaces, pending?.from, pending?.through]).toEqual(['c1', 1, new Date(T0).toISOString(), new Date(T0 + 15 * MIN).toISOString()]);
+    expect(await buckets(store, 'c1')).toBe(0);
+    await store.close();
+    const again = await openTestStore(db);
+    stores.push(again);
+    expect(await again.pendingAggregates()).toEqual([]);
+    expect(await buckets(again, 'c1')).toBeGreaterThan(0);
+    const kept = await dumpAggregates(again);
+    await again.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(again)).toEqual(kept);
   });
 
   it.runIf(dialect === 'postgres')('a page that commits while a refresh runs is none of that refresh: its range stays pending for the next', { timeout: 30_000 }, async () => {

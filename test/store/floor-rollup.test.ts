@@ -4,6 +4,7 @@ import type { AggregateSettings, Store } from '../../src/store/index.ts';
 import { loadMigrations } from '../../src/store/migrations.ts';
 import { dumpAggregates } from '../sync/aggregate-dump.ts';
 import { DIALECTS, fresh } from './harness.ts';
+import { waitFor } from '../support/wait.ts';
 
 /**
  * The floor-level hourly rollup (occupancy_floor_hours) that floor_hours and building_hour_sums read: their rows equal
@@ -109,6 +110,7 @@ describe.each(DIALECTS)('the floor-level hourly rollup (%s)', (dialect) => {
       const result = await store.storeDelivery({ id: `d-${i}`, customerId: C, type: 'OccupancyChanged', createdAt: AT, sentAt: AT, receivedAt: AT, body: '{}' }, late.slice(i, i + 5) as never);
       expect(result).toBe('stored');
     }
+    await waitFor(async () => (await store.pendingAggregates(C)).length === 0, "the store's refresh of the late deliveries", 10_000);
     await expectViewsOfBuckets(store);
     const kept = await dumpAggregates(store);
     await store.rebuildAggregates({ customerId: C }, SETTINGS);

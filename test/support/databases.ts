@@ -145,7 +145,7 @@ function isConnectionError(error: unknown): boolean {
 }
 
 /** Opens a store on `db` and applies the migrations; the caller closes it. */
-export async function openTestStore(db: Pick<TestDatabase, 'database'>, options: { clock?: Clock } = {}): Promise<Store> {
+export async function openTestStore(db: Pick<TestDatabase, 'database'>, options: { clock?: Clock; deliveryRefreshMs?: number } = {}): Promise<Store> {
   const store = await openStore(db.database, options);
   try {
     await store.migrate();
