@@ -27,8 +27,9 @@ export interface ServeWebhooksOptions {
 }
 
 /**
- * How long closing the database may take at the end before the receiver stops waiting for it. The store's own close is
- * bounded (src/store/postgres/locks.ts CLOSE_WAIT_SECONDS); this is the guard over any store's.
+ * How long closing the database may take at the end before the receiver stops waiting for it: the store first
+ * refreshes the aggregates of the last second's deliveries, then closes. The store's own close is bounded
+ * (src/store/postgres/locks.ts CLOSE_WAIT_SECONDS); this is the guard over any store's.
  */
 const STORE_CLOSE_LIMIT_MS = 3_000;
 
@@ -125,7 +126,7 @@ async function closeStore(store: Store, logger: Logger, database: string): Promi
     },
   );
   if ((await Promise.race([closed, limit])) === 'limit') {
-    logger.warn({ database, waitedMs: STORE_CLOSE_LIMIT_MS }, `the database at ${database} did not answer while closing; stopping without waiting for it (every acknowledged delivery was committed before its answer)`);
+    logger.warn({ database, waitedMs: STORE_CLOSE_LIMIT_MS }, `the database at ${database} did not finish closing within ${STORE_CLOSE_LIMIT_MS / 1000} s; stopping without waiting for it (every acknowledged delivery was committed before its answer; the last deliveries' aggregates, if not refreshed yet, are refreshed by the next start, run or report)`);
   }
   clearTimeout(timer);
 }
