@@ -12,8 +12,8 @@ import { bucketRangeOf, clearBuildingFloors, floorOfSpaces, refreshFloors, refre
  * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
  * the buckets of some floor spaces over a range with ones computed from the readings as stored. A poll page or a
  * webhook delivery only records what it made stale (aggregate-page-invalidations.ts) and a refresh recomputes it (a
- * delivery's a second later: delivery-refresh.ts); a rebuild recomputes any range. Each bucket is computed from all the readings
- * that can reach it (those from a max hold before it to its end), so a refreshed bucket and a rebuilt one are equal bit
+ * delivery's a second later: delivery-refresh.ts); a rebuild recomputes any range. Each bucket is computed from all
+ * the readings that can reach it (those from a max hold before it to its end), so a refreshed bucket and a rebuilt one are equal bit
  * for bit. The figures are the pure core's (src/time-weight.ts); the buckets the plan's (aggregate-plan.ts); this file
  * only reads and writes them.
  */
@@ -248,8 +248,8 @@ export interface BuildingSpans {
 }
 
 /**
- * Recomputes the stale spans of floor spaces of some buildings (the refresh of what pages and deliveries made stale): per building, spaces with
- * alike spans once over their union, a day at a time, the first day of every group first (they share statements).
+ * Recomputes the stale spans of floor spaces of some buildings (what pages and deliveries made stale): per building,
+ * spaces with alike spans once over their union, a day at a time, the first day of every group first (they share statements).
  * The caller holds the buildings' locks. Returns the buckets written.
  */
 export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId: string, work: readonly BuildingSpans[]): Promise<number> {
