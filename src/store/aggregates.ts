@@ -139,8 +139,10 @@ async function statusesOf(tx: Executor): Promise<Map<number, boolean | null>> {
 
 /**
  * The readings of floor spaces with an instant in their part's range (a space in one part at most), per floor space,
- * in time order: one statement, a branch per part. Postgres sends a row per floor space, its readings as three lists
- * (a twentieth of the rows to send and parse); SQLite, in process, a row per reading.
+ * in time order, in one statement. Postgres reads one indexed range per floor space, its (space, from, to) rows bound
+ * as three arrays and joined laterally (one plan however many spaces: a UNION ALL branch per part took 33 ms to
+ * plan and start for 500 spaces, more than reading their readings), and sends a row per floor space, its readings as
+ * three lists (a twentieth of the rows to send and parse); SQLite, in process, a branch per part and a row per reading.
  */
 async function readReadings(
   tx: Executor,
@@ -149,6 +151,32 @@ async function readReadings(
   occupied: ReadonlyMap<number, boolean | null>,
 ): Promise<Map<number, Reading[]>> {
   const t = INSTANTS[dialect];
+  const out = new Map<number, Reading[]>();
+  if (dialect === 'postgres') {
+    const keys: number[] = [];
+    const from: string[] = [];
+    const to: string[] = [];
+    for (const p of parts) {
+      for (const k of p.keys) {
+        keys.push(k);
+        from.push(new Date(p.fromMs).toISOString());
+        to.push(new Date(p.toMs).toISOString());
+      }
+    }
+    // Array literals: keys are integers and canonical instants hold no character an array literal quotes.
+    // The lists are built from rows sorted by instant; they are checked to be in time order below all the same.
+    const rows = await tx.all<{ k: number | string; t: string; c: string; h: string }>(sql`
+      SELECT u.k, x.t, x.c, x.h
+        FROM unnest(${`{${keys.join(',')}}`}::int4[], ${`{${from.join(',')}}`}::timestamptz[], ${`{${to.join(',')}}`}::timestamptz[]) AS u(k, lo, hi)
+        CROSS JOIN LATERAL (
+          SELECT string_agg(s.t::text, ',') AS t, string_agg(s.c::text, ',') AS c, string_agg(COALESCE(s.h::text, ''), ',') AS h
+            FROM (SELECT ${t.at} AS t, r.status_code AS c, r.headcount AS h FROM occupancy_readings r
+                   WHERE r.floor_space_key = u.k AND r.observed_at >= u.lo AND r.observed_at < u.hi
+                   ORDER BY r.observed_at) AS s) AS x
+       WHERE x.t IS NOT NULL`);
+    for (const row of rows) out.set(Number(row.k), readingsOf(row.t.split(','), row.c.split(','), row.h.split(','), occupied));
+    return out;
+  }
   const branches = sql.join(
     parts.map(
       (p) => sql`
@@ -158,15 +186,6 @@ async function readReadings(
     ),
     sql` UNION ALL `,
   );
-  const out = new Map<number, Reading[]>();
-  if (dialect === 'postgres') {
-    // The lists are built from rows sorted by space and instant; they are checked to be in time order below all the same.
-    const rows = await tx.all<{ k: number | string; t: string; c: string; h: string }>(sql`
-      SELECT k, string_agg(t::text, ',') AS t, string_agg(c::text, ',') AS c, string_agg(COALESCE(h::text, ''), ',') AS h
-        FROM (${branches} ORDER BY k, t) AS r GROUP BY k`);
-    for (const row of rows) out.set(Number(row.k), readingsOf(row.t.split(','), row.c.split(','), row.h.split(','), occupied));
-    return out;
-  }
   const rows = await tx.all<{ k: number | string; t: number | string; c: number | string; h: number | null }>(sql`${branches} ORDER BY k, t`);
   let key = NaN;
   let list: Reading[] = [];
