@@ -30,7 +30,7 @@ export interface StreamStatus {
    */
   partitions?: { inForce: number; removed: number; inFlight: number };
   /**
-   * Streams of readings: the customer's floor spaces whose time-weighted aggregates poll pages made stale and no
+   * Streams of readings: the customer's floor spaces whose time-weighted aggregates poll pages or deliveries made stale and no
    * refresh has recomputed yet (docs/reporting.md, "When the aggregates are current"; absent when none).
    */
   aggregatesPending?: Omit<PendingAggregates, 'customerId'>;

@@ -17,10 +17,10 @@ failed, interrupted or running; "window in flight" means the next run resumes a 
 Backfill state is listed as <stream>#backfill with its range (no watermark: its progress is the window in flight).
 Readings stored with a status that is neither CurrentlyOccupied nor Unoccupied (a stream without the value map its
 API needs) are counted per status below the table, with the map to add (in --json: "unmapped" on the streams of
-readings). Floor spaces whose time-weighted aggregates poll pages made stale and no refresh has recomputed yet are
-counted per customer below the table (in --json: "aggregatesPending" on the streams of readings): the views lag
-those readings until the run's next refresh (at most 15 s of commits), its end, \`occupancy-sync report\` or
-\`aggregates rebuild\`. Reads only the database: no API access needed.
+readings). Floor spaces whose time-weighted aggregates poll pages or deliveries made stale and no refresh has
+recomputed yet are counted per customer below the table (in --json: "aggregatesPending" on the streams of readings):
+the views lag those readings until the run's next refresh (at most 15 s of commits) or its end, the receiver's (a
+second after a delivery), \`occupancy-sync report\` or \`aggregates rebuild\`. Reads only the database: no API access needed.
 
 Examples:
   $ occupancy-sync status
