@@ -6,6 +6,7 @@ import { openStore } from '../src/store/index.ts';
 import type { Store } from '../src/store/types.ts';
 import { systemClock } from '../src/clock.ts';
 import { loadReport } from '../src/report/query.ts';
+import { reportFigureRows, reportProfileRows, type ReportFilter } from '../src/store/report-queries.ts';
 import { median } from './stats.ts';
 
 /**
@@ -56,58 +57,45 @@ export interface ReportTiming {
   timedOut: boolean;
 }
 
+/** The statements a read of the store sends, captured instead of run. */
+async function captured(read: (store: Store) => Promise<unknown>): Promise<Statement[]> {
+  const sent: Statement[] = [];
+  const capture = { query: async (text: string, params: unknown[] = []) => (sent.push({ text, params }), []) } as unknown as Store;
+  await read(capture);
+  return sent;
+}
+
 /**
- * The report's statements (src/store/report-queries.ts: figures per level summed over the local dates from the day
- * views, and the weekday x hour profiles from the hour views, working hours), for one building or floor when asked:
- * `report` itself reads a whole customer, which is the portfolio ask.
+ * The report's own statements (src/store/report-queries.ts: figures per level summed over the local dates from the
+ * day views, and the weekday x hour profiles, working hours), for one building or floor: `report` itself reads a
+ * whole customer, which is the portfolio ask.
  */
-const NAMES = {
-  portfolio: 'customer_id',
-  building: 'customer_id, building_id, building_name',
-  floor: 'customer_id, building_id, floor_id, floor_name, floor_level',
-  space: 'customer_id, building_id, floor_id, floor_space_id, floor_space_name, space_type, capacity',
-} as const;
-const FIGURES =
-  'SUM(working_seconds) AS period_seconds, ' +
-  ['known', 'occupied', 'headcount', 'headcount_known', 'capacity', 'capacity_headcount'].map((f) => `SUM(working_${f}_seconds) AS ${f}_seconds`).join(', ') +
-  ', MAX(working_peak_headcount) AS peak_headcount, MAX(working_peak_utilization) AS peak_utilization, COUNT(*) AS days';
-const PROFILE =
-  ['period', 'known', 'occupied', 'headcount', 'headcount_known', 'capacity', 'capacity_headcount'].map((f) => `SUM(${f}_seconds) AS ${f}_seconds`).join(', ') +
-  ', MAX(peak_headcount) AS peak_headcount, MAX(peak_utilization) AS peak_utilization, COUNT(*) AS days';
-const RANGE = 'local_date >= $1 AND local_date < $2 AND customer_id = $3';
-
-function figures(level: keyof typeof NAMES, filter = ''): string {
-  return `SELECT ${NAMES[level]}${level === 'building' ? ', MAX(time_zone) AS time_zone' : ''}, ${FIGURES} FROM ${level}_days WHERE ${RANGE}${filter} GROUP BY ${NAMES[level]}`;
-}
-
-function profile(level: 'building' | 'floor', filter = ''): string {
-  const names = level === 'building' ? 'customer_id, building_id' : 'customer_id, building_id, floor_id';
-  return `SELECT ${names}, weekday, local_hour, ${PROFILE} FROM ${level}_hours WHERE ${RANGE}${filter} AND working = TRUE GROUP BY ${names}, weekday, local_hour`;
-}
-
-function viewStatements(name: ReportName, range: unknown[], building: string, floor: string | null): Statement[] {
-  const inBuilding = ' AND building_id = $4';
-  const onFloor = ' AND building_id = $4 AND floor_id = $5';
+function viewStatements(name: ReportName, range: unknown[], building: string, floor: string | null): Promise<Statement[]> {
+  const [fromDate, toDate, customerId] = range as [string, string, string];
+  const filter: ReportFilter = { fromDate, toDate, customerId, buildingId: building, scope: 'working' };
   if (name === 'building-month') {
-    return [figures('building', inBuilding), figures('floor', inBuilding), figures('space', inBuilding), profile('building', inBuilding), profile('floor', inBuilding)].map((text) => ({ text, params: [...range, building] }));
+    return captured(async (s) => {
+      for (const level of ['building', 'floor', 'space'] as const) await reportFigureRows(s, level, filter);
+      for (const level of ['building', 'floor'] as const) await reportProfileRows(s, level, filter);
+    });
   }
-  if (name === 'floor-week') return [figures('floor', onFloor), figures('space', onFloor), profile('floor', onFloor)].map((text) => ({ text, params: [...range, building, floor] }));
-  return [figures('portfolio'), figures('building'), figures('floor'), figures('space'), profile('building'), profile('floor')].map((text) => ({ text, params: range }));
+  const onFloor = { ...filter, floorId: floor! };
+  return captured(async (s) => {
+    for (const level of ['floor', 'space'] as const) await reportFigureRows(s, level, onFloor);
+    await reportProfileRows(s, 'floor', onFloor);
+  });
 }
 
 /** The statements `occupancy-sync report --from --to` sends (loadReport, working hours), as it sends them. */
-async function reportStatements(customerId: string, from: string, to: string): Promise<Statement[]> {
-  const sent: Statement[] = [];
-  const capture = { query: async (text: string, params: unknown[] = []) => (sent.push({ text, params }), []) } as unknown as Store;
-  await loadReport(capture, { from, to, customerId, scope: 'working' }, systemClock);
-  return sent;
+function reportStatements(customerId: string, from: string, to: string): Promise<Statement[]> {
+  return captured((s) => loadReport(s, { from, to, customerId, scope: 'working' }, systemClock));
 }
 
 /**
  * Before the views existed: per floor space of a building (or of one of its floors), the working buckets' sums over
  * local dates [from, to), read from occupancy_buckets directly; for the portfolio, per building.
  */
-function bucketStatements(name: ReportName, range: unknown[], building: string, floor: string | null): Statement[] {
+async function bucketStatements(name: ReportName, range: unknown[], building: string, floor: string | null): Promise<Statement[]> {
   if (name === 'portfolio') {
     return [{
       text: `SELECT COALESCE(f.building_id, '') AS building_id, COUNT(DISTINCT f.floor_space_key) AS spaces, SUM(b.known_ms) AS known_ms,
@@ -163,13 +151,13 @@ export async function reportAsks(store: Store, customerId: string, startMs: numb
   const month = day(endMs - 30 * DAY_MS);
   const week = day(endMs - 7 * DAY_MS);
   const asks: ReportAsk[] = [
-    { name: 'building-month', label: `${b === '' ? 'every space (no building listed)' : `building ${b.slice(0, 8)}`}, ${month} to ${to} (30 days)`, statements: statements('building-month', [month, to, customerId], b, null), source },
+    { name: 'building-month', label: `${b === '' ? 'every space (no building listed)' : `building ${b.slice(0, 8)}`}, ${month} to ${to} (30 days)`, statements: await statements('building-month', [month, to, customerId], b, null), source },
   ];
   if (building.floor_id !== null) {
-    asks.push({ name: 'floor-week', label: `floor ${building.floor_id.slice(0, 8)}, ${week} to ${to} (7 days)`, statements: statements('floor-week', [week, to, customerId], b, building.floor_id), source });
+    asks.push({ name: 'floor-week', label: `floor ${building.floor_id.slice(0, 8)}, ${week} to ${to} (7 days)`, statements: await statements('floor-week', [week, to, customerId], b, building.floor_id), source });
   }
   const days = Math.round((endMs - startMs) / DAY_MS);
-  const portfolio = source === 'views' ? await reportStatements(customerId, day(startMs), to) : statements('portfolio', [day(startMs), to, customerId], b, null);
+  const portfolio = source === 'views' ? await reportStatements(customerId, day(startMs), to) : await statements('portfolio', [day(startMs), to, customerId], b, null);
   asks.push({ name: 'portfolio', label: `every building, ${day(startMs)} to ${to} (${days} days)`, statements: portfolio, source });
   return asks;
 }

@@ -282,9 +282,25 @@ SELECT f.customer_id, COALESCE(f.building_id, '') AS building_id, bl.name AS bui
   LEFT JOIN floors fl ON fl.customer_id = f.customer_id AND fl.id = f.floor_id
   LEFT JOIN aggregate_calendars c ON c.customer_id = f.customer_id AND c.building_id = COALESCE(f.building_id, '');
 --> statement-breakpoint
+-- floor_day_spaces and building_day_spaces: the floor spaces counted (space_service_days) per floor (building) and
+-- local date, the denominator the hour views join to each bucket. Views of their own so that the count has one
+-- definition: the report's weekday x hour profiles (src/store/report-queries.ts, reportProfileRows) read them with
+-- their own local_date range, customer, building and floor, which both planners push down to calendar_days; read
+-- through floor_hours or building_hour_sums they are counted for every date stored (neither planner carries the
+-- range asked of the hour rows across the LEFT JOIN into a grouped count).
+CREATE VIEW floor_day_spaces AS
+SELECT s.customer_id, s.building_id, s.local_date, COALESCE(s.floor_id, '') AS floor_key, s.floor_id, COUNT(*) AS spaces
+  FROM space_service_days s
+ GROUP BY s.customer_id, s.building_id, s.local_date, COALESCE(s.floor_id, ''), s.floor_id;
+--> statement-breakpoint
+CREATE VIEW building_day_spaces AS
+SELECT s.customer_id, s.building_id, s.local_date, COUNT(*) AS spaces
+  FROM space_service_days s
+ GROUP BY s.customer_id, s.building_id, s.local_date;
+--> statement-breakpoint
 -- floor_hours: per floor and bucket that a floor space of it measured, read from the floor-level hourly rollup
 -- occupancy_floor_hours (src/store/aggregate-floors.ts); period = the floor's spaces counted that day
--- (space_service_days, counted once per floor and local date and joined) x the bucket's length, so a silent space
+-- (floor_day_spaces, counted once per floor and local date and joined) x the bucket's length, so a silent space
 -- lowers coverage.
 CREATE VIEW floor_hours AS
 SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.name AS floor_name, fl.level AS floor_level,
@@ -302,9 +318,7 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
                                h.known_ms, h.occupied_ms, h.headcount_ms, h.headcount_known_ms, h.capacity_ms, h.capacity_headcount_ms, h.readings,
                                h.peak_headcount, h.peak_utilization
                           FROM occupancy_floor_hours h) y
-                  LEFT JOIN (SELECT s.customer_id, s.building_id, s.local_date, COALESCE(s.floor_id, '') AS floor_key, s.floor_id, COUNT(*) AS spaces
-                               FROM space_service_days s
-                              GROUP BY s.customer_id, s.building_id, s.local_date, COALESCE(s.floor_id, ''), s.floor_id) n
+                  LEFT JOIN floor_day_spaces n
                     ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.local_date = y.local_date
                    AND n.floor_key = y.floor_key AND n.floor_id IS NOT DISTINCT FROM y.floor_id) x) g
   LEFT JOIN buildings bl ON bl.customer_id = g.customer_id AND bl.id = g.building_id
@@ -312,7 +326,7 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, g.floor_id, fl.na
   LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
 --> statement-breakpoint
 -- building_hour_sums: the integer sums per building and bucket that building_hours, portfolio_hours and usage_profile
--- are made of, summed from the floor-level hourly rollup's rows of the building; period_ms = the building's floor spaces counted that day (once per building and local date, joined)
+-- are made of, summed from the floor-level hourly rollup's rows of the building; period_ms = the building's floor spaces counted that day (building_day_spaces, once per building and local date, joined)
 -- x the bucket's length.
 CREATE VIEW building_hour_sums AS
 SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
@@ -325,9 +339,7 @@ SELECT x.*, x.spaces * (x.end_ms - x.start_ms) AS period_ms
                MAX(h.peak_headcount) AS peak_headcount, MAX(h.peak_utilization) AS peak_utilization
                   FROM occupancy_floor_hours h
                  GROUP BY h.customer_id, h.building_id, h.start_ms, h.local_date, h.local_hour, h.weekday, h.working) y
-          LEFT JOIN (SELECT s.customer_id, s.building_id, s.local_date, COUNT(*) AS spaces
-                       FROM space_service_days s
-                      GROUP BY s.customer_id, s.building_id, s.local_date) n
+          LEFT JOIN building_day_spaces n
             ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.local_date = y.local_date) x;
 --> statement-breakpoint
 -- building_hours: per building and bucket that a floor space of it measured.

@@ -12,11 +12,15 @@ export type ReportRow = Record<string, unknown>;
 /** Working hours (the `working_*` columns, buckets with `working`) or all hours. */
 export type ReportScope = 'working' | 'all';
 
-/** The local dates [fromDate, toDate) of each building, of one customer or all. */
+/** The local dates [fromDate, toDate) of each building, of one customer or all, of one building or floor or all. */
 export interface ReportFilter {
   fromDate: string;
   toDate: string;
   customerId?: string | undefined;
+  /** One building (`''`: the floor spaces of no known building); the benchmark's building-month and floor-week. */
+  buildingId?: string | undefined;
+  /** One floor of `buildingId`. */
+  floorId?: string | undefined;
   scope: ReportScope;
 }
 
@@ -42,12 +46,13 @@ function daySums(scope: ReportScope): string {
   ].join(', ');
 }
 
-function where(filter: ReportFilter, first = 1): { sql: string; params: unknown[] } {
+function where(filter: ReportFilter, alias = ''): { sql: string; params: unknown[] } {
   const params: unknown[] = [filter.fromDate, filter.toDate];
-  let sql = `local_date >= $${first} AND local_date < $${first + 1}`;
-  if (filter.customerId) {
-    params.push(filter.customerId);
-    sql += ` AND customer_id = $${first + 2}`;
+  let sql = `${alias}local_date >= $1 AND ${alias}local_date < $2`;
+  for (const [column, value] of [['customer_id', filter.customerId], ['building_id', filter.buildingId], ['floor_id', filter.floorId]] as const) {
+    if (value === undefined || (column === 'customer_id' && value === '')) continue;
+    params.push(value);
+    sql += ` AND ${alias}${column} = $${params.length}`;
   }
   return { sql, params };
 }
@@ -63,23 +68,56 @@ export function reportFigureRows(store: Store, level: ReportLevel, filter: Repor
   return store.query<ReportRow>(`SELECT ${names.join(', ')}${zone}, ${daySums(filter.scope)} FROM ${view} WHERE ${w.sql} GROUP BY ${names.join(', ')}`, w.params);
 }
 
+/** A bucket's figures as the hour views give them (`x_ms::float8 / 1000` per bucket), summed: the same sums as theirs. */
+const seconds = (ms: string) => `SUM(CAST(${ms} AS DOUBLE PRECISION) / 1000)`;
+const PROFILE_FIGURES = (h: string) =>
+  [
+    `${seconds(`COALESCE(n.spaces, 0) * (${h}.end_ms - ${h}.start_ms)`)} AS period_seconds`,
+    ...['known', 'occupied', 'headcount', 'headcount_known', 'capacity', 'capacity_headcount'].map((f) => `${seconds(`${h}.${f}_ms`)} AS ${f}_seconds`),
+    `MAX(${h}.peak_headcount) AS peak_headcount, MAX(${h}.peak_utilization) AS peak_utilization, COUNT(*) AS days`,
+  ].join(', ');
+
 /**
- * The weekday x local hour profile of each building or floor over the range (building_hours, floor_hours): the
- * buckets' seconds summed per ISO weekday and local hour, working buckets only unless the scope is all hours.
+ * The weekday x local hour profile of each building or floor over the range: the rows of building_hours or
+ * floor_hours in the range summed per ISO weekday and local hour, working buckets only unless the scope is all hours.
+ * Written over what those views read (the floor-level hourly rollup, and the count of floor spaces per floor or
+ * building and local date, floor_day_spaces and building_day_spaces) rather than over the views: the count is then
+ * restricted by the same local dates, customer, building and floor as the rollup's rows, which both planners push
+ * down to calendar_days, so the statement's cost follows the range asked, not the days stored (through the views the
+ * count is made for every date: docs/performance.md). The period and seconds are the views' own per-bucket
+ * expressions (db/views/*.sql, floor_hours and building_hour_sums; test/report/report-profiles.test.ts holds them equal).
  */
 export function reportProfileRows(store: Store, level: 'building' | 'floor', filter: ReportFilter): Promise<ReportRow[]> {
-  const names = level === 'building' ? ['customer_id', 'building_id'] : ['customer_id', 'building_id', 'floor_id'];
-  const w = where(filter);
-  const working = filter.scope === 'working' ? ' AND working = TRUE' : '';
+  // A building's count has no floor: a building's profile is of all its floors.
+  const asked = level === 'building' ? { ...filter, floorId: undefined } : filter;
+  const w = where(asked);
+  const rows = where(asked, 'h.');
+  const working = filter.scope === 'working' ? ' AND h.working = TRUE' : '';
+  if (level === 'floor') {
+    return store.query<ReportRow>(
+      `SELECT h.customer_id, h.building_id, h.floor_id, h.weekday, h.local_hour, ${PROFILE_FIGURES('h')}
+         FROM occupancy_floor_hours h
+         LEFT JOIN (SELECT customer_id, building_id, floor_key, floor_id, local_date, spaces FROM floor_day_spaces WHERE ${w.sql}) n
+           ON n.customer_id = h.customer_id AND n.building_id = h.building_id AND n.local_date = h.local_date
+          AND n.floor_key = h.floor_key AND n.floor_id IS NOT DISTINCT FROM h.floor_id
+        WHERE ${rows.sql}${working}
+        GROUP BY h.customer_id, h.building_id, h.floor_id, h.weekday, h.local_hour`,
+      w.params,
+    );
+  }
+  // building_hour_sums' two steps: the floors' rows summed per building and bucket, then the building's count joined.
   return store.query<ReportRow>(
-    `SELECT ${names.join(', ')}, weekday, local_hour,
-            SUM(period_seconds) AS period_seconds, SUM(known_seconds) AS known_seconds, SUM(occupied_seconds) AS occupied_seconds,
-            SUM(headcount_seconds) AS headcount_seconds, SUM(headcount_known_seconds) AS headcount_known_seconds,
-            SUM(capacity_seconds) AS capacity_seconds, SUM(capacity_headcount_seconds) AS capacity_headcount_seconds,
-            MAX(peak_headcount) AS peak_headcount, MAX(peak_utilization) AS peak_utilization, COUNT(*) AS days
-       FROM ${level}_hours
-      WHERE ${w.sql}${working}
-      GROUP BY ${names.join(', ')}, weekday, local_hour`,
+    `SELECT y.customer_id, y.building_id, y.weekday, y.local_hour, ${PROFILE_FIGURES('y')}
+       FROM (SELECT h.customer_id, h.building_id, h.start_ms, MAX(h.end_ms) AS end_ms, h.local_date, h.local_hour, h.weekday, h.working,
+                    SUM(h.known_ms) AS known_ms, SUM(h.occupied_ms) AS occupied_ms, SUM(h.headcount_ms) AS headcount_ms,
+                    SUM(h.headcount_known_ms) AS headcount_known_ms, SUM(h.capacity_ms) AS capacity_ms,
+                    SUM(h.capacity_headcount_ms) AS capacity_headcount_ms, MAX(h.peak_headcount) AS peak_headcount, MAX(h.peak_utilization) AS peak_utilization
+               FROM occupancy_floor_hours h
+              WHERE ${rows.sql}${working}
+              GROUP BY h.customer_id, h.building_id, h.start_ms, h.local_date, h.local_hour, h.weekday, h.working) y
+       LEFT JOIN (SELECT customer_id, building_id, local_date, spaces FROM building_day_spaces WHERE ${w.sql}) n
+         ON n.customer_id = y.customer_id AND n.building_id = y.building_id AND n.local_date = y.local_date
+      GROUP BY y.customer_id, y.building_id, y.weekday, y.local_hour`,
     w.params,
   );
 }
