@@ -9,7 +9,8 @@ import { DIALECTS, fresh } from '../store/harness.ts';
  * spaces per floor or building and local date with the range asked, not through floor_hours and building_hours (where
  * the count is made for every date stored): their rows must be the views' rows summed over the same range, on a
  * real SQLite file and a real Postgres, with a floor space that starts counting mid-range, floor spaces of no floor
- * and of no building, and a building in Europe/Berlin whose range holds the change to summer time (2026-03-29).
+ * and of no building, and a building in Europe/Berlin whose range holds the change to summer time (2026-03-29); and
+ * their plans read calendar_days (under the counts) by the range asked, which keeps their time to the range.
  */
 
 const C = 'c1';
@@ -112,5 +113,14 @@ describe.each(DIALECTS)("the report's profiles (%s)", (dialect) => {
     expect(all.some((r) => r.building_id === 'b1' && r.floor_id === null)).toBe(true);
     const [day] = await store.query<Row>(`SELECT end_ms - start_ms AS ms FROM calendar_days WHERE customer_id = $1 AND building_id = 'b1' AND local_date = '2026-03-29'`, [C]);
     expect(Number(day!.ms)).toBe(23 * 3_600_000);
+
+    // What keeps the statements' time to the range asked: calendar_days (under the counts) is read by the range.
+    for (const level of ['building', 'floor'] as const) {
+      const sent: Array<{ text: string; params: unknown[] }> = [];
+      await reportProfileRows({ query: async (text: string, params: unknown[]) => (sent.push({ text, params }), []) } as unknown as Store, level, { fromDate: '2026-03-27', toDate: '2026-03-31', customerId: C, buildingId: 'b1', scope: 'working' });
+      const plan = (await store.query<Row>(`${dialect === 'sqlite' ? 'EXPLAIN QUERY PLAN' : 'EXPLAIN'} ${sent[0]!.text}`, sent[0]!.params)).map((r) => String(r['QUERY PLAN'] ?? r.detail)).join('\n');
+      if (dialect === 'sqlite') expect(plan, plan).toMatch(/SEARCH d USING INDEX \S+ \(customer_id=\? AND building_id=\? AND local_date>\? AND local_date<\?\)/);
+      else expect(plan, plan).toMatch(/on calendar_days d\b[^\n]*\n(?:[^\n]*\n){0,3}?\s*(?:Index Cond|Filter|Recheck Cond): [^\n]*local_date >= /);
+    }
   });
 });
