@@ -1,5 +1,6 @@
 /**
- * The hour views' weekday x hour profiles (reportProfileRows over building_hours and floor_hours), measured on a
+ * The hour views' weekday x hour profiles (the profile statement the report sent over building_hours and floor_hours
+ * until it read the rollup and the counts by its range itself, src/store/report-queries.ts), measured on a
  * Postgres (or, --dialect sqlite, SQLite) portfolio of floor spaces x 120 days of hourly readings loaded as the portfolio benchmark loads it: with
  * floor_hours and building_hour_sums as main had them (the floor spaces counted by a correlated subquery per hour
  * row, from `git show <ref>:db/views/<dialect>.sql`) and as this checkout's db/views has them. Prints the EXPLAIN

@@ -94,15 +94,26 @@ export function reportProfileRows(store: Store, level: 'building' | 'floor', fil
   const rows = where(asked, 'h.');
   const working = filter.scope === 'working' ? ' AND h.working = TRUE' : '';
   if (level === 'floor') {
+    const params = [...w.params];
+    let floor = '';
+    const from = Date.parse(`${filter.fromDate}T00:00:00.000Z`);
+    const to = Date.parse(`${filter.toDate}T00:00:00.000Z`);
+    if (filter.floorId !== undefined && !Number.isNaN(from) && !Number.isNaN(to)) {
+      // One floor: its rows read by the rollup's (customer, building, floor_key, start_ms) index over the range, not
+      // over the building's whole history. A local date starts within 14 h of its UTC midnight in any zone, so a
+      // day's margin each side keeps every bucket of the range (local_date still decides).
+      params.push(filter.floorId, from - 86_400_000, to + 86_400_000);
+      floor = ` AND h.floor_key = $${params.length - 2} AND h.start_ms >= $${params.length - 1} AND h.start_ms < $${params.length}`;
+    }
     return store.query<ReportRow>(
       `SELECT h.customer_id, h.building_id, h.floor_id, h.weekday, h.local_hour, ${PROFILE_FIGURES('h')}
          FROM occupancy_floor_hours h
          LEFT JOIN (SELECT customer_id, building_id, floor_key, floor_id, local_date, spaces FROM floor_day_spaces WHERE ${w.sql}) n
            ON n.customer_id = h.customer_id AND n.building_id = h.building_id AND n.local_date = h.local_date
           AND n.floor_key = h.floor_key AND n.floor_id IS NOT DISTINCT FROM h.floor_id
-        WHERE ${rows.sql}${working}
+        WHERE ${rows.sql}${floor}${working}
         GROUP BY h.customer_id, h.building_id, h.floor_id, h.weekday, h.local_hour`,
-      w.params,
+      params,
     );
   }
   // building_hour_sums' two steps: the floors' rows summed per building and bucket, then the building's count joined.
