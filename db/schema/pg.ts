@@ -253,7 +253,11 @@ export const occupancyFloorHours = pgTable(
     peakHeadcount: integer('peak_headcount'),
     peakUtilization: doublePrecision('peak_utilization'),
   },
-  (t) => [index('occupancy_floor_hours_floor_idx').on(t.customerId, t.buildingId, t.floorKey, t.startMs), index('occupancy_floor_hours_date_idx').on(t.localDate)],
+  (t) => [
+    index('occupancy_floor_hours_floor_idx').on(t.customerId, t.buildingId, t.floorKey, t.startMs),
+    index('occupancy_floor_hours_date_idx').on(t.localDate),
+    index('occupancy_floor_hours_building_date_idx').on(t.customerId, t.buildingId, t.localDate),
+  ],
 );
 
 /** What a building's stored aggregates were computed with: a change of any of these rebuilds that building's rows. */

@@ -230,6 +230,7 @@ export const occupancyFloorHours = sqliteTable(
   (t) => [
     index('occupancy_floor_hours_floor_idx').on(t.customerId, t.buildingId, t.floorKey, t.startMs),
     index('occupancy_floor_hours_date_idx').on(t.localDate),
+    index('occupancy_floor_hours_building_date_idx').on(t.customerId, t.buildingId, t.localDate),
     check('occupancy_floor_hours_working_bool', sql`${t.working} IN (0, 1)`),
   ],
 );
