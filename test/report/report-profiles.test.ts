@@ -71,9 +71,13 @@ function viewProfile(store: Store, level: 'building' | 'floor', filter: ReportFi
   );
 }
 
-/** Rows as numbers (Postgres gives COUNT() as a bigint string), in key order. */
+/**
+ * Rows as numbers (Postgres gives COUNT() as a bigint string), in key order; seconds to the microsecond: both sides sum
+ * the same per-bucket seconds, but a plan may add them in another order, and float addition is not associative.
+ */
 function normal(rows: Row[]): Row[] {
-  const out = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /_id$/.test(k) ? v : v === null ? null : Number(v)])));
+  const number = (v: unknown) => Math.round(Number(v) * 1e6) / 1e6;
+  const out = rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'string' && /_id$/.test(k) ? v : v === null ? null : number(v)])));
   const key = (r: Row) => JSON.stringify([r.customer_id, r.building_id, r.floor_id ?? null, r.weekday, r.local_hour]);
   return out.sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
