@@ -87,11 +87,22 @@ export async function recordedCalendars(tx: Pick<Executor, 'all'>, customerId: s
 
 /** Records what a building's aggregates are computed with (replacing what was recorded). */
 export async function recordCalendar(tx: Executor, customerId: string, building: BuildingCalendar, at: string): Promise<void> {
-  await tx.run(sql`
-    INSERT INTO aggregate_calendars (customer_id, building_id, time_zone, calendar, max_hold_ms, computed_at)
-    VALUES (${customerId}, ${building.buildingId}, ${building.zone}, ${building.canonical}, ${building.maxHoldMs}, ${at})
-    ON CONFLICT (customer_id, building_id) DO UPDATE SET time_zone = excluded.time_zone, calendar = excluded.calendar,
-      max_hold_ms = excluded.max_hold_ms, computed_at = excluded.computed_at`);
+  await recordCalendars(tx, customerId, [building], at);
+}
+
+/**
+ * Records what each of these buildings' aggregates are computed with (replacing what was recorded), a few hundred
+ * rows per statement. The buildings are distinct: Postgres refuses an upsert that meets one key twice.
+ */
+export async function recordCalendars(tx: Executor, customerId: string, buildings: readonly BuildingCalendar[], at: string): Promise<void> {
+  for (let i = 0; i < buildings.length; i += 500) {
+    const rows = buildings.slice(i, i + 500).map((b) => sql`(${customerId}, ${b.buildingId}, ${b.zone}, ${b.canonical}, ${b.maxHoldMs}, ${at})`);
+    await tx.run(sql`
+      INSERT INTO aggregate_calendars (customer_id, building_id, time_zone, calendar, max_hold_ms, computed_at)
+      VALUES ${sql.join(rows, sql`, `)}
+      ON CONFLICT (customer_id, building_id) DO UPDATE SET time_zone = excluded.time_zone, calendar = excluded.calendar,
+        max_hold_ms = excluded.max_hold_ms, computed_at = excluded.computed_at`);
+  }
 }
 
 /**

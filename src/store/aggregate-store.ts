@@ -6,12 +6,14 @@ import {
   describeChange,
   lockBuildings,
   recordCalendar,
+  recordCalendars,
   recordedCalendars,
   resolveBuildings,
   sameCalendar,
   DEFAULT_AGGREGATE_SETTINGS,
   type AggregateSettings,
   type BuildingCalendar,
+  type ResolvedBuilding,
 } from './aggregate-calendars.ts';
 import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
 import { recordInvalidations } from './aggregate-page-invalidations.ts';
@@ -33,37 +35,72 @@ async function buildingsOf(db: Adapter, customerId: string): Promise<string[]> {
   return rows.map((r) => r.b).sort();
 }
 
-/** Whether any floor space of the building has buckets. */
-async function hasBuckets(tx: Executor, customerId: string, buildingId: string): Promise<boolean> {
-  const [row] = await tx.all(sql`
-    SELECT 1 AS x FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key
-     WHERE f.customer_id = ${customerId} AND COALESCE(f.building_id, '') = ${buildingId} LIMIT 1`);
-  return row !== undefined;
+/** Which of these buildings ('' : spaces of no known building) have a floor space with buckets. */
+async function withBuckets(tx: Executor, customerId: string, buildingIds: readonly string[]): Promise<Set<string>> {
+  if (buildingIds.length === 0) return new Set();
+  const rows = await tx.all<{ b: string }>(sql`
+    SELECT DISTINCT COALESCE(f.building_id, '') AS b FROM floor_spaces f
+     WHERE f.customer_id = ${customerId} AND COALESCE(f.building_id, '') IN (${sql.join(buildingIds.map((b) => sql`${b}`), sql`, `)})
+       AND EXISTS (SELECT 1 FROM occupancy_buckets o WHERE o.floor_space_key = f.floor_space_key)`);
+  return new Set(rows.map((r) => r.b));
+}
+
+/**
+ * Records, in one transaction under their locks, the calendars of buildings that had none recorded and whose spaces
+ * have no buckets (every bucket is computed with a recorded calendar; a space moved in was recomputed by its listing):
+ * recording it is all, and their pending pages are the refresh's. Returns those left to `reconcileBuilding`: one that
+ * has buckets, or that another process recorded meanwhile with another calendar.
+ */
+async function recordNewCalendars(db: Adapter, customerId: string, buildings: readonly ResolvedBuilding[], at: string): Promise<Set<string>> {
+  if (buildings.length === 0) return new Set();
+  return db.transaction(async (tx) => {
+    const ids = buildings.map((b) => b.buildingId);
+    await lockBuildings(tx, db.dialect, customerId, ids);
+    // Another process may have recorded or rebuilt them meanwhile: compare again under the lock.
+    const now = await recordedCalendars(tx, customerId, ids);
+    const missing = buildings.filter((b) => !now.has(b.buildingId));
+    const held = await withBuckets(tx, customerId, missing.map((b) => b.buildingId));
+    await recordCalendars(tx, customerId, missing.filter((b) => !held.has(b.buildingId)), at);
+    const left = new Set(held);
+    for (const b of buildings) {
+      const recorded = now.get(b.buildingId);
+      if (recorded && !sameCalendar(recorded, b)) left.add(b.buildingId);
+    }
+    return left;
+  });
+}
+
+/**
+ * Records a building's calendar and rebuilds its buckets in one transaction under its lock, unless another process
+ * recorded the same calendar meanwhile; the rebuild's figures, with whether a calendar was recorded before.
+ */
+async function reconcileBuilding(db: Adapter, customerId: string, building: ResolvedBuilding, at: string): Promise<(Awaited<ReturnType<typeof rebuildBuilding>> & { had: boolean }) | undefined> {
+  return db.transaction(async (tx) => {
+    await lockBuildings(tx, db.dialect, customerId, [building.buildingId]);
+    // Another process may have recorded or rebuilt it meanwhile: compare again under the lock.
+    const now = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
+    if (now && sameCalendar(now, building)) return undefined;
+    await recordCalendar(tx, customerId, building, at);
+    if (!now && !(await withBuckets(tx, customerId, [building.buildingId])).has(building.buildingId)) return undefined;
+    return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { calendarChanged: true })), had: now !== undefined };
+  });
 }
 
 /**
  * Rebuilds every building of a customer whose recorded calendar (zone, working calendar, max hold) differs from what
- * the settings resolve now, each in one transaction under its lock; records the calendar of a building with none.
+ * the settings resolve now, each in one transaction under its lock; records the calendars of buildings with none,
+ * all in one transaction (a reconcile of a new customer's many buildings is then one commit, not one per building).
  */
 export async function reconcileAggregates(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {
   const buildings = await buildingsOf(db, customerId);
   const resolved = await resolveBuildings(db, customerId, buildings, settings);
   const recorded = await recordedCalendars(db, customerId, buildings);
+  const left = await recordNewCalendars(db, customerId, resolved.filter((b) => !recorded.has(b.buildingId)), at);
   const rebuilt: RebuiltBuilding[] = [];
   for (const building of resolved) {
     const before = recorded.get(building.buildingId);
-    if (before && sameCalendar(before, building)) continue;
-    const figures = await db.transaction(async (tx) => {
-      await lockBuildings(tx, db.dialect, customerId, [building.buildingId]);
-      // Another process may have recorded or rebuilt it meanwhile: compare again under the lock.
-      const now = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
-      if (now && sameCalendar(now, building)) return undefined;
-      await recordCalendar(tx, customerId, building, at);
-      // A building with no calendar recorded has no buckets (every bucket is computed with a recorded calendar; a
-      // space moved in was recomputed by its listing): recording it is all, and its pending pages are the refresh's.
-      if (!now && !(await hasBuckets(tx, customerId, building.buildingId))) return undefined;
-      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { calendarChanged: true })), had: now !== undefined };
-    });
+    if (before ? sameCalendar(before, building) : !left.has(building.buildingId)) continue;
+    const figures = await reconcileBuilding(db, customerId, building, at);
     if (figures?.had) {
       rebuilt.push({ customerId, buildingId: building.buildingId, buildingName: building.name, zone: building.zone, zoneSource: building.zoneSource, change: describeChange(before, building), ...figures });
     }
@@ -106,20 +143,21 @@ function rangeOf(building: BuildingCalendar, request: AggregateRebuild): { fromM
 
 /** Where a floor space is, as the aggregates read it: its building ('' : none), floor and capacity. */
 export interface SpacePlace {
+  /** The platform's id of the floor space. */
+  id: string;
   building: string;
   floor: string | null;
   capacity: number | null;
 }
 
-/** The floor spaces of a page of listed floor spaces, by key, with where they are. */
-export async function spacePlaces(tx: Executor, customerId: string, records: ReadonlyArray<FloorSpaceRecord>): Promise<Map<number, SpacePlace>> {
+/** The stored floor spaces of these ids of a customer, by key, with where they are. */
+export async function spacePlaces(tx: Executor, customerId: string, ids: readonly string[]): Promise<Map<number, SpacePlace>> {
   const out = new Map<number, SpacePlace>();
-  const ids = records.map((r) => r.id).filter((id) => typeof id === 'string' && id !== '');
   for (let i = 0; i < ids.length; i += 1000) {
-    const rows = await tx.all<{ k: number | string; b: string; f: string | null; c: number | string | null }>(sql`
-      SELECT floor_space_key AS k, COALESCE(building_id, '') AS b, floor_id AS f, capacity AS c FROM floor_spaces
+    const rows = await tx.all<{ k: number | string; i: string; b: string; f: string | null; c: number | string | null }>(sql`
+      SELECT floor_space_key AS k, floor_space_id AS i, COALESCE(building_id, '') AS b, floor_id AS f, capacity AS c FROM floor_spaces
        WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join(ids.slice(i, i + 1000).map((id) => sql`${id}`), sql`, `)})`);
-    for (const r of rows) out.set(Number(r.k), { building: r.b, floor: r.f, capacity: r.c === null ? null : Number(r.c) });
+    for (const r of rows) out.set(Number(r.k), { id: r.i, building: r.b, floor: r.f, capacity: r.c === null ? null : Number(r.c) });
   }
   return out;
 }
@@ -210,9 +248,14 @@ export class AggregateKeeper {
   async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
-    const moving = this.on && sink === 'floorSpaces' ? await spacePlaces(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>) : undefined;
+    const listed = this.on && sink === 'floorSpaces' ? (records as ReadonlyArray<FloorSpaceRecord>).map((r) => r.id).filter((id) => typeof id === 'string' && id !== '') : [];
+    const moving = listed.length > 0 ? await spacePlaces(tx, customerId, listed) : undefined;
     await upsert();
-    if (moving) await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, records as ReadonlyArray<FloorSpaceRecord>), settings, at);
+    // Only a space stored before the upsert can have moved: where it is now is read of those alone, and a page of
+    // spaces all new (a first listing) reads nothing more.
+    if (moving && moving.size > 0) {
+      await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
+    }
     if (!this.on || sink !== 'occupancy' || records.length === 0) return;
     await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, at);
   }
