@@ -303,7 +303,7 @@ export const aggregatePageInvalidations = pgTable(
   {
     id: ms('id').primaryKey().generatedAlwaysAsIdentity(),
     customerId: text('customer_id').notNull(),
-    /** JSON: [floor_space_id, first_ms, last_ms] per floor space of the page. */
+    /** JSON: [first_ms, last_ms, floor_space_key, ...] per group of the page's floor spaces whose readings span the same (0020). */
     spans: text('spans').notNull(),
     invalidatedAt: ts('invalidated_at').notNull(),
   },

@@ -276,7 +276,7 @@ export const aggregatePageInvalidations = sqliteTable(
   {
     id: integer('id').primaryKey({ autoIncrement: true }),
     customerId: text('customer_id').notNull(),
-    /** JSON: [floor_space_id, first_ms, last_ms] per floor space of the page. */
+    /** JSON: [first_ms, last_ms, floor_space_key, ...] per group of the page's floor spaces whose readings span the same (0020). */
     spans: text('spans').notNull(),
     invalidatedAt: text('invalidated_at').notNull(),
   },

@@ -25,7 +25,12 @@ export interface Executor {
    */
   bulk(text: string, width: number, values: readonly unknown[]): Promise<void>;
   /** Upserts one page of records with the sink's prepared statement (a declared table's sink is given as its SinkDef). */
-  upsert(sink: SinkName | DeclaredSink, page: PageContext, records: ReadonlyArray<SinkRecords[SinkName] | TableRecord>): Promise<void>;
+  upsert(sink: SinkName | DeclaredSink, page: PageContext, records: ReadonlyArray<SinkRecords[SinkName] | TableRecord>): Promise<Upserted>;
+}
+
+/** What an upsert learnt that the page's other statements use: the floor space keys its records name (readings). */
+export interface Upserted {
+  floorSpaceKeys?: ReadonlyMap<string, number>;
 }
 
 /**

@@ -19,35 +19,35 @@ import type { AggregateRefresh, PendingAggregates } from './types.ts';
 
 const MERGE = 'first_ms = min(%t.first_ms, excluded.first_ms), last_ms = max(%t.last_ms, excluded.last_ms), revision = %t.revision + 1';
 /** The upsert of folded invalidations: SQLite row by row (prepared once), Postgres one unnest in key order. */
-const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, id: string, span: [number, number], at: string): unknown[] }>> = {
+const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, key: number, span: [number, number], at: string): unknown[] }>> = {
   sqlite: {
     // WHERE makes SQLite read ON CONFLICT as the upsert's, not the SELECT's join.
     text:
       'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
-      'SELECT floor_space_key, customer_id, ?, ?, 1, ? FROM floor_spaces WHERE customer_id = ? AND floor_space_id = ? ' +
+      'SELECT floor_space_key, customer_id, ?, ?, 1, ? FROM floor_spaces WHERE customer_id = ? AND floor_space_key = ? ' +
       `ON CONFLICT (floor_space_key) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations')}`,
-    row: (customerId, id, [a, b], at) => [a, b, at, customerId, id],
+    row: (customerId, key, [a, b], at) => [a, b, at, customerId, key],
   },
   postgres: {
     // Rows are locked in key order, as the refresh's compare-and-delete locks them: two processes never deadlock here.
     text:
       'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
-      'SELECT f.floor_space_key, f.customer_id, u.a, u.b, 1, u.t FROM unnest($1::text[], $2::text[], $3::int8[], $4::int8[], $5::timestamptz[]) AS u(c, id, a, b, t) ' +
-      'JOIN floor_spaces f ON f.customer_id = u.c AND f.floor_space_id = u.id ORDER BY f.floor_space_key ' +
+      'SELECT f.floor_space_key, f.customer_id, u.a, u.b, 1, u.t FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[], $5::timestamptz[]) AS u(c, k, a, b, t) ' +
+      'JOIN floor_spaces f ON f.floor_space_key = u.k AND f.customer_id = u.c ORDER BY f.floor_space_key ' +
       `ON CONFLICT (floor_space_key) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations').replace('min(', 'LEAST(').replace('max(', 'GREATEST(')}`,
-    row: (customerId, id, [a, b], at) => [customerId, id, a, b, at],
+    row: (customerId, key, [a, b], at) => [customerId, key, a, b, at],
   },
 };
 
 /**
- * Merges floor spaces' ranges (by floor space id: [first, last] and the commit time of the oldest page that named it)
- * into what is pending: at most one row per space.
+ * Merges floor spaces' ranges (by floor space key: [first, last] and the commit time of the oldest page that named it)
+ * into what is pending: at most one row per space (of this customer's: the join to floor_spaces checks the key).
  */
-async function mergeInvalidations(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<string, readonly [number, number, string]>): Promise<void> {
+async function mergeInvalidations(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, readonly [number, number, string]>): Promise<void> {
   if (spans.size === 0) return;
   const statement = RECORD[dialect];
   const values: unknown[] = [];
-  for (const [id, [a, b, at]] of spans) values.push(...statement.row(customerId, id, [a, b], at));
+  for (const [key, [a, b, at]] of spans) values.push(...statement.row(customerId, key, [a, b], at));
   await tx.bulk(statement.text, values.length / spans.size, values);
 }
 
@@ -164,22 +164,24 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
   return { spaces: done.length, buckets, left: Number(left?.n ?? 0) };
 }
 
-/** Every pending range, one row per floor space and fold or page not folded yet: customer, floor space id, range, since. */
+/**
+ * Every pending range, one row per floor space and fold or page not folded yet: customer, floor space key, range,
+ * since (a page's spans are groups `[first, last, key, ...]`: the keys are the group's elements from the third on).
+ */
 const PENDING_RANGES: Readonly<Record<Dialect, string>> = {
-  sqlite: `SELECT p.customer_id AS c, json_extract(e.value, '$[0]') AS id, json_extract(e.value, '$[1]') AS a, json_extract(e.value, '$[2]') AS b,
-                  p.invalidated_at AS t FROM aggregate_page_invalidations p, json_each(p.spans) AS e`,
-  postgres: `SELECT p.customer_id AS c, e->>0 AS id, (e->>1)::int8 AS a, (e->>2)::int8 AS b, p.invalidated_at AS t
-               FROM aggregate_page_invalidations p, jsonb_array_elements(p.spans::jsonb) AS e`,
+  sqlite: `SELECT p.customer_id AS c, k.value AS k, json_extract(e.value, '$[0]') AS a, json_extract(e.value, '$[1]') AS b,
+                  p.invalidated_at AS t FROM aggregate_page_invalidations p, json_each(p.spans) AS e, json_each(e.value) AS k WHERE k.key >= 2`,
+  postgres: `SELECT p.customer_id AS c, k.value::int4 AS k, (e->>0)::int8 AS a, (e->>1)::int8 AS b, p.invalidated_at AS t
+               FROM aggregate_page_invalidations p, jsonb_array_elements(p.spans::jsonb) AS e, jsonb_array_elements_text(e) WITH ORDINALITY AS k(value, n) WHERE k.n > 2`,
 };
 
 /** What is pending of a customer (or all): how many floor spaces, and the oldest range and page. */
 export async function pendingInvalidations(db: Pick<Adapter, 'all' | 'dialect'>, customerId?: string): Promise<PendingAggregates[]> {
   const rows = await db.all<{ c: string; n: number | string; a: number | string; b: number | string; t: string }>(sql`
-    SELECT c, count(DISTINCT id) AS n, min(a) AS a, max(b) AS b, min(t) AS t FROM (
+    SELECT c, count(DISTINCT k) AS n, min(a) AS a, max(b) AS b, min(t) AS t FROM (
       ${sql.raw(PENDING_RANGES[db.dialect])}
       UNION ALL
-      SELECT i.customer_id AS c, f.floor_space_id AS id, i.first_ms AS a, i.last_ms AS b, i.invalidated_at AS t
-        FROM aggregate_invalidations i JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key) AS pending
+      SELECT i.customer_id AS c, i.floor_space_key AS k, i.first_ms AS a, i.last_ms AS b, i.invalidated_at AS t FROM aggregate_invalidations i) AS pending
     ${customerId === undefined ? sql`` : sql`WHERE c = ${customerId}`} GROUP BY c ORDER BY c`);
   return rows.map((r) => ({ customerId: r.c, floorSpaces: Number(r.n), from: new Date(Number(r.a)).toISOString(), through: new Date(Number(r.b)).toISOString(), since: r.t }));
 }

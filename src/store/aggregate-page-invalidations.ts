@@ -1,4 +1,5 @@
 import { sql } from '../../db/schema/drizzle.ts';
+import { StoreError } from '../errors.ts';
 import type { Executor } from './adapter.ts';
 import type { OccupancyRecord } from './types.ts';
 
@@ -10,10 +11,12 @@ import type { OccupancyRecord } from './types.ts';
  */
 
 /**
- * Each floor space id of a page with the first and last instant of its readings. The upsert before it refused any
- * time not in the canonical form, whose text sorts as its instant: two parses per space, not one per reading.
+ * The page's floor spaces grouped by the first and last instant of their readings: `[first, last, key, key, ...]` per
+ * group. A backfill's page holds a window of every space's ticks, so most spaces share one pair and a group costs a
+ * few bytes a space (a row per space named by id cost about 70). Texts, not instants, are compared: the upsert before
+ * it refused any time not in the canonical form, whose text sorts as its instant; two parses per group.
  */
-function spansOf(records: ReadonlyArray<OccupancyRecord>): Array<[string, number, number]> {
+export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>): Array<[number, number, ...number[]]> {
   const text = new Map<string, [string, string]>();
   for (const r of records) {
     const at = r.observedAt;
@@ -22,36 +25,54 @@ function spansOf(records: ReadonlyArray<OccupancyRecord>): Array<[string, number
     else if (at < span[0]) span[0] = at;
     else if (at > span[1]) span[1] = at;
   }
-  return [...text].map(([id, [a, b]]) => [id, Date.parse(a), Date.parse(b)]);
+  const groups = new Map<string, number[]>();
+  for (const [id, [a, b]] of text) {
+    const key = keys.get(id);
+    // The upsert keyed every record it wrote: a space without a key is a bug here, not data to skip.
+    if (key === undefined) throw new StoreError(`aggregate invalidations: the page's upsert gave no floor space key for ${JSON.stringify(id)}`);
+    const pair = `${a}\u0000${b}`;
+    const group = groups.get(pair);
+    if (group) group.push(key);
+    else groups.set(pair, [key]);
+  }
+  return [...groups].map(([pair, group]) => {
+    const [a, b] = pair.split('\u0000') as [string, string];
+    return [Date.parse(a), Date.parse(b), ...group];
+  });
 }
 
-/** In a page's transaction, after its upsert: one row of each floor space's readings' span. */
-export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, at: string): Promise<void> {
-  const spans = spansOf(records);
+/** In a page's transaction, after its upsert (which found `keys`): one row of its floor spaces' spans. */
+export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<void> {
+  const spans = pageSpans(records, keys);
   if (spans.length === 0) return;
   await tx.run(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
 }
 
 /**
  * Claims up to `limit` of a customer's page rows, oldest first, by deleting them (a concurrent claim finds them gone)
- * and merges them per floor space id: [first, last, the commit time of the oldest page that named it]. The caller
+ * and merges them per floor space key: [first, last, the commit time of the oldest page that named it]. The caller
  * writes the merge in the same transaction (aggregate-invalidations.ts), so a crash leaves either the rows or their
  * fold, never neither.
  */
-export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<{ pages: number; spans: Map<string, [number, number, string]> }> {
+export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<{ pages: number; spans: Map<number, [number, number, string]> }> {
   const rows = await tx.all<{ s: string; t: string }>(sql`
     DELETE FROM aggregate_page_invalidations
      WHERE id IN (SELECT id FROM aggregate_page_invalidations WHERE customer_id = ${customerId} ORDER BY id LIMIT ${limit})
     RETURNING spans AS s, invalidated_at AS t`);
-  const merged = new Map<string, [number, number, string]>();
+  const merged = new Map<number, [number, number, string]>();
   for (const row of rows) {
-    for (const [id, a, b] of JSON.parse(row.s) as Array<[string, number, number]>) {
-      const span = merged.get(id);
-      if (!span) merged.set(id, [a, b, row.t]);
-      else {
-        if (a < span[0]) span[0] = a;
-        if (b > span[1]) span[1] = b;
-        if (row.t < span[2]) span[2] = row.t;
+    for (const group of JSON.parse(row.s) as Array<[number, number, ...number[]]>) {
+      const a = group[0];
+      const b = group[1];
+      for (let i = 2; i < group.length; i++) {
+        const key = group[i]!;
+        const span = merged.get(key);
+        if (!span) merged.set(key, [a, b, row.t]);
+        else {
+          if (a < span[0]) span[0] = a;
+          if (b > span[1]) span[1] = b;
+          if (row.t < span[2]) span[2] = row.t;
+        }
       }
     }
   }

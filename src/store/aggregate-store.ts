@@ -1,6 +1,6 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import { startOfLocalDate } from '../working-time.ts';
-import type { Adapter, Executor } from './adapter.ts';
+import type { Adapter, Executor, Upserted } from './adapter.ts';
 import {
   calendarsFor,
   describeChange,
@@ -245,19 +245,19 @@ export class AggregateKeeper {
    * records what it made stale (the store refreshes a delivery's within a second: delivery-refresh.ts), a listing
    * that moves a floor space recomputes that space.
    */
-  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<void>): Promise<void> {
+  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<Upserted>): Promise<void> {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const listed = this.on && sink === 'floorSpaces' ? (records as ReadonlyArray<FloorSpaceRecord>).map((r) => r.id).filter((id) => typeof id === 'string' && id !== '') : [];
     const moving = listed.length > 0 ? await spacePlaces(tx, customerId, listed) : undefined;
-    await upsert();
+    const { floorSpaceKeys } = await upsert();
     // Only a space stored before the upsert can have moved: where it is now is read of those alone, and a page of
     // spaces all new (a first listing) reads nothing more.
     if (moving && moving.size > 0) {
       await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
     }
     if (!this.on || sink !== 'occupancy' || records.length === 0) return;
-    await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, at);
+    await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, floorSpaceKeys ?? new Map(), at);
   }
 
   /**

@@ -180,6 +180,7 @@ export function occupancySink(dialect: Dialect): SinkDef<OccupancyRecord, Prepar
     table: shape.relation,
     writeTable: 'occupancy_readings',
     prepare,
+    floorSpaceKeys: (prepared) => prepared.spaces,
     pageColumns: PAGE_COLUMNS,
     pageValues,
     rowColumns: [{ name: 'floor_space_key', type: 'int4' }, layout.observed, { name: 'status_code', type: 'int4' }, { name: 'headcount', type: 'int4' }, ...layout.event],

@@ -43,6 +43,8 @@ export interface SinkDef<R, P = unknown> {
   writeTable: string;
   /** Runs once per page before its rows are written; what it returns reaches pageValues and fill. */
   prepare?(input: PrepareInput, records: ReadonlyArray<R>): Promise<P>;
+  /** The floor space key of each floor space id the page's records name, from what prepare found (readings only). */
+  floorSpaceKeys?(prepared: P): ReadonlyMap<string, number>;
   /** Columns with one value for the whole page (bound once, not per row). */
   pageColumns: readonly Column[];
   pageValues(page: PageContext, prepared: P): unknown[];

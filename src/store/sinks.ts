@@ -8,7 +8,7 @@ import { sinkColumns, SINK_NAMES, type NotInRecords, type SinkColumn } from './c
 import { floorSpaceKeys, occupancySink } from './occupancy-sink.ts';
 import type { Column, ColumnType, PageContext, PrepareInput, SinkDef } from './sink-def.ts';
 import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
-import type { DeclaredSink } from './adapter.ts';
+import type { DeclaredSink, Upserted } from './adapter.ts';
 import type { FloorSpaceRecord, OccupancySource, SinkName, SinkRecords } from './types.ts';
 
 export { sinkKey } from './columns.ts';
@@ -202,6 +202,11 @@ export async function preparePage(
   if (records.length === 0) return undefined;
   const def = (typeof sink === 'string' ? sinkDef(sink, dialect) : sink) as unknown as SinkDef<unknown>;
   return { def, prepared: def.prepare ? await def.prepare(input, records) : undefined };
+}
+
+/** What an upsert tells the page's other statements (Executor.upsert). */
+export function upserted(def: SinkDef<unknown>, prepared: unknown): Upserted {
+  return def.floorSpaceKeys ? { floorSpaceKeys: def.floorSpaceKeys(prepared) } : {};
 }
 
 /** One value per sink definition, made on first use (each room's upsert text; a declared table's sink is one too). */

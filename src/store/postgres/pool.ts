@@ -3,7 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { pgCore } from '../../../db/schema/drizzle.ts';
 import type { Executor } from '../adapter.ts';
 import { KeyCache, type KeyScope } from '../key-cache.ts';
-import { preparePage } from '../sinks.ts';
+import { preparePage, upserted } from '../sinks.ts';
 import { isConnectionEnded } from './locks.ts';
 import { columnsOf, columnsOfRows, upsertText } from './unnest.ts';
 import type { StatementWatch, Tracked, Waitable } from './watch.ts';
@@ -104,10 +104,11 @@ export class PgPool {
       bulk: async (text, width, values) => void (values.length > 0 && (await send(text, columnsOfRows(values, width), `writing ${values.length / width} rows`))),
       async upsert(sink, page, records) {
         const ready = await preparePage(sink, 'postgres', { tx, keys: keyScope, page }, records);
-        if (!ready) return;
+        if (!ready) return {};
         const { def, prepared } = ready;
         const columns = columnsOf(def, records, prepared);
         await send(upsertText(def), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${def.table} records`);
+        return upserted(def, prepared);
       },
     };
     return tx;

@@ -1,7 +1,7 @@
 import type { SQL } from 'drizzle-orm';
 import type { Executor } from '../adapter.ts';
 import type { KeyScope } from '../key-cache.ts';
-import { perSink, preparePage, type SinkDef } from '../sinks.ts';
+import { perSink, preparePage, upserted, type SinkDef } from '../sinks.ts';
 
 /**
  * Statements on SQLite, the same whichever connection runs them: the main one (synchronously, on this thread) or the
@@ -59,12 +59,13 @@ export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope
     },
     async upsert(sink, page, records) {
       const ready = await preparePage(sink, 'sqlite', { tx: executor, keys: scope, page }, records);
-      if (!ready) return;
+      if (!ready) return {};
       const { def, prepared } = ready;
       const width = def.rowColumns.length;
       const values = new Array<unknown>(records.length * width);
       for (let i = 0, offset = 0; i < records.length; i++, offset += width) def.fill(records[i], values, offset, i, prepared);
       await runner.rows(upsertText(def), width, values, def.pageValues(page, prepared));
+      return upserted(def, prepared);
     },
   };
   return executor;

@@ -1,0 +1,132 @@
+import Database from 'better-sqlite3';
+import postgres from 'postgres';
+import { afterEach, describe, expect, it } from 'vitest';
+import { aggregateSettings } from '../../src/app/aggregates.ts';
+import { DEFAULT_WORKING_TIME } from '../../src/config-working-time.ts';
+import { streams as allStreams } from '../../jobs/index.ts';
+import { pageSpans } from '../../src/store/aggregate-page-invalidations.ts';
+import { StoreError } from '../../src/errors.ts';
+import type { OccupancyRecord, Store } from '../../src/store/types.ts';
+import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
+import { migrateAsReleased } from '../support/legacy-database.ts';
+import { checkpoint } from './harness.ts';
+
+/**
+ * A poll page's invalidation row (aggregate_page_invalidations.spans) names its floor spaces by key, grouped by their
+ * readings' first and last instant (migration 0020): a backfill page of a window's ticks is one group, a few bytes a
+ * space. Rows an earlier version wrote (a triple per space, named by id) are rewritten by the migration, so what was
+ * pending stays pending.
+ */
+
+const reading = (space: string, observedAt: string): OccupancyRecord => ({ floorSpaceId: space, observedAt, occupancyStatus: 'CurrentlyOccupied', headcount: 1, eventId: null });
+const ms = (iso: string) => Date.parse(iso);
+
+describe("a page's invalidation spans", () => {
+  it('groups the floor spaces whose readings span alike, by key, each space once with its first and last instant', () => {
+    const keys = new Map([['a', 11], ['b', 12], ['c', 13]]);
+    const records = [
+      reading('a', '2026-03-02T08:05:00.000Z'),
+      reading('b', '2026-03-02T08:00:00.000Z'),
+      reading('a', '2026-03-02T08:00:00.000Z'),
+      reading('c', '2026-03-02T08:10:00.000Z'),
+      reading('b', '2026-03-02T08:05:00.000Z'),
+    ];
+    expect(pageSpans(records, keys)).toEqual([
+      [ms('2026-03-02T08:00:00.000Z'), ms('2026-03-02T08:05:00.000Z'), 11, 12],
+      [ms('2026-03-02T08:10:00.000Z'), ms('2026-03-02T08:10:00.000Z'), 13],
+    ]);
+  });
+
+  it('a window of 1,000 floor spaces ticking together is one group of a few bytes a space', () => {
+    const keys = new Map<string, number>();
+    const records: OccupancyRecord[] = [];
+    for (let s = 0; s < 1000; s++) {
+      keys.set(`00000000-0000-4000-8000-${String(s).padStart(12, '0')}`, 100_000 + s);
+      for (const minute of ['00', '05', '10']) records.push(reading(`00000000-0000-4000-8000-${String(s).padStart(12, '0')}`, `2026-03-02T08:${minute}:00.000Z`));
+    }
+    const spans = pageSpans(records, keys);
+    expect(spans).toHaveLength(1);
+    expect(spans[0]!.length).toBe(1002);
+    expect(JSON.stringify(spans).length / 1000).toBeLessThan(8);
+  });
+
+  it('a floor space the upsert gave no key is an error naming it, not a space left out', () => {
+    expect(() => pageSpans([reading('a', '2026-03-02T08:00:00.000Z'), reading('lost', '2026-03-02T08:00:00.000Z')], new Map([['a', 1]]))).toThrow(StoreError);
+    expect(() => pageSpans([reading('lost', '2026-03-02T08:00:00.000Z')], new Map())).toThrow(/no floor space key for "lost"/);
+  });
+});
+
+const SETTINGS = aggregateSettings({ workingTime: DEFAULT_WORKING_TIME }, allStreams);
+const AT = '2026-03-02T09:00:00.000Z';
+
+describe.each(DIALECTS)('migration 0020 rewrites the pages left pending (%s)', (dialect) => {
+  let db: TestDatabase | undefined;
+  let store: Store | undefined;
+  afterEach(async () => {
+    await store?.close();
+    await db?.drop();
+    store = undefined;
+    db = undefined;
+  });
+
+  /** Runs statements on the database as the previous version left it (no store: its schema is not this version's). */
+  async function exec(target: TestDatabase, statements: readonly string[]): Promise<void> {
+    if (target.dialect === 'sqlite') {
+      const sqlite = new Database(target.path!);
+      try {
+        for (const s of statements) sqlite.exec(s);
+      } finally {
+        sqlite.close();
+      }
+      return;
+    }
+    const sql = postgres(target.url.replace(/[?&]schema=[^&]+/, ''), { max: 1, onnotice: () => {}, connection: { search_path: `"${target.schema}"`, TimeZone: 'UTC' } });
+    try {
+      for (const s of statements) await sql.unsafe(s);
+    } finally {
+      await sql.end();
+    }
+  }
+
+  it("a page row of an earlier version (a triple per floor space id) becomes groups by key: the same spaces pending, over the same range", async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-keys');
+    await migrateAsReleased(db, '0019_floor_hours_building_date_idx');
+    const a = ms('2026-03-02T08:00:00.000Z');
+    const b = ms('2026-03-02T08:55:00.000Z');
+    await exec(db, [
+      "INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES ('c1', 'fs-1'), ('c1', 'fs-2'), ('c2', 'fs-1')",
+      `INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES ('c1', '${JSON.stringify([['fs-1', a, b], ['fs-2', a + 1, b - 1]])}', '${AT}')`,
+      `INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES ('c2', '${JSON.stringify([['fs-1', a - 5, b + 5]])}', '${AT}')`,
+    ]);
+    store = await openTestStore(db);
+    const keys = Object.fromEntries(
+      (await store.query<{ c: string; id: string; k: number | string }>('SELECT customer_id AS c, floor_space_id AS id, floor_space_key AS k FROM floor_spaces')).map((r) => [`${r.c}/${r.id}`, Number(r.k)]),
+    );
+    const rows = await store.query<{ c: string; s: string }>('SELECT customer_id AS c, spans AS s FROM aggregate_page_invalidations ORDER BY id');
+    expect(rows.map((r) => [r.c, JSON.parse(r.s)])).toEqual([
+      ['c1', [[a, b, keys['c1/fs-1']], [a + 1, b - 1, keys['c1/fs-2']]].sort((x, y) => x[2]! - y[2]!)],
+      ['c2', [[a - 5, b + 5, keys['c2/fs-1']]]],
+    ]);
+    expect(await store.pendingAggregates()).toEqual([
+      { customerId: 'c1', floorSpaces: 2, from: new Date(a).toISOString(), through: new Date(b).toISOString(), since: AT },
+      { customerId: 'c2', floorSpaces: 1, from: new Date(a - 5).toISOString(), through: new Date(b + 5).toISOString(), since: AT },
+    ]);
+    // A refresh folds c1's rewritten row (nothing to compute: no readings) and leaves c2's.
+    await store.refreshAggregates('c1', SETTINGS);
+    expect((await store.pendingAggregates()).map((p) => p.customerId)).toEqual(['c2']);
+  });
+
+  it('a page commits one group row for its floor spaces, which status counts and a refresh folds', async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-commit');
+    store = await openTestStore(db);
+    await store.reconcileAggregates('c1', SETTINGS);
+    const records = ['fs-1', 'fs-2', 'fs-3'].flatMap((s) => [reading(s, '2026-03-02T08:00:00.000Z'), reading(s, '2026-03-02T08:05:00.000Z')]);
+    await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records });
+    const rows = await store.query<{ s: string }>('SELECT spans AS s FROM aggregate_page_invalidations');
+    expect(rows.map((r) => JSON.parse(r.s))).toEqual([[[ms('2026-03-02T08:00:00.000Z'), ms('2026-03-02T08:05:00.000Z'), expect.any(Number), expect.any(Number), expect.any(Number)]]]);
+    expect((await store.pendingAggregates()).map((p) => p.floorSpaces)).toEqual([3]);
+    const refreshed = await store.refreshAggregates('c1', SETTINGS);
+    expect(refreshed.spaces).toBe(3);
+    expect(await store.pendingAggregates()).toEqual([]);
+  });
+});
