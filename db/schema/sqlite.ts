@@ -79,6 +79,8 @@ export const floorSpaces = sqliteTable(
   },
   (t) => [
     unique('floor_spaces_customer_floor_space_unique').on(t.customerId, t.id),
+    // A floor's spaces, as the floor rollup's refresh finds them (0021).
+    index('floor_spaces_floor_idx').on(t.customerId, sql`COALESCE(${t.buildingId}, '')`, sql`COALESCE(${t.floorId}, '')`),
     check('floor_spaces_capacity_non_negative', sql`${t.capacity} >= 0`),
     isoCheck('floor_spaces', 'first_seen_at', t.firstSeenAt),
     isoCheck('floor_spaces', 'last_seen_at', t.lastSeenAt),
