@@ -1,20 +1,21 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
-import { calendarsFor, lockBuildings, type AggregateSettings } from './aggregate-calendars.ts';
+import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
 import { KEY_CHUNK, type Span } from './aggregate-plan.ts';
 import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
-import { recomputeSpans } from './aggregates.ts';
+import { recomputeSpans, type BuildingSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
 
 /**
  * The aggregates a poll page made stale, kept until a refresh recomputes them (Timescale's invalidation log and
  * refresh). A page's transaction appends one row of its floor spaces' ranges (aggregate-page-invalidations.ts); a
- * refresh (`refreshInvalidations`) first folds those rows into one row per floor space here (`first_ms`, `last_ms`,
- * merged by min/max, a `revision` counted per fold), then recomputes each space's [first, last + max hold) once from
- * the stored readings, building by building under the buildings' locks, and deletes the rows it did only if no fold
- * wrote them since it read them (`revision`): a range a concurrent commit widened stays pending. The page commits its
- * readings and their invalidation together, so a killed run leaves nothing stale unrecorded.
+ * refresh (`refreshInvalidations`) claims them and, when nothing else is pending and they fit one transaction,
+ * recomputes their floor spaces in the claim's transaction; otherwise it folds them into one row per floor space here
+ * (`first_ms`, `last_ms`, merged by min/max, a `revision` counted per fold), then recomputes each space's [first, last
+ * + max hold) once from the stored readings, building by building under the buildings' locks, and deletes the rows it
+ * did only if no fold wrote them since it read them (`revision`): a range a concurrent commit widened stays pending.
+ * The page commits its readings and their invalidation together, so a killed run leaves nothing stale unrecorded.
  */
 
 const MERGE = 'first_ms = min(%t.first_ms, excluded.first_ms), last_ms = max(%t.last_ms, excluded.last_ms), revision = %t.revision + 1';
@@ -107,9 +108,22 @@ const FOLD_PAGES = 100;
  * transactions of a few buildings' spaces under their locks, and deletes the invalidations it did (compare-and-delete).
  */
 export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+  // The common case (a run's end, a delivery's refresh) leaves nothing from before and fits one transaction: the pages'
+  // rows are claimed and their floor spaces recomputed in it, without a row per space written, read back and deleted.
+  // A crash rolls the claim back with the rest. Otherwise the claim is folded, and what is pending done as below.
+  const first = await db.transaction(async (tx) => {
+    const [before] = await tx.all(sql`SELECT 1 AS x FROM aggregate_invalidations WHERE customer_id = ${customerId} LIMIT 1`);
+    const { pages, spans } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
+    if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION) {
+      return { pages, done: await refreshClaimed(tx, db.dialect, customerId, spans, settings, at) };
+    }
+    await mergeInvalidations(tx, db.dialect, customerId, spans);
+    return { pages, done: undefined };
+  });
+  if (first.done) return first.done;
   // The pages' rows folded first (claimed and merged in one transaction), a bounded number at a time: a run whose
   // refreshes failed may have left many.
-  for (let claimed = FOLD_PAGES; claimed === FOLD_PAGES; ) {
+  for (let claimed = first.pages; claimed === FOLD_PAGES; ) {
     claimed = await db.transaction(async (tx) => {
       const { pages, spans } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
       await mergeInvalidations(tx, db.dialect, customerId, spans);
@@ -120,12 +134,7 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
     SELECT i.floor_space_key AS k, COALESCE(f.building_id, '') AS b FROM aggregate_invalidations i
       JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key
      WHERE i.customer_id = ${customerId} ORDER BY b, i.floor_space_key`);
-  const byBuilding = new Map<string, number[]>();
-  for (const r of rows) {
-    const keys = byBuilding.get(r.b);
-    if (keys) keys.push(Number(r.k));
-    else byBuilding.set(r.b, [Number(r.k)]);
-  }
+  const byBuilding = byBuildingOf(rows);
   const out: AggregateRefresh = { customerId, spaces: 0, buckets: 0, left: 0 };
   for (const batch of batches(byBuilding, SPACES_PER_TRANSACTION)) {
     const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, batch, settings, at));
@@ -134,6 +143,46 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
     out.left += done.left;
   }
   return out;
+}
+
+/**
+ * Recomputes the floor spaces of claimed page rows (`spans`: key -> first, last) in the claim's transaction, under
+ * their buildings' locks; a key that is none of the customer's floor spaces is left out, as a fold leaves it out.
+ */
+async function refreshClaimed(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, readonly [number, number, string]>, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+  if (spans.size === 0) return { customerId, spaces: 0, buckets: 0, left: 0 };
+  const rows = await tx.all<{ k: number | string; b: string }>(sql`
+    SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
+     WHERE customer_id = ${customerId} AND floor_space_key IN (${sql.join([...spans.keys()].map((k) => sql`${k}`), sql`, `)}) ORDER BY b, floor_space_key`);
+  const batch = byBuildingOf(rows);
+  const buildings = [...batch.keys()];
+  await lockBuildings(tx, dialect, customerId, buildings);
+  const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
+  const buckets = await recomputeSpans(tx, dialect, customerId, workOf(batch, calendars, (k) => spans.get(k)));
+  return { customerId, spaces: rows.length, buckets, left: 0 };
+}
+
+/** Floor spaces by building, in the order read. */
+function byBuildingOf(rows: ReadonlyArray<{ k: number | string; b: string }>): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const r of rows) {
+    const keys = out.get(r.b);
+    if (keys) keys.push(Number(r.k));
+    else out.set(r.b, [Number(r.k)]);
+  }
+  return out;
+}
+
+/** What recomputeSpans takes: each building's floor spaces with their stale range [first, last + its max hold). */
+function workOf(batch: ReadonlyMap<string, number[]>, calendars: ReadonlyMap<string, BuildingCalendar>, range: (key: number) => readonly [number, number, ...unknown[]] | undefined): BuildingSpans[] {
+  return [...batch].map(([building, own]) => {
+    const calendar = calendars.get(building)!;
+    const spans: Span[] = own.flatMap((k) => {
+      const r = range(k);
+      return r ? [{ key: k, fromMs: r[0], toMs: r[1] + calendar.maxHoldMs }] : [];
+    });
+    return { calendar, spans };
+  });
 }
 
 async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string, batch: ReadonlyMap<string, number[]>, settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
@@ -150,15 +199,10 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
     ).map((r): [number, Pending] => [Number(r.k), { key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }]),
   );
   if (pending.size === 0) return { spaces: 0, buckets: 0, left: 0 };
-  const work = [...batch].map(([building, own]) => {
-    const calendar = calendars.get(building)!;
-    const spans: Span[] = own.flatMap((k) => {
-      const p = pending.get(k);
-      return p ? [{ key: k, fromMs: p.first, toMs: p.last + calendar.maxHoldMs }] : [];
-    });
-    return { calendar, spans };
-  });
-  const buckets = await recomputeSpans(tx, dialect, customerId, work);
+  const buckets = await recomputeSpans(tx, dialect, customerId, workOf(batch, calendars, (k) => {
+    const p = pending.get(k);
+    return p ? [p.first, p.last] : undefined;
+  }));
   const done = [...pending.values()].sort((x, y) => x.key - y.key);
   const statement = DELETE[dialect];
   if (statement.lock) await tx.bulk(statement.lock, 1, done.map((p) => p.key));

@@ -9,6 +9,7 @@ import { StoreError } from '../../src/errors.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
 import { migrateAsReleased } from '../support/legacy-database.ts';
+import { dumpAggregates } from '../sync/aggregate-dump.ts';
 import { checkpoint } from './harness.ts';
 
 /**
@@ -59,7 +60,7 @@ describe("a page's invalidation spans", () => {
 const SETTINGS = aggregateSettings({ workingTime: DEFAULT_WORKING_TIME }, allStreams);
 const AT = '2026-03-02T09:00:00.000Z';
 
-describe.each(DIALECTS)('migration 0020 rewrites the pages left pending (%s)', (dialect) => {
+describe.each(DIALECTS)('page invalidation rows, migrated, committed and refreshed (%s)', (dialect) => {
   let db: TestDatabase | undefined;
   let store: Store | undefined;
   afterEach(async () => {
@@ -128,5 +129,47 @@ describe.each(DIALECTS)('migration 0020 rewrites the pages left pending (%s)', (
     const refreshed = await store.refreshAggregates('c1', SETTINGS);
     expect(refreshed.spaces).toBe(3);
     expect(await store.pendingAggregates()).toEqual([]);
+  });
+
+  it('a refresh claims the pages and recomputes their spaces in one transaction; one that fails leaves every page pending', async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-direct');
+    store = await openTestStore(db);
+    await store.reconcileAggregates('c1', SETTINGS);
+    for (const s of ['fs-1', 'fs-2']) {
+      await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records: [reading(s, '2026-03-02T08:00:00.000Z'), reading(s, '2026-03-02T08:05:00.000Z')] });
+    }
+    await store.query('ALTER TABLE occupancy_buckets RENAME TO occupancy_buckets_away');
+    await expect(store.refreshAggregates('c1', SETTINGS)).rejects.toThrow();
+    await store.query('ALTER TABLE occupancy_buckets_away RENAME TO occupancy_buckets');
+    // Nothing was claimed for good, nothing folded: both pages' rows are as they were.
+    expect(Number((await store.query<{ n: unknown }>('SELECT count(*) AS n FROM aggregate_page_invalidations'))[0]!.n)).toBe(2);
+    expect(Number((await store.query<{ n: unknown }>('SELECT count(*) AS n FROM aggregate_invalidations'))[0]!.n)).toBe(0);
+    expect((await store.pendingAggregates()).map((p) => p.floorSpaces)).toEqual([2]);
+    expect(await store.refreshAggregates('c1', SETTINGS)).toEqual({ customerId: 'c1', spaces: 2, buckets: 2, left: 0 });
+    expect(await store.pendingAggregates()).toEqual([]);
+    expect(Number((await store.query<{ n: unknown }>('SELECT count(*) AS n FROM aggregate_invalidations'))[0]!.n)).toBe(0);
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
+  it('a space left pending by an earlier refresh is done with the new pages in the same refresh', async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-left');
+    store = await openTestStore(db);
+    await store.reconcileAggregates('c1', SETTINGS);
+    await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records: [reading('fs-1', '2026-03-02T08:00:00.000Z')] });
+    // What a refresh that folded fs-1's page and then failed leaves: its row in aggregate_invalidations, no page row.
+    await store.query('DELETE FROM aggregate_page_invalidations');
+    await store.query(`INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at)
+      SELECT floor_space_key, customer_id, ${ms('2026-03-02T08:00:00.000Z')}, ${ms('2026-03-02T08:00:00.000Z')}, 1, '${AT}' FROM floor_spaces WHERE floor_space_id = 'fs-1'`);
+    await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records: [reading('fs-2', '2026-03-02T09:00:00.000Z')] });
+    expect((await store.pendingAggregates()).map((p) => p.floorSpaces)).toEqual([2]);
+    const done = await store.refreshAggregates('c1', SETTINGS);
+    expect([done.spaces, done.left]).toEqual([2, 0]);
+    expect(await store.pendingAggregates()).toEqual([]);
+    const kept = await dumpAggregates(store);
+    expect(kept.length).toBeGreaterThan(0);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
   });
 });
