@@ -1,7 +1,7 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import type { Executor } from './adapter.ts';
-import { KEY_CHUNK } from './aggregate-plan.ts';
+import { keyIn } from './key-list.ts';
 
 /**
  * The floor-level hourly rollup occupancy_floor_hours (docs/reporting.md, "The floor-level hourly rollup"): per
@@ -70,17 +70,13 @@ const STATEMENTS: Readonly<Record<Dialect, { remove: string; sum: string }>> = {
   },
 };
 
-const keyList = (keys: readonly number[]) => sql.join(keys.map((k) => sql`${k}`), sql`, `);
-
 /** The floors these floor spaces are on now. */
-export async function floorsOf(tx: Executor, keys: readonly number[]): Promise<Floor[]> {
+export async function floorsOf(tx: Executor, dialect: Dialect, keys: readonly number[]): Promise<Floor[]> {
   const out = new Map<string, Floor>();
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const rows = await tx.all<{ c: string; b: string; f: string | null }>(sql`
-      SELECT DISTINCT customer_id AS c, COALESCE(building_id, '') AS b, floor_id AS f FROM floor_spaces
-       WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
-    for (const r of rows) out.set(floorId(r.c, r.b, r.f), { customerId: r.c, buildingId: r.b, floorId: r.f });
-  }
+  if (keys.length === 0) return [];
+  const rows = await tx.all<{ c: string; b: string; f: string | null }>(sql`
+    SELECT DISTINCT customer_id AS c, COALESCE(building_id, '') AS b, floor_id AS f FROM floor_spaces WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
+  for (const r of rows) out.set(floorId(r.c, r.b, r.f), { customerId: r.c, buildingId: r.b, floorId: r.f });
   return [...out.values()];
 }
 
@@ -90,17 +86,12 @@ export function floorId(customerId: string, buildingId: string, floor: string | 
 }
 
 /** The range of the buckets these floor spaces hold now, or undefined when they hold none. */
-export async function bucketRangeOf(tx: Executor, keys: readonly number[]): Promise<BucketRange | undefined> {
-  let fromMs = Infinity;
-  let toMs = -Infinity;
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const [row] = await tx.all<{ lo: number | string | null; hi: number | string | null }>(sql`
-      SELECT MIN(start_ms) AS lo, MAX(start_ms) AS hi FROM occupancy_buckets WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
-    if (row?.lo === null || row?.lo === undefined || row.hi === null) continue;
-    fromMs = Math.min(fromMs, Number(row.lo));
-    toMs = Math.max(toMs, Number(row.hi) + 1);
-  }
-  return fromMs < toMs ? { fromMs, toMs } : undefined;
+export async function bucketRangeOf(tx: Executor, dialect: Dialect, keys: readonly number[]): Promise<BucketRange | undefined> {
+  if (keys.length === 0) return undefined;
+  const [row] = await tx.all<{ lo: number | string | null; hi: number | string | null }>(sql`
+    SELECT MIN(start_ms) AS lo, MAX(start_ms) AS hi FROM occupancy_buckets WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
+  if (row?.lo === null || row?.lo === undefined || row.hi === null) return undefined;
+  return { fromMs: Number(row.lo), toMs: Number(row.hi) + 1 };
 }
 
 /** A floor and a range of its bucket starts to sum again. */
@@ -144,21 +135,19 @@ export function mergeRanges(ranges: readonly BucketRange[]): BucketRange[] {
 }
 
 /** The floor each of these floor spaces is on now, by key. */
-export async function floorOfSpaces(tx: Executor, keys: readonly number[]): Promise<Map<number, Floor>> {
+export async function floorOfSpaces(tx: Executor, dialect: Dialect, keys: readonly number[]): Promise<Map<number, Floor>> {
   const out = new Map<number, Floor>();
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const rows = await tx.all<{ k: number | string; c: string; b: string; f: string | null }>(sql`
-      SELECT floor_space_key AS k, customer_id AS c, COALESCE(building_id, '') AS b, floor_id AS f FROM floor_spaces
-       WHERE floor_space_key IN (${keyList(keys.slice(i, i + KEY_CHUNK))})`);
-    for (const r of rows) out.set(Number(r.k), { customerId: r.c, buildingId: r.b, floorId: r.f });
-  }
+  if (keys.length === 0) return out;
+  const rows = await tx.all<{ k: number | string; c: string; b: string; f: string | null }>(sql`
+    SELECT floor_space_key AS k, customer_id AS c, COALESCE(building_id, '') AS b, floor_id AS f FROM floor_spaces WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
+  for (const r of rows) out.set(Number(r.k), { customerId: r.c, buildingId: r.b, floorId: r.f });
   return out;
 }
 
 /** Sums again the rows of the floors these floor spaces are on now over [fromMs, toMs). */
 export async function refreshFloorsOf(tx: Executor, dialect: Dialect, keys: readonly number[], range: BucketRange): Promise<void> {
   if (keys.length === 0 || range.toMs <= range.fromMs) return;
-  await refreshFloors(tx, dialect, (await floorsOf(tx, keys)).map((floor) => ({ floor, range })));
+  await refreshFloors(tx, dialect, (await floorsOf(tx, dialect, keys)).map((floor) => ({ floor, range })));
 }
 
 /** Deletes every row of a building's floors (before all its spaces' buckets are made again). */

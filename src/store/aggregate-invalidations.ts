@@ -1,6 +1,7 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
+import { keyIn } from './key-list.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
 import { KEY_CHUNK, type Span } from './aggregate-plan.ts';
 import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
@@ -153,7 +154,7 @@ async function refreshClaimed(tx: Executor, dialect: Dialect, customerId: string
   if (spans.size === 0) return { customerId, spaces: 0, buckets: 0, left: 0 };
   const rows = await tx.all<{ k: number | string; b: string }>(sql`
     SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
-     WHERE customer_id = ${customerId} AND floor_space_key IN (${sql.join([...spans.keys()].map((k) => sql`${k}`), sql`, `)}) ORDER BY b, floor_space_key`);
+     WHERE customer_id = ${customerId} AND ${keyIn(dialect, sql`floor_space_key`, [...spans.keys()])} ORDER BY b, floor_space_key`);
   const batch = byBuildingOf(rows);
   const buildings = [...batch.keys()];
   await lockBuildings(tx, dialect, customerId, buildings);
@@ -195,7 +196,7 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
     (
       await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`
         SELECT floor_space_key AS k, first_ms AS a, last_ms AS b, revision AS r FROM aggregate_invalidations
-         WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`)
+         WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`)
     ).map((r): [number, Pending] => [Number(r.k), { key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }]),
   );
   if (pending.size === 0) return { spaces: 0, buckets: 0, left: 0 };
@@ -207,7 +208,7 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
   const statement = DELETE[dialect];
   if (statement.lock) await tx.bulk(statement.lock, 1, done.map((p) => p.key));
   await tx.bulk(statement.text, 2, done.flatMap((p) => [p.key, p.revision]));
-  const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(*) AS n FROM aggregate_invalidations WHERE floor_space_key IN (${sql.join(keys.map((k) => sql`${k}`), sql`, `)})`);
+  const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(*) AS n FROM aggregate_invalidations WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
   return { spaces: done.length, buckets, left: Number(left?.n ?? 0) };
 }
 

@@ -187,15 +187,15 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
   }
   if (changed.length === 0) return;
   await lockBuildings(tx, db.dialect, customerId, [...buildings].sort());
-  const held = await bucketRangeOf(tx, changed);
+  const held = await bucketRangeOf(tx, db.dialect, changed);
   if (moved.size > 0) {
     const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);
     for (const [building, keys] of moved) {
       if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
     }
   }
-  const holds = await bucketRangeOf(tx, changed);
-  for (const floor of await floorsOf(tx, changed)) floors.set(floorId(floor.customerId, floor.buildingId, floor.floorId), floor);
+  const holds = await bucketRangeOf(tx, db.dialect, changed);
+  for (const floor of await floorsOf(tx, db.dialect, changed)) floors.set(floorId(floor.customerId, floor.buildingId, floor.floorId), floor);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
   if (range) await refreshFloors(tx, db.dialect, [...floors.values()].map((floor) => ({ floor, range })));
 }

@@ -99,7 +99,7 @@ export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId:
   await extendDays(tx, dialect, customerId, [...spans.values()]);
   await refreshDays(tx, dialect, [...days.values()]);
   if (floors) {
-    const on = await floorOfSpaces(tx, [...days.keys()]);
+    const on = await floorOfSpaces(tx, dialect, [...days.keys()]);
     await refreshFloors(tx, dialect, ranges.flatMap(({ key, range }) => (on.has(key) ? [{ floor: on.get(key)!, range }] : [])));
   }
   return written;
@@ -340,7 +340,7 @@ export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId
 export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, keys: readonly number[]): Promise<number> {
   // Their floors' rows are summed again once at the end, over the buckets they held and hold now (not once per space:
   // a floor's rows would be summed as many times as it has spaces).
-  const held = await bucketRangeOf(tx, keys);
+  const held = await bucketRangeOf(tx, dialect, keys);
   for (let i = 0; i < keys.length; i += KEY_CHUNK) {
     await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
   }
@@ -355,7 +355,7 @@ export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: 
     const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
     buckets += await recompute(tx, dialect, customerId, { calendar, keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
   }
-  const holds = await bucketRangeOf(tx, keys);
+  const holds = await bucketRangeOf(tx, dialect, keys);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
   if (range) await refreshFloorsOf(tx, dialect, keys, range);
   return buckets;
