@@ -59,12 +59,19 @@ export interface DayRange {
 export async function refreshDays(tx: Executor, dialect: Dialect, ranges: readonly DayRange[]): Promise<void> {
   const removed: unknown[] = [];
   const summed: Array<[key: number, lo: number, hi: number]> = [];
+  // The spaces of a building refreshed together share their dates: each zone's dates become instants once.
+  const bounds = new Map<string, [number, number] | undefined>();
   for (const r of ranges) {
     if (r.last < r.first) continue;
-    const days = localDays(r.zone, startOfLocalDate(r.zone, r.first), startOfLocalDate(r.zone, r.last) + 1);
-    if (days.length === 0) continue;
+    const id = `${r.zone}\u0000${r.first}\u0000${r.last}`;
+    if (!bounds.has(id)) {
+      const days = localDays(r.zone, startOfLocalDate(r.zone, r.first), startOfLocalDate(r.zone, r.last) + 1);
+      bounds.set(id, days.length === 0 ? undefined : [days[0]!.start, days[days.length - 1]!.end]);
+    }
+    const span = bounds.get(id);
+    if (!span) continue;
     removed.push(r.key, r.first, r.last);
-    summed.push([r.key, days[0]!.start, days[days.length - 1]!.end]);
+    summed.push([r.key, span[0], span[1]]);
   }
   if (summed.length === 0) return;
   const statements = STATEMENTS[dialect];
