@@ -28,7 +28,7 @@ function unnestText(def: SinkDef<unknown>): string {
  * therefore collapsed here, keeping the last, so both dialects end with the same row. A row's slot is found through
  * one map per key column (no joined string per row: see docs/performance.md, "Against the limit (replay)").
  */
-export function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>, prepared: unknown): unknown[][] {
+export function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>, prepared: unknown): unknown[] {
   const width = def.rowColumns.length;
   const columns = def.rowColumns.map(() => new Array<unknown>(records.length));
   const row = new Array<unknown>(width);
@@ -41,7 +41,7 @@ export function columnsOf(def: SinkDef<unknown>, records: ReadonlyArray<unknown>
     for (let c = 0; c < width; c++) columns[c]![slot] = row[c];
   }
   if (n < records.length) for (const column of columns) column.length = n;
-  return columns;
+  return columns.map(bound);
 }
 
 type Level = Map<unknown, Level | number>;
@@ -75,11 +75,38 @@ class RowSlots {
 }
 
 /** Rows of `width` values, flat in `values`, as one array per column (Executor.bulk's unnest). */
-export function columnsOfRows(values: readonly unknown[], width: number): unknown[][] {
+export function columnsOfRows(values: readonly unknown[], width: number): unknown[] {
   const rows = values.length / width;
   return Array.from({ length: width }, (_, c) => {
     const column = new Array<unknown>(rows);
     for (let r = 0; r < rows; r++) column[r] = values[r * width + c];
-    return column;
+    return bound(column);
   });
+}
+
+/** A column as its array literal when arrayLiteral can write it, else as the array for postgres.js to write. */
+const bound = (column: readonly unknown[]): unknown => arrayLiteral(column) ?? column;
+
+/**
+ * A column of numbers, strings, booleans and nulls as a Postgres array literal (`{1,NULL,"a\"b"}`), which the server
+ * parses by the parameter's declared type (`$1::int4[]`). postgres.js writes an array element by element, each
+ * through its type's serializer: a timestamptz element is parsed into a Date and printed again, so a page's arrays
+ * were its largest cost in the process (docs/performance.md, issue 40). The store's values are checked and canonical
+ * before they are bound (timestamps as canonical ISO text), so the text the server parses is the text checked.
+ * Undefined: anything else (a Date, a Buffer, a bigint, an infinite number, undefined), left to postgres.js.
+ */
+export function arrayLiteral(values: readonly unknown[]): string | undefined {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) out += ',';
+    if (v === null) out += 'NULL';
+    else if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return undefined;
+      out += String(v);
+    } else if (typeof v === 'string') out += `"${v.includes('"') || v.includes('\\') ? v.replace(/[\\"]/g, '\\$&') : v}"`;
+    else if (typeof v === 'boolean') out += v ? 't' : 'f';
+    else return undefined;
+  }
+  return `${out}}`;
 }
