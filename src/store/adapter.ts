@@ -16,6 +16,13 @@ export interface Executor {
   all<T = Record<string, unknown>>(query: SQL, doing?: string): Promise<T[]>;
   /** Runs a statement; resolves to the number of rows it inserted, updated or deleted (`doing`: default writing). */
   run(query: SQL, doing?: string): Promise<number>;
+  /**
+   * Runs a statement of a transaction whose outcome only the commit needs: `check` gets the rows it changed and may
+   * throw to fail the transaction. Where a transaction's statements can be sent ahead of their answers (SQLite's
+   * writer thread, a Postgres connection) it is sent at once, and its outcome and check are awaited before COMMIT in
+   * the order sent, so a failure is reported as the statement that failed; elsewhere it runs as `run` does.
+   */
+  runAhead(query: SQL, check?: (changed: number) => void | Promise<void>): Promise<void>;
   /** Runs one statement of a script as written (migrations, views): no parameters, nothing cached. */
   exec(statement: string): Promise<void>;
   /**

@@ -45,7 +45,7 @@ export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: Readonl
 export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<void> {
   const spans = pageSpans(records, keys);
   if (spans.length === 0) return;
-  await tx.run(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
+  await tx.runAhead(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
 }
 
 /**

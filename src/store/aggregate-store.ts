@@ -208,6 +208,7 @@ function describedAs(tx: Executor, doing: string): Executor {
   return {
     all: (query, what = doing) => tx.all(query, what),
     run: (query, what = doing) => tx.run(query, what),
+    runAhead: (query, check) => tx.runAhead(query, check),
     exec: (statement) => tx.exec(statement),
     bulk: (text, width, values) => tx.bulk(text, width, values),
     upsert: (sink, context, records) => tx.upsert(sink, context, records),

@@ -124,11 +124,13 @@ export class SqlStore implements Store {
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
           const rejected = quarantine?.records.length ?? 0;
-          const changed = await tx.run(
+          await tx.runAhead(
             sql`UPDATE sync_runs SET pages = pages + 1, records = records + ${page.records.length}, rejected = rejected + ${rejected}
                 WHERE id = ${page.runId}`,
+            (changed) => {
+              if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
+            },
           );
-          if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
         }
       }, { bulkRows: page.records.length });
       // A long run refreshes now and then (aggregate-store.ts); a failure there is the aggregates' lag, not the page's.
@@ -403,7 +405,7 @@ export class SqlStore implements Store {
    * transaction rolls back with it.
    */
   async #writeState(tx: Executor, s: Normalised): Promise<void> {
-    const changed = await tx.run(sql`
+    await tx.runAhead(sql`
       INSERT INTO sync_state (customer_id, stream, watermark, window_start, window_end, page_cursor, windows, range_start,
                               range_end, updated_at)
       VALUES (${s.customerId}, ${s.stateKey}, ${s.watermark}, ${s.windowStart}, ${s.windowEnd}, ${s.pageCursor},
@@ -412,8 +414,8 @@ export class SqlStore implements Store {
         watermark = excluded.watermark, window_start = excluded.window_start, window_end = excluded.window_end,
         page_cursor = excluded.page_cursor, windows = excluded.windows, range_start = excluded.range_start,
         range_end = excluded.range_end, updated_at = excluded.updated_at
-      WHERE sync_state.watermark IS NULL OR excluded.watermark >= sync_state.watermark`);
-    if (changed === 0) {
+      WHERE sync_state.watermark IS NULL OR excluded.watermark >= sync_state.watermark`, async (changed) => {
+      if (changed > 0) return;
       const [current] = await tx.all<{ watermark: string | null }>(
         sql`SELECT watermark FROM sync_state WHERE customer_id = ${s.customerId} AND stream = ${s.stateKey}`,
       );
@@ -421,7 +423,7 @@ export class SqlStore implements Store {
         `refusing to move the watermark of ${s.customerId}/${s.stateKey} backwards ` +
           `from ${current?.watermark ?? 'none'} to ${s.watermark ?? 'none'}; watermarks only move forward`,
       );
-    }
+    });
   }
 
   /**

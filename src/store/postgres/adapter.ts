@@ -71,6 +71,7 @@ export function openPostgres(options: PostgresOptions): Adapter {
     },
     all: (query, doing) => pool.autocommit().all(query, doing),
     run: (query, doing) => pool.autocommit().run(query, doing),
+    runAhead: (query, check) => pool.autocommit().runAhead(query, check),
     exec: (statement) => pool.autocommit().exec(statement),
     upsert: (sink, page, records) => transaction((tx) => tx.upsert(sink, page, records)),
     transaction,

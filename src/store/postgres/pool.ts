@@ -48,9 +48,14 @@ export class PgPool {
     const on = this.#client;
     let outer: Parent | undefined;
     const run = on.begin(async (tx) => {
+      const ahead = new Ahead();
       try {
-        return await fn(this.executor(tx, on, keyScope, outer));
-      } catch (error) {
+        const result = await fn(this.executor(tx, on, keyScope, outer, ahead));
+        await ahead.settle();
+        return result;
+      } catch (thrown) {
+        // A statement sent ahead that failed is what failed: what came after it only saw the aborted transaction.
+        const error = await ahead.settle().then(() => thrown, (earlier: unknown) => earlier);
         if (!isConnectionEnded(error)) throw error;
         // The transaction's connection closed (backend terminated, failover, network). Throwing here would make
         // postgres.js 3.4.9 send ROLLBACK on the dead connection, which throws an uncaught TypeError from a
@@ -88,7 +93,8 @@ export class PgPool {
     };
   }
 
-  private executor(sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parent): Executor {
+  /** `ahead`: a transaction's, whose statements sent ahead of their answers it awaits before COMMIT. */
+  private executor(sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parent, ahead?: Ahead): Executor {
     const dialect = this.#dialect;
     const send = <T>(text: string, params: unknown[], label: string) => this.watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
     const tx: Executor = {
@@ -100,6 +106,11 @@ export class PgPool {
         const q = dialect.sqlToQuery(query);
         return (await send<{ count: number }>(q.sql, q.params, doing)).count;
       },
+      async runAhead(query, check) {
+        const changed = tx.run(query).then((n) => check?.(n));
+        if (ahead) ahead.send(changed);
+        else await changed;
+      },
       exec: async (statement: string) => void (await this.watched(sql.unsafe(statement) as Waitable<unknown>, 'migrating', on, parent)),
       bulk: async (text, width, values) => void (values.length > 0 && (await send(text, columnsOfRows(values, width), `writing ${values.length / width} rows`))),
       async upsert(sink, page, records) {
@@ -107,10 +118,32 @@ export class PgPool {
         if (!ready) return {};
         const { def, prepared } = ready;
         const columns = columnsOf(def, records, prepared);
-        await send(upsertText(def), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${def.table} records`);
+        // In a transaction the page's rows are sent ahead, as SQLite's writer thread sends them: what follows them
+        // (the page's invalidations, its checkpoint) goes out behind them without waiting for their answer.
+        const written = send(upsertText(def), [...def.pageValues(page, prepared), ...columns], `writing a page of ${records.length} ${def.table} records`);
+        if (ahead) ahead.send(written);
+        else await written;
         return upserted(def, prepared);
       },
     };
     return tx;
+  }
+}
+
+/**
+ * A transaction's statements sent ahead of their answers (Executor.runAhead): postgres.js writes each to the
+ * connection at once, behind the ones before it, and the server runs them in that order.
+ */
+class Ahead {
+  readonly #sent: Promise<unknown>[] = [];
+
+  send(outcome: Promise<unknown>): void {
+    outcome.catch(() => {});
+    this.#sent.push(outcome);
+  }
+
+  /** Waits for every statement sent; rejects with the first that failed, in the order sent. */
+  async settle(): Promise<void> {
+    for (const outcome of this.#sent) await outcome;
   }
 }

@@ -54,6 +54,7 @@ function sqliteAdapter(connection: Connection, options: SqliteOptions): Adapter 
     bookkeeping: { migrations: `"${MIGRATIONS_TABLE}"`, repeatable: `"${REPEATABLE_TABLE}"`, declared: `"${DECLARED_TABLE}"`, setup: [], stepLock: undefined },
     all: (query) => autocommit((tx) => tx.all(query)),
     run: (query) => autocommit((tx) => tx.run(query)),
+    runAhead: (query, check) => autocommit((tx) => tx.runAhead(query, check)),
     exec: (statement) => autocommit((tx) => tx.exec(statement)),
     upsert: (sink, page, records) => autocommit((tx) => tx.upsert(sink, page, records)),
     transaction: (fn, transactionOptions) => work.transaction(fn, transactionOptions),

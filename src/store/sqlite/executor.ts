@@ -17,6 +17,8 @@ export interface Runner {
    * thread's runner only sends them: their outcome is known by the transaction's commit (transactions.ts).
    */
   rows(text: string, width: number, values: readonly unknown[], lead?: readonly unknown[]): void | Promise<void>;
+  /** Where statements are sent ahead of their answers (the writer thread): keeps one's outcome for the commit. */
+  send?(outcome: Promise<unknown>): void;
 }
 
 export type Compile = (query: SQL) => { sql: string; params: unknown[] };
@@ -50,6 +52,14 @@ export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope
     async run(query: SQL): Promise<number> {
       const q = compile(query);
       return runner.run(q.sql, q.params);
+    },
+    async runAhead(query, check) {
+      const q = compile(query);
+      if (runner.send) runner.send(Promise.resolve(runner.run(q.sql, q.params)).then((changed) => check?.(changed)));
+      else {
+        const changed = await runner.run(q.sql, q.params);
+        await check?.(changed);
+      }
     },
     async exec(statement: string): Promise<void> {
       await runner.exec(statement);
