@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readingsOf } from '../../src/store/aggregates.ts';
+import { PG_EPOCH_MS, readingsOf } from '../../src/store/aggregates.ts';
+import { migratedStore } from '../support/databases.ts';
 
 // Postgres sends a floor space's readings as lists (aggregates.ts readReadings); these are what the buckets are computed from.
 describe('readingsOf', () => {
@@ -23,5 +24,28 @@ describe('readingsOf', () => {
       { at: 2000, occupied: false, headcount: 6 },
       { at: 3000, occupied: null, headcount: null },
     ]);
+  });
+});
+
+// The instants Postgres sends are computed in float8 (aggregates.ts PG_EPOCH_MS): exact for every millisecond instant.
+describe('a reading instant in epoch milliseconds, read back from Postgres', () => {
+  it('equals Date.parse for the edges of the years 1 to 9999, both sides of 1970 and 200,000 random instants', async () => {
+    const { store, drop } = await migratedStore('postgres', 'epoch_ms');
+    try {
+      const edges = ['0001-01-01T00:00:00.000Z', '0001-01-01T00:00:00.001Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.000Z', '1970-01-01T00:00:00.001Z',
+        '2026-03-29T00:59:59.999Z', '2026-10-25T01:00:00.001Z', '9999-12-31T23:59:59.999Z'];
+      const lo = Date.parse(edges[0]!);
+      const hi = Date.parse(edges[edges.length - 1]!);
+      let seed = 40;
+      const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648);
+      const instants = [...edges, ...Array.from({ length: 200_000 }, () => new Date(lo + Math.floor(random() * random() * (hi - lo))).toISOString())];
+      const rows = await store.query<{ ms: number | string }>(`SELECT ${PG_EPOCH_MS} AS ms FROM unnest($1::timestamptz[]) WITH ORDINALITY AS r(observed_at, n) ORDER BY n`, [instants]);
+      const wrong = instants.filter((iso, i) => Number(rows[i]?.ms) !== Date.parse(iso));
+      expect(rows).toHaveLength(instants.length);
+      expect(wrong).toEqual([]);
+    } finally {
+      await store.close();
+      await drop();
+    }
   });
 });
