@@ -36,7 +36,7 @@ async function faultScenario(backend: Dialect, kind: Kind, seed: number) {
   const db = await freshDatabase(backend, `faults_${kind}`);
   const store = await openTestStore(db);
   const customer = sandbox.customers[0]!.id;
-  const totals = { runs: 0, failedRuns: 0, retries: 0, reauths: 0, authCalls: 0 };
+  const totals = { runs: 0, failedRuns: 0, retries: 0, reauths: 0, authCalls: 0, timeouts: 0 };
   const errors = new Set<string>();
   let watermark = '';
   try {
@@ -49,6 +49,7 @@ async function faultScenario(backend: Dialect, kind: Kind, seed: number) {
         totals.retries += run.stats.retries;
         totals.reauths += run.stats.reauthsOn401;
         totals.authCalls += run.stats.authCalls;
+        totals.timeouts += run.stats.retriesByReason.timeout ?? 0;
         done = succeeded(run);
         for (const o of run.report.outcomes.filter((x) => x.status === 'failed')) {
           // "Fails clearly": a typed error with a message, never a bare TypeError from deep inside.
@@ -69,7 +70,9 @@ async function faultScenario(backend: Dialect, kind: Kind, seed: number) {
     expect(injected, 'faults were injected').toBeGreaterThanOrEqual(8);
     expect(totals.retries, 'no retry storm').toBeLessThanOrEqual(3 * injected);
     expect(totals.reauths).toBeLessThanOrEqual(kind === 'revokeToken' ? injected : 0);
-    expect(totals.authCalls).toBeLessThanOrEqual(totals.runs + (kind === 'revokeToken' ? injected : 0));
+    // One token per run. A request cut at its timeout is retried, and on a busy machine that can be the token's own
+    // request (only `slow` sets a timeout short enough): one more auth call per such retry at most.
+    expect(totals.authCalls).toBeLessThanOrEqual(totals.runs + (kind === 'revokeToken' ? injected : 0) + (kind === 'slow' ? totals.timeouts : 0));
     figures.record({
       key: `sync-faults/${backend}/${kind}`,
       tried: `${kind} on ${Math.round(RATE[kind] * 100)} % of queries; 4 daily incremental runs (${backend})`,

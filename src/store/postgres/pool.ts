@@ -54,9 +54,11 @@ export class PgPool {
         await ahead.settle();
         return result;
       } catch (thrown) {
-        // A statement sent ahead that failed is what failed: what came after it only saw the aborted transaction.
-        const error = await ahead.settle().then(() => thrown, (earlier: unknown) => earlier);
-        if (!isConnectionEnded(error)) throw error;
+        // A statement sent ahead that failed is what failed: what came after it only saw the aborted transaction. The
+        // connection is gone if any of them says so, whichever failed first (a cancelled statement, then the close).
+        const failures = await ahead.failures();
+        const error = failures[0] ?? thrown;
+        if (![thrown, ...failures].some(isConnectionEnded)) throw error;
         // The transaction's connection closed (backend terminated, failover, network). Throwing here would make
         // postgres.js 3.4.9 send ROLLBACK on the dead connection, which throws an uncaught TypeError from a
         // setImmediate (porsager/postgres#1208) and kills the process. begin() already rejects by itself when its
@@ -145,5 +147,12 @@ class Ahead {
   /** Waits for every statement sent; rejects with the first that failed, in the order sent. */
   async settle(): Promise<void> {
     for (const outcome of this.#sent) await outcome;
+  }
+
+  /** Waits for every statement sent: the errors of those that failed, in the order sent. */
+  async failures(): Promise<unknown[]> {
+    const out: unknown[] = [];
+    for (const outcome of this.#sent) await outcome.then(() => undefined, (error: unknown) => void out.push(error));
+    return out;
   }
 }
