@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { pgCore } from '../../../db/schema/drizzle.ts';
 import type { Executor } from '../adapter.ts';
 import { KeyCache, type KeyScope } from '../key-cache.ts';
+import { SentAhead } from '../sent-ahead.ts';
 import { preparePage, upserted } from '../sinks.ts';
 import { isConnectionEnded } from './locks.ts';
 import { columnsOf, columnsOfRows, upsertText } from './unnest.ts';
@@ -48,7 +49,7 @@ export class PgPool {
     const on = this.#client;
     let outer: Parent | undefined;
     const run = on.begin(async (tx) => {
-      const ahead = new Ahead();
+      const ahead = new SentAhead();
       try {
         const result = await fn(this.executor(tx, on, keyScope, outer, ahead));
         await ahead.settle();
@@ -96,7 +97,7 @@ export class PgPool {
   }
 
   /** `ahead`: a transaction's, whose statements sent ahead of their answers it awaits before COMMIT. */
-  private executor(sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parent, ahead?: Ahead): Executor {
+  private executor(sql: Sql | TransactionSql, on: Sql, keyScope: KeyScope, parent?: Parent, ahead?: SentAhead): Executor {
     const dialect = this.#dialect;
     const send = <T>(text: string, params: unknown[], label: string) => this.watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
     const tx: Executor = {
@@ -132,27 +133,3 @@ export class PgPool {
   }
 }
 
-/**
- * A transaction's statements sent ahead of their answers (Executor.runAhead): postgres.js writes each to the
- * connection at once, behind the ones before it, and the server runs them in that order.
- */
-class Ahead {
-  readonly #sent: Promise<unknown>[] = [];
-
-  send(outcome: Promise<unknown>): void {
-    outcome.catch(() => {});
-    this.#sent.push(outcome);
-  }
-
-  /** Waits for every statement sent; rejects with the first that failed, in the order sent. */
-  async settle(): Promise<void> {
-    for (const outcome of this.#sent) await outcome;
-  }
-
-  /** Waits for every statement sent: the errors of those that failed, in the order sent. */
-  async failures(): Promise<unknown[]> {
-    const out: unknown[] = [];
-    for (const outcome of this.#sent) await outcome.then(() => undefined, (error: unknown) => void out.push(error));
-    return out;
-  }
-}

@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { sqliteCore } from '../../../db/schema/drizzle.ts';
 import type { Executor, TransactionOptions } from '../adapter.ts';
 import { KeyCache } from '../key-cache.ts';
+import { SentAhead } from '../sent-ahead.ts';
 import type { serial } from '../serial.ts';
 import type { Connection } from './connection.ts';
 import { sqliteExecutor, type Runner } from './executor.ts';
@@ -130,20 +131,14 @@ function mainRunner(db: Database.Database): Runner {
 
 /** The writer thread's connection for one transaction: each call is one message; the rows of an upsert are sent ahead. */
 function writerRunner(thread: SqliteWriter): Runner & Pipelined {
-  const sent: Promise<unknown>[] = [];
-  const send = (outcome: Promise<unknown>) => {
-    outcome.catch(() => {});
-    sent.push(outcome);
-  };
+  const ahead = new SentAhead();
+  const send = (outcome: Promise<unknown>) => ahead.send(outcome);
   return {
     all: (text, params) => thread.all(text, params),
     run: (text, params) => thread.run(text, params),
     exec: async (text) => void (await thread.run(text, [])),
     rows: (text, width, values, lead) => send(thread.rows(text, width, values, lead)),
     send,
-    async settle() {
-      // In the order sent: the thread ran them in that order, so the first failure is the statement that failed.
-      for (const outcome of sent) await outcome;
-    },
+    settle: () => ahead.settle(),
   };
 }
