@@ -50,7 +50,7 @@ async function run(kept: boolean, data: OccupancyRecord[][]): Promise<{ ms: numb
     const cpu = process.cpuUsage();
     const started = performance.now();
     for (const records of data) await store.commitPage({ customerId: CUSTOMER, sink: 'occupancy', records, at: '2026-03-10T00:00:00.000Z', checkpoint });
-    // What a run's end does (a long run's commits also refresh every REFRESH_INTERVAL_MS): part of the cost.
+    // What a run's end does (a long run's commits also start refreshes beside it: run-refresh.ts): part of the cost.
     await store.refreshAggregates(CUSTOMER);
     const ms = performance.now() - started;
     const used = process.cpuUsage(cpu);

@@ -137,7 +137,7 @@ export function describeChange(before: BuildingCalendar | undefined, after: Reso
 }
 
 /** Postgres: one transaction at a time works on a building's aggregates (pg_advisory_xact_lock's two-key space). */
-const LOCK_SPACE = 0x4f_53_41_47; // 'OSAG'
+export const LOCK_SPACE = 0x4f_53_41_47; // 'OSAG'
 
 /**
  * Serialises the transactions that recompute a building's buckets, so a commit reads the readings another committed

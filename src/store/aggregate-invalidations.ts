@@ -3,7 +3,7 @@ import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { keyIn } from './key-list.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
-import { KEY_CHUNK, type Span } from './aggregate-plan.ts';
+import { hoursOf, KEY_CHUNK, type Span } from './aggregate-plan.ts';
 import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
 import { recomputeSpans, type BuildingSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
@@ -14,8 +14,9 @@ import type { AggregateRefresh, PendingAggregates } from './types.ts';
  * refresh (`refreshInvalidations`) claims them and, when nothing else is pending and they fit one transaction,
  * recomputes their floor spaces in the claim's transaction; otherwise it folds them into one row per floor space here
  * (`first_ms`, `last_ms`, merged by min/max, a `revision` counted per fold), then recomputes each space's [first, last
- * + max hold) once from the stored readings, building by building under the buildings' locks, and deletes the rows it
- * did only if no fold wrote them since it read them (`revision`): a range a concurrent commit widened stays pending.
+ * + max hold) once from the stored readings, building by building under the buildings' locks (on Postgres, a large
+ * refresh's groups of whole buildings side by side: concurrencyFor), and deletes the rows it did only if no fold
+ * wrote them since it read them (`revision`): a range a concurrent commit widened stays pending.
  * The page commits its readings and their invalidation together, so a killed run leaves nothing stale unrecorded.
  */
 
@@ -77,7 +78,7 @@ interface Pending {
  * the compare-and-delete) once for four such chunks: a long lock on many buildings against a dozen round trips fewer
  * per chunk.
  */
-const SPACES_PER_TRANSACTION = 4 * KEY_CHUNK;
+export const SPACES_PER_TRANSACTION = 4 * KEY_CHUNK;
 
 /** Buildings' floor spaces (ordered by building) cut into transactions of at most `size` spaces. */
 function batches(byBuilding: ReadonlyMap<string, number[]>, size: number): Array<Map<string, number[]>> {
@@ -111,11 +112,12 @@ const FOLD_PAGES = 100;
 export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
   // The common case (a run's end, a delivery's refresh) leaves nothing from before and fits one transaction: the pages'
   // rows are claimed and their floor spaces recomputed in it, without a row per space written, read back and deleted.
-  // A crash rolls the claim back with the rest. Otherwise the claim is folded, and what is pending done as below.
+  // A crash rolls the claim back with the rest. Otherwise (a claim too large for one transaction, or one worth
+  // several side by side) the claim is folded, and what is pending done as below.
   const first = await db.transaction(async (tx) => {
     const [before] = await tx.all(sql`SELECT 1 AS x FROM aggregate_invalidations WHERE customer_id = ${customerId} LIMIT 1`);
     const { pages, spans } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
-    if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION) {
+    if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION && concurrencyFor(db.dialect, hoursOf(spans.values())) === 1) {
       return { pages, done: await refreshClaimed(tx, db.dialect, customerId, spans, settings, at) };
     }
     await mergeInvalidations(tx, db.dialect, customerId, spans);
@@ -131,19 +133,83 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
       return pages;
     });
   }
-  const rows = await db.all<{ k: number | string; b: string }>(sql`
-    SELECT i.floor_space_key AS k, COALESCE(f.building_id, '') AS b FROM aggregate_invalidations i
+  const rows = await db.all<{ k: number | string; b: string; a: number | string; z: number | string }>(sql`
+    SELECT i.floor_space_key AS k, COALESCE(f.building_id, '') AS b, i.first_ms AS a, i.last_ms AS z FROM aggregate_invalidations i
       JOIN floor_spaces f ON f.floor_space_key = i.floor_space_key
      WHERE i.customer_id = ${customerId} ORDER BY b, i.floor_space_key`);
   const byBuilding = byBuildingOf(rows);
   const out: AggregateRefresh = { customerId, spaces: 0, buckets: 0, left: 0 };
-  for (const batch of batches(byBuilding, SPACES_PER_TRANSACTION)) {
+  const concurrency = concurrencyFor(db.dialect, hoursOf(rows.map((r) => [Number(r.a), Number(r.z)] as const)));
+  const transactions = concurrency === 1 ? batches(byBuilding, SPACES_PER_TRANSACTION) : buildingGroups(byBuilding, Math.ceil(rows.length / concurrency));
+  await eachAtMost(concurrency, transactions, async (batch) => {
     const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, batch, settings, at));
     out.spaces += done.spaces;
     out.buckets += done.buckets;
     out.left += done.left;
-  }
+  });
   return out;
+}
+
+/**
+ * Transactions a refresh runs at once. Postgres recomputes groups of whole buildings side by side, each transaction on
+ * its own connection under its own buildings' locks (disjoint, so none waits for another), the server's work spread
+ * over its cores. Each gets at least MIN_HOURS_PER_TRANSACTION floor space hours to recompute: below that, folding
+ * the claim and the statements of a second transaction cost more than the overlap gives (docs/performance.md), so a
+ * run's usual end stays the one transaction of its claim. SQLite has one writer: one at a time.
+ */
+const CONCURRENT_TRANSACTIONS: Readonly<Record<Dialect, number>> = { sqlite: 1, postgres: 4 };
+const MIN_HOURS_PER_TRANSACTION = 5_000;
+
+/** How many transactions recompute `hours` floor space hours (hoursOf) at once. */
+export function concurrencyFor(dialect: Dialect, hours: number): number {
+  return Math.max(1, Math.min(CONCURRENT_TRANSACTIONS[dialect], Math.floor(hours / MIN_HOURS_PER_TRANSACTION)));
+}
+
+/**
+ * Buildings' floor spaces in groups of whole buildings of about `size` spaces (a group is closed before the building
+ * that would take it past `size`), so two groups never lock the same building; a building of more than
+ * SPACES_PER_TRANSACTION spaces is cut as `batches` cuts it (its parts wait for each other's lock).
+ */
+export function buildingGroups(byBuilding: ReadonlyMap<string, number[]>, size: number): Array<Map<string, number[]>> {
+  const out: Array<Map<string, number[]>> = [];
+  let group = new Map<string, number[]>();
+  let count = 0;
+  for (const [building, keys] of byBuilding) {
+    if (keys.length > SPACES_PER_TRANSACTION) {
+      out.push(...batches(new Map([[building, keys]]), SPACES_PER_TRANSACTION));
+      continue;
+    }
+    if (count > 0 && count + keys.length > size) {
+      out.push(group);
+      group = new Map();
+      count = 0;
+    }
+    group.set(building, keys);
+    count += keys.length;
+  }
+  if (count > 0) out.push(group);
+  return out;
+}
+
+/**
+ * Runs `work` on each item, at most `limit` at once, in order. After a failure no more are started; the ones running
+ * are waited for (no transaction is left running behind the caller), then the first failure is thrown.
+ */
+async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed: { error: unknown } | undefined;
+  const worker = async () => {
+    while (failed === undefined && next < items.length) {
+      const item = items[next++]!;
+      try {
+        await work(item);
+      } catch (error) {
+        failed ??= { error };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  if (failed) throw failed.error;
 }
 
 /**

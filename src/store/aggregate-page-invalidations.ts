@@ -41,11 +41,12 @@ export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: Readonl
   });
 }
 
-/** In a page's transaction, after its upsert (which found `keys`): one row of its floor spaces' spans. */
-export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<void> {
+/** In a page's transaction, after its upsert (which found `keys`): one row of its floor spaces' spans, which it returns. */
+export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<Array<[number, number, ...number[]]>> {
   const spans = pageSpans(records, keys);
-  if (spans.length === 0) return;
+  if (spans.length === 0) return spans;
   await tx.runAhead(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
+  return spans;
 }
 
 /**

@@ -143,3 +143,10 @@ export function slices(fromMs: number, toMs: number, sliceMs: number): Array<[nu
   for (let at = fromMs; at < toMs; at += sliceMs) out.push([at, Math.min(toMs, at + sliceMs)]);
   return out;
 }
+
+/** The hours that stale ranges [first, last] (epoch ms) touch, summed: about the buckets a refresh recomputes. */
+export function hoursOf(ranges: Iterable<readonly [number, number, ...unknown[]]>): number {
+  let hours = 0;
+  for (const [first, last] of ranges) hours += Math.floor(last / 3_600_000) - Math.floor(first / 3_600_000) + 1;
+  return hours;
+}

@@ -17,6 +17,7 @@ import {
 } from './aggregate-calendars.ts';
 import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
 import { recordInvalidations } from './aggregate-page-invalidations.ts';
+import type { PageSpans } from './run-refresh.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
 import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
 import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
@@ -215,19 +216,14 @@ function describedAs(tx: Executor, doing: string): Executor {
   };
 }
 
-/** How long a run's commits leave the aggregates stale at most before one of them refreshes (docs/reporting.md). */
-export const REFRESH_INTERVAL_MS = 15_000;
-
 /**
  * The store's share of the aggregates: what each commit does around its upsert, the refresh of what poll pages made
  * stale, and the operations that span transactions, with what this store has learnt (each customer's settings as
- * last reconciled, when each customer's oldest unrefreshed page of this process committed).
+ * last reconciled).
  */
 export class AggregateKeeper {
   /** The settings the last reconcile or rebuild of each customer was given: what commits resolve a new building with. */
   readonly #settings = new Map<string, AggregateSettings>();
-  /** Per customer, the clock's time of this process's first page since its last refresh. */
-  readonly #staleSince = new Map<string, number>();
   readonly db: Adapter;
   /** Keep the aggregates (off only to measure what they cost: commits then record nothing, refreshes do nothing). */
   readonly on: boolean;
@@ -244,9 +240,10 @@ export class AggregateKeeper {
   /**
    * Runs a page's `upsert` in its transaction with the aggregates' share: a page of readings, polled or delivered,
    * records what it made stale (the store refreshes a delivery's within a second: delivery-refresh.ts), a listing
-   * that moves a floor space recomputes that space.
+   * that moves a floor space recomputes that space. Resolves to the spans the page recorded (none: it made nothing
+   * stale), which the store's refresh beside a run counts once the page committed (run-refresh.ts).
    */
-  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<Upserted>): Promise<void> {
+  async around(page: Executor, sink: StreamSink, customerId: string, records: ReadonlyArray<unknown>, at: string, upsert: () => Promise<Upserted>): Promise<PageSpans> {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const listed = this.on && sink === 'floorSpaces' ? (records as ReadonlyArray<FloorSpaceRecord>).map((r) => r.id).filter((id) => typeof id === 'string' && id !== '') : [];
@@ -257,25 +254,13 @@ export class AggregateKeeper {
     if (moving && moving.size > 0) {
       await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
     }
-    if (!this.on || sink !== 'occupancy' || records.length === 0) return;
-    await recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, floorSpaceKeys ?? new Map(), at);
-  }
-
-  /**
-   * After a poll page of readings committed: whether the customer's aggregates have been stale for the refresh
-   * interval (the first such page starts the count).
-   */
-  refreshDue(customerId: string, now: number): boolean {
-    if (!this.on) return false;
-    const since = this.#staleSince.get(customerId);
-    if (since === undefined) this.#staleSince.set(customerId, now);
-    return since !== undefined && now - since >= REFRESH_INTERVAL_MS;
+    if (!this.on || sink !== 'occupancy' || records.length === 0) return [];
+    return recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, floorSpaceKeys ?? new Map(), at);
   }
 
   async refresh(customerId: string, settings: AggregateSettings | undefined, at: string): Promise<AggregateRefresh> {
     if (settings) this.#settings.set(customerId, settings);
     if (!this.on) return { customerId, spaces: 0, buckets: 0, left: 0 };
-    this.#staleSince.delete(customerId);
     return refreshInvalidations(this.db, customerId, this.#settingsOf(customerId), at);
   }
 

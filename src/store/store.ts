@@ -10,12 +10,13 @@ import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts'
 import { canonicalTimestamp } from './timestamps.ts';
 import { AggregateKeeper } from './aggregate-store.ts';
 import { DeliveryRefresh } from './delivery-refresh.ts';
+import { RunRefresh } from './run-refresh.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
 import { pruneReadings } from './reading-retention.ts';
+import { closeAbandonedRuns, finishRun, lastRuns, pruneRuns, startRun } from './run-records.ts';
 import { quarantineRecords } from './quarantine.ts';
 import { applyStateChange } from './state-change.ts';
-import { normaliseState, toRun, toState, toStateChange, type Normalised, type RunRow, type StateRow } from './state-rows.ts';
-import { ABANDONED_RUN_ERROR } from './types.ts';
+import { normaliseState, toState, toStateChange, type Normalised, type StateRow } from './state-rows.ts';
 import type {
   AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
   QuarantineWrite, RunRecord, RunStatus, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
@@ -39,6 +40,8 @@ export class SqlStore implements Store {
   readonly #aggregates: AggregateKeeper;
   /** The refresh of what deliveries made stale, a second after the first of them (delivery-refresh.ts). */
   readonly #deliveryRefresh: DeliveryRefresh;
+  /** The refresh beside a run of what its poll pages made stale (run-refresh.ts). */
+  readonly #runRefresh: RunRefresh;
   /** Postgres: each month's partition made before a page with readings in it commits (migration 0013). */
   readonly #partitions: ReadingPartitions;
 
@@ -49,6 +52,13 @@ export class SqlStore implements Store {
     this.#migrator = migrator;
     this.#aggregates = new AggregateKeeper(adapter, options.maintainAggregates !== false);
     this.#partitions = new ReadingPartitions(adapter, logger);
+    // A failure there is the aggregates' lag, not the run's: one warning, and its rows stay pending.
+    this.#runRefresh = new RunRefresh({
+      refresh: (customerId) => this.#refresh(customerId),
+      failed: (customerId, error) =>
+        this.#logger.warn({ err: error, customer: customerId }, `the aggregates were not refreshed during the run (its end or the next run does it): ${(error as Error).message}`),
+      overlaps: adapter.dialect === 'postgres',
+    });
     this.#deliveryRefresh = new DeliveryRefresh({
       refresh: (customerId) => this.refreshAggregates(customerId),
       failed: (customerId, error) =>
@@ -87,9 +97,13 @@ export class SqlStore implements Store {
     return applied;
   }
 
-  /** Refreshes what deliveries left stale first (a failure there is a warning), then closes the database. */
+  /**
+   * Refreshes what deliveries left stale first (a failure there is a warning), waits for a refresh beside a run, then
+   * closes the database.
+   */
   async close(): Promise<void> {
     await this.#deliveryRefresh.close();
+    await this.#runRefresh.settled();
     return this.#wrap('closing the database', () => this.#db.close());
   }
 
@@ -118,8 +132,8 @@ export class SqlStore implements Store {
         ? { from: canonicalTimestamp(quarantine.window.from, 'quarantine.window.from'), to: canonicalTimestamp(quarantine.window.to, 'quarantine.window.to') }
         : null;
       if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
-      await this.#db.transaction(async (tx) => {
-        await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
+      const stale = await this.#db.transaction(async (tx) => {
+        const spans = await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
         if (quarantine) await quarantineRecords(tx, page.customerId, quarantine, window, at, page.runId ?? null);
         await this.#writeState(tx, state);
         if (page.runId !== undefined) {
@@ -132,11 +146,10 @@ export class SqlStore implements Store {
             },
           );
         }
+        return spans;
       }, { bulkRows: page.records.length });
-      // A long run refreshes now and then (aggregate-store.ts); a failure there is the aggregates' lag, not the page's.
-      if (page.sink === 'occupancy' && this.#aggregates.refreshDue(page.customerId, this.#clock.now())) {
-        await this.refreshAggregates(page.customerId).catch((error: unknown) => this.#logger.warn({ err: error, customer: page.customerId }, `the aggregates were not refreshed during the run (its end or the next run does it): ${(error as Error).message}`));
-      }
+      // What the run made stale is refreshed beside it, not in the way of its next commits (run-refresh.ts).
+      this.#runRefresh.committed(page.customerId, stale, this.#clock.now());
     });
   }
 
@@ -250,51 +263,18 @@ export class SqlStore implements Store {
   }
 
   closeAbandonedRuns(customerId: string, stateKey: string, at: IsoUtc): Promise<number[]> {
-    return this.#wrap('closing runs left running by an ended process', async () => {
-      const finishedAt = canonicalTimestamp(at, 'at');
-      const rows = await this.#db.all<{ id: number | string }>(sql`
-        UPDATE sync_runs SET status = 'interrupted', finished_at = ${finishedAt}, error = ${ABANDONED_RUN_ERROR}
-        WHERE customer_id = ${customerId} AND stream = ${stateKey} AND status = 'running' RETURNING id`);
-      return rows.map((r) => Number(r.id)).sort((a, b) => a - b);
-    });
+    return this.#wrap('closing runs left running by an ended process', () => closeAbandonedRuns(this.#db, customerId, stateKey, canonicalTimestamp(at, 'at')));
   }
 
   startRun(run: { customerId: string; stateKey: string; mode: RunRecord['mode']; startedAt: IsoUtc }): Promise<number> {
-    return this.#wrap('recording the start of a run', async () => {
-      const startedAt = canonicalTimestamp(run.startedAt, 'startedAt');
-      return this.#db.transaction(async (tx) => {
-        const rows = await tx.all<{ id: number }>(sql`
-          INSERT INTO sync_runs (customer_id, stream, mode, started_at, status, pages, records)
-          VALUES (${run.customerId}, ${run.stateKey}, ${run.mode}, ${startedAt}, 'running', 0, 0) RETURNING id`);
-        const id = Number(rows[0]!.id);
-        // Health and status read the latest run from here, not from the whole history.
-        await tx.run(sql`
-          INSERT INTO sync_last_runs (customer_id, stream, last_run_id) VALUES (${run.customerId}, ${run.stateKey}, ${id})
-          ON CONFLICT (customer_id, stream) DO UPDATE SET last_run_id = excluded.last_run_id`);
-        return id;
-      });
-    });
+    return this.#wrap('recording the start of a run', () => startRun(this.#db, { ...run, startedAt: canonicalTimestamp(run.startedAt, 'startedAt') }));
   }
 
   finishRun(
     id: number,
     outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null },
   ): Promise<void> {
-    return this.#wrap(`recording the end of run ${id}`, async () => {
-      const finishedAt = canonicalTimestamp(outcome.finishedAt, 'finishedAt');
-      await this.#db.transaction(async (tx) => {
-        const rows = await tx.all<{ customer_id: string; stream: string }>(sql`
-          UPDATE sync_runs SET status = ${outcome.status}, finished_at = ${finishedAt}, error = ${outcome.error ?? null}
-          WHERE id = ${id} RETURNING customer_id, stream`);
-        const run = rows[0];
-        if (!run) throw new StoreError(`run ${id} does not exist`);
-        if (outcome.status === 'succeeded') {
-          await tx.run(sql`
-            UPDATE sync_last_runs SET last_success_run_id = ${id}
-            WHERE customer_id = ${run.customer_id} AND stream = ${run.stream} AND (last_success_run_id IS NULL OR last_success_run_id < ${id})`);
-        }
-      });
-    });
+    return this.#wrap(`recording the end of run ${id}`, () => finishRun(this.#db, id, { ...outcome, finishedAt: canonicalTimestamp(outcome.finishedAt, 'finishedAt') }));
   }
 
   pruneReadings(before: IsoUtc, limit: number): Promise<PrunedReadings> {
@@ -302,37 +282,12 @@ export class SqlStore implements Store {
   }
 
   pruneRuns(before: IsoUtc, limit: number): Promise<number> {
-    return this.#wrap('deleting old runs', () => {
-      const cutoff = canonicalTimestamp(before, 'before');
-      // Oldest first through the primary key, in bounded batches so no statement holds the table for long.
-      return this.#db.run(sql`
-        DELETE FROM sync_runs WHERE id IN (
-          SELECT r.id FROM sync_runs r
-           WHERE r.status <> 'running' AND r.finished_at < ${cutoff}
-             AND NOT EXISTS (SELECT 1 FROM sync_last_runs l WHERE l.last_run_id = r.id OR l.last_success_run_id = r.id)
-           ORDER BY r.id LIMIT ${limit})`);
-    });
+    return this.#wrap('deleting old runs', () => pruneRuns(this.#db, canonicalTimestamp(before, 'before'), limit));
   }
 
-  /**
-   * The latest run of each (customer, stream), ordered by customer and stream. A run recorded as running whose lock
-   * no live process holds (killed with kill -9, its session cut off by a database restart) is shown as what it is, an
-   * interrupted run with ABANDONED_RUN_ERROR, without writing: the next run of the stream records it so.
-   */
+  /** The latest run of each (customer, stream) (run-records.ts). */
   lastRuns(customerId?: string): Promise<RunRecord[]> {
-    return this.#wrap('reading the last runs', async () => {
-      const where = customerId === undefined ? sql`` : sql`WHERE l.customer_id = ${customerId}`;
-      const rows = await this.#db.all<RunRow>(sql`
-        SELECT r.* FROM sync_last_runs l JOIN sync_runs r ON r.id = l.last_run_id ${where}
-        ORDER BY r.customer_id, r.stream`);
-      const runs = rows.map(toRun);
-      for (const run of runs) {
-        if (run.status === 'running' && !(await this.#db.runLockHeld(run.customerId, run.stateKey))) {
-          Object.assign(run, { status: 'interrupted', error: ABANDONED_RUN_ERROR });
-        }
-      }
-      return runs;
-    });
+    return this.#wrap('reading the last runs', () => lastRuns(this.#db, customerId));
   }
 
   storeDelivery(delivery: DeliveryRecord, occupancy: ReadonlyArray<OccupancyRecord>, quarantine?: Omit<QuarantineWrite, 'window'>): Promise<'stored' | 'duplicate'> {
@@ -379,7 +334,13 @@ export class SqlStore implements Store {
     return this.#wrap(`reconciling the aggregates of customer ${customerId}`, () => this.#aggregates.reconcile(customerId, settings, toIso(this.#clock.now())));
   }
 
-  refreshAggregates(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh> {
+  /** After the refresh beside a run of the customer, if one is running: the two would only wait for each other's locks. */
+  async refreshAggregates(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh> {
+    await this.#runRefresh.before(customerId);
+    return this.#refresh(customerId, settings);
+  }
+
+  #refresh(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh> {
     return this.#wrap(`refreshing the aggregates of customer ${customerId}`, () => this.#aggregates.refresh(customerId, settings, toIso(this.#clock.now())));
   }
 

@@ -4,7 +4,8 @@ import { streams as allStreams } from '../../jobs/index.ts';
 import { aggregateSettings, reconcileAfterRun, reconcileAggregates } from '../../src/app/aggregates.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { DEFAULT_WORKING_TIME } from '../../src/config-working-time.ts';
-import { REFRESH_INTERVAL_MS } from '../../src/store/aggregate-store.ts';
+import { LOCK_SPACE } from '../../src/store/aggregate-calendars.ts';
+import { REFRESH_AFTER_MS, REFRESH_INTERVAL_MS } from '../../src/store/run-refresh.ts';
 import { memoryLogger, silentLogger } from '../../src/logger.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import type { SyncReport } from '../../src/sync/engine.ts';
@@ -89,25 +90,76 @@ describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => 
     expect(await dumpAggregates(store)).toEqual(kept);
   });
 
-  it('a long run refreshes from its commits once its oldest unrefreshed page is 15 s old (the injected clock)', { timeout: 30_000 }, async () => {
+  it('a long run refreshes beside its commits: at 15 s of pages whatever they hold, on Postgres after 1 s once they span two hours a floor space (the injected clock)', { timeout: 30_000 }, async () => {
     db = await freshDatabase(dialect, 'agg-interval', { migrate: true });
     const clock = new FakeClock(Date.parse('2026-03-10T00:00:00.000Z'));
     const store = await openTestStore(db, { clock });
     stores.push(store);
+    // An hour of two spaces (12 readings each): less than two hours a space, so only the 15 s bound refreshes it.
     await store.commitPage(page('c1', readings('s1', T0, 12)));
     clock.advance(REFRESH_INTERVAL_MS - 1);
     await store.commitPage(page('c1', readings('s2', T0, 12)));
     expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
     clock.advance(1);
-    // This commit finds the aggregates stale for the interval: it refreshes after committing.
+    // This commit finds the oldest page 15 s old: a refresh starts beside the run and takes all three pages.
     await store.commitPage(page('c1', readings('s3', T0, 12)));
-    expect(await store.pendingAggregates('c1')).toEqual([]);
+    await waitFor(async () => (await store.pendingAggregates('c1')).length === 0, 'the refresh beside the run', 10_000);
     expect(await buckets(store, 'c1')).toBeGreaterThan(0);
-    // The count starts again at the next page.
-    await store.commitPage(page('c1', readings('s1', T0 + 60 * MIN, 12)));
-    clock.advance(REFRESH_INTERVAL_MS - 1);
-    await store.commitPage(page('c1', readings('s2', T0 + 60 * MIN, 12)));
-    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
+    // The count starts again at the next page: on Postgres three hours of one space are due a second after it, not
+    // before; on SQLite (no refresh overlaps its commits) only at 15 s.
+    await store.commitPage(page('c1', readings('s1', T0 + 60 * MIN, 36)));
+    clock.advance(REFRESH_AFTER_MS - 1);
+    await store.commitPage(page('c1', readings('s1', T0 + 4 * 60 * MIN, 1)));
+    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(1);
+    clock.advance(1);
+    await store.commitPage(page('c1', readings('s1', T0 + 5 * 60 * MIN, 1)));
+    if (dialect === 'sqlite') {
+      expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(1);
+      clock.advance(REFRESH_INTERVAL_MS - REFRESH_AFTER_MS);
+      await store.commitPage(page('c1', readings('s1', T0 + 6 * 60 * MIN, 1)));
+    }
+    await waitFor(async () => (await store.pendingAggregates('c1')).length === 0, 'the refresh beside the run of three hours a space', 10_000);
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
+  it.runIf(dialect === 'postgres')("a refresh beside the run holds up none of its commits; the run's end and closing the store wait for it", { timeout: 30_000 }, async () => {
+    db = await freshDatabase(dialect, 'agg-beside', { migrate: true });
+    const schema = db.schema!;
+    const clock = new FakeClock(Date.parse('2026-03-10T00:00:00.000Z'));
+    const store = await openTestStore(db, { clock });
+    await store.commitPage(page('c1', readings('s1', T0, 36)));
+    const admin = postgres(PG_BASE_URL, { max: 2, onnotice: () => {} });
+    const held = await admin.reserve();
+    let closed = false;
+    try {
+      // The lock of the spaces of no known building, as another process's refresh of them holds it.
+      await held`BEGIN`;
+      await held.unsafe(`SELECT pg_advisory_xact_lock(${LOCK_SPACE}::int4, hashtext('${schema}:' || '["c1",""]'))`);
+      clock.advance(REFRESH_AFTER_MS);
+      await store.commitPage(page('c1', readings('s1', T0 + 3 * 60 * MIN, 1)));
+      await waitFor(async () => Number((await admin.unsafe(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%' AND pid <> ${Number((await held`SELECT pg_backend_pid() AS p`)[0]!.p)}`))[0]!.n) > 0, 'the refresh beside the run waiting for the lock', 10_000);
+      // The run goes on: its next pages commit while the refresh waits.
+      await store.commitPage(page('c1', readings('s2', T0, 12)));
+      await store.commitPage(page('c1', readings('s3', T0, 12)));
+      // Closing waits for the refresh: had it closed the database under it, s1's range would still be pending below.
+      const closing = store.close().then(() => (closed = true));
+      await held`COMMIT`;
+      await closing;
+    } finally {
+      held.release();
+      await admin.end();
+      if (!closed) await store.close();
+    }
+    // The refresh beside the run took the first two pages; the last two wait for the next refresh.
+    const reopened = await openTestStore(db);
+    stores.push(reopened);
+    expect((await reopened.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
+    expect((await reopened.refreshAggregates('c1')).left).toBe(0);
+    const kept = await dumpAggregates(reopened);
+    await reopened.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(reopened)).toEqual(kept);
   });
 
   it('a webhook delivery records its range as a page does, and the store refreshes it on its own within a second; the result equals a rebuild', { timeout: 30_000 }, async () => {
