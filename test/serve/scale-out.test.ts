@@ -53,11 +53,16 @@ describe('two serve instances on one Postgres', () => {
     cleanups.push(() => store.close());
 
     const scrape = async () => Promise.all([a, b].map(async (p) => (await get(`${p.opsUrl}/metrics`)).text));
+    const succeeded = (t: string) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"');
     await waitFor(async () => {
       const [ta, tb] = await scrape();
-      const succeeded = (t: string) => metricSum(t, 'occupancy_sync_runs_total', 'status="succeeded"');
       return succeeded(ta!) >= 4 && succeeded(tb!) >= 4;
-    }, 'both instances to have run streams several times', 90_000);
+    }, 'both instances to have run streams several times', 90_000).catch(async (error: unknown) => {
+      // What each instance did by then, so a timeout on a busy machine says which instance stalled and on what.
+      const texts = await scrape().catch(() => ['', '']);
+      const state = [a, b].map((p, i) => `instance ${i === 0 ? 'a' : 'b'}: ${succeeded(texts[i] ?? '')} run(s) succeeded, ${metricSum(texts[i] ?? '', 'occupancy_sync_runs_total')} in all; its output ends:\n${p.output().split('\n').slice(-15).join('\n')}`);
+      throw new Error(`${(error as Error).message}\n${state.join('\n')}`, { cause: error });
+    });
     // Receivers keep no state: the same delivery sent to each instance is stored once, the second is a duplicate.
     const customerId = sandbox.customers[0]!.id;
     const body = occupancyDelivery(customerId, '5d1e0000-0000-4000-8000-0000000000aa', '9e8d7c6b-0000-4000-8000-000000000001');
