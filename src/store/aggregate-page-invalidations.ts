@@ -16,7 +16,7 @@ import type { OccupancyRecord } from './types.ts';
  * few bytes a space (a row per space named by id cost about 70). Texts, not instants, are compared: the upsert before
  * it refused any time not in the canonical form, whose text sorts as its instant; two parses per group.
  */
-export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>): Array<[number, number, ...number[]]> {
+export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>): PageSpans {
   const text = new Map<string, [string, string]>();
   for (const r of records) {
     const at = r.observedAt;
@@ -41,8 +41,32 @@ export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: Readonl
   });
 }
 
+/** A page's floor spaces' spans as pageSpans groups them: `[first, last, key, key, ...]` per group. */
+export type PageSpans = Array<[number, number, ...number[]]>;
+
+/**
+ * Folds span groups into one span per floor space key, widened by min and max: `fresh` makes the entry of a key not
+ * seen yet, `seen` (if any) updates the rest of an entry seen before.
+ */
+export function foldSpans<S extends [number, number, ...unknown[]]>(into: Map<number, S>, groups: ReadonlyArray<readonly number[]>, fresh: (first: number, last: number) => S, seen?: (span: S) => void): void {
+  for (const group of groups) {
+    const a = group[0]!;
+    const b = group[1]!;
+    for (let i = 2; i < group.length; i++) {
+      const key = group[i]!;
+      const span = into.get(key);
+      if (!span) into.set(key, fresh(a, b));
+      else {
+        if (a < span[0]) span[0] = a;
+        if (b > span[1]) span[1] = b;
+        seen?.(span);
+      }
+    }
+  }
+}
+
 /** In a page's transaction, after its upsert (which found `keys`): one row of its floor spaces' spans, which it returns. */
-export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<Array<[number, number, ...number[]]>> {
+export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<PageSpans> {
   const spans = pageSpans(records, keys);
   if (spans.length === 0) return spans;
   await tx.runAhead(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
@@ -62,20 +86,9 @@ export async function claimPageInvalidations(tx: Executor, customerId: string, l
     RETURNING spans AS s, invalidated_at AS t`);
   const merged = new Map<number, [number, number, string]>();
   for (const row of rows) {
-    for (const group of JSON.parse(row.s) as Array<[number, number, ...number[]]>) {
-      const a = group[0];
-      const b = group[1];
-      for (let i = 2; i < group.length; i++) {
-        const key = group[i]!;
-        const span = merged.get(key);
-        if (!span) merged.set(key, [a, b, row.t]);
-        else {
-          if (a < span[0]) span[0] = a;
-          if (b > span[1]) span[1] = b;
-          if (row.t < span[2]) span[2] = row.t;
-        }
-      }
-    }
+    foldSpans(merged, JSON.parse(row.s) as PageSpans, (a, b) => [a, b, row.t], (span) => {
+      if (row.t < span[2]) span[2] = row.t;
+    });
   }
   return { pages: rows.length, spans: merged };
 }

@@ -16,8 +16,7 @@ import {
   type ResolvedBuilding,
 } from './aggregate-calendars.ts';
 import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
-import { recordInvalidations } from './aggregate-page-invalidations.ts';
-import type { PageSpans } from './run-refresh.ts';
+import { recordInvalidations, type PageSpans } from './aggregate-page-invalidations.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
 import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
 import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';

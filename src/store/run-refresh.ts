@@ -1,3 +1,4 @@
+import { foldSpans, type PageSpans } from './aggregate-page-invalidations.ts';
 import { hoursOf } from './aggregate-plan.ts';
 
 /**
@@ -37,9 +38,6 @@ export function refreshDue(unrefreshed: Unrefreshed, now: number, overlaps = tru
   return hoursOf(unrefreshed.spans.values()) >= HOURS_PER_SPACE * unrefreshed.spans.size;
 }
 
-/** Page spans as recorded (aggregate-page-invalidations.ts): `[first, last, key, key, ...]` per group. */
-export type PageSpans = ReadonlyArray<readonly number[]>;
-
 export class RunRefresh {
   readonly #refresh: (customerId: string) => Promise<unknown>;
   readonly #failed: (customerId: string, error: unknown) => void;
@@ -58,18 +56,7 @@ export class RunRefresh {
     if (spans.length === 0) return;
     let unrefreshed = this.#unrefreshed.get(customerId);
     if (!unrefreshed) this.#unrefreshed.set(customerId, (unrefreshed = { since: now, spans: new Map() }));
-    for (const group of spans) {
-      const first = group[0]!;
-      const last = group[1]!;
-      for (let i = 2; i < group.length; i++) {
-        const span = unrefreshed.spans.get(group[i]!);
-        if (!span) unrefreshed.spans.set(group[i]!, [first, last]);
-        else {
-          if (first < span[0]) span[0] = first;
-          if (last > span[1]) span[1] = last;
-        }
-      }
-    }
+    foldSpans(unrefreshed.spans, spans, (first, last) => [first, last]);
     if (this.#running.has(customerId) || !refreshDue(unrefreshed, now, this.#overlaps)) return;
     this.#unrefreshed.delete(customerId);
     // Never rejects: a failure is the aggregates' lag, reported, and its rows stay pending for the next refresh.

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { PageSpans } from '../../src/store/aggregate-page-invalidations.ts';
 import { HOURS_PER_SPACE, REFRESH_AFTER_MS, REFRESH_INTERVAL_MS, refreshDue, RunRefresh, type Unrefreshed } from '../../src/store/run-refresh.ts';
 
 /** The refresh beside a run (src/store/run-refresh.ts): when one is due, one at a time a customer, never rejecting. */
@@ -29,7 +30,7 @@ describe('when a refresh beside a run is due', () => {
 });
 
 describe('RunRefresh', () => {
-  const spans = (key: number, first: number, last: number) => [[first, last, key]];
+  const spans = (key: number, first: number, last: number): PageSpans => [[first, last, key]];
 
   it('starts one refresh a customer at a time when due, counts again from the next page, and reports a failure without rejecting', async () => {
     const started: string[] = [];
