@@ -4,7 +4,7 @@ import type { Store } from '../store/types.ts';
 import { toIsoUtc } from '../time.ts';
 
 /**
- * Retention for the daemons (`serve`, `schedule`): at start and then every hour,
+ * Retention: the daemons (`serve`, `schedule`) at start and then every hour, `occupancy-sync prune` once,
  * - finished runs older than RUN_HISTORY_RETENTION are deleted in batches (the latest run and the latest success of
  *   every stream stay, so status and /healthz never lose what they show). At 1,000 customers and two streams synced
  *   every 5 minutes, sync_runs grows by about 576,000 rows a day without it;
@@ -32,24 +32,32 @@ export interface RetentionOptions {
   everyMs?: number;
 }
 
-export function startRetention(options: RetentionOptions): Retention {
-  const { store, retentionMs, clock, logger } = options;
-  const readingsMs = options.readingsRetentionMs ?? 0;
-  let running: Promise<number> | undefined;
-  let stopped = false;
+/** What one retention pass deleted: runs (undefined: RUN_HISTORY_RETENTION off) and readings (READINGS_RETENTION off). */
+export interface Pruned {
+  runs?: { deleted: number; before: string };
+  readings?: { partitions: string[]; rows: number; before: string };
+}
 
-  const pruneRuns = async (): Promise<number> => {
+/**
+ * One pass, in batches of BATCH rows until a batch comes back short (or `stopped` says so between two): finished runs
+ * older than `retentionMs`, then readings observed before `readingsRetentionMs` ago. The daemons run it every hour
+ * (startRetention); `occupancy-sync prune` runs it once, for cron and systemd timers.
+ */
+export async function pruneOnce(options: Omit<RetentionOptions, 'logger' | 'everyMs'>, stopped: () => boolean = () => false): Promise<Pruned> {
+  const { store, retentionMs, clock } = options;
+  const readingsMs = options.readingsRetentionMs ?? 0;
+  const out: Pruned = {};
+  if (retentionMs > 0) {
     const before = toIsoUtc(clock.now() - retentionMs);
-    let total = 0;
+    let deleted = 0;
     for (;;) {
-      const deleted = await store.pruneRuns(before, BATCH);
-      total += deleted;
-      if (deleted < BATCH || stopped) break;
+      const batch = await store.pruneRuns(before, BATCH);
+      deleted += batch;
+      if (batch < BATCH || stopped()) break;
     }
-    if (total > 0) logger.info({ deleted: total, before }, `deleted ${total} run(s) that finished before ${before} (RUN_HISTORY_RETENTION)`);
-    return total;
-  };
-  const pruneReadings = async (): Promise<void> => {
+    out.runs = { deleted, before };
+  }
+  if (readingsMs > 0 && !stopped()) {
     const before = toIsoUtc(clock.now() - readingsMs);
     const partitions: string[] = [];
     let rows = 0;
@@ -57,18 +65,35 @@ export function startRetention(options: RetentionOptions): Retention {
       const pass = await store.pruneReadings(before, BATCH);
       partitions.push(...pass.partitions);
       rows += pass.rows;
-      if (pass.rows < BATCH || stopped) break;
+      if (pass.rows < BATCH || stopped()) break;
     }
-    if (partitions.length > 0) logger.info({ partitions, before }, `dropped ${partitions.length} partition(s) of readings observed before ${before}: ${partitions.join(', ')} (READINGS_RETENTION)`);
-    if (rows > 0) logger.info({ deleted: rows, before }, `deleted ${rows} reading(s) observed before ${before} (READINGS_RETENTION)`);
-  };
+    out.readings = { partitions, rows, before };
+  }
+  return out;
+}
+
+/** The log lines of a pass (none for what deleted nothing), as the daemons write them. */
+export function logPruned(logger: Logger, pruned: Pruned): void {
+  const { runs, readings } = pruned;
+  if (runs && runs.deleted > 0) logger.info({ deleted: runs.deleted, before: runs.before }, `deleted ${runs.deleted} run(s) that finished before ${runs.before} (RUN_HISTORY_RETENTION)`);
+  if (readings && readings.partitions.length > 0) {
+    logger.info({ partitions: readings.partitions, before: readings.before }, `dropped ${readings.partitions.length} partition(s) of readings observed before ${readings.before}: ${readings.partitions.join(', ')} (READINGS_RETENTION)`);
+  }
+  if (readings && readings.rows > 0) logger.info({ deleted: readings.rows, before: readings.before }, `deleted ${readings.rows} reading(s) observed before ${readings.before} (READINGS_RETENTION)`);
+}
+
+export function startRetention(options: RetentionOptions): Retention {
+  const { retentionMs, logger } = options;
+  const readingsMs = options.readingsRetentionMs ?? 0;
+  let running: Promise<number> | undefined;
+  let stopped = false;
 
   const prune = (): Promise<number> => {
     if (stopped || (retentionMs <= 0 && readingsMs <= 0)) return Promise.resolve(0);
     running ??= (async () => {
-      const runs = retentionMs > 0 ? await pruneRuns() : 0;
-      if (readingsMs > 0 && !stopped) await pruneReadings();
-      return runs;
+      const pruned = await pruneOnce(options, () => stopped);
+      logPruned(logger, pruned);
+      return pruned.runs?.deleted ?? 0;
     })().finally(() => (running = undefined));
     return running;
   };

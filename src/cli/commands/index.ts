@@ -14,6 +14,7 @@ import { serveCommand } from './serve.ts';
 import { stateCommand } from './state.ts';
 import { recordCommand } from './record.ts';
 import { aggregatesCommand } from './aggregates.ts';
+import { pruneCommand } from './prune.ts';
 
 /** Every command of the CLI; each module registers one command (or one command group). */
 export const commands: CommandModule[] = [
@@ -24,6 +25,7 @@ export const commands: CommandModule[] = [
   stateCommand,
   reportCommand,
   aggregatesCommand,
+  pruneCommand,
   serveCommand,
   migrateCommand,
   checkCommand,
