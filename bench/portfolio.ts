@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { freshDatabase, type Dialect, type TestDatabase } from '../test/support/databases.ts';
-import { runBench, spawnBench, type BenchChild } from './child.ts';
+import { runBench, spawnBench } from './child.ts';
 import { timeReports, reportAsks, openReader, explain, type ReportTiming } from './portfolio-reports.ts';
 import type { PortfolioLoad, PortfolioLoadResult } from './portfolio-worker.ts';
 import type { SandboxInfo } from './sandbox-process.ts';

@@ -24,7 +24,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { copyWorkingTree, npxInstalls, userEnv } from '../test/support/newcomer.ts';
-import { ROOT, spawnProcess } from '../test/support/process.ts';
+import { spawnProcess } from '../test/support/process.ts';
 import { tempDir } from '../test/support/tmp.ts';
 
 const args = new Map<string, string>();

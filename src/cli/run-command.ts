@@ -2,7 +2,7 @@ import { parseDocumentSource } from '../api/documents.ts';
 import { requireApi, selectCustomers } from '../config.ts';
 import { globalSecrets } from '../logger.ts';
 import type { Store } from '../store/types.ts';
-import type { ProgressEvent, RunRequest, StreamOutcome, SyncReport } from '../sync/engine.ts';
+import type { ProgressEvent, RunRequest, SyncReport } from '../sync/engine.ts';
 import { openForWriting } from '../app/database.ts';
 import { runOnce } from '../app/run-once.ts';
 import { loadStreams, selectStreams } from '../app/streams.ts';

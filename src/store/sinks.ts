@@ -7,7 +7,7 @@ import { COUNT_RULE, INT4_RULE, invalid, isCount, isInt4, isTimeZone, TIME_ZONE_
 import { sinkColumns, SINK_NAMES, type NotInRecords, type SinkColumn } from './columns.ts';
 import { floorSpaceKeys, occupancySink } from './occupancy-sink.ts';
 import type { Column, ColumnType, PageContext, PrepareInput, SinkDef } from './sink-def.ts';
-import { canonicalOrNull, canonicalTimestamp } from './timestamps.ts';
+import { canonicalTimestamp } from './timestamps.ts';
 import type { DeclaredSink, Upserted } from './adapter.ts';
 import type { FloorSpaceRecord, OccupancySource, SinkName, SinkRecords } from './types.ts';
 

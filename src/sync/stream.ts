@@ -1,5 +1,5 @@
 import { defaultMaxHold, type Sampling } from '../time-weight.ts';
-import type { DeclaredTable, SinkName, SinkRecords, SinkTarget, StreamRecords, StreamSink } from '../store/types.ts';
+import type { DeclaredTable, SinkRecords, SinkTarget, StreamRecords, StreamSink } from '../store/types.ts';
 import { sinkKey } from '../store/columns.ts';
 import type { PagingStyle } from './paging/index.ts';
 import type { RecordSpec } from './records.ts';

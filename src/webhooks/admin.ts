@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fchmodSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, fchmodSync, openSync, writeSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN } from '../config.ts';
 import { HTTP_HEADER_NAME, isLoopback } from '../net.ts';

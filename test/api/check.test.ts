@@ -5,7 +5,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.ts';
 import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { runMain } from '../support/cli.ts';
-import { tempDir } from '../support/tmp.ts';
 import { failures, FIXTURES, fixtureCopy, introspectionOff, positionOf } from '../check/support.ts';
 
 const JOBS = fileURLToPath(new URL('../../jobs/', import.meta.url));

@@ -5,7 +5,6 @@ import { buildStatus, formatStatus, withCompleteness } from '../../src/cli/statu
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import { createMetrics } from '../../src/metrics.ts';
 import { toIsoUtc } from '../../src/time.ts';
-import { childEnv } from '../sync/helpers.ts';
 import { freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
 
 const MINUTE = 60_000;

@@ -6,7 +6,7 @@ import { afterAll, expect, it } from 'vitest';
 import { INFLATER_BYTES, PendingBudget } from '../../src/webhooks/body.ts';
 import { DEFAULT_MAX_PENDING_BYTES } from '../../src/webhooks/handler.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
+import { SECRET_A, delivery, send } from '../webhooks/helpers.ts';
 import { publishFigures } from './figures.ts';
 import { spawnTs } from '../support/process.ts';
 import { waitFor, within } from '../support/wait.ts';

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
-import { startSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
+import { startSandbox, type SandboxOptions } from '../../src/sandbox/index.ts';
 import { authenticate, gql, pageAll, startReceiver, type Received } from './helpers.ts';
 
 const cleanup: Array<() => Promise<void>> = [];
@@ -221,7 +221,7 @@ describe('sandbox webhook deliveries', () => {
   });
 
   it('sendTestEvent delivers at once with the requested Type and reports whether the receiver accepted it', async () => {
-    const { sandbox, receiver, mutate, customer } = await setup({}, (n) => (n === 1 ? 200 : 500));
+    const { receiver, mutate, customer } = await setup({}, (n) => (n === 1 ? 200 : 500));
     const reg = await mutate(REGISTER, { input: { url: receiver.url, eventTypes: ['Occupancy'], signatureSecret: SECRET } });
     const id = reg.data!.registerWebhook.id;
     const send = `mutation Test($id: ID!, $type: String) { sendTestEvent(webhookId: $id, type: $type) }`;

@@ -1,5 +1,5 @@
 import postgres from 'postgres';
-import type { JobLocks, JobQueueSql, QueueClient } from '../job-queue.ts';
+import type { JobLocks, JobQueueSql } from '../job-queue.ts';
 import { advisoryKey, CLOSE_WAIT_SECONDS, isConnectionEnded, runLockKey } from './locks.ts';
 import { parsePgUrl } from './url.ts';
 

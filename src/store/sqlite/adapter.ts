@@ -1,4 +1,3 @@
-import type { Logger } from '../../logger.ts';
 import type { Adapter, Executor } from '../adapter.ts';
 import { COMPATIBILITY_FLAGS } from '../compatibility.ts';
 import { isBusy } from '../errors.ts';
