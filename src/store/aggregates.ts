@@ -186,8 +186,8 @@ async function readReadings(
   }
   // SQLite: the same ranges as one JSON array, so the statement's text is one (prepared once, cached), however many
   // spaces; per range, one scalar subquery reads it by the primary key and sends its readings as one text of the three
-  // lists, as Postgres does: no sort, and a row per floor space instead of a JS object per reading (a third of the time
-  // of the read on this machine: docs/performance.md). group_concat skips NULL, hence '' for a missing headcount.
+  // lists, as Postgres does: no sort, and a row per floor space to hand over instead of a JS object per reading
+  // (docs/performance.md). group_concat skips NULL, hence '' for a missing headcount.
   const ranges = JSON.stringify(parts.flatMap((p) => p.keys.map((k) => [k, p.fromMs, p.toMs])));
   const rows = await tx.all<{ k: number | string; x: string | null }>(sql`
     SELECT u.value ->> 0 AS k,
