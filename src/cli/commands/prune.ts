@@ -17,7 +17,7 @@ function summary(pruned: Pruned): string {
     lines.push(`Readings: ${dropped}deleted ${readings.rows} reading(s) observed before ${readings.before} (READINGS_RETENTION).`);
     if (readings.rows > 0 || readings.partitions.length > 0) {
       lines.push(
-        `The time-weighted aggregates keep those hours: \`occupancy-sync aggregates rebuild --to ${readings.before.slice(0, 10)}\` makes them follow (docs/reporting.md).`,
+        `The time-weighted aggregates of those hours stay (reports still show them); \`occupancy-sync aggregates rebuild --to ${readings.before.slice(0, 10)}\` removes them too (docs/reporting.md).`,
       );
     }
   }
@@ -38,7 +38,7 @@ export const pruneCommand: CommandModule = (program, ctx) => {
 Runs: the latest run and the latest success of every stream always stay. Readings: on Postgres each month wholly
 older than the cutoff is its partition dropped, the month at the edge deleted row by row; on SQLite row by row, 5,000
 rows a statement. Safe while syncs and daemons run (docs/operations.md, "Retention"). The time-weighted aggregates
-keep their rows until \`aggregates rebuild --to DATE\` of that range.
+keep their rows (reports still show those hours) until \`aggregates rebuild --to DATE\` of that range.
 
 Examples:
   $ occupancy-sync prune
