@@ -7,7 +7,7 @@ import { waitFor } from '../support/wait.ts';
 import { childEnv } from '../sync/helpers.ts';
 import { blackHoleProxy } from './black-hole-proxy.ts';
 import { Figures } from './figures.ts';
-import { DAY, dbRows, truthRows } from './sync-harness.ts';
+import { DAY, againstTruth, dbRows } from './sync-harness.ts';
 
 /**
  * Exits that wait for the network (issue 36): a `sync` whose database, or whose API, goes silent mid-run (a proxy that
@@ -64,7 +64,9 @@ async function expectWholePages(store: Store, sandbox: Sandbox, customer: string
 async function expectTruth(store: Store, sandbox: Sandbox, customer: string): Promise<void> {
   const state = await store.getState(customer, 'occupancy');
   const stored = await dbRows(store, customer);
-  expect(stored).toEqual(truthRows(sandbox, customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) }));
+  const held = againstTruth(stored, sandbox, customer, state!.watermark!);
+  expect(held.stored).toEqual(held.truth);
+  expect(held.strays).toEqual([]);
 }
 
 async function world(cleanups: Array<() => unknown>, label: string, seed: number, dialect: 'sqlite' | 'postgres') {

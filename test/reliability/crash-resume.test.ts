@@ -7,7 +7,7 @@ import { prng } from '../support/random.ts';
 import { waitFor } from '../support/wait.ts';
 import { childEnv } from '../sync/helpers.ts';
 import { Figures, scaled } from './figures.ts';
-import { DAY, dbRows, truthRows } from './sync-harness.ts';
+import { DAY, againstTruth, dbRows } from './sync-harness.ts';
 
 /**
  * Crash and resume across `backfill` and `sync` mixed, 20 SIGKILLs in all (test/sync covers `sync` alone): child
@@ -90,10 +90,10 @@ async function mixedKills(backend: Dialect, seed: number, kills: number) {
     const done = await store.getState(customer, 'occupancy#backfill');
     expect(done?.windowStart ?? null, 'the backfill finished').toBeNull();
 
-    const truth = truthRows(sandbox, customer, { from: dataStart, to: Date.parse(state!.watermark!) });
-    const stored = await dbRows(store, customer);
-    expect(stored.length).toBe(truth.length);
-    expect(stored).toEqual(truth);
+    const held = againstTruth(await dbRows(store, customer), sandbox, customer, state!.watermark!, dataStart);
+    expect(held.stored.length).toBe(held.truth.length);
+    expect(held.stored).toEqual(held.truth);
+    expect(held.strays).toEqual([]);
     const failed = await store.query<{ status: string; error: string }>("SELECT status, error FROM sync_runs WHERE status = 'failed'");
     expect(failed).toEqual([]);
     expect(tally.killed, `kills that landed: ${JSON.stringify(tally)}`).toBeGreaterThanOrEqual(Math.floor(kills * 0.8));

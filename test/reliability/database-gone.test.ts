@@ -9,7 +9,7 @@ import { spawnCli, spawnProcess, type Child, type Exit } from '../support/proces
 import { waitFor, WaitTimeout } from '../support/wait.ts';
 import { childEnv } from '../sync/helpers.ts';
 import { Figures } from './figures.ts';
-import { DAY, dbRows, runEngine, syncSettings, truthRows, type EngineRun } from './sync-harness.ts';
+import { DAY, againstTruth, dbRows, runEngine, syncSettings, type EngineRun } from './sync-harness.ts';
 
 /**
  * The database goes away in the middle of a run: Postgres backends terminated (pg_terminate_backend, as a failover
@@ -60,9 +60,10 @@ async function expectWholePages(store: Store, sandbox: Sandbox, customer: string
 
 async function expectTruth(store: Store, sandbox: Sandbox, customer: string) {
   const state = await store.getState(customer, 'occupancy');
-  const truth = truthRows(sandbox, customer, { from: HISTORY_START, to: Date.parse(state!.watermark!) });
-  expect(await dbRows(store, customer)).toEqual(truth);
-  return truth.length;
+  const held = againstTruth(await dbRows(store, customer), sandbox, customer, state!.watermark!, HISTORY_START);
+  expect(held.stored).toEqual(held.truth);
+  expect(held.strays).toEqual([]);
+  return held.truth.length;
 }
 
 const outcomeOf = (run: EngineRun) => run.report.outcomes.find((o) => o.stream === 'occupancy')!;
@@ -142,8 +143,9 @@ it('Postgres backends of a sync process terminated mid-run: whole pages only aft
     expect((await final.exit(120_000, 'the next sync to complete')).code, final.stderr()).toBe(0);
     const state = await w.store.getState(w.customer, 'occupancy');
     const stored = await dbRows(w.store, w.customer);
-    const truth = truthRows(w.sandbox, w.customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) });
-    expect(stored).toEqual(truth);
+    const held = againstTruth(stored, w.sandbox, w.customer, state!.watermark!);
+    expect(held.stored).toEqual(held.truth);
+    expect(held.strays).toEqual([]);
     figures.record({ key: 'database-gone/postgres-terminated', tried: 'pg_terminate_backend on every backend of a `sync` process, after 3, 4, 5, 6, 7 more committed pages', count: rounds, held: 'whole pages only after each (rows <= committed records, each one of the truth; windows read in parallel); each killed run completed or failed cleanly (exit 1), none crashed or hung; the next run = ground truth' });
   } finally {
     await admin.end();
@@ -179,7 +181,9 @@ it('a sync whose lock session is terminated stops committing and fails cleanly w
     expect((await final.exit(90_000, 'the next sync to complete')).code, final.stderr()).toBe(0);
     const state = await w.store.getState(w.customer, 'occupancy');
     const stored = await dbRows(w.store, w.customer);
-    expect(stored).toEqual(truthRows(w.sandbox, w.customer, { from: Date.parse(stored[0]!.observedAt), to: Date.parse(state!.watermark!) }));
+    const held = againstTruth(stored, w.sandbox, w.customer, state!.watermark!);
+    expect(held.stored).toEqual(held.truth);
+    expect(held.strays).toEqual([]);
     figures.record({
       key: 'database-gone/postgres-lock-terminated',
       tried: "pg_terminate_backend on the backend holding the run's advisory lock, after 3 committed pages",

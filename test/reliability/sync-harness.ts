@@ -8,9 +8,9 @@ import type { Store } from '../../src/store/types.ts';
 import { runSync, type RunRequest, type SyncReport } from '../../src/sync/engine.ts';
 import { engineSettings } from '../../src/app/engine-settings.ts';
 import { streams } from '../../jobs/index.ts';
-import { DAY, HOUR, MIN, dbRows, syncSettings, truthRows } from '../sync/helpers.ts';
+import { DAY, HOUR, MIN, againstTruth, dbRows, syncSettings, truthRows } from '../sync/helpers.ts';
 
-export { DAY, HOUR, MIN, dbRows, syncSettings, truthRows };
+export { DAY, HOUR, MIN, againstTruth, dbRows, syncSettings, truthRows };
 
 export const FAST_HTTP: Config['http'] = { timeoutMs: 10_000, maxAttempts: 6, backoffMinMs: 10, backoffMaxMs: 50 };
 
@@ -59,11 +59,14 @@ export async function runEngine(input: {
 
 export const succeeded = (run: EngineRun) => run.report.outcomes.every((o) => o.status === 'succeeded');
 
-/** DB rows of the customer equal the sandbox's ground truth below the watermark; returns the row count. */
+/**
+ * DB rows of the customer below the watermark equal the sandbox's ground truth from its start, and any at or after it
+ * are the truth's too (againstTruth); returns the count below the watermark.
+ */
 export async function expectTruth(store: Store, sandbox: Sandbox, customerId: string, watermark: string, expect: (a: unknown, m?: string) => { toEqual(b: unknown): void }): Promise<number> {
-  const truth = truthRows(sandbox, customerId, { to: Date.parse(watermark) });
-  const rows = await dbRows(store, customerId);
-  expect(rows.length, 'row count').toEqual(truth.length);
-  expect(rows).toEqual(truth);
-  return rows.length;
+  const held = againstTruth(await dbRows(store, customerId), sandbox, customerId, watermark, 0);
+  expect(held.stored.length, 'row count').toEqual(held.truth.length);
+  expect(held.stored).toEqual(held.truth);
+  expect(held.strays, 'rows at or after the watermark that are not the truth').toEqual([]);
+  return held.stored.length;
 }

@@ -4,7 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
-import { DAY, countRows, dbRows, truthRows, childEnv } from './helpers.ts';
+import { DAY, againstTruth, countRows, dbRows, truthRows, childEnv } from './helpers.ts';
 import { tempDir } from '../support/tmp.ts';
 import { openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
@@ -43,8 +43,9 @@ describe('sync, backfill, status commands (SQLite)', () => {
     const store = await openTestStore(db);
     try {
       const customer = sandbox.customers[0]!.id;
-      const to = Date.parse((await store.getState(customer, 'occupancy'))!.watermark!);
-      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, { to }));
+      const held = againstTruth(await dbRows(store, customer), sandbox, customer, (await store.getState(customer, 'occupancy'))!.watermark!, 0);
+      expect(held.stored).toEqual(held.truth);
+      expect(held.strays).toEqual([]);
     } finally {
       await store.close();
     }

@@ -9,7 +9,7 @@ import { spawnCli } from '../support/process.ts';
 import { prng } from '../support/random.ts';
 import { waitFor } from '../support/wait.ts';
 import { dumpAggregates } from './aggregate-dump.ts';
-import { DAY, childEnv, dbRows, truthRows } from './helpers.ts';
+import { DAY, againstTruth, childEnv, dbRows } from './helpers.ts';
 
 async function totalPages(store: Store): Promise<number> {
   const [row] = await store.query<{ n: unknown }>('SELECT coalesce(sum(pages), 0) AS n FROM sync_runs');
@@ -71,10 +71,10 @@ export async function killAndResume(dialect: Dialect, seed: number, kills = 12):
     const state = await store.getState(customer, 'occupancy');
     expect(state!.watermark! >= lastWatermark).toBe(true);
     expect(state!.windowStart).toBeNull();
-    const truth = truthRows(sandbox, customer, { to: Date.parse(state!.watermark!) });
-    const rows = await dbRows(store, customer);
-    expect(rows.length).toBe(truth.length);
-    expect(rows).toEqual(truth);
+    const held = againstTruth(await dbRows(store, customer), sandbox, customer, state!.watermark!, 0);
+    expect(held.stored.length).toBe(held.truth.length);
+    expect(held.stored).toEqual(held.truth);
+    expect(held.strays).toEqual([]);
     const runs = await store.query<{ status: string }>('SELECT status FROM sync_runs');
     // Killed runs stay 'running' in the log (nothing could record their end); every page they committed is kept.
     expect(runs.filter((r) => r.status === 'failed')).toEqual([]);

@@ -6,7 +6,7 @@ import type { Store } from '../../src/store/types.ts';
 import { summaryLine } from '../../src/app/summary.ts';
 import { exitCodeOf } from '../../src/cli/exit-code.ts';
 import { buildings, occupancy } from '../../jobs/index.ts';
-import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
+import { DAY, HOUR, MIN, againstTruth, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
 import { DIALECTS, openTestStore, freshDatabase, type TestDatabase } from '../support/databases.ts';
 
 const START = Date.parse('2026-01-10T00:00:00.000Z');
@@ -33,8 +33,9 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
     for (const customer of sandbox.customers) {
       const state = await store.getState(customer.id, 'occupancy');
       expect(state?.watermark).toBeTruthy();
-      const to = Date.parse(state!.watermark!);
-      expect(await dbRows(store, customer.id)).toEqual(truthRows(sandbox, customer.id, { to }));
+      const held = againstTruth(await dbRows(store, customer.id), sandbox, customer.id, state!.watermark!, 0);
+      expect(held.stored).toEqual(held.truth);
+      expect(held.strays).toEqual([]);
     }
   }
 
@@ -244,8 +245,9 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
     expect(byCustomer(bad!.id).map((o) => o.status)).toEqual(['failed', 'failed', 'failed', 'failed']);
     expect(byCustomer(bad!.id)[0]!.error).toBeInstanceOf(AuthError);
     expect(exitCodeOf(report.outcomes)).toBe(ExitCode.AUTH);
-    const to = Date.parse((await store.getState(good!.id, 'occupancy'))!.watermark!);
-    expect(await dbRows(store, good!.id)).toEqual(truthRows(sandbox, good!.id, { to }));
+    const held = againstTruth(await dbRows(store, good!.id), sandbox, good!.id, (await store.getState(good!.id, 'occupancy'))!.watermark!, 0);
+    expect(held.stored).toEqual(held.truth);
+    expect(held.strays).toEqual([]);
     expect(await dbRows(store, bad!.id)).toEqual([]);
   });
 

@@ -132,6 +132,23 @@ export function truthRows(sandbox: Sandbox, customerId: string, range: { from?: 
     .sort((a, b) => (a.observedAt < b.observedAt ? -1 : a.observedAt > b.observedAt ? 1 : a.floorSpaceId < b.floorSpaceId ? -1 : a.floorSpaceId > b.floorSpaceId ? 1 : 0));
 }
 
+/**
+ * Stored rows against the sandbox's truth after a sync: `stored` (the rows before the watermark) must equal `truth`
+ * (the truth from `from`, by default the first stored row, up to the watermark), and `strays` (rows at or after the
+ * watermark that are not the truth's) must be empty. A run's last window may end past its watermark: the watermark
+ * stops at the platform's time minus the settle delay, read from a `Date` header in whole seconds (src/sync/run/plan.ts,
+ * watermarkLimit), so a tick of that second is stored and lies at the watermark. Comparing every stored row with the
+ * truth up to the watermark failed whenever a run ended within a second after a tick.
+ */
+export function againstTruth(rows: readonly Row[], sandbox: Sandbox, customerId: string, watermark: string, from?: number): { stored: Row[]; truth: Row[]; strays: Row[] } {
+  const w = Date.parse(watermark);
+  const start = from ?? (rows.length > 0 ? Date.parse(rows[0]!.observedAt) : w);
+  const stored = rows.filter((r) => Date.parse(r.observedAt) < w);
+  const after = truthRows(sandbox, customerId, { from: w, to: Number.MAX_SAFE_INTEGER });
+  const known = new Set(after.map((r) => JSON.stringify(r)));
+  return { stored, truth: truthRows(sandbox, customerId, { from: start, to: w }), strays: rows.filter((r) => Date.parse(r.observedAt) >= w && !known.has(JSON.stringify(r))) };
+}
+
 export async function countRows(store: Store, customerId?: string): Promise<number> {
   const [row] = customerId
     ? await store.query<{ n: unknown }>('SELECT count(*) AS n FROM occupancy WHERE customer_id = $1', [customerId])
