@@ -8,7 +8,7 @@ import { runMain } from '../support/cli.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
 import { ROOT } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
-import { DAY, childEnv } from '../sync/helpers.ts';
+import { DAY, againstTruth, childEnv, dbRows } from '../sync/helpers.ts';
 import { referenceFigures, type RefCalendar, type RefFigures, type RefReading } from '../store/aggregate-reference.ts';
 
 /**
@@ -92,14 +92,23 @@ describe.each(DIALECTS)('time-weighted views against the sandbox (%s)', (dialect
 
     store = await openTestStore(db);
     try {
-      const watermark = Date.parse((await store.getState(customer, 'occupancy'))!.watermark!);
+      const mark = (await store.getState(customer, 'occupancy'))!.watermark!;
+      const watermark = Date.parse(mark);
       const [calendar] = await store.query<{ m: unknown }>('SELECT max(max_hold_ms) AS m FROM aggregate_calendars');
       expect(Number(calendar!.m)).toBe(maxHoldMs);
       const zones = new Map(sandbox.truth.buildings(customer).map((b) => [b.id, b.timeZone]));
       expect(new Set(zones.values()).size).toBeGreaterThanOrEqual(3);
       const buildingOf = new Map(sandbox.truth.floorSpaces(customer).map((s) => [s.id, s.buildingId]));
       const calendarOf = (space: string): RefCalendar => ({ zone: zones.get(buildingOf.get(space)!)!, days: [1, 2, 3, 4, 5], start: 8 * 60, end: 18 * 60, holidays: [] });
-      const readings: RefReading[] = [...sandbox.truth.observations(customer, { to: watermark })].map((o) => ({ space: o.floorSpaceId, at: Date.parse(o.created), status: o.occupancyStatus, headcount: o.headcount }));
+      // The truth up to the watermark, and the readings the run stored at or after it (its last window may end past
+      // the watermark: againstTruth), each checked to be the truth's.
+      const rows = await dbRows(store, customer);
+      const held = againstTruth(rows, sandbox, customer, mark, 0);
+      expect(held.strays).toEqual([]);
+      const past = new Set(rows.filter((r) => Date.parse(r.observedAt) >= watermark).map((r) => `${r.floorSpaceId}|${r.observedAt}`));
+      const readings: RefReading[] = [...sandbox.truth.observations(customer, { to: Number.MAX_SAFE_INTEGER })]
+        .filter((o) => Date.parse(o.created) < watermark || past.has(`${o.floorSpaceId}|${o.created}`))
+        .map((o) => ({ space: o.floorSpaceId, at: Date.parse(o.created), status: o.occupancyStatus, headcount: o.headcount }));
       expect(readings.length).toBeGreaterThan(variant === 'change' ? 300 : 1000);
       if (variant === 'presence') expect(readings.every((r) => r.headcount === null)).toBe(true);
       const expected = referenceFigures(readings, calendarOf, maxHoldMs, dataStart - 60 * MIN, watermark + maxHoldMs + 60 * MIN);
