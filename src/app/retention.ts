@@ -32,10 +32,14 @@ export interface RetentionOptions {
   everyMs?: number;
 }
 
-/** What one retention pass deleted: runs (undefined: RUN_HISTORY_RETENTION off) and readings (READINGS_RETENTION off). */
+/**
+ * What one retention pass deleted: runs (undefined: RUN_HISTORY_RETENTION off) and readings (READINGS_RETENTION off,
+ * or the pass stopped before them), and whether `stopped` cut it short (the next pass deletes the rest).
+ */
 export interface Pruned {
   runs?: { deleted: number; before: string };
   readings?: { partitions: string[]; rows: number; before: string };
+  stopped: boolean;
 }
 
 /**
@@ -46,18 +50,20 @@ export interface Pruned {
 export async function pruneOnce(options: Omit<RetentionOptions, 'logger' | 'everyMs'>, stopped: () => boolean = () => false): Promise<Pruned> {
   const { store, retentionMs, clock } = options;
   const readingsMs = options.readingsRetentionMs ?? 0;
-  const out: Pruned = {};
+  const out: Pruned = { stopped: false };
   if (retentionMs > 0) {
     const before = toIsoUtc(clock.now() - retentionMs);
     let deleted = 0;
     for (;;) {
       const batch = await store.pruneRuns(before, BATCH);
       deleted += batch;
-      if (batch < BATCH || stopped()) break;
+      if (batch < BATCH) break;
+      if (stopped()) return { ...out, runs: { deleted, before }, stopped: true };
     }
     out.runs = { deleted, before };
   }
-  if (readingsMs > 0 && !stopped()) {
+  if (readingsMs > 0) {
+    if (stopped()) return { ...out, stopped: true };
     const before = toIsoUtc(clock.now() - readingsMs);
     const partitions: string[] = [];
     let rows = 0;
@@ -65,7 +71,8 @@ export async function pruneOnce(options: Omit<RetentionOptions, 'logger' | 'ever
       const pass = await store.pruneReadings(before, BATCH);
       partitions.push(...pass.partitions);
       rows += pass.rows;
-      if (pass.rows < BATCH || stopped()) break;
+      if (pass.rows < BATCH) break;
+      if (stopped()) return { ...out, readings: { partitions, rows, before }, stopped: true };
     }
     out.readings = { partitions, rows, before };
   }

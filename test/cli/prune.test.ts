@@ -94,7 +94,7 @@ describe.each(DIALECTS)('prune on %s', (dialect) => {
     expect(await observed()).toEqual(kept);
   }, 60_000);
 
-  it('keeps every reading by default and every run with RUN_HISTORY_RETENTION=off; a bad duration is exit 78 naming it', async () => {
+  it('keeps every reading by default and every run with RUN_HISTORY_RETENTION=off; a signal stops it with exit 0; a bad duration is exit 78 naming it', async () => {
     const readings = await loadReadings();
     await loadRuns();
     const kept = await runMain(['prune'], { ...env, RUN_HISTORY_RETENTION: 'off' });
@@ -103,9 +103,20 @@ describe.each(DIALECTS)('prune on %s', (dialect) => {
     expect((await observed()).length).toBe(readings.length);
     expect((await store.query('SELECT id FROM sync_runs')).length).toBe(3);
 
+    // A signal (SIGTERM, SIGINT) stops the pass between two batches, here before the readings: exit 0, nothing lost
+    // or half done, and it says so; the next pass deletes them.
+    const signal = AbortSignal.abort(new Error('received SIGTERM'));
+    const stopped = await runMain(['prune'], { ...env, READINGS_RETENTION: '60d' }, signal);
+    expect(stopped.code, stopped.stderr).toBe(ExitCode.OK);
+    expect(stopped.stdout).toMatch(/^Readings: none deleted \(stopped before them\)\.\nStopped by a signal: what went stays gone, the next pass deletes the rest\.\n$/m);
+    expect((await observed()).length).toBe(readings.length);
+    expect(JSON.parse((await runMain(['prune', '--json'], { ...env, READINGS_RETENTION: '60d' })).stdout)).toMatchObject({ stopped: false, readings: { before: expect.any(String) } });
+    const left = (await observed()).length;
+    expect(left).toBeLessThan(readings.length);
+
     const bad = await runMain(['prune'], { ...env, READINGS_RETENTION: '90 days' });
     expect(bad.code).toBe(ExitCode.CONFIG);
     expect(bad.stderr).toContain('READINGS_RETENTION="90 days": must be a duration of at least 1h, or off. Fix: use e.g. 90d or 400d');
-    expect((await observed()).length).toBe(readings.length);
+    expect((await observed()).length).toBe(left);
   }, 60_000);
 });

@@ -11,7 +11,7 @@ function summary(pruned: Pruned): string {
   const lines: string[] = [];
   const { runs, readings } = pruned;
   lines.push(runs ? `Runs: deleted ${runs.deleted} that finished before ${runs.before} (RUN_HISTORY_RETENTION).` : 'Runs: all kept (RUN_HISTORY_RETENTION is off).');
-  if (!readings) lines.push('Readings: all kept (READINGS_RETENTION is off, the default).');
+  if (!readings) lines.push(pruned.stopped ? 'Readings: none deleted (stopped before them).' : 'Readings: all kept (READINGS_RETENTION is off, the default).');
   else {
     const dropped = readings.partitions.length > 0 ? `dropped ${readings.partitions.length} partition(s) (${readings.partitions.join(', ')}) and ` : '';
     lines.push(`Readings: ${dropped}deleted ${readings.rows} reading(s) observed before ${readings.before} (READINGS_RETENTION).`);
@@ -21,6 +21,7 @@ function summary(pruned: Pruned): string {
       );
     }
   }
+  if (pruned.stopped) lines.push('Stopped by a signal: what went stays gone, the next pass deletes the rest.');
   return `${lines.join('\n')}\n`;
 }
 
@@ -46,7 +47,9 @@ Examples:
   # crontab: every night at 03:15
   15 3 * * * READINGS_RETENTION=400d occupancy-sync prune
 
-Exit codes: 0 done (also with nothing to delete, and after SIGTERM: what went stays gone), 1 the database refused,
+SIGTERM or SIGINT stops it between two batches of 5,000 rows: what went stays gone, the next pass deletes the rest.
+
+Exit codes: 0 done (also with nothing to delete, and when a signal stopped it), 1 the database refused,
 75 another process holds the database, 78 a bad RUN_HISTORY_RETENTION, READINGS_RETENTION or DATABASE_URL.`,
     )
     .action(async (flags: { json?: boolean }) => {
