@@ -3,6 +3,7 @@ import { ExitCode } from '../../src/errors.ts';
 import type { OccupancyRecord, Store } from '../../src/store/index.ts';
 import { runMain } from '../support/cli.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
+import { checkpoint } from '../store/harness.ts';
 
 /**
  * `occupancy-sync prune`: the daemons' retention pass, once, for cron and systemd timers (src/cli/commands/prune.ts,
@@ -11,7 +12,7 @@ import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../su
 
 const DAY = 86_400_000;
 const C = 'cust-prune';
-const CHECKPOINT = { customerId: C, stateKey: 'occupancy', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
+const CHECKPOINT = checkpoint(C, null);
 
 describe.each(DIALECTS)('prune on %s', (dialect) => {
   let db: TestDatabase;
