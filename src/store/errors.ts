@@ -108,6 +108,16 @@ export function isBusy(error: unknown): boolean {
 }
 
 /**
+ * Postgres cancelled the statement on request (SIGTERM's cancel(), or an administrator), not for running too long. A
+ * cancel request names a session, not a statement: one sent for a statement that ended meanwhile lands on whatever
+ * that pooled session runs next.
+ */
+export function isCancelledOnRequest(error: unknown): boolean {
+  const e = error as { code?: string; message?: string } | undefined;
+  return e?.code === '57014' && !/statement timeout/i.test(e.message ?? '');
+}
+
+/**
  * The store's error for a driver error met before anything was written (opening, migrating, locking): a busy
  * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else a StoreError.
  */

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { DeclaredSinks, planTables } from './declare-tables.ts';
 import { targetName, targetRelation } from './declared-tables.ts';
-import { explainDatabaseError, storeError } from './errors.ts';
+import { explainDatabaseError, isCancelledOnRequest, storeError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalTimestamp } from './timestamps.ts';
 import { AggregateKeeper } from './aggregate-store.ts';
@@ -274,7 +274,13 @@ export class SqlStore implements Store {
     id: number,
     outcome: { status: Exclude<RunStatus, 'running'>; finishedAt: IsoUtc; error?: string | null },
   ): Promise<void> {
-    return this.#wrap(`recording the end of run ${id}`, () => finishRun(this.#db, id, { ...outcome, finishedAt: canonicalTimestamp(outcome.finishedAt, 'finishedAt') }));
+    const record = () => finishRun(this.#db, id, { ...outcome, finishedAt: canonicalTimestamp(outcome.finishedAt, 'finishedAt') });
+    // SIGTERM cancels the statements in flight; a cancel meant for one that ended meanwhile can land on this one, on
+    // the same pooled session. The record is idempotent and is what says the run stopped, so it is sent once more.
+    return this.#wrap(`recording the end of run ${id}`, () => record().catch((error: unknown) => {
+      if (!isCancelledOnRequest(error)) throw error;
+      return record();
+    }));
   }
 
   pruneReadings(before: IsoUtc, limit: number): Promise<PrunedReadings> {

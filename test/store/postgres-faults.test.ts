@@ -30,7 +30,7 @@ const WAITING = 'waiting for Postgres while';
 // Enough for every concurrent test's reserved sessions (a reserved session is not given back until released).
 const admin = postgres(PG_BASE_URL, { max: 12, onnotice: () => {} });
 afterAll(() => admin.end());
-const CASES = ['lock-said', 'lock-queued', 'lock-timeout', 'sigterm', 'sigterm-sync', 'blackhole', 'lost-connection', 'connection-limit', 'schema-rights'];
+const CASES = ['lock-said', 'lock-queued', 'lock-timeout', 'sigterm', 'cancel-lands', 'sigterm-sync', 'blackhole', 'lost-connection', 'connection-limit', 'schema-rights'];
 const figures = new Figures(
   { section: 'postgres-faults', title: 'Waits and faults of Postgres: locks, a silent network, lost sessions, SIGTERM (test/store/postgres-faults.test.ts)' },
   CASES.map((c) => `postgres-faults/${c}`),
@@ -174,6 +174,43 @@ describe.concurrent('Postgres faults', () => {
       await store.finishRun(run, { status: 'interrupted', finishedAt: '2026-03-01T12:01:00.000Z' });
       expect(await store.lastRuns(C)).toMatchObject([{ id: run, status: 'interrupted', pages: 0 }]);
       record('sigterm', 'SIGTERM (the store\'s signal) while a page waits for a lock', 'the statement is cancelled on the server at once, nothing committed, the lock still held by the other session; the run is recorded interrupted on the same store');
+    });
+  });
+
+  describe('a cancel that lands on the next statement', () => {
+    it('the end of a run is recorded once more when a cancel meant for another statement lands on it; twice fails with one line', async (context) => {
+      const cleanups = cleanupsOf(context);
+      const { store, schema } = await opened(cleanups, 'pg_cancel_lands');
+      // What a cancel request for a statement that already ended does to the next one its pooled session runs: the
+      // server cancels it (57014, on request). A sequence counts the attempts: it is not rolled back with them.
+      const s = `"${schema}"`;
+      await admin.unsafe(`CREATE SEQUENCE ${s}.attempts`);
+      await admin.unsafe(`CREATE TABLE ${s}.cancels (n int NOT NULL)`);
+      await admin.unsafe(`INSERT INTO ${s}.cancels VALUES (1)`);
+      await admin.unsafe(`CREATE FUNCTION ${s}.cancelled() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF nextval('${s}.attempts') <= (SELECT n FROM ${s}.cancels) THEN
+            RAISE EXCEPTION 'canceling statement due to user request' USING ERRCODE = '57014';
+          END IF;
+          RETURN NEW;
+        END $$`);
+      await admin.unsafe(`CREATE TRIGGER cancelled BEFORE UPDATE ON ${s}.sync_runs FOR EACH ROW EXECUTE FUNCTION ${s}.cancelled()`);
+      const attempts = async () => Number(((await admin.unsafe(`SELECT last_value FROM ${s}.attempts`)) as unknown as [{ last_value: string }])[0].last_value);
+
+      const first = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
+      await store.finishRun(first, { status: 'interrupted', finishedAt: '2026-03-01T12:01:00.000Z' });
+      expect(await attempts()).toBe(2);
+      expect(await store.lastRuns(C)).toMatchObject([{ id: first, status: 'interrupted' }]);
+
+      // Cancelled on every attempt (an administrator's pg_cancel_backend, say): not retried for ever.
+      await admin.unsafe(`UPDATE ${s}.cancels SET n = 1000`);
+      const second = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:02:00.000Z' });
+      const error = await store.finishRun(second, { status: 'succeeded', finishedAt: '2026-03-01T12:03:00.000Z' }).then(() => new Error('recorded'), (e: unknown) => e as Error);
+      expect(error.message).toMatch(new RegExp(`^recording the end of run ${second} failed: the statement was cancelled at .*\\(canceling statement due to user request; SIGTERM or SIGINT, or an administrator\\)`));
+      expect(await attempts()).toBe(4);
+      // Not recorded: a run still marked running is read as interrupted (run-records.ts), never as succeeded.
+      expect(await store.lastRuns(C)).toMatchObject([{ id: second, status: 'interrupted' }]);
+      record('cancel-lands', 'recording the end of a run is cancelled on request (57014) once, as when SIGTERM\'s cancel for a statement that already ended lands on the next one its session runs; then on every attempt', 'sent once more, the run recorded (formerly the run exited 1: \'recording the end of run N failed: the statement was cancelled\'); cancelled again: one line, no third attempt');
     });
   });
 
