@@ -4,6 +4,7 @@ import type { Dialect } from '../config.ts';
 import { defaultMaxHold } from '../time-weight.ts';
 import type { WorkingCalendar } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
+import { textArray } from './key-list.ts';
 import type { AggregateSettings } from './types.ts';
 
 export type { AggregateSettings };
@@ -150,6 +151,6 @@ export async function lockBuildings(tx: Executor, dialect: Dialect, customerId: 
   if (names.length === 0) return;
   // The key holds the schema: advisory locks are the database's, and stores in other schemas of it (other
   // datasets) must not wait for each other. One statement takes them in key order, so commits never deadlock.
-  await tx.all(sql`SELECT count(pg_advisory_xact_lock(${LOCK_SPACE}::int4, k)) AS n FROM (SELECT DISTINCT hashtext(current_schema() || ':' || t) AS k FROM unnest(ARRAY[${sql.join(names.map((n) => sql`${n}`), sql`, `)}]::text[]) AS t ORDER BY k) AS keys`);
+  await tx.all(sql`SELECT count(pg_advisory_xact_lock(${LOCK_SPACE}::int4, k)) AS n FROM (SELECT DISTINCT hashtext(current_schema() || ':' || t) AS k FROM unnest(${textArray(names)}::text[]) AS t ORDER BY k) AS keys`);
 }
 

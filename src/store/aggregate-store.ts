@@ -1,6 +1,8 @@
 import { sql } from '../../db/schema/drizzle.ts';
+import type { Dialect } from '../config.ts';
 import { startOfLocalDate } from '../working-time.ts';
 import type { Adapter, Executor, Upserted } from './adapter.ts';
+import { textIn } from './key-list.ts';
 import {
   calendarsFor,
   describeChange,
@@ -151,12 +153,12 @@ export interface SpacePlace {
 }
 
 /** The stored floor spaces of these ids of a customer, by key, with where they are. */
-export async function spacePlaces(tx: Executor, customerId: string, ids: readonly string[]): Promise<Map<number, SpacePlace>> {
+export async function spacePlaces(tx: Executor, dialect: Dialect, customerId: string, ids: readonly string[]): Promise<Map<number, SpacePlace>> {
   const out = new Map<number, SpacePlace>();
   for (let i = 0; i < ids.length; i += 1000) {
     const rows = await tx.all<{ k: number | string; i: string; b: string; f: string | null; c: number | string | null }>(sql`
       SELECT floor_space_key AS k, floor_space_id AS i, COALESCE(building_id, '') AS b, floor_id AS f, capacity AS c FROM floor_spaces
-       WHERE customer_id = ${customerId} AND floor_space_id IN (${sql.join(ids.slice(i, i + 1000).map((id) => sql`${id}`), sql`, `)})`);
+       WHERE customer_id = ${customerId} AND ${textIn(dialect, sql`floor_space_id`, ids.slice(i, i + 1000))}`);
     for (const r of rows) out.set(Number(r.k), { id: r.i, building: r.b, floor: r.f, capacity: r.c === null ? null : Number(r.c) });
   }
   return out;
@@ -246,12 +248,12 @@ export class AggregateKeeper {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const listed = this.on && sink === 'floorSpaces' ? (records as ReadonlyArray<FloorSpaceRecord>).map((r) => r.id).filter((id) => typeof id === 'string' && id !== '') : [];
-    const moving = listed.length > 0 ? await spacePlaces(tx, customerId, listed) : undefined;
+    const moving = listed.length > 0 ? await spacePlaces(tx, this.db.dialect, customerId, listed) : undefined;
     const { floorSpaceKeys } = await upsert();
     // Only a space stored before the upsert can have moved: where it is now is read of those alone, and a page of
     // spaces all new (a first listing) reads nothing more.
     if (moving && moving.size > 0) {
-      await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
+      await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, this.db.dialect, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
     }
     if (!this.on || sink !== 'occupancy' || records.length === 0) return [];
     return recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, floorSpaceKeys ?? new Map(), at);

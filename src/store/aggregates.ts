@@ -3,6 +3,7 @@ import type { Dialect } from '../config.ts';
 import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
+import { textIn } from './key-list.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { clearDays, refreshDays, type DayRange } from './aggregate-days.ts';
@@ -296,7 +297,7 @@ export async function extendDays(tx: Executor, dialect: Dialect, customerId: str
   if (spans.length === 0) return;
   const rows = await tx.all<{ b: string; lo: string; hi: string }>(sql`
     SELECT building_id AS b, min(local_date) AS lo, max(local_date) AS hi FROM calendar_days
-     WHERE customer_id = ${customerId} AND building_id IN (${sql.join(spans.map((s) => sql`${s.calendar.buildingId}`), sql`, `)}) GROUP BY building_id`);
+     WHERE customer_id = ${customerId} AND ${textIn(dialect, sql`building_id`, spans.map((s) => s.calendar.buildingId))} GROUP BY building_id`);
   const have = new Map(rows.map((r) => [r.b, r]));
   const flag = dialect === 'postgres' ? (b: boolean) => b : (b: boolean) => (b ? 1 : 0);
   const values: SQL[] = [];

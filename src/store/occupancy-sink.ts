@@ -3,6 +3,7 @@ import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
 import { sinkColumns, sinkKey } from './columns.ts';
 import type { KeyScope } from './key-cache.ts';
+import { textIn } from './key-list.ts';
 import { fill as fillIn, OCCUPANCY_LAYOUTS, type OccupancyLayout } from './occupancy-layout.ts';
 import { INT4_RULE, invalid, isInt4 } from './checks.ts';
 import type { Column, PrepareInput, SinkDef } from './sink-def.ts';
@@ -45,7 +46,7 @@ interface Dictionary {
  * Keys found here are learnt by the transaction's scope.
  */
 async function ensureKeys(input: PrepareInput, dictionary: Dictionary, cacheName: string, values: readonly string[]): Promise<Map<string, number>> {
-  const { tx, keys } = input;
+  const { tx, keys, dialect } = input;
   const found = new Map<string, number>();
   const table = sql.identifier(dictionary.table);
   const valueColumn = sql.identifier(dictionary.value);
@@ -53,7 +54,7 @@ async function ensureKeys(input: PrepareInput, dictionary: Dictionary, cacheName
   const read = async (chunk: readonly string[]) => {
     const where = scope ? sql`${sql.identifier(scope.column)} = ${scope.value} AND ` : sql``;
     const rows = await tx.all<{ k: number | string; v: string }>(
-      sql`SELECT ${sql.identifier(dictionary.key)} AS k, ${valueColumn} AS v FROM ${table} WHERE ${where}${valueColumn} IN (${sql.join(chunk.map((v) => sql`${v}`), sql`, `)})`,
+      sql`SELECT ${sql.identifier(dictionary.key)} AS k, ${valueColumn} AS v FROM ${table} WHERE ${where}${textIn(dialect, sql`${valueColumn}`, chunk)}`,
     );
     for (const row of rows) {
       const key = Number(row.k);

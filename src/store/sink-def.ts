@@ -1,3 +1,4 @@
+import type { Dialect } from '../config.ts';
 import type { Executor, PageContext } from './adapter.ts';
 import type { KeyScope } from './key-cache.ts';
 
@@ -32,6 +33,7 @@ export interface ComputedColumn {
  */
 export interface PrepareInput {
   tx: Executor;
+  dialect: Dialect;
   keys: KeyScope;
   page: PageContext;
 }

@@ -196,12 +196,12 @@ void recordTypesMatchTables;
 export async function preparePage(
   sink: SinkName | DeclaredSink,
   dialect: Dialect,
-  input: PrepareInput,
+  input: Omit<PrepareInput, 'dialect'>,
   records: ReadonlyArray<unknown>,
 ): Promise<{ def: SinkDef<unknown>; prepared: unknown } | undefined> {
   if (records.length === 0) return undefined;
   const def = (typeof sink === 'string' ? sinkDef(sink, dialect) : sink) as unknown as SinkDef<unknown>;
-  return { def, prepared: def.prepare ? await def.prepare(input, records) : undefined };
+  return { def, prepared: def.prepare ? await def.prepare({ ...input, dialect }, records) : undefined };
 }
 
 /** What an upsert tells the page's other statements (Executor.upsert). */

@@ -47,7 +47,10 @@ async function setup(options: { latencyMs?: number; concurrency?: number; staleA
     concurrency: options.concurrency ?? 2,
     logger: silentLogger,
     pollIntervalMs: 100,
-    staleAfterMs: options.staleAfterMs ?? 1_000,
+    // Only the tests' ticks look for dead workers' jobs (each test's dead job was locked an hour ago). A periodic look
+    // every second took a job as dead when a loaded machine (two CI runs at once) had not yet started it a second
+    // after graphile-worker locked it: released, it ran its stream a second time, and the count of runs went past 4.
+    staleAfterMs: options.staleAfterMs ?? 60_000,
   });
   return { good: good!.id, bad: bad!.id };
 }
@@ -133,8 +136,6 @@ describe('the Postgres job queue (graphile-worker)', () => {
     let letGo!: () => void;
     const refreshed = new Promise<void>((resolve) => (letGo = resolve));
     const { good } = await setup({
-      // Only the test's tick looks for dead jobs (the periodic look would come after a minute).
-      staleAfterMs: 60_000,
       wrap: (real) => ({
         get last() {
           return real.last;

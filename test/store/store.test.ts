@@ -69,6 +69,28 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     expect(await store.query('SELECT headcount FROM occupancy')).toEqual([{ headcount: 4 }]);
   });
 
+  it('ids an array literal or JSON could misread are keys like any other: quotes, backslashes, braces, commas, spaces, NULL', async () => {
+    // The store binds lists of ids as one value (key-list.ts textIn: a Postgres array literal, a JSON array on SQLite).
+    const ids = ['a"b', 'c\\d', '{e}', 'f,g', ' h ', 'NULL', '"', '\\', '\'', 'ü😀', '[1]'];
+    const { store, another } = await fresh(dialect, 'odd_ids');
+    const listing = (capacity: number) =>
+      store.commitPage({ customerId: C, sink: 'floorSpaces', at: '2026-03-01T09:00:00.000Z', checkpoint: { ...checkpoint(C, null), stateKey: 'floor_spaces' },
+        records: ids.map((id, i) => ({ id, buildingId: i % 2 === 0 ? 'b"1' : 'b\\2', floorId: '{f}', capacity, name: null, spaceType: null })) });
+    await listing(4);
+    // Listed again with another capacity: the listing reads where each space was (spacePlaces) by the same ids.
+    await listing(6);
+    // A process that knows no key yet reads each id's key (ensureKeys) instead of making another.
+    const fresher = await another();
+    await fresher.commitPage({ customerId: C, sink: 'occupancy', at: '2026-03-01T12:00:00.000Z', checkpoint: checkpoint(C, null),
+      records: ids.map((id) => ({ ...readings(1, '2026-03-01T10:00:00.000Z', id)[0]!, eventId: null })) });
+    expect(await store.query('SELECT floor_space_id AS id, capacity FROM floor_spaces ORDER BY floor_space_key')).toEqual(ids.map((id) => ({ id, capacity: 6 })));
+    const stored = await store.query<{ id: string; n: number | string }>('SELECT floor_space_id AS id, count(*) AS n FROM occupancy GROUP BY floor_space_id');
+    expect(new Map(stored.map((r) => [r.id, Number(r.n)]))).toEqual(new Map(ids.map((id) => [id, 1])));
+    // The buildings' calendar days and locks (Postgres) are taken by the same ids.
+    expect((await fresher.refreshAggregates(C)).spaces).toBe(ids.length);
+    expect(await store.query('SELECT DISTINCT building_id AS b FROM calendar_days ORDER BY building_id')).toEqual([{ b: 'b"1' }, { b: 'b\\2' }]);
+  });
+
   it('a building missing from a complete listing is soft-deleted, and restored when it is listed again', async () => {
     const { store } = await fresh(dialect, 'bld');
     const page = (at: string, ids: string[]) =>
