@@ -100,8 +100,11 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   const staleAfterMs = options.staleAfterMs ?? 10_000;
   const abort = new AbortController();
   const common = { connectionString: url, schema, logger: workerLogger(options.logger) };
-  const utils: WorkerUtils = await makeWorkerUtils(common);
-  const jobLocks = queueSql.openJobLocks();
+  const jobLocks = await queueSql.openJobLocks();
+  const utils: WorkerUtils = await makeWorkerUtils(common).catch(async (error: unknown) => {
+    await jobLocks.close();
+    throw error;
+  });
   let runner: Runner | undefined;
   try {
     await utils.migrate();

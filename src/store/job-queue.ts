@@ -35,8 +35,12 @@ export interface JobQueueSql {
    * lock on the data's schema (a run of an instance that takes no job lock yet, or a cron `sync`).
    */
   jobAlive(client: QueueClient, customerId: string, stream: string): Promise<boolean>;
-  /** The instance's job locks, on a session of their own. */
-  openJobLocks(): JobLocks;
+  /**
+   * The instance's job locks, on a session of their own, connected before it resolves: a job's lock is then one
+   * statement after graphile-worker locked the job, not a connection, and a reaper looking in between (a loaded
+   * machine's connection took longer than the queue's threshold) does not take the starting job for a dead one.
+   */
+  openJobLocks(): Promise<JobLocks>;
 }
 
 /**

@@ -7,6 +7,8 @@ import { createServer, connect, type Socket } from 'node:net';
  */
 export interface TcpProxy {
   port: number;
+  /** Connections accepted so far. */
+  connections(): number;
   blackhole(): void;
   cut(): void;
   restore(): void;
@@ -15,8 +17,10 @@ export interface TcpProxy {
 
 export async function tcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
   let silent = false;
+  let accepted = 0;
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
+    accepted++;
     const upstream = connect(target.port, target.host);
     for (const socket of [client, upstream]) {
       sockets.add(socket);
@@ -33,6 +37,7 @@ export async function tcpProxy(target: { host: string; port: number }): Promise<
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as { port: number }).port,
+    connections: () => accepted,
     blackhole: () => void (silent = true),
     restore: () => void (silent = false),
     cut: () => {

@@ -63,10 +63,16 @@ export function jobLockKey(scope: string, customerId: string, stream: string): s
   return advisoryKey('occupancy-sync:job', scope, customerId, stream);
 }
 
-function openJobLocks(url: string, scope: string): JobLocks {
+async function openJobLocks(url: string, scope: string): Promise<JobLocks> {
   // One connection that never idles out or retires: its session is what keeps the locks (postgres.js reconnects on the
   // next statement should it end; the locks it held are gone then, and the run lock keeps two runs apart meanwhile).
   const sql = postgres(url, { max: 1, idle_timeout: 0, max_lifetime: 0, fetch_types: false, onnotice: () => {}, connection: { application_name: 'occupancy-sync queue jobs' } });
+  try {
+    await sql.unsafe('SELECT 1');
+  } catch (error) {
+    await sql.end({ timeout: CLOSE_WAIT_SECONDS }).catch(() => undefined);
+    throw error;
+  }
   return {
     async hold(customerId, stream) {
       const key = jobLockKey(scope, customerId, stream);
