@@ -77,8 +77,13 @@ describe('the Postgres job queue (graphile-worker)', () => {
       [...new Set(jobs.map((j) => `${j.customerId}:${j.stream}`))].sort(),
     );
     expect(jobs).toHaveLength(8);
-    await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced once');
-  });
+    // A bound, not a pace: beside another CI run this took over 30 s twice (cause not seen: hence what follows).
+    await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced once', 90_000).catch(async (error: unknown) => {
+      // What each run and job did, for a wait that times out.
+      const runs = await store!.query('SELECT customer_id, stream, status, error, started_at, finished_at FROM sync_runs ORDER BY id');
+      throw new Error(`${String(error)}\nruns: ${JSON.stringify(runs)}\njobs: ${JSON.stringify(await queue!.jobs())}`, { cause: error });
+    });
+  }, 120_000);
 
   it('a failing customer backs off as its own job while the other is synced again and again', async () => {
     const { good, bad } = await setup();
