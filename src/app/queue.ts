@@ -92,6 +92,55 @@ function workerLogger(logger: Logger): GraphileLogger {
   });
 }
 
+/**
+ * graphile-worker stops its workers when any schema of the database installs its tables or changes them in a breaking
+ * way: its `worker:migrate` notification names no schema. So a second dataset's first start (its queue's schema
+ * installed) stopped the workers of every other dataset on the database, their jobs left queued and the process
+ * alive. A runner that ends without our stop is started again on this schema, which run() checks anew: a breaking
+ * change of this schema's own tables by a newer version still stops it, with one line.
+ */
+function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): boolean; replaced(next: Runner): void; logger: Logger; schema: string }): void {
+  const watch = (runner: Runner) => {
+    void runner.promise.then(
+      () => restart(),
+      () => restart(),
+    );
+  };
+  const restart = async () => {
+    if (on.stopped()) return;
+    // The exit code graphile-worker sets for a stop of its own (57), in a process that goes on.
+    if (process.exitCode === 57) process.exitCode = undefined;
+    try {
+      const next = await on.start();
+      if (on.stopped()) {
+        await next.stop();
+        return;
+      }
+      on.replaced(next);
+      on.logger.warn({ schema: on.schema }, `graphile-worker stopped the queue's workers (some schema of this database installed or changed its queue tables); started again on ${on.schema}`);
+      watch(next);
+    } catch (error) {
+      on.logger.error({ err: error, schema: on.schema }, `the queue's workers stopped and could not start again on ${on.schema}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  watch(first);
+}
+
+/** graphile-worker's runner of the sync task, on the queue's schema (migrated first). */
+async function startRunner(common: { connectionString: string; schema: string; logger: ReturnType<typeof workerLogger> }, utils: WorkerUtils, options: QueueOptions, task: Task): Promise<Runner> {
+  await utils.migrate();
+  return run({
+    ...common,
+    concurrency: options.concurrency,
+    // A job holds a connection only to be taken and completed, not while it runs: a few connections serve many jobs
+    // (three instances of 32 jobs would otherwise need a third of Postgres's default 100 connections each).
+    maxPoolSize: Math.min(options.concurrency + 2, 12),
+    noHandleSignals: true,
+    pollInterval: options.pollIntervalMs ?? 2_000,
+    taskList: { [SYNC_TASK]: task },
+  });
+}
+
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const queueSql = await openJobQueueSql(options.databaseUrl);
   const { url, dataSchema } = queueSql;
@@ -105,21 +154,10 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     await jobLocks.close();
     throw error;
   });
+  const start = () => startRunner(common, utils, options, syncTask(options.pass, jobLocks, abort.signal, logger));
   let runner: Runner | undefined;
   try {
-    await utils.migrate();
-    runner = await run({
-      ...common,
-      concurrency: options.concurrency,
-      // A job holds a connection only to be taken and completed, not while it runs: a few connections serve many jobs
-      // (three instances of 32 jobs would otherwise need a third of Postgres's default 100 connections each).
-      maxPoolSize: Math.min(options.concurrency + 2, 12),
-      noHandleSignals: true,
-      pollInterval: options.pollIntervalMs ?? 2_000,
-      taskList: {
-        [SYNC_TASK]: syncTask(options.pass, jobLocks, abort.signal, logger),
-      },
-    });
+    runner = await start();
   } catch (error) {
     await Promise.resolve(utils.release()).catch(() => {});
     await jobLocks.close();
@@ -127,6 +165,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
   }
 
   let stopping: Promise<void> | undefined;
+  keepRunning(runner, { start, stopped: () => stopping !== undefined, replaced: (next) => (runner = next), logger, schema });
   // Between ticks too, so a killed instance's jobs move to the others within seconds, not at the next interval.
   const reaper = setInterval(() => {
     releaseDeadWorkers(utils, queueSql, schema, staleAfterMs, logger).catch((error: unknown) => logger.warn({ err: error }, 'could not look for jobs of dead workers'));

@@ -1,3 +1,4 @@
+import { makeWorkerUtils } from 'graphile-worker';
 import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startQueue, queueSchema, jobKey, SYNC_TASK, type Queue } from '../../src/app/queue.ts';
@@ -81,7 +82,11 @@ describe('the Postgres job queue (graphile-worker)', () => {
     await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced once', 90_000).catch(async (error: unknown) => {
       // What each run and job did, for a wait that times out.
       const runs = await store!.query('SELECT customer_id, stream, status, error, started_at, finished_at FROM sync_runs ORDER BY id');
-      throw new Error(`${String(error)}\nruns: ${JSON.stringify(runs)}\njobs: ${JSON.stringify(await queue!.jobs())}`, { cause: error });
+      // What the database's sessions wait for (another test's, too: a lock this one's jobs queue behind).
+      const sessions = await store!.query(
+        "SELECT pid, application_name, state, wait_event_type, wait_event, now() - query_start AS running, left(query, 160) AS query FROM pg_stat_activity WHERE datname = current_database() AND state <> 'idle' AND pid <> pg_backend_pid()",
+      );
+      throw new Error(`${String(error)}\nruns: ${JSON.stringify(runs)}\njobs: ${JSON.stringify(await queue!.jobs())}\nsessions: ${JSON.stringify(sessions)}`, { cause: error });
     });
   }, 120_000);
 
@@ -109,6 +114,28 @@ describe('the Postgres job queue (graphile-worker)', () => {
       expect(Date.parse(job.runAt)).toBeGreaterThan(Date.now());
     }
     expect(await succeeded(bad)).toBe(0);
+  });
+
+  it('goes on taking jobs when another dataset installs its queue on the same database', async () => {
+    const { good } = await setup();
+    // graphile-worker's migration notifies every worker of the database, whatever its schema, to stop: before, this
+    // queue's workers stopped here and its jobs stayed queued (seen as the test above timing out beside other files).
+    const { url, schema } = parsePgUrl(db!.url);
+    const other = `${schema}_other_queue`;
+    const utils = await makeWorkerUtils({ connectionString: url, schema: other });
+    try {
+      await utils.migrate();
+    } finally {
+      await utils.release();
+    }
+    const sql = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      await queue!.tick();
+      await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced after another schema installed its queue');
+    } finally {
+      await sql.unsafe(`DROP SCHEMA IF EXISTS "${other}" CASCADE`);
+      await sql.end();
+    }
   });
 
   it('releases the job of a worker that died (its stream lock free) so another worker runs it', async () => {
