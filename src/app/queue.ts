@@ -100,10 +100,14 @@ function workerLogger(logger: Logger): GraphileLogger {
  * change of this schema's own tables by a newer version still stops it, with one line.
  */
 function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): boolean; replaced(next: Runner): void; logger: Logger; schema: string }): void {
+  // Only a stop graphile-worker chose is undone: a runner that failed (its promise rejected) says so and stays down,
+  // so nothing restarts in a loop.
   const watch = (runner: Runner) => {
     void runner.promise.then(
       () => restart(),
-      () => restart(),
+      (error: unknown) => {
+        if (!on.stopped()) on.logger.error({ err: error, schema: on.schema }, `the queue's workers failed on ${on.schema}: ${error instanceof Error ? error.message : String(error)}`);
+      },
     );
   };
   const restart = async () => {
