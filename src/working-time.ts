@@ -15,7 +15,7 @@ import {
 
 /**
  * Local hours, local days and working time of a zone, for reports that answer in a building's own time. Pure: no
- * clock, no I/O; the zone's offsets come from Intl (src/zone-offsets.ts, cached per zone and year).
+ * clock, no I/O; the zone's offsets come from Intl (src/zone-offsets.ts, cached per zone and month).
  *
  * The rules (docs/reporting.md, "Time-weighted figures (definitions)"):
  * - A local hour starts at every instant the wall clock reads `HH:00:00` and at every change of the zone's offset.

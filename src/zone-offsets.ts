@@ -2,10 +2,11 @@ import { CalendarError } from './calendar-error.ts';
 
 /**
  * A time zone as a list of spans of constant UTC offset, found with Intl alone (no time zone library) and cached per
- * zone and UTC year. Within a span the local wall clock is the instant plus a fixed offset, so local hours, days and
+ * zone and UTC month (a run's refresh of a few hours asks for a month or two, not the year: each reading of Intl
+ * costs microseconds, and a cron run pays them for every zone of its buildings). Within a span the local wall clock is the instant plus a fixed offset, so local hours, days and
  * working time are plain arithmetic there; only the spans' edges (DST changes, a zone's historical changes) need Intl.
  *
- * Offsets are found by reading the zone's offset once a day through the year and searching, to the second, where it
+ * Offsets are found by reading the zone's offset once a day through the month and searching, to the second, where it
  * changed between two readings. Two changes less than a day apart that return to the same offset would be missed;
  * the time zone database has none in the range reports use. Instants are epoch milliseconds in years 1 to 9999.
  */
@@ -26,20 +27,21 @@ export interface OffsetSpan {
   offsetMs: number;
 }
 
-/** One UTC year of a zone: `starts[i]` is where `offsets[i]` begins; `starts[0]` is the year's first instant. */
-interface YearOffsets {
+/** One UTC month of a zone: `starts[i]` is where `offsets[i]` begins; `starts[0]` is the month's first instant. */
+interface MonthOffsets {
   starts: number[];
   offsets: number[];
 }
 
 interface ZoneCache {
   format: Intl.DateTimeFormat;
-  years: Map<number, YearOffsets>;
+  /** By month number: the UTC year times 12 plus the month, 0-11. */
+  months: Map<number, MonthOffsets>;
 }
 
-/** Years cached across all zones before the cache starts over: bounds memory when callers ask for any year. */
-const MAX_CACHED_YEARS = 20_000;
-let cachedYears = 0;
+/** Months cached across all zones before the cache starts over: bounds memory when callers ask for any month. */
+const MAX_CACHED_MONTHS = 240_000;
+let cachedMonths = 0;
 const zones = new Map<string, ZoneCache>();
 
 /** The zone's cache, created on first use; a CalendarError naming `field` when Intl does not know the zone. */
@@ -62,7 +64,7 @@ function zoneCache(zone: string, field = 'zone'): ZoneCache {
   } catch (cause) {
     throw new CalendarError(field, zone, 'not a time zone this Node.js knows', 'use an IANA zone name such as Europe/Berlin, America/New_York, Asia/Kolkata or UTC', { cause });
   }
-  const cache: ZoneCache = { format, years: new Map() };
+  const cache: ZoneCache = { format, months: new Map() };
   zones.set(zone, cache);
   return cache;
 }
@@ -97,11 +99,11 @@ function findChange(format: Intl.DateTimeFormat, lo: number, loOffset: number, h
   return hi;
 }
 
-function yearOffsets(cache: ZoneCache, year: number): YearOffsets {
-  const hit = cache.years.get(year);
+function monthOffsets(cache: ZoneCache, month: number): MonthOffsets {
+  const hit = cache.months.get(month);
   if (hit) return hit;
-  const start = daysFromCivil(year, 1, 1) * DAY_MS;
-  const last = daysFromCivil(year + 1, 1, 1) * DAY_MS - SECOND_MS;
+  const start = monthStart(month);
+  const last = monthStart(month + 1) - SECOND_MS;
   const starts = [start];
   const offsets = [intlOffset(cache.format, start)];
   let at = start;
@@ -119,17 +121,25 @@ function yearOffsets(cache: ZoneCache, year: number): YearOffsets {
     }
     at = next;
   }
-  if (++cachedYears > MAX_CACHED_YEARS) {
-    for (const z of zones.values()) z.years.clear();
-    cachedYears = 1;
+  if (++cachedMonths > MAX_CACHED_MONTHS) {
+    for (const z of zones.values()) z.months.clear();
+    cachedMonths = 1;
   }
   const value = { starts, offsets };
-  cache.years.set(year, value);
+  cache.months.set(month, value);
   return value;
 }
 
-function utcYear(ms: number): number {
-  return civilFromDays(Math.floor(ms / DAY_MS)).year;
+/** The month number (UTC year times 12 plus the month, 0-11) of an instant. */
+function utcMonth(ms: number): number {
+  const { year, month } = civilFromDays(Math.floor(ms / DAY_MS));
+  return year * 12 + month - 1;
+}
+
+/** The first instant of a month number. */
+function monthStart(month: number): number {
+  const year = Math.floor(month / 12);
+  return daysFromCivil(year, month - year * 12 + 1, 1) * DAY_MS;
 }
 
 /** Index of the last entry of a sorted list that is <= `ms` (the list's first entry is <= `ms`). */
@@ -147,8 +157,8 @@ function lastAtOrBefore(starts: readonly number[], ms: number): number {
 /** The zone's offset at `ms`: the local wall clock reads `ms + offsetAt(zone, ms)`. */
 export function offsetAt(zone: string, ms: number): number {
   checkInstant(ms, 'instant');
-  const y = yearOffsets(zoneCache(zone), utcYear(ms));
-  return y.offsets[lastAtOrBefore(y.starts, ms)]!;
+  const m = monthOffsets(zoneCache(zone), utcMonth(ms));
+  return m.offsets[lastAtOrBefore(m.starts, ms)]!;
 }
 
 /**
@@ -161,13 +171,14 @@ export function offsetSpans(zone: string, fromMs: number, toMs: number): OffsetS
   const cache = zoneCache(zone);
   const spans: OffsetSpan[] = [];
   if (toMs <= fromMs) return spans;
-  for (let year = utcYear(fromMs), lastYear = utcYear(toMs - 1); year <= lastYear; year++) {
-    const y = yearOffsets(cache, year);
-    const first = year === utcYear(fromMs) ? lastAtOrBefore(y.starts, fromMs) : 0;
-    for (let i = first; i < y.starts.length; i++) {
-      const start = Math.max(y.starts[i]!, fromMs);
+  const firstMonth = utcMonth(fromMs);
+  for (let month = firstMonth, lastMonth = utcMonth(toMs - 1); month <= lastMonth; month++) {
+    const m = monthOffsets(cache, month);
+    const first = month === firstMonth ? lastAtOrBefore(m.starts, fromMs) : 0;
+    for (let i = first; i < m.starts.length; i++) {
+      const start = Math.max(m.starts[i]!, fromMs);
       if (start >= toMs) break;
-      const offsetMs = y.offsets[i]!;
+      const offsetMs = m.offsets[i]!;
       const prev = spans[spans.length - 1];
       if (prev && prev.offsetMs === offsetMs) continue;
       if (prev) prev.end = start;

@@ -339,6 +339,36 @@ describe('zone offsets', () => {
     expect(offsetAt('Asia/Kolkata', utc('2026-06-01T00:00:00Z'))).toBe(5.5 * HOUR);
     expect(offsetAt('America/St_Johns', utc('2026-01-01T00:00:00Z'))).toBe(-3.5 * HOUR);
   });
+
+  it('found a month at a time, equal the offsets Intl gives hour by hour across months and years, from any instant to any other', () => {
+    // The offset at `ms` from the reference reader's parts: its wall clock minus the instant, to the minute.
+    const reference = (zone: string, ms: number) => {
+      const w = wall(zone, ms);
+      const [y, mo, d] = w.date.split('-').map(Number) as [number, number, number];
+      return Date.UTC(y, mo - 1, d, w.hour, w.minute) - Math.floor(ms / MIN) * MIN;
+    };
+    for (const zone of ['Europe/Berlin', 'Australia/Lord_Howe', 'America/Santiago', 'Africa/Casablanca', 'Asia/Kolkata']) {
+      // Mid-month and mid-hour ends: the first span starts at fromMs, the last ends at toMs, whatever months they are in.
+      const fromMs = utc('2025-11-17T13:45:00Z');
+      const toMs = utc('2027-02-09T05:15:00Z');
+      const spans = offsetSpans(zone, fromMs, toMs);
+      expect(spans[0]!.start).toBe(fromMs);
+      expect(spans.at(-1)!.end).toBe(toMs);
+      for (let i = 1; i < spans.length; i++) {
+        expect(spans[i]!.start).toBe(spans[i - 1]!.end);
+        expect(spans[i]!.offsetMs).not.toBe(spans[i - 1]!.offsetMs);
+        // A change is where the reference's offset changes: the second before it still has the old one.
+        expect(reference(zone, spans[i]!.start)).toBe(spans[i]!.offsetMs);
+        expect(reference(zone, spans[i]!.start - 1_000)).toBe(spans[i - 1]!.offsetMs);
+      }
+      let s = 0;
+      for (let at = fromMs; at < toMs; at += HOUR) {
+        while (spans[s]!.end <= at) s++;
+        expect(spans[s]!.offsetMs, `${zone} at ${new Date(at).toISOString()}`).toBe(reference(zone, at));
+        expect(offsetAt(zone, at)).toBe(spans[s]!.offsetMs);
+      }
+    }
+  });
 });
 
 // ---- Generators -------------------------------------------------------------------------------------------------------
