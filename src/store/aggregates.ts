@@ -3,6 +3,7 @@ import type { Dialect } from '../config.ts';
 import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
+import { SentAhead } from './sent-ahead.ts';
 import { textIn } from './key-list.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
@@ -69,48 +70,84 @@ export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId:
   }
   if (parts.length === 0) return 0;
   const occupied = await statusesOf(tx);
+  const keys = [...new Set(parts.flatMap((p) => p.keys))];
+  // Postgres runs a transaction's statements in the order sent, so each goes out before the work that needs its
+  // answer: the floors while the readings are read, the next batch's readings while this one's figures are
+  // computed, a batch's bucket writes while the next is (server and process at work together, not in turn).
+  // SQLite answers each at once: the same order, nothing overlapped.
+  const sent = new SentAhead();
+  const on = floors ? sendAhead(sent, floorOfSpaces(tx, dialect, keys)) : undefined;
+  const batches = statementBatches(parts);
+  const read = (batch: readonly Part[]) => sendAhead(sent, readReadings(tx, dialect, batch.map((p) => ({ keys: p.keys, fromMs: p.bounds[0]! - p.unit.calendar.maxHoldMs, toMs: p.bounds[p.bounds.length - 1]! })), occupied));
   let written = 0;
   const spans = new Map<string, { calendar: BuildingCalendar; first: string; last: string }>();
   const days = new Map<number, DayRange>();
   const ranges: Array<{ key: number; range: BucketRange }> = [];
-  for (const batch of statementBatches(parts)) {
-    const reads = batch.map((p) => ({ keys: p.keys, fromMs: p.bounds[0]! - p.unit.calendar.maxHoldMs, toMs: p.bounds[p.bounds.length - 1]! }));
-    const readings = await readReadings(tx, dialect, reads, occupied);
-    const rows: Array<{ key: number; row: BucketRow }> = [];
-    for (const { unit, keys, buckets, bounds } of batch) {
-      const range = { fromMs: bounds[0]!, toMs: bounds[bounds.length - 1]! };
-      const building = unit.calendar.buildingId;
-      for (const key of keys) {
-        const day = days.get(key);
-        days.set(key, { key, zone: unit.calendar.zone, first: minOf(day?.first, buckets[0]!.date), last: maxOf(day?.last, buckets[buckets.length - 1]!.date) });
-        ranges.push({ key, range });
-        const own = readings.get(key);
-        if (!own) continue;
-        const figures = timeWeight(own, bounds, { maxHoldMs: unit.calendar.maxHoldMs });
-        for (let q = 0; q < figures.length; q++) {
-          const f = figures[q]!;
-          if (!holdsData(f)) continue;
-          const { start: _s, end: _e, ...rest } = f;
-          const bucket = buckets[q]!;
-          rows.push({ key, row: { ...rest, bucket } });
-          const span = spans.get(building);
-          if (!span) spans.set(building, { calendar: unit.calendar, first: bucket.date, last: bucket.date });
-          else if (bucket.date < span.first) span.first = bucket.date;
-          else if (bucket.date > span.last) span.last = bucket.date;
-        }
-      }
+  try {
+    let next = read(batches[0]!);
+    for (let b = 0; b < batches.length; b++) {
+      const readings = await next;
+      if (b + 1 < batches.length) next = read(batches[b + 1]!);
+      const rows = bucketRows(batches[b]!, readings, { spans, days, ranges });
+      sent.send(tx.bulk(DELETE_BUCKETS[dialect], 3, batches[b]!.flatMap((p) => p.keys.flatMap((k) => [k, p.bounds[0]!, p.bounds[p.bounds.length - 1]!]))));
+      sent.send(insertBuckets(tx, dialect, rows));
+      written += rows.length;
     }
-    await tx.bulk(DELETE_BUCKETS[dialect], 3, batch.flatMap((p) => p.keys.flatMap((k) => [k, p.bounds[0]!, p.bounds[p.bounds.length - 1]!])));
-    await insertBuckets(tx, dialect, rows);
-    written += rows.length;
-  }
-  await extendDays(tx, dialect, customerId, [...spans.values()]);
-  await refreshDays(tx, dialect, [...days.values()]);
-  if (floors) {
-    const on = await floorOfSpaces(tx, dialect, [...days.keys()]);
-    await refreshFloors(tx, dialect, ranges.flatMap(({ key, range }) => (on.has(key) ? [{ floor: on.get(key)!, range }] : [])));
+    await sent.settle();
+    await extendDays(tx, dialect, customerId, [...spans.values()]);
+    await refreshDays(tx, dialect, [...days.values()]);
+    if (on) {
+      const floorOf = await on;
+      await refreshFloors(tx, dialect, ranges.flatMap(({ key, range }) => (floorOf.has(key) ? [{ floor: floorOf.get(key)!, range }] : [])));
+    }
+  } catch (thrown) {
+    // The first statement that failed, in the order sent, is what failed: those after it saw an aborted transaction.
+    throw (await sent.failures())[0] ?? thrown;
   }
   return written;
+}
+
+/** `outcome`, kept in `sent` too (its failure is reported in the order sent, and never unhandled). */
+function sendAhead<T>(sent: SentAhead, outcome: Promise<T>): Promise<T> {
+  sent.send(outcome);
+  return outcome;
+}
+
+/** What a refresh learns from its batches for the statements after them: the days, floors and buildings touched. */
+interface Touched {
+  spans: Map<string, { calendar: BuildingCalendar; first: string; last: string }>;
+  days: Map<number, DayRange>;
+  ranges: Array<{ key: number; range: BucketRange }>;
+}
+
+/** A batch's bucket rows that hold data, from its floor spaces' readings; what it touched recorded in `touched`. */
+function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, Reading[]>, touched: Touched): Array<{ key: number; row: BucketRow }> {
+  const { spans, days, ranges } = touched;
+  const rows: Array<{ key: number; row: BucketRow }> = [];
+  for (const { unit, keys, buckets, bounds } of batch) {
+    const range = { fromMs: bounds[0]!, toMs: bounds[bounds.length - 1]! };
+    const building = unit.calendar.buildingId;
+    for (const key of keys) {
+      const day = days.get(key);
+      days.set(key, { key, zone: unit.calendar.zone, first: minOf(day?.first, buckets[0]!.date), last: maxOf(day?.last, buckets[buckets.length - 1]!.date) });
+      ranges.push({ key, range });
+      const own = readings.get(key);
+      if (!own) continue;
+      const figures = timeWeight(own, bounds, { maxHoldMs: unit.calendar.maxHoldMs });
+      for (let q = 0; q < figures.length; q++) {
+        const f = figures[q]!;
+        if (!holdsData(f)) continue;
+        const { start: _s, end: _e, ...rest } = f;
+        const bucket = buckets[q]!;
+        rows.push({ key, row: { ...rest, bucket } });
+        const span = spans.get(building);
+        if (!span) spans.set(building, { calendar: unit.calendar, first: bucket.date, last: bucket.date });
+        else if (bucket.date < span.first) span.first = bucket.date;
+        else if (bucket.date > span.last) span.last = bucket.date;
+      }
+    }
+  }
+  return rows;
 }
 
 /** One unit recomputed (recomputeUnits), its floors' rows summed again or not (a rebuild sums them once, at its end). */

@@ -5,6 +5,7 @@ import { aggregateSettings } from '../../src/app/aggregates.ts';
 import { DEFAULT_WORKING_TIME } from '../../src/config-working-time.ts';
 import { streams as allStreams } from '../../jobs/index.ts';
 import { pageSpans } from '../../src/store/aggregate-page-invalidations.ts';
+import { KEY_CHUNK } from '../../src/store/aggregate-plan.ts';
 import { StoreError } from '../../src/errors.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
@@ -148,6 +149,32 @@ describe.each(DIALECTS)('page invalidation rows, migrated, committed and refresh
     expect(await store.refreshAggregates('c1', SETTINGS)).toEqual({ customerId: 'c1', spaces: 2, buckets: 2, left: 0 });
     expect(await store.pendingAggregates()).toEqual([]);
     expect(Number((await store.query<{ n: unknown }>('SELECT count(*) AS n FROM aggregate_invalidations'))[0]!.n)).toBe(0);
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
+  it('a refresh of several batches whose bucket write fails reports that write, not the statements sent after it, and leaves every page pending', async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-fails');
+    store = await openTestStore(db);
+    await store.reconcileAggregates('c1', SETTINGS);
+    // Three batches of floor spaces (KEY_CHUNK a batch): the third's readings are sent after the first's write failed.
+    const spaces = Array.from({ length: 2 * KEY_CHUNK + 100 }, (_, i) => `fs-${i}`);
+    await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records: spaces.map((s) => reading(s, '2026-03-02T08:00:00.000Z')) });
+    await exec(db, dialect === 'sqlite'
+      ? ["CREATE TRIGGER refuse_buckets BEFORE INSERT ON occupancy_buckets BEGIN SELECT RAISE(ABORT, 'bucket write refused by the test'); END"]
+      : [
+          "CREATE FUNCTION refuse_buckets() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'bucket write refused by the test'; END $$",
+          'CREATE TRIGGER refuse_buckets BEFORE INSERT ON occupancy_buckets FOR EACH STATEMENT EXECUTE FUNCTION refuse_buckets()',
+        ]);
+    const failed = await store.refreshAggregates('c1', SETTINGS).then(() => undefined, (error: unknown) => error as Error);
+    expect(failed).toBeInstanceOf(Error);
+    const said = `${failed!.message} ${String((failed!.cause as Error | undefined)?.message ?? '')}`;
+    expect(said).toContain('bucket write refused by the test');
+    expect(said).not.toMatch(/transaction is aborted/);
+    await exec(db, dialect === 'sqlite' ? ['DROP TRIGGER refuse_buckets'] : ['DROP TRIGGER refuse_buckets ON occupancy_buckets', 'DROP FUNCTION refuse_buckets()']);
+    expect((await store.pendingAggregates()).map((p) => p.floorSpaces)).toEqual([spaces.length]);
+    expect(await store.refreshAggregates('c1', SETTINGS)).toEqual({ customerId: 'c1', spaces: spaces.length, buckets: spaces.length, left: 0 });
     const kept = await dumpAggregates(store);
     await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
     expect(await dumpAggregates(store)).toEqual(kept);
