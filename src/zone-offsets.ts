@@ -2,9 +2,10 @@ import { CalendarError } from './calendar-error.ts';
 
 /**
  * A time zone as a list of spans of constant UTC offset, found with Intl alone (no time zone library) and cached per
- * zone and UTC month (a run's refresh of a few hours asks for a month or two, not the year: each reading of Intl
- * costs microseconds, and a cron run pays them for every zone of its buildings). Within a span the local wall clock is the instant plus a fixed offset, so local hours, days and
- * working time are plain arithmetic there; only the spans' edges (DST changes, a zone's historical changes) need Intl.
+ * zone and UTC month: a run's refresh of a few hours asks for a month or two, not a year, and a cron run pays each
+ * reading of Intl again for every zone of its buildings. Within a span the local wall clock is the instant plus a fixed
+ * offset, so local hours, days and working time are plain arithmetic there; only the spans' edges (DST changes, a
+ * zone's historical changes) need Intl.
  *
  * Offsets are found by reading the zone's offset once a day through the month and searching, to the second, where it
  * changed between two readings. Two changes less than a day apart that return to the same offset would be missed;
