@@ -33,11 +33,16 @@ export async function trackedDatabase(dialect: Dialect, label: string): Promise<
   return db;
 }
 
-export async function fresh(dialect: Dialect, label = 'store', migrate = true): Promise<Fresh> {
+/**
+ * `deliveryRefreshMs`: the store's own refresh of what deliveries made stale runs on the system's timers, a second
+ * after the first delivery (delivery-refresh.ts); a test that counts what is pending after its deliveries sets it far
+ * beyond its own length, so a slow machine cannot run that refresh in the middle of it.
+ */
+export async function fresh(dialect: Dialect, label = 'store', migrate = true, options: { deliveryRefreshMs?: number } = {}): Promise<Fresh> {
   const { database } = await trackedDatabase(dialect, label);
   const clock = new FakeClock('2026-03-01T12:00:00.000Z');
   const open = async () => {
-    const store = await openStore(database, { clock });
+    const store = await openStore(database, { clock, ...options });
     cleanups.push(() => store.close());
     return store;
   };
