@@ -93,13 +93,15 @@ describe('the Postgres job queue (graphile-worker)', () => {
   it('a failing customer backs off as its own job while the other is synced again and again', async () => {
     const { good, bad } = await setup();
     await queue!.tick();
-    await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced');
+    // Bounds of 90 s, as in the test above: beside other files, another schema's queue install stops this queue's
+    // workers and they start again (keepRunning); a job a stopped worker held waits for the dead-worker look (60 s here).
+    await waitFor(async () => (await succeeded(good)) === 4, 'the good customer synced', 90_000);
     await waitFor(async () => (await queue!.jobs()).some((j) => j.customerId === bad && j.attempts >= 1 && !j.locked && j.lastError !== null), 'a failed attempt');
     for (let round = 2; round <= 3; round++) {
       // A job is deleted a moment after its run is recorded; a tick before that finds its key taken and adds nothing.
-      await waitFor(async () => (await queue!.jobs()).every((j) => j.customerId !== good), 'the good customer\'s jobs completed');
+      await waitFor(async () => (await queue!.jobs()).every((j) => j.customerId !== good), 'the good customer\'s jobs completed', 90_000);
       await queue!.tick();
-      await waitFor(async () => (await succeeded(good)) === 4 * round, `the good customer synced ${round} times`);
+      await waitFor(async () => (await succeeded(good)) === 4 * round, `the good customer synced ${round} times`, 90_000);
     }
     // Between attempts (not running), each failing job waits for its next attempt.
     let failing = (await queue!.jobs()).filter((j) => j.customerId === bad);
@@ -114,7 +116,7 @@ describe('the Postgres job queue (graphile-worker)', () => {
       expect(Date.parse(job.runAt)).toBeGreaterThan(Date.now());
     }
     expect(await succeeded(bad)).toBe(0);
-  });
+  }, 300_000);
 
   it('goes on taking jobs when another dataset installs its queue on the same database', async () => {
     const { good } = await setup();
