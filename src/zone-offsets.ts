@@ -40,8 +40,11 @@ interface ZoneCache {
   months: Map<number, MonthOffsets>;
 }
 
-/** Months cached across all zones before the cache starts over: bounds memory when callers ask for any month. */
-const MAX_CACHED_MONTHS = 240_000;
+/**
+ * Months cached across all zones before the cache starts over: bounds memory when callers ask for any month (a
+ * hundred zones over twenty years fit; each month is an entry of its own, as a year was).
+ */
+const MAX_CACHED_MONTHS = 24_000;
 let cachedMonths = 0;
 const zones = new Map<string, ZoneCache>();
 
