@@ -146,14 +146,14 @@ export class ReplayBench {
     impl: Impl,
     dialect: Dialect,
     shape: Shape['name'],
-    options: { pgStyle?: PgStyle; nodeFlags?: string[]; inspect?: (url: string, result: ReplayResult) => Promise<void> } = {},
+    options: { pgStyle?: PgStyle; nodeFlags?: string[]; env?: Record<string, string>; inspect?: (url: string, result: ReplayResult) => Promise<void> } = {},
   ): Promise<ReplayResult> {
     const db = await freshDatabase(dialect, `replay_${impl}_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
     try {
       const job = this.job(shape, db.url, options.pgStyle ?? 'unnest');
       const replay = this.replay(shape);
       const before = await fetchStats(replay.info.url);
-      const result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)], { nodeFlags: options.nodeFlags ?? [] });
+      const result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)], { nodeFlags: options.nodeFlags ?? [], ...(options.env && { env: options.env }) });
       const after = await fetchStats(replay.info.url);
       this.#checkMisses(before, after, `${impl} on ${dialect}, ${shape} pages`);
       this.#served.cpuUs += after.cpuUs - before.cpuUs;
