@@ -9,6 +9,8 @@ import type { IsoUtc, Lock, OccupancySource, SinkName, SinkRecords, TableRecord 
  * postgres/adapter.ts); what differs beyond driving the database is data (compatibility.ts).
  */
 export interface Executor {
+  /** The dialect its statements run on: lists are bound as one value each dialect's way (key-list.ts). */
+  readonly dialect: Dialect;
   /**
    * Rows of a query. Timestamps come back canonical (ISO UTC with ms) on both dialects. `doing` says what it is for
    * in the line a long wait logs (default: reading).

@@ -4,7 +4,7 @@ import type { Dialect } from '../config.ts';
 import { defaultMaxHold } from '../time-weight.ts';
 import type { WorkingCalendar } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
-import { textArray } from './key-list.ts';
+import { textArray, textIn } from './key-list.ts';
 import type { AggregateSettings } from './types.ts';
 
 export type { AggregateSettings };
@@ -56,13 +56,13 @@ function calendarOf(zone: string, canonical: string, buildingId: string): Workin
 }
 
 /** How the configuration resolves the given buildings of a customer ('' included), from the buildings table. */
-export async function resolveBuildings(tx: Pick<Executor, 'all'>, customerId: string, buildingIds: readonly string[], settings: AggregateSettings): Promise<ResolvedBuilding[]> {
+export async function resolveBuildings(tx: Pick<Executor, 'all' | 'dialect'>, customerId: string, buildingIds: readonly string[], settings: AggregateSettings): Promise<ResolvedBuilding[]> {
   const named = buildingIds.filter((b) => b !== '');
   const rows =
     named.length === 0
       ? []
       : await tx.all<{ id: string; name: string | null; time_zone: string | null }>(
-          sql`SELECT id, name, time_zone FROM buildings WHERE customer_id = ${customerId} AND id IN (${sql.join(named.map((b) => sql`${b}`), sql`, `)})`,
+          sql`SELECT id, name, time_zone FROM buildings WHERE customer_id = ${customerId} AND ${textIn(tx.dialect, sql`id`, named)}`,
         );
   const byId = new Map(rows.map((r) => [r.id, r]));
   return buildingIds.map((id) => {
@@ -73,11 +73,11 @@ export async function resolveBuildings(tx: Pick<Executor, 'all'>, customerId: st
 }
 
 /** The recorded calendars of these buildings of a customer. */
-export async function recordedCalendars(tx: Pick<Executor, 'all'>, customerId: string, buildingIds: readonly string[]): Promise<Map<string, BuildingCalendar>> {
+export async function recordedCalendars(tx: Pick<Executor, 'all' | 'dialect'>, customerId: string, buildingIds: readonly string[]): Promise<Map<string, BuildingCalendar>> {
   if (buildingIds.length === 0) return new Map();
   const rows = await tx.all<CalendarRow>(sql`
     SELECT building_id, time_zone, calendar, max_hold_ms FROM aggregate_calendars
-     WHERE customer_id = ${customerId} AND building_id IN (${sql.join(buildingIds.map((b) => sql`${b}`), sql`, `)})`);
+     WHERE customer_id = ${customerId} AND ${textIn(tx.dialect, sql`building_id`, buildingIds)}`);
   return new Map(
     rows.map((r) => [
       r.building_id,

@@ -2,7 +2,7 @@ import { sql } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { localDays, startOfLocalDate } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
-import { KEY_CHUNK } from './aggregate-plan.ts';
+import { keyIn } from './key-list.ts';
 
 /**
  * The daily rollup occupancy_days (docs/reporting.md, "The daily rollup"): per floor space and local date, the sums
@@ -82,7 +82,5 @@ export async function refreshDays(tx: Executor, dialect: Dialect, ranges: readon
 
 /** Deletes every day of these floor spaces (before their buckets are all made again). */
 export async function clearDays(tx: Executor, keys: readonly number[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    await tx.run(sql`DELETE FROM occupancy_days WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
-  }
+  if (keys.length > 0) await tx.run(sql`DELETE FROM occupancy_days WHERE ${keyIn(tx.dialect, sql`floor_space_key`, keys)}`);
 }

@@ -42,7 +42,7 @@ async function withBuckets(tx: Executor, customerId: string, buildingIds: readon
   if (buildingIds.length === 0) return new Set();
   const rows = await tx.all<{ b: string }>(sql`
     SELECT DISTINCT COALESCE(f.building_id, '') AS b FROM floor_spaces f
-     WHERE f.customer_id = ${customerId} AND COALESCE(f.building_id, '') IN (${sql.join(buildingIds.map((b) => sql`${b}`), sql`, `)})
+     WHERE f.customer_id = ${customerId} AND ${textIn(tx.dialect, sql`COALESCE(f.building_id, '')`, buildingIds)}
        AND EXISTS (SELECT 1 FROM occupancy_buckets o WHERE o.floor_space_key = f.floor_space_key)`);
   return new Set(rows.map((r) => r.b));
 }
@@ -208,6 +208,7 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
  */
 function describedAs(tx: Executor, doing: string): Executor {
   return {
+    dialect: tx.dialect,
     all: (query, what = doing) => tx.all(query, what),
     run: (query, what = doing) => tx.run(query, what),
     runAhead: (query, check) => tx.runAhead(query, check),

@@ -4,7 +4,7 @@ import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { SentAhead } from './sent-ahead.ts';
-import { textIn } from './key-list.ts';
+import { keyIn, textIn } from './key-list.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { clearDays, refreshDays, type DayRange } from './aggregate-days.ts';
@@ -384,9 +384,7 @@ export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: 
   // Their floors' rows are summed again once at the end, over the buckets they held and hold now (not once per space:
   // a floor's rows would be summed as many times as it has spaces).
   const held = await bucketRangeOf(tx, dialect, keys);
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    await tx.run(sql`DELETE FROM occupancy_buckets WHERE floor_space_key IN (${sql.join(keys.slice(i, i + KEY_CHUNK).map((k) => sql`${k}`), sql`, `)})`);
-  }
+  if (keys.length > 0) await tx.run(sql`DELETE FROM occupancy_buckets WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
   await clearDays(tx, keys);
   const t = INSTANTS[dialect];
   let buckets = 0;

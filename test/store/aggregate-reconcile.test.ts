@@ -138,6 +138,35 @@ describe.each(DIALECTS)('reconciling many buildings at once (%s)', (dialect) => 
     expect(await store.reconcileAggregates(C, CHANGED)).toEqual([]);
   });
 
+  it('finds buildings whose ids quote, separate or read as NULL in a list (each list is bound as one value)', { timeout: 60_000 }, async () => {
+    const odd = ['a"b', 'c,d', '{e}', 'f\\g', 'NULL', 'h i', ''];
+    const named = odd.filter((id) => id !== '').map((id, i) => ({ id, name: `Odd ${i}`, timeZone: i % 2 ? 'Asia/Kolkata' : 'Europe/Berlin' }));
+    const spaces = odd.map((id, i) => ({ ...space(`odd-${i}`, id), buildingId: id === '' ? null : id }));
+    const later = parseWorkingTime('default:\n  zone: America/St_Johns\n  days: [1, 2, 3, 4, 5]\n  start: "07:30"\n  end: "16:00"\n', 'later.yaml');
+    const LATER: AggregateSettings = { workingTime: later, maxHoldMs: 45 * MIN };
+    const setUp = async (name: string, settings: AggregateSettings) => {
+      const { store } = await fresh(dialect, name);
+      await commit(store, 'buildings', named);
+      await commit(store, 'floorSpaces', spaces);
+      expect(await store.reconcileAggregates(C, settings)).toEqual([]);
+      await readIn(store, spaces.map((s) => s.id));
+      return store;
+    };
+    const store = await setUp('reconcile-odd', SETTINGS);
+    // Each building's own zone: the buildings were read by their ids (one missed would take the default zone).
+    expect(Object.fromEntries((await calendars(store)).map((r) => [r.building_id, r.time_zone]))).toEqual({
+      ...Object.fromEntries(named.map((b) => [b.id, b.timeZone])),
+      '': 'America/St_Johns',
+    });
+    // Calendars lost, buckets kept: only a read that finds each building's buckets rebuilds it with the new hours.
+    await store.query('DELETE FROM aggregate_calendars');
+    expect(await store.reconcileAggregates(C, LATER)).toEqual([]);
+    const fromStart = await setUp('reconcile-odd-from-start', LATER);
+    const expected = await buckets(fromStart);
+    expect(new Set(expected.map((r) => r.split(' ')[0]))).toEqual(new Set(spaces.map((s) => s.id)));
+    expect(await buckets(store)).toEqual(expected);
+  });
+
   it('a listing page of new spaces beside one moved to another building recomputes the moved one', { timeout: 60_000 }, async () => {
     const { store } = await fresh(dialect, 'listing-moved');
     await commit(store, 'buildings', TWO);

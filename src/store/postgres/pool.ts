@@ -101,6 +101,7 @@ export class PgPool {
     const dialect = this.#dialect;
     const send = <T>(text: string, params: unknown[], label: string) => this.watched<T>(sql.unsafe(text, params as never[], { prepare: true }) as unknown as Waitable<T>, label, on, parent);
     const tx: Executor = {
+      dialect: 'postgres',
       async all<T>(query: SQL, doing = 'reading'): Promise<T[]> {
         const q = dialect.sqlToQuery(query);
         return Array.from(await send<Iterable<T>>(q.sql, q.params, doing));

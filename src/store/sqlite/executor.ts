@@ -45,6 +45,7 @@ export function insertText(def: SinkDef<unknown>): string {
 
 export function sqliteExecutor(runner: Runner, compile: Compile, scope: KeyScope): Executor {
   const executor: Executor = {
+    dialect: 'sqlite',
     async all<T>(query: SQL): Promise<T[]> {
       const q = compile(query);
       return runner.all<T>(q.sql, q.params);
