@@ -11,6 +11,11 @@ export class OccupancySyncError extends Error {
   }
 }
 
+/** The message of something thrown, whatever was thrown (a library may throw a string or a plain object). */
+export function messageOf(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown);
+}
+
 /** Bad configuration or command-line input. The message names the variable, the (masked) value and the fix. */
 export class ConfigError extends OccupancySyncError {
   constructor(message: string, options?: { cause?: unknown }) {

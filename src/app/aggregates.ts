@@ -1,4 +1,5 @@
 import type { Config, CustomerConfig } from '../config.ts';
+import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { formatCount } from '../numbers.ts';
 import type { AggregateSettings, PendingAggregates, RebuiltBuilding, Store } from '../store/types.ts';
@@ -61,7 +62,7 @@ export async function reconcileAfterRun(report: SyncReport, reconcile: (customer
     try {
       await reconcile([{ id }]);
     } catch (error) {
-      logger.warn({ err: error, customer: id }, `the aggregates of customer ${id} were not brought up to date after the run (the next run does it first): ${error instanceof Error ? error.message : String(error)}`);
+      logger.warn({ err: error, customer: id }, `the aggregates of customer ${id} were not brought up to date after the run (the next run does it first): ${messageOf(error)}`);
     }
   }
 }

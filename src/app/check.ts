@@ -6,7 +6,7 @@ import { offeredOfSchema, validateDocuments } from '../api/document-schema.ts';
 import { fetchLiveSchema, INTROSPECTION_FIX, IntrospectionRefusedError } from '../api/schema.ts';
 import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
-import { AuthError } from '../errors.ts';
+import { AuthError, messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { probeStream, type ProbeResult } from '../sync/probe.ts';
 import { placeholderSettingsOf, type EngineSettings } from '../sync/settings.ts';
@@ -143,7 +143,7 @@ async function readSchema(options: CheckCustomerOptions, result: CustomerCheck):
   } catch (error) {
     signal.throwIfAborted();
     if (!(error instanceof IntrospectionRefusedError)) {
-      const message = error instanceof Error ? error.message : String(error);
+      const message = messageOf(error);
       result.problems.push({ kind: 'schema', message: `the live schema could not be read: ${message}` });
       result.error = { kind: error instanceof AuthError ? 'auth' : 'failure', message };
       return { stopped: true };

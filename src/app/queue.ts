@@ -1,4 +1,5 @@
 import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
+import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { openJobQueueSql, type JobLocks, type JobQueueSql } from '../store/job-queue.ts';
 import type { AnyStream } from '../sync/stream.ts';
@@ -106,7 +107,7 @@ function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): b
     void runner.promise.then(
       () => restart(),
       (error: unknown) => {
-        if (!on.stopped()) on.logger.error({ err: error, schema: on.schema }, `the queue's workers failed on ${on.schema}: ${error instanceof Error ? error.message : String(error)}`);
+        if (!on.stopped()) on.logger.error({ err: error, schema: on.schema }, `the queue's workers failed on ${on.schema}: ${messageOf(error)}`);
       },
     );
   };
@@ -124,7 +125,7 @@ function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): b
       on.logger.warn({ schema: on.schema }, `graphile-worker stopped the queue's workers (some schema of this database installed or changed its queue tables); started again on ${on.schema}`);
       watch(next);
     } catch (error) {
-      on.logger.error({ err: error, schema: on.schema }, `the queue's workers stopped and could not start again on ${on.schema}: ${error instanceof Error ? error.message : String(error)}`);
+      on.logger.error({ err: error, schema: on.schema }, `the queue's workers stopped and could not start again on ${on.schema}: ${messageOf(error)}`);
     }
   };
   watch(first);

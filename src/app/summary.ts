@@ -1,3 +1,4 @@
+import { messageOf } from '../errors.ts';
 import type { SyncReport, StreamOutcome } from '../sync/engine.ts';
 import { formatCount } from '../numbers.ts';
 import { QUARANTINED_RECORDS_QUERY } from '../store/status-queries.ts';
@@ -76,7 +77,7 @@ export function problemLines(outcomes: ReadonlyArray<StreamOutcome>): string[] {
   const failures = new Map<string, { customerId: string; streams: string[]; message: string }>();
   for (const o of outcomes) {
     if (o.status === 'failed') {
-      const message = o.error instanceof Error ? o.error.message : String(o.error);
+      const message = messageOf(o.error);
       const key = `${o.customerId}\u0000${message}`;
       const entry = failures.get(key);
       if (entry) entry.streams.push(o.stateKey);

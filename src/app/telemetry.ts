@@ -1,3 +1,4 @@
+import { messageOf } from '../errors.ts';
 import { globalSecrets, type Logger } from '../logger.ts';
 import type { TelemetryConfig } from '../telemetry-config.ts';
 import { installTracer, type SpanAttributes, type SpanHandle, type Tracer } from '../tracing.ts';
@@ -50,7 +51,7 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
       setAttributes: (attributes) => void span.setAttributes(clean(attributes)!),
       addEvent: (name, attributes) => void span.addEvent(name, clean(attributes)),
       fail(error) {
-        const message = globalSecrets.scrub(error instanceof Error ? error.message : String(error));
+        const message = globalSecrets.scrub(messageOf(error));
         span.recordException({ name: error instanceof Error ? error.name : 'Error', message });
         span.setStatus({ code: api.SpanStatusCode.ERROR, message });
       },

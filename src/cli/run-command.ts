@@ -1,3 +1,4 @@
+import { messageOf } from '../errors.ts';
 import { parseDocumentSource } from '../api/documents.ts';
 import { requireApi, selectCustomers } from '../config.ts';
 import { globalSecrets } from '../logger.ts';
@@ -28,7 +29,7 @@ export function summaryJson(command: string, report: SyncReport, scrub: (text: s
     windows: o.windows,
     watermark: o.watermark,
     ...(o.note !== undefined && { note: o.note }),
-    ...(o.error !== undefined && { error: scrub(o.error instanceof Error ? o.error.message : String(o.error)) }),
+    ...(o.error !== undefined && { error: scrub(messageOf(o.error)) }),
   }));
   return `${JSON.stringify({ command, ...summaryFigures(report, { elapsedMs }), exitCode: exitCodeOf(report.outcomes), outcomes }, null, 2)}\n`;
 }

@@ -1,4 +1,4 @@
-import { ContractViolation, GraphQLResponseError, type ContractRule } from '../errors.ts';
+import { ContractViolation, GraphQLResponseError, messageOf, type ContractRule } from '../errors.ts';
 import { toIsoUtc, type IsoUtc } from '../time.ts';
 import { PageContract, type ContractWindow } from './contract.ts';
 import { fetchPage, type GraphQLRequester } from './fetch.ts';
@@ -210,7 +210,7 @@ function failureOf(error: unknown): NonNullable<ProbeResult['failure']> {
     return { kind: 'contract', reason: error.reason, message: `the answer broke the page contract (${error.reason}): ${error.detail}`, ...(fix && { fix }) };
   }
   // fetchPage names the stream; the probe's reader already knows it.
-  const message = (error instanceof Error ? error.message : String(error)).replace(/^stream [^:]+: /, '');
+  const message = messageOf(error).replace(/^stream [^:]+: /, '');
   const [what, fix] = splitFix(message);
   return { kind: error instanceof GraphQLResponseError ? 'refused' : 'request', message: what, ...(fix && { fix }) };
 }

@@ -1,4 +1,4 @@
-import { UsageError } from '../../errors.ts';
+import { UsageError, messageOf } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { globalSecrets } from '../../logger.ts';
 import type { IsoUtc, SyncState } from '../../store/types.ts';
@@ -136,7 +136,7 @@ async function readPartitions(input: PartitionedRunInput, queue: Partition[], po
         : await runWindowed({ ctx: partCtx, stream, request, run: partRun, stored: p.stored, runId: input.runId, log: log.child({ stateKey: p.key }), parent: p.parent });
     results.push({ ...p, result });
     if (result.status === 'failed') {
-      const message = globalSecrets.scrub(result.error instanceof Error ? result.error.message : String(result.error));
+      const message = globalSecrets.scrub(messageOf(result.error));
       log.error({ err: result.error, stateKey: p.key, pages: result.pages }, `${spec.variable} ${p.parent} failed: ${message}`);
     }
     return result;

@@ -1,3 +1,4 @@
+import { messageOf } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { globalSecrets } from '../../logger.ts';
 import type { RunMode } from '../../store/types.ts';
@@ -60,7 +61,7 @@ async function recordEnd(at: { ctx: StreamRunContext; log: Logger; runId: number
     }
   }
   if (outcome.status === 'failed') {
-    const message = globalSecrets.scrub(outcome.error instanceof Error ? outcome.error.message : String(outcome.error));
+    const message = globalSecrets.scrub(messageOf(outcome.error));
     span.fail(new Error(message));
     log.error({ err: outcome.error, pages: outcome.pages }, `stream run failed: ${message}`);
     try {
