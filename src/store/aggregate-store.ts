@@ -239,6 +239,11 @@ export class AggregateKeeper {
     return this.#settings.get(customerId) ?? DEFAULT_AGGREGATE_SETTINGS;
   }
 
+  /** How long a reading of the customer holds at most: how far past its last reading a refresh writes buckets. */
+  maxHoldOf(customerId: string): number {
+    return this.#settingsOf(customerId).maxHoldMs;
+  }
+
   /**
    * Runs a page's `upsert` in its transaction with the aggregates' share: a page of readings, polled or delivered,
    * records what it made stale (the store refreshes a delivery's within a second: delivery-refresh.ts), a listing

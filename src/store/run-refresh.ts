@@ -13,11 +13,17 @@ export const REFRESH_AFTER_MS = 1_000;
 /** ...and one at the latest when it is this old, however little the pages hold: how far the views lag a long run. */
 export const REFRESH_INTERVAL_MS = 15_000;
 /**
- * Between the two, a refresh starts once the pages span this many hours per floor space on average. A refresh
- * rewrites the hour at each space's front again at the next one, so each bucket is written at most about 1.5 times;
- * a refresh every second of a slow run (a reading a space per page) would write each bucket a dozen times.
+ * Between the two, a refresh starts once the pages span this many hours per floor space on average, for every hour
+ * (started) of the customer's max hold. A refresh also writes the buckets a max hold past each space's last reading
+ * (the hold it carries forward), which the next refresh writes again: for each bucket to be written at most about 1.5
+ * times, the span must be twice that overhang. Two hours for sensors that hold an hour or less (5-minute sensors hold
+ * 15 minutes), six for hourly ones (they hold three hours): at two, a portfolio of hourly sensors wrote each bucket 2.7
+ * times, and its tables held that many dead rows (docs/performance.md). A refresh every second of a slow run (a reading
+ * a space per page) would write each bucket a dozen times.
  */
 export const HOURS_PER_SPACE = 2;
+
+const HOUR_MS = 3_600_000;
 
 /** What a customer's pages committed since its last refresh started: per floor space key, the first and last instant. */
 export interface Unrefreshed {
@@ -31,11 +37,12 @@ export interface Unrefreshed {
  * the main thread between the pages') refreshes at REFRESH_INTERVAL_MS only: earlier refreshes would add the front
  * hours' rewrites without taking any work off the run's end.
  */
-export function refreshDue(unrefreshed: Unrefreshed, now: number, overlaps = true): boolean {
+export function refreshDue(unrefreshed: Unrefreshed, now: number, overlaps = true, maxHoldMs = 0): boolean {
   const age = now - unrefreshed.since;
   if (age >= REFRESH_INTERVAL_MS) return true;
   if (!overlaps || age < REFRESH_AFTER_MS) return false;
-  return hoursOf(unrefreshed.spans.values()) >= HOURS_PER_SPACE * unrefreshed.spans.size;
+  const overhang = Math.max(1, Math.ceil(maxHoldMs / HOUR_MS));
+  return hoursOf(unrefreshed.spans.values()) >= HOURS_PER_SPACE * overhang * unrefreshed.spans.size;
 }
 
 export class RunRefresh {
@@ -44,11 +51,14 @@ export class RunRefresh {
   readonly #unrefreshed = new Map<string, Unrefreshed>();
   readonly #running = new Map<string, Promise<void>>();
   readonly #overlaps: boolean;
+  readonly #maxHoldMs: (customerId: string) => number;
 
-  constructor(options: { refresh(customerId: string): Promise<unknown>; failed(customerId: string, error: unknown): void; overlaps: boolean }) {
+  /** `maxHoldMs`: the customer's max hold (how far past its last reading a refresh writes); none when not given. */
+  constructor(options: { refresh(customerId: string): Promise<unknown>; failed(customerId: string, error: unknown): void; overlaps: boolean; maxHoldMs?(customerId: string): number }) {
     this.#refresh = options.refresh;
     this.#failed = options.failed;
     this.#overlaps = options.overlaps;
+    this.#maxHoldMs = options.maxHoldMs ?? (() => 0);
   }
 
   /** A poll page of the customer committed `spans` at `now`: starts a refresh beside the run when they are due. */
@@ -57,7 +67,7 @@ export class RunRefresh {
     let unrefreshed = this.#unrefreshed.get(customerId);
     if (!unrefreshed) this.#unrefreshed.set(customerId, (unrefreshed = { since: now, spans: new Map() }));
     foldSpans(unrefreshed.spans, spans, (first, last) => [first, last]);
-    if (this.#running.has(customerId) || !refreshDue(unrefreshed, now, this.#overlaps)) return;
+    if (this.#running.has(customerId) || !refreshDue(unrefreshed, now, this.#overlaps, this.#maxHoldMs(customerId))) return;
     this.#unrefreshed.delete(customerId);
     // Never rejects: a failure is the aggregates' lag, reported, and its rows stay pending for the next refresh.
     const run = this.#refresh(customerId)

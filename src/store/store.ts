@@ -58,6 +58,7 @@ export class SqlStore implements Store {
       failed: (customerId, error) =>
         this.#logger.warn({ err: error, customer: customerId }, `the aggregates were not refreshed during the run (its end or the next run does it): ${(error as Error).message}`),
       overlaps: adapter.dialect === 'postgres',
+      maxHoldMs: (customerId) => this.#aggregates.maxHoldOf(customerId),
     });
     this.#deliveryRefresh = new DeliveryRefresh({
       refresh: (customerId) => this.refreshAggregates(customerId),

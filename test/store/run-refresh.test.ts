@@ -27,6 +27,20 @@ describe('when a refresh beside a run is due', () => {
     expect(refreshDue(short, REFRESH_INTERVAL_MS - 1)).toBe(false);
     expect(refreshDue(short, REFRESH_INTERVAL_MS)).toBe(true);
   });
+  it('waits for spans of twice the hold a refresh writes past each last reading: two hours up to an hour of hold, six for three hours', () => {
+    const spanning = (hours: number) => unrefreshed(0, [[1, T0, T0 + (hours - 1) * HOUR], [2, T0, T0 + (hours - 1) * HOUR]]);
+    // 5-minute sensors hold 15 minutes, an hour's: two hours a space, as without a hold.
+    expect(refreshDue(spanning(2), REFRESH_AFTER_MS, true, 15 * 60_000)).toBe(true);
+    expect(refreshDue(spanning(2), REFRESH_AFTER_MS, true, HOUR)).toBe(true);
+    expect(refreshDue(spanning(1), REFRESH_AFTER_MS, true, HOUR)).toBe(false);
+    // Hourly sensors hold three hours: six hours a space.
+    expect(refreshDue(spanning(5), REFRESH_AFTER_MS, true, 3 * HOUR)).toBe(false);
+    expect(refreshDue(spanning(6), REFRESH_AFTER_MS, true, 3 * HOUR)).toBe(true);
+    // Change-only sensors hold a day: the interval decides.
+    expect(refreshDue(spanning(47), REFRESH_INTERVAL_MS - 1, true, 24 * HOUR)).toBe(false);
+    expect(refreshDue(spanning(48), REFRESH_AFTER_MS, true, 24 * HOUR)).toBe(true);
+    expect(refreshDue(spanning(47), REFRESH_INTERVAL_MS, true, 24 * HOUR)).toBe(true);
+  });
 });
 
 describe('RunRefresh', () => {
@@ -72,5 +86,18 @@ describe('RunRefresh', () => {
     expect(waited).toBe(true);
     runs.committed('c1', spans(1, T0, T0 + 9 * HOUR), 5 * REFRESH_AFTER_MS);
     expect(started).toHaveLength(3);
+  });
+  it("asks each customer's max hold: the same pages start a refresh of 5-minute sensors and not yet of hourly ones", async () => {
+    const started: string[] = [];
+    const holds: Record<string, number> = { fast: 15 * 60_000, hourly: 3 * HOUR };
+    const runs = new RunRefresh({ refresh: async (customerId) => void started.push(customerId), failed: () => {}, overlaps: true, maxHoldMs: (customerId) => holds[customerId]! });
+    runs.committed('fast', spans(1, T0, T0 + 3 * HOUR), 0);
+    runs.committed('hourly', spans(1, T0, T0 + 3 * HOUR), 0);
+    runs.committed('fast', spans(1, T0, T0 + 3 * HOUR), REFRESH_AFTER_MS);
+    runs.committed('hourly', spans(1, T0, T0 + 3 * HOUR), REFRESH_AFTER_MS);
+    expect(started).toEqual(['fast']);
+    runs.committed('hourly', spans(1, T0 + 3 * HOUR, T0 + 5 * HOUR), REFRESH_AFTER_MS);
+    expect(started).toEqual(['fast', 'hourly']);
+    await runs.settled();
   });
 });
