@@ -17,9 +17,9 @@ export const REFRESH_INTERVAL_MS = 15_000;
  * (started) of the customer's max hold. A refresh also writes the buckets a max hold past each space's last reading
  * (the hold it carries forward), which the next refresh writes again: for each bucket to be written at most about 1.5
  * times, the span must be twice that overhang. Two hours for sensors that hold an hour or less (5-minute sensors hold
- * 15 minutes), six for hourly ones (they hold three hours): at two, a portfolio of hourly sensors wrote each bucket 2.7
- * times, and its tables held that many dead rows (docs/performance.md). A refresh every second of a slow run (a reading
- * a space per page) would write each bucket a dozen times.
+ * 15 minutes), six for hourly ones (they hold three hours): at two whatever the hold, a portfolio of hourly sensors
+ * wrote each bucket several times over and its tables filled with dead rows (docs/performance.md). A refresh every
+ * second of a slow run (a reading a space per page) would write each bucket a dozen times.
  */
 export const HOURS_PER_SPACE = 2;
 
