@@ -277,16 +277,17 @@ export const aggregateCalendars = pgTable(
 
 /**
  * The aggregates a poll page made stale and no refresh has recomputed yet (docs/reporting.md, "When the aggregates are
- * current"): one row per floor space, its range widened by every page that invalidates it again (first_ms the earliest
- * reading changed, last_ms the latest; the refresh recomputes [first_ms, last_ms + the building's max hold)). Written in
- * the page's transaction, so a killed run loses none; `revision` counts the pages that wrote it, and a refresh deletes
- * the row only if no page wrote it since the refresh read it.
+ * current"): a row per floor space and stale range (first_ms the earliest reading changed, last_ms the latest; the
+ * refresh recomputes [first_ms, last_ms + the building's max hold)): a backfill's windows in flight stay apart, and a
+ * fold's range that starts where a pending one does widens it. Written when a refresh folds the pages' rows, so a
+ * killed run loses none; `revision` counts the folds that wrote it, and a refresh deletes the row only if no fold wrote
+ * it since the refresh read it.
  */
 export const aggregateInvalidations = pgTable(
   'aggregate_invalidations',
   {
     /** floor_spaces.floor_space_key */
-    floorSpaceKey: integer('floor_space_key').primaryKey(),
+    floorSpaceKey: integer('floor_space_key').notNull(),
     customerId: text('customer_id').notNull(),
     firstMs: ms('first_ms').notNull(),
     lastMs: ms('last_ms').notNull(),
@@ -294,7 +295,7 @@ export const aggregateInvalidations = pgTable(
     /** When the oldest page still unrefreshed committed. */
     invalidatedAt: ts('invalidated_at').notNull(),
   },
-  (t) => [index('aggregate_invalidations_customer_idx').on(t.customerId)],
+  (t) => [primaryKey({ columns: [t.floorSpaceKey, t.firstMs] }), index('aggregate_invalidations_customer_idx').on(t.customerId)],
 );
 
 /** What each poll page made stale, one row per page, until a refresh folds it into aggregate_invalidations. */

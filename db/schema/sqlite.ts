@@ -252,16 +252,17 @@ export const aggregateCalendars = sqliteTable(
 
 /**
  * The aggregates a poll page made stale and no refresh has recomputed yet (docs/reporting.md, "When the aggregates are
- * current"): one row per floor space, its range widened by every page that invalidates it again (first_ms the earliest
- * reading changed, last_ms the latest; the refresh recomputes [first_ms, last_ms + the building's max hold)). Written in
- * the page's transaction, so a killed run loses none; `revision` counts the pages that wrote it, and a refresh deletes
- * the row only if no page wrote it since the refresh read it.
+ * current"): a row per floor space and stale range (first_ms the earliest reading changed, last_ms the latest; the
+ * refresh recomputes [first_ms, last_ms + the building's max hold)): a backfill's windows in flight stay apart, and a
+ * fold's range that starts where a pending one does widens it. Written when a refresh folds the pages' rows, so a
+ * killed run loses none; `revision` counts the folds that wrote it, and a refresh deletes the row only if no fold wrote
+ * it since the refresh read it.
  */
 export const aggregateInvalidations = sqliteTable(
   'aggregate_invalidations',
   {
     /** floor_spaces.floor_space_key */
-    floorSpaceKey: integer('floor_space_key').primaryKey(),
+    floorSpaceKey: integer('floor_space_key').notNull(),
     customerId: text('customer_id').notNull(),
     firstMs: integer('first_ms').notNull(),
     lastMs: integer('last_ms').notNull(),
@@ -269,7 +270,11 @@ export const aggregateInvalidations = sqliteTable(
     /** When the oldest page still unrefreshed committed. */
     invalidatedAt: text('invalidated_at').notNull(),
   },
-  (t) => [index('aggregate_invalidations_customer_idx').on(t.customerId), isoCheck('aggregate_invalidations', 'invalidated_at', t.invalidatedAt)],
+  (t) => [
+    primaryKey({ columns: [t.floorSpaceKey, t.firstMs] }),
+    index('aggregate_invalidations_customer_idx').on(t.customerId),
+    isoCheck('aggregate_invalidations', 'invalidated_at', t.invalidatedAt),
+  ],
 );
 
 /** What each poll page made stale, one row per page, until a refresh folds it into aggregate_invalidations. */

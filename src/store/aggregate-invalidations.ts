@@ -3,7 +3,7 @@ import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { keyIn } from './key-list.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
-import { hoursOf, KEY_CHUNK, type Span } from './aggregate-plan.ts';
+import { allRanges, hoursOf, KEY_CHUNK, RANGE_GAP_MS, type Ranges, type Span } from './aggregate-plan.ts';
 import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
 import { recomputeSpans, type BuildingSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
@@ -12,15 +12,16 @@ import type { AggregateRefresh, PendingAggregates } from './types.ts';
  * The aggregates a poll page made stale, kept until a refresh recomputes them (Timescale's invalidation log and
  * refresh). A page's transaction appends one row of its floor spaces' ranges (aggregate-page-invalidations.ts); a
  * refresh (`refreshInvalidations`) claims them and, when nothing else is pending and they fit one transaction,
- * recomputes their floor spaces in the claim's transaction; otherwise it folds them into one row per floor space here
- * (`first_ms`, `last_ms`, merged by min/max, a `revision` counted per fold), then recomputes each space's [first, last
- * + max hold) once from the stored readings, building by building under the buildings' locks (on Postgres, a large
- * refresh's groups of whole buildings side by side: concurrencyFor), and deletes the rows it did only if no fold
- * wrote them since it read them (`revision`): a range a concurrent commit widened stays pending.
+ * recomputes their floor spaces in the claim's transaction; otherwise it folds them into a row per floor space and
+ * stale range here (Ranges: a backfill's windows stay apart; keyed by `first_ms`, `last_ms` merged by max, a
+ * `revision` counted per fold), then recomputes each space's ranges [first, last + max hold) once from the stored
+ * readings, building by building under the buildings' locks (on Postgres, a large refresh's groups of whole
+ * buildings side by side: concurrencyFor), and deletes the rows it did only if no fold wrote them since it read them
+ * (`revision`): a range a concurrent commit widened stays pending.
  * The page commits its readings and their invalidation together, so a killed run leaves nothing stale unrecorded.
  */
 
-const MERGE = 'first_ms = min(%t.first_ms, excluded.first_ms), last_ms = max(%t.last_ms, excluded.last_ms), revision = %t.revision + 1';
+const MERGE = 'last_ms = max(%t.last_ms, excluded.last_ms), revision = %t.revision + 1';
 /** The upsert of folded invalidations: SQLite row by row (prepared once), Postgres one unnest in key order. */
 const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, key: number, span: [number, number], at: string): unknown[] }>> = {
   sqlite: {
@@ -28,7 +29,7 @@ const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, k
     text:
       'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
       'SELECT floor_space_key, customer_id, ?, ?, 1, ? FROM floor_spaces WHERE customer_id = ? AND floor_space_key = ? ' +
-      `ON CONFLICT (floor_space_key) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations')}`,
+      `ON CONFLICT (floor_space_key, first_ms) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations')}`,
     row: (customerId, key, [a, b], at) => [a, b, at, customerId, key],
   },
   postgres: {
@@ -36,30 +37,37 @@ const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, k
     text:
       'INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at) ' +
       'SELECT f.floor_space_key, f.customer_id, u.a, u.b, 1, u.t FROM unnest($1::text[], $2::int4[], $3::int8[], $4::int8[], $5::timestamptz[]) AS u(c, k, a, b, t) ' +
-      'JOIN floor_spaces f ON f.floor_space_key = u.k AND f.customer_id = u.c ORDER BY f.floor_space_key ' +
-      `ON CONFLICT (floor_space_key) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations').replace('min(', 'LEAST(').replace('max(', 'GREATEST(')}`,
+      'JOIN floor_spaces f ON f.floor_space_key = u.k AND f.customer_id = u.c ORDER BY f.floor_space_key, u.a ' +
+      `ON CONFLICT (floor_space_key, first_ms) DO UPDATE SET ${MERGE.replaceAll('%t', 'aggregate_invalidations').replace('max(', 'GREATEST(')}`,
     row: (customerId, key, [a, b], at) => [customerId, key, a, b, at],
   },
 };
 
 /**
- * Merges floor spaces' ranges (by floor space key: [first, last] and the commit time of the oldest page that named it)
- * into what is pending: at most one row per space (of this customer's: the join to floor_spaces checks the key).
+ * Merges floor spaces' ranges (by floor space key: its Ranges, and `since`: the commit time of the oldest page that
+ * named it) into what is pending: a row per space and range (of this customer's: the join to floor_spaces checks the
+ * key), a range that starts where a pending one does widening it.
  */
-async function mergeInvalidations(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, readonly [number, number, string]>): Promise<void> {
+async function mergeInvalidations(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, Ranges>, since: ReadonlyMap<number, string>): Promise<void> {
   if (spans.size === 0) return;
   const statement = RECORD[dialect];
   const values: unknown[] = [];
-  for (const [key, [a, b, at]] of spans) values.push(...statement.row(customerId, key, [a, b], at));
-  await tx.bulk(statement.text, values.length / spans.size, values);
+  let rows = 0;
+  for (const [key, ranges] of spans) {
+    for (const range of ranges) values.push(...statement.row(customerId, key, range, since.get(key)!));
+    rows += ranges.length;
+  }
+  await tx.bulk(statement.text, values.length / rows, values);
 }
 
 /** Deletes a refreshed row only if no page wrote it since the refresh read it (Postgres: locked in key order first). */
 const DELETE: Readonly<Record<Dialect, { lock?: string; text: string }>> = {
-  sqlite: { text: 'DELETE FROM aggregate_invalidations WHERE floor_space_key = ? AND revision = ?' },
+  sqlite: { text: 'DELETE FROM aggregate_invalidations WHERE floor_space_key = ? AND first_ms = ? AND revision = ?' },
   postgres: {
-    lock: 'SELECT floor_space_key FROM aggregate_invalidations WHERE floor_space_key = ANY($1::int4[]) ORDER BY floor_space_key FOR UPDATE',
-    text: 'DELETE FROM aggregate_invalidations a USING unnest($1::int4[], $2::int8[]) AS u(k, r) WHERE a.floor_space_key = u.k AND a.revision = u.r',
+    lock: 'SELECT floor_space_key FROM aggregate_invalidations WHERE floor_space_key = ANY($1::int4[]) ORDER BY floor_space_key, first_ms FOR UPDATE',
+    text:
+      'DELETE FROM aggregate_invalidations a USING unnest($1::int4[], $2::int8[], $3::int8[]) AS u(k, f, r) ' +
+      'WHERE a.floor_space_key = u.k AND a.first_ms = u.f AND a.revision = u.r',
   },
 };
 
@@ -116,11 +124,11 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
   // several side by side) the claim is folded, and what is pending done as below.
   const first = await db.transaction(async (tx) => {
     const [before] = await tx.all(sql`SELECT 1 AS x FROM aggregate_invalidations WHERE customer_id = ${customerId} LIMIT 1`);
-    const { pages, spans } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
-    if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION && concurrencyFor(db.dialect, hoursOf(spans.values())) === 1) {
+    const { pages, spans, since } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
+    if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION && concurrencyFor(db.dialect, hoursOf(allRanges(spans.values()))) === 1) {
       return { pages, done: await refreshClaimed(tx, db.dialect, customerId, spans, settings, at) };
     }
-    await mergeInvalidations(tx, db.dialect, customerId, spans);
+    await mergeInvalidations(tx, db.dialect, customerId, spans, since);
     return { pages, done: undefined };
   });
   if (first.done) return first.done;
@@ -128,8 +136,8 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
   // refreshes failed may have left many.
   for (let claimed = first.pages; claimed === FOLD_PAGES; ) {
     claimed = await db.transaction(async (tx) => {
-      const { pages, spans } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
-      await mergeInvalidations(tx, db.dialect, customerId, spans);
+      const { pages, spans, since } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
+      await mergeInvalidations(tx, db.dialect, customerId, spans, since);
       return pages;
     });
   }
@@ -140,7 +148,8 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
   const byBuilding = byBuildingOf(rows);
   const out: AggregateRefresh = { customerId, spaces: 0, buckets: 0, left: 0 };
   const concurrency = concurrencyFor(db.dialect, hoursOf(rows.map((r) => [Number(r.a), Number(r.z)] as const)));
-  const transactions = concurrency === 1 ? batches(byBuilding, SPACES_PER_TRANSACTION) : buildingGroups(byBuilding, Math.ceil(rows.length / concurrency));
+  const spaces = [...byBuilding.values()].reduce((n, keys) => n + keys.length, 0);
+  const transactions = concurrency === 1 ? batches(byBuilding, SPACES_PER_TRANSACTION) : buildingGroups(byBuilding, Math.ceil(spaces / concurrency));
   await eachAtMost(concurrency, transactions, async (batch) => {
     const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, batch, settings, at));
     out.spaces += done.spaces;
@@ -213,10 +222,10 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
 }
 
 /**
- * Recomputes the floor spaces of claimed page rows (`spans`: key -> first, last) in the claim's transaction, under
+ * Recomputes the floor spaces of claimed page rows (`spans`: key -> its Ranges) in the claim's transaction, under
  * their buildings' locks; a key that is none of the customer's floor spaces is left out, as a fold leaves it out.
  */
-async function refreshClaimed(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, readonly [number, number, string]>, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+async function refreshClaimed(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
   if (spans.size === 0) return { customerId, spaces: 0, buckets: 0, left: 0 };
   const rows = await tx.all<{ k: number | string; b: string }>(sql`
     SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
@@ -229,25 +238,34 @@ async function refreshClaimed(tx: Executor, dialect: Dialect, customerId: string
   return { customerId, spaces: rows.length, buckets, left: 0 };
 }
 
-/** Floor spaces by building, in the order read. */
+/** Floor spaces by building, in the order read (rows sorted by building; a key's rows next to each other, once). */
 function byBuildingOf(rows: ReadonlyArray<{ k: number | string; b: string }>): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const r of rows) {
+    const key = Number(r.k);
     const keys = out.get(r.b);
-    if (keys) keys.push(Number(r.k));
-    else out.set(r.b, [Number(r.k)]);
+    if (!keys) out.set(r.b, [key]);
+    else if (keys[keys.length - 1] !== key) keys.push(key);
   }
   return out;
 }
 
-/** What recomputeSpans takes: each building's floor spaces with their stale range [first, last + its max hold). */
-function workOf(batch: ReadonlyMap<string, number[]>, calendars: ReadonlyMap<string, BuildingCalendar>, range: (key: number) => readonly [number, number, ...unknown[]] | undefined): BuildingSpans[] {
+/**
+ * What recomputeSpans takes: each building's floor spaces with their stale ranges, each [first, last + its max hold),
+ * those that then overlap or nearly touch joined (pending rows of separate folds may overlap).
+ */
+function workOf(batch: ReadonlyMap<string, number[]>, calendars: ReadonlyMap<string, BuildingCalendar>, ranges: (key: number) => ReadonlyArray<readonly [number, number]> | undefined): BuildingSpans[] {
   return [...batch].map(([building, own]) => {
     const calendar = calendars.get(building)!;
-    const spans: Span[] = own.flatMap((k) => {
-      const r = range(k);
-      return r ? [{ key: k, fromMs: r[0], toMs: r[1] + calendar.maxHoldMs }] : [];
-    });
+    const spans: Span[] = [];
+    for (const key of own) {
+      const held = (ranges(key) ?? []).map(([a, b]) => [a, b + calendar.maxHoldMs] as [number, number]).sort((x, y) => x[0] - y[0]);
+      let open: Span | undefined;
+      for (const [fromMs, toMs] of held) {
+        if (open && fromMs <= open.toMs + RANGE_GAP_MS) open.toMs = Math.max(open.toMs, toMs);
+        else spans.push((open = { key, fromMs, toMs }));
+      }
+    }
     return { calendar, spans };
   });
 }
@@ -258,24 +276,24 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
   await lockBuildings(tx, dialect, customerId, buildings);
   const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
   // Read under the lock and before the readings: every page whose revision this sees has committed its readings.
-  const pending = new Map(
-    (
-      await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`
-        SELECT floor_space_key AS k, first_ms AS a, last_ms AS b, revision AS r FROM aggregate_invalidations
-         WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`)
-    ).map((r): [number, Pending] => [Number(r.k), { key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }]),
-  );
-  if (pending.size === 0) return { spaces: 0, buckets: 0, left: 0 };
-  const buckets = await recomputeSpans(tx, dialect, customerId, workOf(batch, calendars, (k) => {
-    const p = pending.get(k);
-    return p ? [p.first, p.last] : undefined;
-  }));
-  const done = [...pending.values()].sort((x, y) => x.key - y.key);
+  const done = (
+    await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`
+      SELECT floor_space_key AS k, first_ms AS a, last_ms AS b, revision AS r FROM aggregate_invalidations
+       WHERE ${keyIn(dialect, sql`floor_space_key`, keys)} ORDER BY floor_space_key, first_ms`)
+  ).map((r): Pending => ({ key: Number(r.k), first: Number(r.a), last: Number(r.b), revision: Number(r.r) }));
+  if (done.length === 0) return { spaces: 0, buckets: 0, left: 0 };
+  const pending = new Map<number, Array<[number, number]>>();
+  for (const p of done) {
+    const ranges = pending.get(p.key);
+    if (ranges) ranges.push([p.first, p.last]);
+    else pending.set(p.key, [[p.first, p.last]]);
+  }
+  const buckets = await recomputeSpans(tx, dialect, customerId, workOf(batch, calendars, (k) => pending.get(k)));
   const statement = DELETE[dialect];
-  if (statement.lock) await tx.bulk(statement.lock, 1, done.map((p) => p.key));
-  await tx.bulk(statement.text, 2, done.flatMap((p) => [p.key, p.revision]));
-  const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(*) AS n FROM aggregate_invalidations WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
-  return { spaces: done.length, buckets, left: Number(left?.n ?? 0) };
+  if (statement.lock) await tx.bulk(statement.lock, 1, [...pending.keys()]);
+  await tx.bulk(statement.text, 3, done.flatMap((p) => [p.key, p.first, p.revision]));
+  const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(DISTINCT floor_space_key) AS n FROM aggregate_invalidations WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
+  return { spaces: pending.size, buckets, left: Number(left?.n ?? 0) };
 }
 
 /**

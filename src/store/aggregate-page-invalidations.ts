@@ -2,10 +2,11 @@ import { sql } from '../../db/schema/drizzle.ts';
 import { StoreError } from '../errors.ts';
 import type { Executor } from './adapter.ts';
 import type { OccupancyRecord } from './types.ts';
+import { addRange, type Ranges } from './aggregate-plan.ts';
 
 /**
  * A poll page's share of the aggregates: one row appended in its transaction, its floor spaces' ranges as JSON, which a
- * refresh folds into aggregate_invalidations (one row per floor space) before it recomputes. An append costs a page one
+ * refresh folds into aggregate_invalidations (a row per floor space and stale range) before it recomputes. An append costs a page one
  * row, whatever its floor spaces; the upsert of a row per floor space it replaced cost a Postgres page about as much
  * as its readings' insert (docs/performance.md, "Keeping the time-weighted aggregates (issue 40)").
  */
@@ -45,22 +46,19 @@ export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: Readonl
 export type PageSpans = Array<[number, number, ...number[]]>;
 
 /**
- * Folds span groups into one span per floor space key, widened by min and max: `fresh` makes the entry of a key not
- * seen yet, `seen` (if any) updates the rest of an entry seen before.
+ * Folds span groups into each floor space key's stale ranges (addRange: a backfill's windows stay apart); `named` (if
+ * any) is told each key a group names.
  */
-export function foldSpans<S extends [number, number, ...unknown[]]>(into: Map<number, S>, groups: ReadonlyArray<readonly number[]>, fresh: (first: number, last: number) => S, seen?: (span: S) => void): void {
+export function foldRanges(into: Map<number, Ranges>, groups: ReadonlyArray<readonly number[]>, named?: (key: number) => void): void {
   for (const group of groups) {
     const a = group[0]!;
     const b = group[1]!;
     for (let i = 2; i < group.length; i++) {
       const key = group[i]!;
-      const span = into.get(key);
-      if (!span) into.set(key, fresh(a, b));
-      else {
-        if (a < span[0]) span[0] = a;
-        if (b > span[1]) span[1] = b;
-        seen?.(span);
-      }
+      const ranges = into.get(key);
+      if (!ranges) into.set(key, [[a, b]]);
+      else addRange(ranges, a, b);
+      named?.(key);
     }
   }
 }
@@ -75,20 +73,22 @@ export async function recordInvalidations(tx: Executor, customerId: string, reco
 
 /**
  * Claims up to `limit` of a customer's page rows, oldest first, by deleting them (a concurrent claim finds them gone)
- * and merges them per floor space key: [first, last, the commit time of the oldest page that named it]. The caller
- * writes the merge in the same transaction (aggregate-invalidations.ts), so a crash leaves either the rows or their
- * fold, never neither.
+ * and merges them per floor space key: its stale ranges, and the commit time of the oldest page that named it. The
+ * caller writes the merge in the same transaction (aggregate-invalidations.ts), so a crash leaves either the rows or
+ * their fold, never neither.
  */
-export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<{ pages: number; spans: Map<number, [number, number, string]> }> {
+export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<{ pages: number; spans: Map<number, Ranges>; since: Map<number, string> }> {
   const rows = await tx.all<{ s: string; t: string }>(sql`
     DELETE FROM aggregate_page_invalidations
      WHERE id IN (SELECT id FROM aggregate_page_invalidations WHERE customer_id = ${customerId} ORDER BY id LIMIT ${limit})
     RETURNING spans AS s, invalidated_at AS t`);
-  const merged = new Map<number, [number, number, string]>();
+  const spans = new Map<number, Ranges>();
+  const since = new Map<number, string>();
   for (const row of rows) {
-    foldSpans(merged, JSON.parse(row.s) as PageSpans, (a, b) => [a, b, row.t], (span) => {
-      if (row.t < span[2]) span[2] = row.t;
+    foldRanges(spans, JSON.parse(row.s) as PageSpans, (key) => {
+      const t = since.get(key);
+      if (t === undefined || row.t < t) since.set(key, row.t);
     });
   }
-  return { pages: rows.length, spans: merged };
+  return { pages: rows.length, spans, since };
 }

@@ -115,20 +115,24 @@ export interface SpanGroup {
 export function groupSpans(spans: readonly Span[]): SpanGroup[] {
   const sorted = [...spans].sort((a, b) => a.fromMs - b.fromMs || a.toMs - b.toMs || a.key - b.key);
   const out: SpanGroup[] = [];
-  let group: (SpanGroup & { longest: number }) | undefined;
+  let group: (SpanGroup & { longest: number; named: Set<number> }) | undefined;
   for (const s of sorted) {
     const length = s.toMs - s.fromMs;
     if (group) {
       const union = Math.max(group.toMs, s.toMs) - group.fromMs;
       if (union <= 1.5 * Math.max(group.longest, length) + HOUR_MS) {
-        group.keys.push(s.key);
+        // A space with two ranges (Ranges) both in the group is in it once: the group's range covers both.
+        if (!group.named.has(s.key)) {
+          group.keys.push(s.key);
+          group.named.add(s.key);
+        }
         group.toMs = Math.max(group.toMs, s.toMs);
         group.longest = Math.max(group.longest, length);
         continue;
       }
       out.push({ keys: group.keys, fromMs: group.fromMs, toMs: group.toMs });
     }
-    group = { keys: [s.key], fromMs: s.fromMs, toMs: s.toMs, longest: length };
+    group = { keys: [s.key], fromMs: s.fromMs, toMs: s.toMs, longest: length, named: new Set([s.key]) };
   }
   if (group) out.push({ keys: group.keys, fromMs: group.fromMs, toMs: group.toMs });
   return out;
@@ -149,4 +153,45 @@ export function hoursOf(ranges: Iterable<readonly [number, number, ...unknown[]]
   let hours = 0;
   for (const [first, last] of ranges) hours += Math.floor(last / 3_600_000) - Math.floor(first / 3_600_000) + 1;
   return hours;
+}
+
+/**
+ * A floor space's stale ranges [first, last] (epoch ms), in order and apart by more than RANGE_GAP_MS. A backfill of
+ * several windows at once commits a few hours of each window's day between two refreshes: one range from the first
+ * window's start to the last's end made each refresh compute every day between them again (docs/performance.md).
+ */
+export type Ranges = Array<[number, number]>;
+/** Ranges closer than this are one: a bucket's grain, so two ranges never cut the same hour in two. */
+export const RANGE_GAP_MS = HOUR_MS;
+/** At most this many ranges a floor space (its two closest are joined): what a refresh plans for a space is bounded. */
+export const MAX_RANGES = 16;
+
+/** Adds [first, last] to `ranges` (Ranges), joining the ranges it reaches. */
+export function addRange(ranges: Ranges, first: number, last: number): void {
+  const n = ranges.length;
+  // Pages mostly arrive in time order: the last range first.
+  if (n > 0 && first > ranges[n - 1]![1] + RANGE_GAP_MS) {
+    ranges.push([first, last]);
+  } else {
+    let i = 0;
+    while (i < n && ranges[i]![1] + RANGE_GAP_MS < first) i++;
+    let a = first;
+    let b = last;
+    let j = i;
+    for (; j < n && ranges[j]![0] <= b + RANGE_GAP_MS; j++) {
+      a = Math.min(a, ranges[j]![0]);
+      b = Math.max(b, ranges[j]![1]);
+    }
+    ranges.splice(i, j - i, [a, b]);
+  }
+  if (ranges.length > MAX_RANGES) {
+    let closest = 0;
+    for (let i = 1; i + 1 < ranges.length; i++) if (ranges[i + 1]![0] - ranges[i]![1] < ranges[closest + 1]![0] - ranges[closest]![1]) closest = i;
+    ranges.splice(closest, 2, [ranges[closest]![0], ranges[closest + 1]![1]]);
+  }
+}
+
+/** Every range of every floor space (Ranges), for hoursOf. */
+export function* allRanges(spans: Iterable<Ranges>): Iterable<[number, number]> {
+  for (const ranges of spans) yield* ranges;
 }

@@ -1,5 +1,5 @@
-import { foldSpans, type PageSpans } from './aggregate-page-invalidations.ts';
-import { hoursOf } from './aggregate-plan.ts';
+import { foldRanges, type PageSpans } from './aggregate-page-invalidations.ts';
+import { allRanges, hoursOf, type Ranges } from './aggregate-plan.ts';
 
 /**
  * The refresh beside a run: what a run's poll pages made stale is refreshed while the run goes on, not at its end
@@ -25,10 +25,10 @@ export const HOURS_PER_SPACE = 2;
 
 const HOUR_MS = 3_600_000;
 
-/** What a customer's pages committed since its last refresh started: per floor space key, the first and last instant. */
+/** What a customer's pages committed since its last refresh started: per floor space key, its ranges (Ranges). */
 export interface Unrefreshed {
   since: number;
-  spans: Map<number, [number, number]>;
+  spans: Map<number, Ranges>;
 }
 
 /**
@@ -42,7 +42,7 @@ export function refreshDue(unrefreshed: Unrefreshed, now: number, overlaps = tru
   if (age >= REFRESH_INTERVAL_MS) return true;
   if (!overlaps || age < REFRESH_AFTER_MS) return false;
   const overhang = Math.max(1, Math.ceil(maxHoldMs / HOUR_MS));
-  return hoursOf(unrefreshed.spans.values()) >= HOURS_PER_SPACE * overhang * unrefreshed.spans.size;
+  return hoursOf(allRanges(unrefreshed.spans.values())) >= HOURS_PER_SPACE * overhang * unrefreshed.spans.size;
 }
 
 export class RunRefresh {
@@ -66,7 +66,7 @@ export class RunRefresh {
     if (spans.length === 0) return;
     let unrefreshed = this.#unrefreshed.get(customerId);
     if (!unrefreshed) this.#unrefreshed.set(customerId, (unrefreshed = { since: now, spans: new Map() }));
-    foldSpans(unrefreshed.spans, spans, (first, last) => [first, last]);
+    foldRanges(unrefreshed.spans, spans);
     if (this.#running.has(customerId) || !refreshDue(unrefreshed, now, this.#overlaps, this.#maxHoldMs(customerId))) return;
     this.#unrefreshed.delete(customerId);
     // Never rejects: a failure is the aggregates' lag, reported, and its rows stay pending for the next refresh.

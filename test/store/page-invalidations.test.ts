@@ -1,5 +1,3 @@
-import Database from 'better-sqlite3';
-import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { aggregateSettings } from '../../src/app/aggregates.ts';
 import { DEFAULT_WORKING_TIME } from '../../src/config-working-time.ts';
@@ -9,7 +7,7 @@ import { KEY_CHUNK } from '../../src/store/aggregate-plan.ts';
 import { StoreError } from '../../src/errors.ts';
 import type { OccupancyRecord, Store } from '../../src/store/types.ts';
 import { DIALECTS, freshDatabase, openTestStore, type TestDatabase } from '../support/databases.ts';
-import { migrateAsReleased } from '../support/legacy-database.ts';
+import { execRaw, migrateAsReleased } from '../support/legacy-database.ts';
 import { dumpAggregates } from '../sync/aggregate-dump.ts';
 import { checkpoint } from './harness.ts';
 
@@ -71,31 +69,12 @@ describe.each(DIALECTS)('page invalidation rows, migrated, committed and refresh
     db = undefined;
   });
 
-  /** Runs statements on the database as the previous version left it (no store: its schema is not this version's). */
-  async function exec(target: TestDatabase, statements: readonly string[]): Promise<void> {
-    if (target.dialect === 'sqlite') {
-      const sqlite = new Database(target.path!);
-      try {
-        for (const s of statements) sqlite.exec(s);
-      } finally {
-        sqlite.close();
-      }
-      return;
-    }
-    const sql = postgres(target.url.replace(/[?&]schema=[^&]+/, ''), { max: 1, onnotice: () => {}, connection: { search_path: `"${target.schema}"`, TimeZone: 'UTC' } });
-    try {
-      for (const s of statements) await sql.unsafe(s);
-    } finally {
-      await sql.end();
-    }
-  }
-
   it("a page row of an earlier version (a triple per floor space id) becomes groups by key: the same spaces pending, over the same range", async () => {
     db = await freshDatabase(dialect, 'page-invalidation-keys');
     await migrateAsReleased(db, '0019_floor_hours_building_date_idx');
     const a = ms('2026-03-02T08:00:00.000Z');
     const b = ms('2026-03-02T08:55:00.000Z');
-    await exec(db, [
+    await execRaw(db, [
       "INSERT INTO floor_spaces (customer_id, floor_space_id) VALUES ('c1', 'fs-1'), ('c1', 'fs-2'), ('c2', 'fs-1')",
       `INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES ('c1', '${JSON.stringify([['fs-1', a, b], ['fs-2', a + 1, b - 1]])}', '${AT}')`,
       `INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES ('c2', '${JSON.stringify([['fs-1', a - 5, b + 5]])}', '${AT}')`,
@@ -161,7 +140,7 @@ describe.each(DIALECTS)('page invalidation rows, migrated, committed and refresh
     // Three batches of floor spaces (KEY_CHUNK a batch): the third's readings are sent after the first's write failed.
     const spaces = Array.from({ length: 2 * KEY_CHUNK + 100 }, (_, i) => `fs-${i}`);
     await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records: spaces.map((s) => reading(s, '2026-03-02T08:00:00.000Z')) });
-    await exec(db, dialect === 'sqlite'
+    await execRaw(db, dialect === 'sqlite'
       ? ["CREATE TRIGGER refuse_buckets BEFORE INSERT ON occupancy_buckets BEGIN SELECT RAISE(ABORT, 'bucket write refused by the test'); END"]
       : [
           "CREATE FUNCTION refuse_buckets() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'bucket write refused by the test'; END $$",
@@ -172,7 +151,7 @@ describe.each(DIALECTS)('page invalidation rows, migrated, committed and refresh
     const said = `${failed!.message} ${String((failed!.cause as Error | undefined)?.message ?? '')}`;
     expect(said).toContain('bucket write refused by the test');
     expect(said).not.toMatch(/transaction is aborted/);
-    await exec(db, dialect === 'sqlite' ? ['DROP TRIGGER refuse_buckets'] : ['DROP TRIGGER refuse_buckets ON occupancy_buckets', 'DROP FUNCTION refuse_buckets()']);
+    await execRaw(db, dialect === 'sqlite' ? ['DROP TRIGGER refuse_buckets'] : ['DROP TRIGGER refuse_buckets ON occupancy_buckets', 'DROP FUNCTION refuse_buckets()']);
     expect((await store.pendingAggregates()).map((p) => p.floorSpaces)).toEqual([spaces.length]);
     expect(await store.refreshAggregates('c1', SETTINGS)).toEqual({ customerId: 'c1', spaces: spaces.length, buckets: spaces.length, left: 0 });
     const kept = await dumpAggregates(store);

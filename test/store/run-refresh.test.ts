@@ -8,7 +8,7 @@ const HOUR = 3_600_000;
 const T0 = Date.parse('2026-03-02T08:00:00.000Z');
 
 function unrefreshed(since: number, spans: Array<[number, number, number]>): Unrefreshed {
-  return { since, spans: new Map(spans.map(([k, a, b]) => [k, [a, b]])) };
+  return { since, spans: new Map(spans.map(([k, a, b]) => [k, [[a, b]]])) };
 }
 
 describe('when a refresh beside a run is due', () => {

@@ -106,6 +106,25 @@ export async function migrateAsReleased(db: TestDatabase, last: string): Promise
   await applyAsReleased(db, (m) => m.name <= last);
 }
 
+/** Runs statements on the database without a store: as an earlier version left it (whose schema no store of this version opens), or beside one. */
+export async function execRaw(db: TestDatabase, statements: readonly string[]): Promise<void> {
+  if (db.dialect === 'sqlite') {
+    const sqlite = new Database(db.path!);
+    try {
+      for (const s of statements) sqlite.exec(s);
+    } finally {
+      sqlite.close();
+    }
+    return;
+  }
+  const sql = postgres(db.url.replace(/[?&]schema=[^&]+/, ''), { max: 1, onnotice: () => {}, connection: { search_path: `"${db.schema}"`, TimeZone: 'UTC' } });
+  try {
+    for (const s of statements) await sql.unsafe(s);
+  } finally {
+    await sql.end();
+  }
+}
+
 async function applyAsReleased(
   db: TestDatabase,
   wanted: (m: NamedMigration) => boolean,
