@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
-import { ONCE, RUNTIME } from './test/node-lines.ts';
+import { LOGIC, ONCE, RUNTIME } from './test/node-lines.ts';
 
 // .ci/run sets VITEST_JSON_REPORT so it can print the runner's own pass/fail counts as its last line.
 const jsonReport = process.env.VITEST_JSON_REPORT;
@@ -15,7 +15,7 @@ export default defineConfig({
   test: {
     include: set === 'runtime' ? RUNTIME : ['test/**/*.test.ts'],
     // The package test packs and installs the tarball: `npm run test:package` (vitest.package.config.ts).
-    exclude: [...configDefaults.exclude, 'test/package/**', ...(set === 'runtime' ? ONCE : [])],
+    exclude: [...configDefaults.exclude, 'test/package/**', ...(set === 'runtime' ? [...ONCE, ...LOGIC] : [])],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Files run in parallel worker processes; each test uses its own SQLite file, Postgres schema and sandbox port.

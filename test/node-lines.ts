@@ -9,7 +9,8 @@
  * test the engine, the definitions, the reports and the docs through those same paths: pure logic on any Node line.
  *
  * ONCE files are soaks and benchmarks (many customers, many deliveries, figures): what they prove is load and pacing,
- * not the runtime's behaviour, so one run per CI is enough.
+ * not the runtime's behaviour, so one run per CI is enough. LOGIC files are RUNTIME by their folder and logic by what
+ * they test: the project's line alone too.
  *
  * A new test file runs on the project's line only until it is listed here: list it when it meets the runtime.
  */
@@ -66,4 +67,23 @@ export const ONCE: string[] = [
   'test/reliability/webhook-load.test.ts',
   'test/reliability/sync-faults.test.ts',
   'test/reliability/clock.test.ts',
+  // Kills at 20 seeded points: a soak of what test/sync/crash-sqlite.test.ts and crash-postgres.test.ts prove once.
+  'test/reliability/crash-resume.test.ts',
+];
+
+/**
+ * Files inside the RUNTIME globs that test logic, not the runtime: the time-weighted aggregates' SQL and bookkeeping,
+ * the dimensions, the migrations' journal. They reach the drivers only through statements the other store files run
+ * on every line, so like ONCE they run on the project's line only.
+ */
+export const LOGIC: string[] = [
+  'test/store/aggregate*.test.ts',
+  'test/store/page-invalidations.test.ts',
+  'test/store/invalidation-ranges.test.ts',
+  'test/store/floor-rollup.test.ts',
+  'test/store/floor-ranges.test.ts',
+  'test/store/run-refresh.test.ts',
+  'test/store/delivery-refresh.test.ts',
+  'test/store/dimension*.test.ts',
+  'test/store/migration-journal.test.ts',
 ];
