@@ -1,6 +1,5 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import { DEFAULT_WORKING_TIME, resolveCalendar, storedCalendar, type ZoneSource } from '../config-working-time.ts';
-import type { Dialect } from '../config.ts';
 import { defaultMaxHold } from '../time-weight.ts';
 import type { WorkingCalendar } from '../working-time.ts';
 import type { Executor } from './adapter.ts';
@@ -145,7 +144,8 @@ export const LOCK_SPACE = 0x4f_53_41_47; // 'OSAG'
  * first (READ COMMITTED: each statement sees what committed before it). Taken in key order: no deadlock between
  * commits. SQLite needs none: its write transactions run one at a time.
  */
-export async function lockBuildings(tx: Executor, dialect: Dialect, customerId: string, buildingIds: readonly string[]): Promise<void> {
+export async function lockBuildings(tx: Executor, customerId: string, buildingIds: readonly string[]): Promise<void> {
+  const { dialect } = tx;
   if (dialect !== 'postgres') return;
   const names = [...new Set(buildingIds)].map((b) => JSON.stringify([customerId, b]));
   if (names.length === 0) return;

@@ -56,7 +56,8 @@ export interface DayRange {
  * Sums again the days of floor spaces from their buckets (each space at most once in `ranges`): a bucket belongs to
  * the day its start is in, so the buckets read are those starting in those days. Two statements for all of them.
  */
-export async function refreshDays(tx: Executor, dialect: Dialect, ranges: readonly DayRange[]): Promise<void> {
+export async function refreshDays(tx: Executor, ranges: readonly DayRange[]): Promise<void> {
+  const { dialect } = tx;
   const removed: unknown[] = [];
   const summed: Array<[key: number, lo: number, hi: number]> = [];
   // The spaces of a building refreshed together share their dates: each zone's dates become instants once.

@@ -75,7 +75,8 @@ const STATEMENTS: Readonly<Record<Dialect, { remove: string; sum: string }>> = {
 };
 
 /** The floors these floor spaces are on now. */
-export async function floorsOf(tx: Executor, dialect: Dialect, keys: readonly number[]): Promise<Floor[]> {
+export async function floorsOf(tx: Executor, keys: readonly number[]): Promise<Floor[]> {
+  const { dialect } = tx;
   const out = new Map<string, Floor>();
   if (keys.length === 0) return [];
   const rows = await tx.all<{ c: string; b: string; f: string | null }>(sql`
@@ -90,7 +91,8 @@ export function floorId(customerId: string, buildingId: string, floor: string | 
 }
 
 /** The range of the buckets these floor spaces hold now, or undefined when they hold none. */
-export async function bucketRangeOf(tx: Executor, dialect: Dialect, keys: readonly number[]): Promise<BucketRange | undefined> {
+export async function bucketRangeOf(tx: Executor, keys: readonly number[]): Promise<BucketRange | undefined> {
+  const { dialect } = tx;
   if (keys.length === 0) return undefined;
   const [row] = await tx.all<{ lo: number | string | null; hi: number | string | null }>(sql`
     SELECT MIN(start_ms) AS lo, MAX(start_ms) AS hi FROM occupancy_buckets WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
@@ -109,7 +111,8 @@ export interface FloorRange {
  * statements for all of them. A floor's ranges are merged where they overlap or touch first, so no bucket start is
  * summed twice.
  */
-export async function refreshFloors(tx: Executor, dialect: Dialect, ranges: readonly FloorRange[]): Promise<void> {
+export async function refreshFloors(tx: Executor, ranges: readonly FloorRange[]): Promise<void> {
+  const { dialect } = tx;
   const byFloor = new Map<string, { floor: Floor; ranges: BucketRange[] }>();
   for (const { floor, range } of ranges) {
     if (range.toMs <= range.fromMs) continue;
@@ -146,7 +149,8 @@ export function mergeRanges(ranges: readonly BucketRange[]): BucketRange[] {
 }
 
 /** The floor each of these floor spaces is on now, by key. */
-export async function floorOfSpaces(tx: Executor, dialect: Dialect, keys: readonly number[]): Promise<Map<number, Floor>> {
+export async function floorOfSpaces(tx: Executor, keys: readonly number[]): Promise<Map<number, Floor>> {
+  const { dialect } = tx;
   const out = new Map<number, Floor>();
   if (keys.length === 0) return out;
   const rows = await tx.all<{ k: number | string; c: string; b: string; f: string | null }>(sql`
@@ -156,9 +160,9 @@ export async function floorOfSpaces(tx: Executor, dialect: Dialect, keys: readon
 }
 
 /** Sums again the rows of the floors these floor spaces are on now over [fromMs, toMs). */
-export async function refreshFloorsOf(tx: Executor, dialect: Dialect, keys: readonly number[], range: BucketRange): Promise<void> {
+export async function refreshFloorsOf(tx: Executor, keys: readonly number[], range: BucketRange): Promise<void> {
   if (keys.length === 0 || range.toMs <= range.fromMs) return;
-  await refreshFloors(tx, dialect, (await floorsOf(tx, dialect, keys)).map((floor) => ({ floor, range })));
+  await refreshFloors(tx, (await floorsOf(tx, keys)).map((floor) => ({ floor, range })));
 }
 
 /** Deletes every row of a building's floors (before all its spaces' buckets are made again). */

@@ -48,7 +48,8 @@ const RECORD: Readonly<Record<Dialect, { text: string; row(customerId: string, k
  * named it) into what is pending: a row per space and range (of this customer's: the join to floor_spaces checks the
  * key), a range that starts where a pending one does widening it.
  */
-async function mergeInvalidations(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, Ranges>, since: ReadonlyMap<number, string>): Promise<void> {
+async function mergeInvalidations(tx: Executor, customerId: string, spans: ReadonlyMap<number, Ranges>, since: ReadonlyMap<number, string>): Promise<void> {
+  const { dialect } = tx;
   if (spans.size === 0) return;
   const statement = RECORD[dialect];
   const values: unknown[] = [];
@@ -126,9 +127,9 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
     const [before] = await tx.all(sql`SELECT 1 AS x FROM aggregate_invalidations WHERE customer_id = ${customerId} LIMIT 1`);
     const { pages, spans, since } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
     if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION && concurrencyFor(db.dialect, hoursOf(allRanges(spans.values()))) === 1) {
-      return { pages, done: await refreshClaimed(tx, db.dialect, customerId, spans, settings, at) };
+      return { pages, done: await refreshClaimed(tx, customerId, spans, settings, at) };
     }
-    await mergeInvalidations(tx, db.dialect, customerId, spans, since);
+    await mergeInvalidations(tx, customerId, spans, since);
     return { pages, done: undefined };
   });
   if (first.done) return first.done;
@@ -137,7 +138,7 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
   for (let claimed = first.pages; claimed === FOLD_PAGES; ) {
     claimed = await db.transaction(async (tx) => {
       const { pages, spans, since } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
-      await mergeInvalidations(tx, db.dialect, customerId, spans, since);
+      await mergeInvalidations(tx, customerId, spans, since);
       return pages;
     });
   }
@@ -151,7 +152,7 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
   const spaces = [...byBuilding.values()].reduce((n, keys) => n + keys.length, 0);
   const transactions = concurrency === 1 ? batches(byBuilding, SPACES_PER_TRANSACTION) : buildingGroups(byBuilding, Math.ceil(spaces / concurrency));
   await eachAtMost(concurrency, transactions, async (batch) => {
-    const done = await db.transaction((tx) => refreshSpaces(tx, db.dialect, customerId, batch, settings, at));
+    const done = await db.transaction((tx) => refreshSpaces(tx, customerId, batch, settings, at));
     out.spaces += done.spaces;
     out.buckets += done.buckets;
     out.left += done.left;
@@ -225,16 +226,17 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
  * Recomputes the floor spaces of claimed page rows (`spans`: key -> its Ranges) in the claim's transaction, under
  * their buildings' locks; a key that is none of the customer's floor spaces is left out, as a fold leaves it out.
  */
-async function refreshClaimed(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+  const { dialect } = tx;
   if (spans.size === 0) return { customerId, spaces: 0, buckets: 0, left: 0 };
   const rows = await tx.all<{ k: number | string; b: string }>(sql`
     SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
      WHERE customer_id = ${customerId} AND ${keyIn(dialect, sql`floor_space_key`, [...spans.keys()])} ORDER BY b, floor_space_key`);
   const batch = byBuildingOf(rows);
   const buildings = [...batch.keys()];
-  await lockBuildings(tx, dialect, customerId, buildings);
+  await lockBuildings(tx, customerId, buildings);
   const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
-  const buckets = await recomputeSpans(tx, dialect, customerId, workOf(batch, calendars, (k) => spans.get(k)));
+  const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => spans.get(k)));
   return { customerId, spaces: rows.length, buckets, left: 0 };
 }
 
@@ -270,10 +272,11 @@ function workOf(batch: ReadonlyMap<string, number[]>, calendars: ReadonlyMap<str
   });
 }
 
-async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string, batch: ReadonlyMap<string, number[]>, settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
+async function refreshSpaces(tx: Executor, customerId: string, batch: ReadonlyMap<string, number[]>, settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
+  const { dialect } = tx;
   const buildings = [...batch.keys()];
   const keys = [...batch.values()].flat();
-  await lockBuildings(tx, dialect, customerId, buildings);
+  await lockBuildings(tx, customerId, buildings);
   const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
   // Read under the lock and before the readings: every page whose revision this sees has committed its readings.
   const done = (
@@ -288,7 +291,7 @@ async function refreshSpaces(tx: Executor, dialect: Dialect, customerId: string,
     if (ranges) ranges.push([p.first, p.last]);
     else pending.set(p.key, [[p.first, p.last]]);
   }
-  const buckets = await recomputeSpans(tx, dialect, customerId, workOf(batch, calendars, (k) => pending.get(k)));
+  const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => pending.get(k)));
   const statement = DELETE[dialect];
   if (statement.lock) await tx.bulk(statement.lock, 1, [...pending.keys()]);
   await tx.bulk(statement.text, 3, done.flatMap((p) => [p.key, p.first, p.revision]));

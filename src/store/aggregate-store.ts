@@ -1,5 +1,4 @@
 import { sql } from '../../db/schema/drizzle.ts';
-import type { Dialect } from '../config.ts';
 import { startOfLocalDate } from '../working-time.ts';
 import type { Adapter, Executor, Upserted } from './adapter.ts';
 import { textIn } from './key-list.ts';
@@ -57,7 +56,7 @@ async function recordNewCalendars(db: Adapter, customerId: string, buildings: re
   if (buildings.length === 0) return new Set();
   return db.transaction(async (tx) => {
     const ids = buildings.map((b) => b.buildingId);
-    await lockBuildings(tx, db.dialect, customerId, ids);
+    await lockBuildings(tx, customerId, ids);
     // Another process may have recorded or rebuilt them meanwhile: compare again under the lock.
     const now = await recordedCalendars(tx, customerId, ids);
     const missing = buildings.filter((b) => !now.has(b.buildingId));
@@ -78,13 +77,13 @@ async function recordNewCalendars(db: Adapter, customerId: string, buildings: re
  */
 async function reconcileBuilding(db: Adapter, customerId: string, building: ResolvedBuilding, at: string): Promise<(Awaited<ReturnType<typeof rebuildBuilding>> & { had: boolean }) | undefined> {
   return db.transaction(async (tx) => {
-    await lockBuildings(tx, db.dialect, customerId, [building.buildingId]);
+    await lockBuildings(tx, customerId, [building.buildingId]);
     // Another process may have recorded or rebuilt it meanwhile: compare again under the lock.
     const now = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
     if (now && sameCalendar(now, building)) return undefined;
     await recordCalendar(tx, customerId, building, at);
     if (!now && !(await withBuckets(tx, customerId, [building.buildingId])).has(building.buildingId)) return undefined;
-    return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { calendarChanged: true })), had: now !== undefined };
+    return { ...(await rebuildBuilding(tx, customerId, building, { calendarChanged: true })), had: now !== undefined };
   });
 }
 
@@ -123,12 +122,12 @@ export async function rebuildAggregates(db: Adapter, request: AggregateRebuild, 
   const out: RebuiltBuilding[] = [];
   for (const building of resolved) {
     const figures = await db.transaction(async (tx) => {
-      await lockBuildings(tx, db.dialect, customerId, [building.buildingId]);
+      await lockBuildings(tx, customerId, [building.buildingId]);
       const before = (await recordedCalendars(tx, customerId, [building.buildingId])).get(building.buildingId);
       const same = before !== undefined && sameCalendar(before, building);
       await recordCalendar(tx, customerId, building, at);
       const range = same && (request.from !== undefined || request.to !== undefined) ? rangeOf(building, request) : undefined;
-      return { ...(await rebuildBuilding(tx, db.dialect, customerId, building, { ...(range && { range }), calendarChanged: !same })), whole: range === undefined, change: same ? '' : describeChange(before, building) };
+      return { ...(await rebuildBuilding(tx, customerId, building, { ...(range && { range }), calendarChanged: !same })), whole: range === undefined, change: same ? '' : describeChange(before, building) };
     });
     out.push({ customerId, buildingId: building.buildingId, buildingName: building.name, zone: building.zone, zoneSource: building.zoneSource, ...figures });
   }
@@ -153,7 +152,8 @@ export interface SpacePlace {
 }
 
 /** The stored floor spaces of these ids of a customer, by key, with where they are. */
-export async function spacePlaces(tx: Executor, dialect: Dialect, customerId: string, ids: readonly string[]): Promise<Map<number, SpacePlace>> {
+export async function spacePlaces(tx: Executor, customerId: string, ids: readonly string[]): Promise<Map<number, SpacePlace>> {
+  const { dialect } = tx;
   const out = new Map<number, SpacePlace>();
   for (let i = 0; i < ids.length; i += 1000) {
     const rows = await tx.all<{ k: number | string; i: string; b: string; f: string | null; c: number | string | null }>(sql`
@@ -188,18 +188,18 @@ export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect
     moved.set(was.building, moved.get(was.building) ?? []);
   }
   if (changed.length === 0) return;
-  await lockBuildings(tx, db.dialect, customerId, [...buildings].sort());
-  const held = await bucketRangeOf(tx, db.dialect, changed);
+  await lockBuildings(tx, customerId, [...buildings].sort());
+  const held = await bucketRangeOf(tx, changed);
   if (moved.size > 0) {
     const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);
     for (const [building, keys] of moved) {
-      if (keys.length > 0) await rebuildSpaces(tx, db.dialect, customerId, calendars.get(building)!, keys);
+      if (keys.length > 0) await rebuildSpaces(tx, customerId, calendars.get(building)!, keys);
     }
   }
-  const holds = await bucketRangeOf(tx, db.dialect, changed);
-  for (const floor of await floorsOf(tx, db.dialect, changed)) floors.set(floorId(floor.customerId, floor.buildingId, floor.floorId), floor);
+  const holds = await bucketRangeOf(tx, changed);
+  for (const floor of await floorsOf(tx, changed)) floors.set(floorId(floor.customerId, floor.buildingId, floor.floorId), floor);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
-  if (range) await refreshFloors(tx, db.dialect, [...floors.values()].map((floor) => ({ floor, range })));
+  if (range) await refreshFloors(tx, [...floors.values()].map((floor) => ({ floor, range })));
 }
 
 /**
@@ -254,12 +254,12 @@ export class AggregateKeeper {
     const tx = describedAs(page, `keeping the aggregates of a page of ${records.length} ${sink} records`);
     const settings = this.#settingsOf(customerId);
     const listed = this.on && sink === 'floorSpaces' ? (records as ReadonlyArray<FloorSpaceRecord>).map((r) => r.id).filter((id) => typeof id === 'string' && id !== '') : [];
-    const moving = listed.length > 0 ? await spacePlaces(tx, this.db.dialect, customerId, listed) : undefined;
+    const moving = listed.length > 0 ? await spacePlaces(tx, customerId, listed) : undefined;
     const { floorSpaceKeys } = await upsert();
     // Only a space stored before the upsert can have moved: where it is now is read of those alone, and a page of
     // spaces all new (a first listing) reads nothing more.
     if (moving && moving.size > 0) {
-      await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, this.db.dialect, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
+      await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
     }
     if (!this.on || sink !== 'occupancy' || records.length === 0) return [];
     return recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, floorSpaceKeys ?? new Map(), at);

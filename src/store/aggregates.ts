@@ -60,7 +60,8 @@ interface Part {
  * read of the readings, a delete and an insert of buckets per KEY_CHUNK floor spaces, then two for the days and two
  * for the floors, whichever buildings the units are of. The caller holds the buildings' locks (lockBuildings).
  */
-export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId: string, units: readonly Unit[], floors = true): Promise<number> {
+export async function recomputeUnits(tx: Executor, customerId: string, units: readonly Unit[], floors = true): Promise<number> {
+  const { dialect } = tx;
   const parts: Part[] = [];
   for (const unit of units) {
     const buckets = bucketsCovering(unit.calendar.calendar, unit.fromMs, unit.toMs);
@@ -76,9 +77,9 @@ export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId:
   // computed, a batch's bucket writes while the next is (server and process at work together, not in turn).
   // SQLite answers each at once: the same order, nothing overlapped.
   const sent = new SentAhead();
-  const on = floors ? sendAhead(sent, floorOfSpaces(tx, dialect, keys)) : undefined;
+  const on = floors ? sendAhead(sent, floorOfSpaces(tx, keys)) : undefined;
   const batches = statementBatches(parts);
-  const read = (batch: readonly Part[]) => sendAhead(sent, readReadings(tx, dialect, batch.map((p) => ({ keys: p.keys, fromMs: p.bounds[0]! - p.unit.calendar.maxHoldMs, toMs: p.bounds[p.bounds.length - 1]! })), occupied));
+  const read = (batch: readonly Part[]) => sendAhead(sent, readReadings(tx, batch.map((p) => ({ keys: p.keys, fromMs: p.bounds[0]! - p.unit.calendar.maxHoldMs, toMs: p.bounds[p.bounds.length - 1]! })), occupied));
   let written = 0;
   const spans = new Map<string, { calendar: BuildingCalendar; first: string; last: string }>();
   const days = new Map<number, DayRange>();
@@ -90,15 +91,15 @@ export async function recomputeUnits(tx: Executor, dialect: Dialect, customerId:
       if (b + 1 < batches.length) next = read(batches[b + 1]!);
       const rows = bucketRows(batches[b]!, readings, { spans, days, ranges });
       sent.send(tx.bulk(DELETE_BUCKETS[dialect], 3, batches[b]!.flatMap((p) => p.keys.flatMap((k) => [k, p.bounds[0]!, p.bounds[p.bounds.length - 1]!]))));
-      sent.send(insertBuckets(tx, dialect, rows));
+      sent.send(insertBuckets(tx, rows));
       written += rows.length;
     }
     await sent.settle();
-    await extendDays(tx, dialect, customerId, [...spans.values()]);
-    await refreshDays(tx, dialect, [...days.values()]);
+    await extendDays(tx, customerId, [...spans.values()]);
+    await refreshDays(tx, [...days.values()]);
     if (on) {
       const floorOf = await on;
-      await refreshFloors(tx, dialect, ranges.flatMap(({ key, range }) => (floorOf.has(key) ? [{ floor: floorOf.get(key)!, range }] : [])));
+      await refreshFloors(tx, ranges.flatMap(({ key, range }) => (floorOf.has(key) ? [{ floor: floorOf.get(key)!, range }] : [])));
     }
   } catch (thrown) {
     // The first statement that failed, in the order sent, is what failed: those after it saw an aborted transaction.
@@ -151,8 +152,8 @@ function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, Readin
 }
 
 /** One unit recomputed (recomputeUnits), its floors' rows summed again or not (a rebuild sums them once, at its end). */
-export function recompute(tx: Executor, dialect: Dialect, customerId: string, unit: Unit, floors = true): Promise<number> {
-  return recomputeUnits(tx, dialect, customerId, [unit], floors);
+export function recompute(tx: Executor, customerId: string, unit: Unit, floors = true): Promise<number> {
+  return recomputeUnits(tx, customerId, [unit], floors);
 }
 
 const minOf = (a: string | undefined, b: string) => (a === undefined || b < a ? b : a);
@@ -189,12 +190,8 @@ async function statusesOf(tx: Executor): Promise<Map<number, boolean | null>> {
  * plan and start for 500 spaces, more than reading their readings), and sends a row per floor space, its readings as
  * three lists (a twentieth of the rows to send and parse); SQLite sends the same lists, as one text a floor space.
  */
-async function readReadings(
-  tx: Executor,
-  dialect: Dialect,
-  parts: ReadonlyArray<{ keys: readonly number[]; fromMs: number; toMs: number }>,
-  occupied: ReadonlyMap<number, boolean | null>,
-): Promise<Map<number, Reading[]>> {
+async function readReadings(tx: Executor, parts: ReadonlyArray<{ keys: readonly number[]; fromMs: number; toMs: number }>, occupied: ReadonlyMap<number, boolean | null>): Promise<Map<number, Reading[]>> {
+  const { dialect } = tx;
   const t = INSTANTS[dialect];
   const out = new Map<number, Reading[]>();
   if (dialect === 'postgres') {
@@ -275,7 +272,8 @@ const INSERT_BUCKETS: Readonly<Record<Dialect, string>> = {
 };
 
 /** The one place bucket rows are written (the rows of their floor spaces and range were deleted first). */
-async function insertBuckets(tx: Executor, dialect: Dialect, rows: ReadonlyArray<{ key: number; row: BucketRow }>): Promise<void> {
+async function insertBuckets(tx: Executor, rows: ReadonlyArray<{ key: number; row: BucketRow }>): Promise<void> {
+  const { dialect } = tx;
   if (rows.length === 0) return;
   const values = new Array<unknown>(rows.length * BUCKET_TYPES.length);
   let i = 0;
@@ -312,7 +310,7 @@ export interface BuildingSpans {
  * spaces with alike spans once over their union, a day at a time, the first day of every group first (they share statements).
  * The caller holds the buildings' locks. Returns the buckets written.
  */
-export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId: string, work: readonly BuildingSpans[]): Promise<number> {
+export async function recomputeSpans(tx: Executor, customerId: string, work: readonly BuildingSpans[]): Promise<number> {
   const units: Array<Unit & { slice: number }> = [];
   for (const { calendar, spans } of work) {
     for (const group of groupSpans(spans)) {
@@ -321,7 +319,7 @@ export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId:
   }
   // Stable: within a slice, in the order given.
   units.sort((a, b) => a.slice - b.slice);
-  return recomputeUnits(tx, dialect, customerId, units);
+  return recomputeUnits(tx, customerId, units);
 }
 
 /**
@@ -330,7 +328,8 @@ export async function recomputeSpans(tx: Executor, dialect: Dialect, customerId:
  * only ever added (until the building's calendar changes), so commits and rebuilds make the same ones. One read of
  * what the buildings have and one insert for all of them.
  */
-export async function extendDays(tx: Executor, dialect: Dialect, customerId: string, spans: ReadonlyArray<{ calendar: BuildingCalendar; first: string; last: string }>): Promise<void> {
+export async function extendDays(tx: Executor, customerId: string, spans: ReadonlyArray<{ calendar: BuildingCalendar; first: string; last: string }>): Promise<void> {
+  const { dialect } = tx;
   if (spans.length === 0) return;
   const rows = await tx.all<{ b: string; lo: string; hi: string }>(sql`
     SELECT building_id AS b, min(local_date) AS lo, max(local_date) AS hi FROM calendar_days
@@ -368,22 +367,23 @@ export async function spacesOf(tx: Executor, customerId: string, buildingId: str
  * Recomputes a building's aggregates from its readings: all of them (every bucket and calendar day of the building
  * replaced), or the buckets touching [fromMs, toMs). The caller holds the building's lock.
  */
-export async function rebuildBuilding(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, options: { range?: { fromMs: number; toMs: number }; calendarChanged: boolean }): Promise<{ spaces: number; buckets: number }> {
+export async function rebuildBuilding(tx: Executor, customerId: string, calendar: BuildingCalendar, options: { range?: { fromMs: number; toMs: number }; calendarChanged: boolean }): Promise<{ spaces: number; buckets: number }> {
   const keys = await spacesOf(tx, customerId, calendar.buildingId);
   const { range } = options;
-  if (range) return { spaces: keys.length, buckets: await recompute(tx, dialect, customerId, { calendar, keys, ...range }) };
+  if (range) return { spaces: keys.length, buckets: await recompute(tx, customerId, { calendar, keys, ...range }) };
   // Days stay once made (a commit never removes one); only another calendar makes them all again.
   if (options.calendarChanged) await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
   // Every floor row of the building is made again from its spaces' buckets (rebuildSpaces sums their whole range).
   await clearBuildingFloors(tx, customerId, calendar.buildingId);
-  return { spaces: keys.length, buckets: await rebuildSpaces(tx, dialect, customerId, calendar, keys) };
+  return { spaces: keys.length, buckets: await rebuildSpaces(tx, customerId, calendar, keys) };
 }
 
 /** Replaces every bucket of these floor spaces (of the building of `calendar`) with ones computed from all their readings. */
-export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: string, calendar: BuildingCalendar, keys: readonly number[]): Promise<number> {
+export async function rebuildSpaces(tx: Executor, customerId: string, calendar: BuildingCalendar, keys: readonly number[]): Promise<number> {
+  const { dialect } = tx;
   // Their floors' rows are summed again once at the end, over the buckets they held and hold now (not once per space:
   // a floor's rows would be summed as many times as it has spaces).
-  const held = await bucketRangeOf(tx, dialect, keys);
+  const held = await bucketRangeOf(tx, keys);
   if (keys.length > 0) await tx.run(sql`DELETE FROM occupancy_buckets WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
   await clearDays(tx, keys);
   const t = INSTANTS[dialect];
@@ -394,10 +394,10 @@ export async function rebuildSpaces(tx: Executor, dialect: Dialect, customerId: 
     const [lo] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} LIMIT 1`);
     if (lo === undefined) continue;
     const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
-    buckets += await recompute(tx, dialect, customerId, { calendar, keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
+    buckets += await recompute(tx, customerId, { calendar, keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
   }
-  const holds = await bucketRangeOf(tx, dialect, keys);
+  const holds = await bucketRangeOf(tx, keys);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
-  if (range) await refreshFloorsOf(tx, dialect, keys, range);
+  if (range) await refreshFloorsOf(tx, keys, range);
   return buckets;
 }
