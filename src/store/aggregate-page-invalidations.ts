@@ -6,9 +6,9 @@ import { addRange, type Ranges } from './aggregate-plan.ts';
 
 /**
  * A poll page's share of the aggregates: one row appended in its transaction, its floor spaces' ranges as JSON, which a
- * refresh folds into aggregate_invalidations (a row per floor space and stale range) before it recomputes. An append costs a page one
- * row, whatever its floor spaces; the upsert of a row per floor space it replaced cost a Postgres page about as much
- * as its readings' insert (docs/performance.md, "Keeping the time-weighted aggregates (issue 40)").
+ * refresh claims, or folds into aggregate_invalidations (a row per floor space and stale range), before it recomputes.
+ * An append costs a page one row, whatever its floor spaces; the upsert of a row per floor space it replaced cost a
+ * Postgres page about as much as its readings' insert (docs/performance.md, "Keeping the time-weighted aggregates (issue 40)").
  */
 
 /**
