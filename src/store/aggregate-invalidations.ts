@@ -3,7 +3,7 @@ import type { Dialect } from '../config.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { keyIn } from './key-list.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
-import { allRanges, hoursOf, KEY_CHUNK, RANGE_GAP_MS, type Ranges, type Span } from './aggregate-plan.ts';
+import { addRange, allRanges, hoursOf, KEY_CHUNK, type Ranges, type Span } from './aggregate-plan.ts';
 import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
 import { recomputeSpans, type BuildingSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
@@ -254,19 +254,16 @@ function byBuildingOf(rows: ReadonlyArray<{ k: number | string; b: string }>): M
 
 /**
  * What recomputeSpans takes: each building's floor spaces with their stale ranges, each [first, last + its max hold),
- * those that then overlap or nearly touch joined (pending rows of separate folds may overlap).
+ * joined as addRange joins them (pending rows of separate folds may overlap).
  */
 function workOf(batch: ReadonlyMap<string, number[]>, calendars: ReadonlyMap<string, BuildingCalendar>, ranges: (key: number) => ReadonlyArray<readonly [number, number]> | undefined): BuildingSpans[] {
   return [...batch].map(([building, own]) => {
     const calendar = calendars.get(building)!;
     const spans: Span[] = [];
     for (const key of own) {
-      const held = (ranges(key) ?? []).map(([a, b]) => [a, b + calendar.maxHoldMs] as [number, number]).sort((x, y) => x[0] - y[0]);
-      let open: Span | undefined;
-      for (const [fromMs, toMs] of held) {
-        if (open && fromMs <= open.toMs + RANGE_GAP_MS) open.toMs = Math.max(open.toMs, toMs);
-        else spans.push((open = { key, fromMs, toMs }));
-      }
+      const held: Ranges = [];
+      for (const [a, b] of ranges(key) ?? []) addRange(held, a, b + calendar.maxHoldMs);
+      for (const [fromMs, toMs] of held) spans.push({ key, fromMs, toMs });
     }
     return { calendar, spans };
   });
