@@ -12,6 +12,7 @@ import { AggregateKeeper } from './aggregate-store.ts';
 import { DeliveryRefresh } from './delivery-refresh.ts';
 import { RunRefresh } from './run-refresh.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
+import { updatePlannerStatistics } from './planner-statistics.ts';
 import { pruneReadings } from './reading-retention.ts';
 import { closeAbandonedRuns, finishRun, lastRuns, pruneRuns, startRun } from './run-records.ts';
 import { quarantineRecords } from './quarantine.ts';
@@ -290,6 +291,10 @@ export class SqlStore implements Store {
 
   pruneRuns(before: IsoUtc, limit: number): Promise<number> {
     return this.#wrap('deleting old runs', () => pruneRuns(this.#db, canonicalTimestamp(before, 'before'), limit));
+  }
+
+  updatePlannerStatistics(): Promise<string[]> {
+    return this.#wrap("updating the planner's statistics", () => updatePlannerStatistics(this.#db));
   }
 
   /** The latest run of each (customer, stream) (run-records.ts). */

@@ -349,6 +349,12 @@ export interface Store {
    */
   pruneRuns(before: IsoUtc, limit: number): Promise<number>;
   /**
+   * Analyzes the tables whose planner statistics a run left out of date (autovacuum's threshold, and a partitioned
+   * table's parent, which autovacuum never analyzes): Postgres only, a no-op on SQLite (planner-statistics.ts).
+   * Resolves to the tables analyzed.
+   */
+  updatePlannerStatistics(): Promise<string[]>;
+  /**
    * Readings retention: deletes the readings observed before `before` (every one, whoever sent it). On Postgres the
    * month partitions wholly older are dropped whole first; then up to `limit` older rows are deleted one by one (the
    * month at the edge; on SQLite every row). Run it until `rows` is less than `limit`.

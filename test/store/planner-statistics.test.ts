@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { updateStatisticsAfterRun } from '../../src/app/planner-statistics.ts';
+import { memoryLogger } from '../../src/logger.ts';
+import type { OccupancyRecord, Store } from '../../src/store/index.ts';
+import { waitFor } from '../support/wait.ts';
+import { checkpoint, fresh } from './harness.ts';
+
+/**
+ * The planner's statistics after a run (src/store/planner-statistics.ts): on Postgres, a table changed since its last
+ * analysis by more than autovacuum's threshold (50 rows + 10 % of its rows) is analyzed, and so is the partitioned
+ * occupancy_readings once its partitions' rows differ from what its last analysis counted by that much (autovacuum
+ * never analyzes a partitioned table's parent); a table changed less is left. SQLite is left as it is.
+ *
+ * A session reports the rows it changed to the server's statistics when it goes idle or ends, up to seconds later:
+ * each test writes with a store of its own, closes it (its sessions end and report) and waits until the counts show,
+ * before it asks for the analysis with another store.
+ */
+
+const C = 'cust-stats';
+const HOUR = 3_600_000;
+
+/** `count` hourly readings of each of 4 floor spaces from `start`, committed in pages of 500. */
+async function load(store: Store, start: string, count: number): Promise<number> {
+  const records: OccupancyRecord[] = [];
+  for (let i = 0; i < count; i++) {
+    for (let s = 0; s < 4; s++) {
+      records.push({ floorSpaceId: `fs-${s}`, observedAt: new Date(Date.parse(start) + i * HOUR + s * 1000).toISOString(), occupancyStatus: (i + s) % 3 ? 'CurrentlyOccupied' : 'CurrentlyUnoccupied', headcount: s, eventId: null });
+    }
+  }
+  for (let i = 0; i < records.length; i += 500) {
+    await store.commitPage({ customerId: C, sink: 'occupancy', at: '2026-06-01T00:00:00.000Z', checkpoint: checkpoint(C, null), records: records.slice(i, i + 500) });
+  }
+  await store.refreshAggregates(C);
+  return records.length;
+}
+
+/** Rows the server's statistics say were inserted, updated or deleted in `table` since its last analysis. */
+async function modified(store: Store, table: string): Promise<number> {
+  const [row] = await store.query<{ n: number }>('SELECT n_mod_since_analyze AS n FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = $1', [table]);
+  return Number(row?.n ?? 0);
+}
+
+/** Loads with a store of its own, closed after, and waits until `table`'s count shows at least `rows` changes. */
+async function loadAndReport(open: () => Promise<Store>, reader: Store, start: string, count: number, table: string, rows: number): Promise<void> {
+  const writer = await open();
+  await load(writer, start, count);
+  await writer.close();
+  await waitFor(async () => (await modified(reader, table)) >= rows, `the statistics to count ${rows} rows changed in ${table}`);
+}
+
+const analyzedAt = async (store: Store, table: string) =>
+  (await store.query<{ at: string | null }>('SELECT last_analyze AS at FROM pg_stat_user_tables WHERE schemaname = current_schema() AND relname = $1', [table]))[0]?.at ?? null;
+const plannedRows = async (store: Store, table: string) =>
+  Number((await store.query<{ n: number }>('SELECT reltuples AS n FROM pg_class WHERE oid = to_regclass($1)', [table]))[0]?.n);
+
+describe('planner statistics on postgres', () => {
+  it('analyzes the tables a load changed past the threshold and the partitioned parent; a second pass finds nothing', async () => {
+    const { store, another } = await fresh('postgres', 'planner_stats');
+    // January to the middle of March: 1,770 hours x 4 floor spaces.
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 1770, 'occupancy_readings_2026_01', 744 * 4);
+    expect(await plannedRows(store, 'occupancy_readings')).toBeLessThanOrEqual(0);
+
+    const analyzed = await store.updatePlannerStatistics();
+    expect(analyzed).toEqual(expect.arrayContaining(['occupancy_readings', 'occupancy_readings_2026_01', 'occupancy_readings_2026_02', 'occupancy_buckets', 'occupancy_days']));
+    // 4 floor spaces: below the threshold of 50 rows.
+    expect(analyzed).not.toContain('floor_spaces');
+    // A table this small is read whole by ANALYZE: the parent's estimate is every row of its partitions.
+    expect(await plannedRows(store, 'occupancy_readings')).toBe(1770 * 4);
+    expect(await analyzedAt(store, 'occupancy_buckets')).not.toBeNull();
+    expect(await analyzedAt(store, 'floor_spaces')).toBeNull();
+
+    expect(await store.updatePlannerStatistics()).toEqual([]);
+  });
+
+  it('leaves a table changed by less than the threshold, analyzes it once the changes pass it', async () => {
+    const { store, another } = await fresh('postgres', 'planner_stats_threshold');
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 600, 'occupancy_readings_2026_01', 600 * 4);
+    await store.updatePlannerStatistics();
+    const first = await analyzedAt(store, 'occupancy_readings_2026_01');
+    expect(first).not.toBeNull();
+
+    // 10 hours x 4 spaces more in January: 40 rows changed, under 50 + 10 % of 2,400.
+    await loadAndReport(another, store, '2026-01-26T00:00:00.000Z', 10, 'occupancy_readings_2026_01', 40);
+    const small = await store.updatePlannerStatistics();
+    expect(small).not.toContain('occupancy_readings_2026_01');
+    expect(small).not.toContain('occupancy_readings');
+    expect(await analyzedAt(store, 'occupancy_readings_2026_01')).toBe(first);
+
+    // 100 more hours: 440 rows changed in all, past 290; the parent's partitions now hold 2,840 rows, not 2,400.
+    await loadAndReport(another, store, '2026-01-26T10:00:00.000Z', 100, 'occupancy_readings_2026_01', 440);
+    const large = await store.updatePlannerStatistics();
+    expect(large).toEqual(expect.arrayContaining(['occupancy_readings', 'occupancy_readings_2026_01']));
+    expect(await plannedRows(store, 'occupancy_readings')).toBe(2840);
+  });
+
+  it('after a run, a failure to analyze is one warning and the run goes on; what it analyzed is one debug line', async () => {
+    const { store, another } = await fresh('postgres', 'planner_stats_after_run');
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 100, 'occupancy_readings_2026_01', 400);
+    const { logger, records } = memoryLogger({ level: 'debug' });
+    await updateStatisticsAfterRun(store, logger);
+    const debug = records().find((r) => r.level === 20);
+    expect(debug?.msg).toMatch(/^analyzed \d+ table\(s\) the run changed much, for the query planner: .*occupancy_readings_2026_01/);
+
+    const closed = await another();
+    await closed.close();
+    await updateStatisticsAfterRun(closed, logger);
+    const warnings = records().filter((r) => r.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toMatch(/^the query planner's statistics were not brought up to date after the run \(the next run or autovacuum does it\): /);
+  });
+});
+
+describe('planner statistics on sqlite', () => {
+  it('are left as they are: nothing analyzed, no sqlite_stat1', async () => {
+    const { store } = await fresh('sqlite', 'planner_stats');
+    await load(store, '2026-01-01T00:00:00.000Z', 100);
+    expect(await store.updatePlannerStatistics()).toEqual([]);
+    expect(await store.query("SELECT name FROM sqlite_schema WHERE name = 'sqlite_stat1'")).toEqual([]);
+  });
+});
