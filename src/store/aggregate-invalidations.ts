@@ -61,14 +61,21 @@ async function mergeInvalidations(tx: Executor, customerId: string, spans: Reado
   await tx.bulk(statement.text, values.length / rows, values);
 }
 
-/** Deletes a refreshed row only if no page wrote it since the refresh read it (Postgres: locked in key order first). */
-const DELETE: Readonly<Record<Dialect, { lock?: string; text: string }>> = {
+/**
+ * Deletes a refreshed row only if no page wrote it since the refresh read it (Postgres: locked in key order first).
+ * On Postgres each row is found by its primary key, one descent per row asked, whatever the table's statistics say:
+ * this table is a queue, empty at the end of most refreshes, and statistics taken then (an ANALYZE, autovacuum's
+ * too) say it is empty while its pages hold the dead rows. Written as a join of the list with the table, that
+ * estimate let the planner scan the table once per row of the list: minutes for a portfolio's backfill. The
+ * LATERAL's LIMIT keeps the lookup from being flattened into such a join (the key is unique: one row at most).
+ */
+export const DELETE_REFRESHED: Readonly<Record<Dialect, { lock?: string; text: string }>> = {
   sqlite: { text: 'DELETE FROM aggregate_invalidations WHERE floor_space_key = ? AND first_ms = ? AND revision = ?' },
   postgres: {
     lock: 'SELECT floor_space_key FROM aggregate_invalidations WHERE floor_space_key = ANY($1::int4[]) ORDER BY floor_space_key, first_ms FOR UPDATE',
     text:
-      'DELETE FROM aggregate_invalidations a USING unnest($1::int4[], $2::int8[], $3::int8[]) AS u(k, f, r) ' +
-      'WHERE a.floor_space_key = u.k AND a.first_ms = u.f AND a.revision = u.r',
+      'DELETE FROM aggregate_invalidations WHERE ctid = ANY (ARRAY(SELECT x.ctid FROM unnest($1::int4[], $2::int8[], $3::int8[]) AS u(k, f, r) ' +
+      'CROSS JOIN LATERAL (SELECT a.ctid FROM aggregate_invalidations a WHERE a.floor_space_key = u.k AND a.first_ms = u.f AND a.revision = u.r LIMIT 1) x))',
   },
 };
 
@@ -289,7 +296,7 @@ async function refreshSpaces(tx: Executor, customerId: string, batch: ReadonlyMa
     else pending.set(p.key, [[p.first, p.last]]);
   }
   const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => pending.get(k)));
-  const statement = DELETE[dialect];
+  const statement = DELETE_REFRESHED[dialect];
   if (statement.lock) await tx.bulk(statement.lock, 1, [...pending.keys()]);
   await tx.bulk(statement.text, 3, done.flatMap((p) => [p.key, p.first, p.revision]));
   const [left] = await tx.all<{ n: number | string }>(sql`SELECT count(DISTINCT floor_space_key) AS n FROM aggregate_invalidations WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);

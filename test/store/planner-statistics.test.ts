@@ -1,9 +1,12 @@
+import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { updateStatisticsAfterRun } from '../../src/app/planner-statistics.ts';
 import { memoryLogger } from '../../src/logger.ts';
-import type { OccupancyRecord, Store } from '../../src/store/index.ts';
+import { DELETE_REFRESHED } from '../../src/store/aggregate-invalidations.ts';
+import { openStore, type OccupancyRecord, type Store } from '../../src/store/index.ts';
 import { waitFor } from '../support/wait.ts';
-import { checkpoint, fresh } from './harness.ts';
+import { execRaw } from '../support/legacy-database.ts';
+import { checkpoint, fresh, trackedDatabase } from './harness.ts';
 
 /**
  * The planner's statistics after a run (src/store/planner-statistics.ts): on Postgres, a table changed since its last
@@ -107,6 +110,60 @@ describe('planner statistics on postgres', () => {
     const warnings = records().filter((r) => r.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toMatch(/^the query planner's statistics were not brought up to date after the run \(the next run or autovacuum does it\): /);
+  });
+});
+
+describe('the queue of stale ranges on postgres, analyzed while empty', () => {
+  /** Every node of an EXPLAIN (FORMAT JSON) plan that reads `relation`: its type and its index condition, if any. */
+  const reads = (node: Record<string, unknown>, relation: string): string[] => [
+    ...(node['Relation Name'] === relation ? [`${String(node['Node Type'])}${node['Index Cond'] ? ` by ${String(node['Index Cond'])}` : ''}`] : []),
+    ...((node.Plans as Array<Record<string, unknown>> | undefined) ?? []).flatMap((child) => reads(child, relation)),
+  ];
+
+  it('is not analyzed after a run, and the refresh deletes its rows by key even when statistics say it is empty', async () => {
+    const db = await trackedDatabase('postgres', 'planner_stats_queue');
+    const store = await openStore(db.database, {});
+    try {
+      await store.migrate();
+      const fill = (n: number) =>
+        `INSERT INTO aggregate_invalidations (floor_space_key, customer_id, first_ms, last_ms, revision, invalidated_at)
+         SELECT g, '${C}', 0, 3600000, 1, now() FROM generate_series(1, ${n}) AS g`;
+      // A backfill's refreshes: the queue filled and emptied; at the run's end it holds nothing.
+      await execRaw(db, [fill(20_000), 'DELETE FROM aggregate_invalidations',
+        `INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) SELECT '${C}', '[]', now() FROM generate_series(1, 100)`,
+        'DELETE FROM aggregate_page_invalidations']);
+      await waitFor(async () => (await modified(store, 'aggregate_invalidations')) >= 40_000, 'the statistics to count the queue\'s 40,000 changes');
+      const analyzed = await store.updatePlannerStatistics();
+      expect(analyzed).not.toContain('aggregate_invalidations');
+      expect(analyzed).not.toContain('aggregate_page_invalidations');
+      expect(await analyzedAt(store, 'aggregate_invalidations')).toBeNull();
+
+      // Autovacuum may analyze it at that moment all the same: its statistics then say empty over pages of dead rows.
+      await execRaw(db, ['ANALYZE aggregate_invalidations', fill(20_000)]);
+      const [stats] = await store.query<{ tuples: number; pages: number }>("SELECT reltuples AS tuples, relpages AS pages FROM pg_class WHERE oid = to_regclass('aggregate_invalidations')");
+      expect(Number(stats!.tuples)).toBe(0);
+      expect(Number(stats!.pages)).toBeGreaterThan(50);
+      // Planned for the list asked (a custom plan) and for any list (the generic plan a prepared statement turns to).
+      const list = (value: (i: number) => number) => `'{${Array.from({ length: 5_000 }, (_, i) => value(i)).join(',')}}'`;
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        const sql = postgres(db.url.replace(/[?&]schema=[^&]+/, ''), { max: 1, onnotice: () => {}, connection: { search_path: `"${db.schema}"`, plan_cache_mode: mode } });
+        try {
+          await sql.unsafe(`PREPARE refreshed(int4[], int8[], int8[]) AS ${DELETE_REFRESHED.postgres.text}`);
+          const [plan] = await sql.unsafe<Array<{ 'QUERY PLAN': Array<{ Plan: Record<string, unknown> }> }>>(
+            `EXPLAIN (FORMAT JSON) EXECUTE refreshed(${list((i) => i + 1)}, ${list(() => 0)}, ${list(() => 1)})`,
+          );
+          // Each read of the queue finds rows by key (the primary key's lookup, then the rows by ctid): none reads it
+          // whole, which the statistics' estimate of one row would make a scan per row of the list.
+          const found = reads(plan!['QUERY PLAN'][0]!.Plan, 'aggregate_invalidations');
+          expect(found.filter((r) => !/^(ModifyTable|Tid Scan)$/.test(r) && !/^Index Scan by \(\(floor_space_key = u\.k\) AND \(first_ms = u\.f\)\)$/.test(r)), `${mode}: ${found.join('; ')}`).toEqual([]);
+          expect(found, mode).toContain('Tid Scan');
+        } finally {
+          await sql.end();
+        }
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
 
