@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { freshDatabase } from '../test/support/databases.ts';
 import { flags, spawnBench } from './child.ts';
-import { loadPortfolio, PORTFOLIO_LOAD_ENV, portfolioDefinitions, portfolioSandboxArgs } from './portfolio.ts';
+import { loadQuarterThenRest, portfolioDefinitions, portfolioSandboxArgs } from './portfolio.ts';
 import { openReader, reportAsks, timeReports, type ReportTiming } from './portfolio-reports.ts';
 import { target } from './raw-writers.ts';
 import type { SandboxInfo } from './sandbox-process.ts';
@@ -22,7 +22,6 @@ import { BENCH_PG_URL, dataStart } from './sync-bench.ts';
  *   node --import tsx bench/planner-statistics.ts [--buildings 40] [--spaces 50] [--days 180] [--runs 3]
  */
 
-const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 const options = flags();
 const size = { buildings: Number(options.get('buildings') ?? 40), spacesPerBuilding: Number(options.get('spaces') ?? 50), days: Number(options.get('days') ?? 180) };
@@ -46,13 +45,7 @@ const db = await freshDatabase('postgres', 'planner_statistics', { migrate: true
 try {
   const info = await sandbox.message;
   const start = Date.parse(info.dataStart);
-  const env = { ...PORTFOLIO_LOAD_ENV, DEFINITIONS_FILE: definitions.file };
-  const quarter = Math.max(1, Math.round(size.days / 4));
-  for (const [from, to] of [[0, quarter], [quarter, size.days]] as const) {
-    const readings = ((to * DAY_MS) / HOUR_MS) * info.floorSpaces;
-    const loaded = await loadPortfolio(info, db, start + from * DAY_MS, start + to * DAY_MS, readings, true, env, from > 0);
-    log(`days ${from} to ${to} loaded in ${(loaded.ms / 1000).toFixed(1)} s (${readings.toLocaleString('en-US')} readings stored)`);
-  }
+  await loadQuarterThenRest(info, db, size.days, definitions.file, log);
   const reader = await openReader(db.url);
   const asks = await reportAsks(reader, info.customerId, start, start + size.days * DAY_MS).finally(() => reader.close());
   const portfolio = asks.filter((a) => a.name === 'portfolio');

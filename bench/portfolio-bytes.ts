@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import postgres from 'postgres';
 import { freshDatabase, type Dialect } from '../test/support/databases.ts';
 import { flags, spawnBench } from './child.ts';
-import { AGGREGATE_TABLES, loadPortfolio, PORTFOLIO_LOAD_ENV, portfolioDefinitions, portfolioSandboxArgs } from './portfolio.ts';
+import { AGGREGATE_TABLES, loadQuarterThenRest, portfolioDefinitions, portfolioSandboxArgs } from './portfolio.ts';
 import { target } from './raw-writers.ts';
 import type { SandboxInfo } from './sandbox-process.ts';
 import { BENCH_PG_URL, dataStart } from './sync-bench.ts';
@@ -90,14 +90,7 @@ const snapshot = async (state: 'loaded' | 'vacuum' | 'full') =>
 try {
   const info = await sandbox.message;
   const empty = await snapshot('vacuum');
-  const start = Date.parse(info.dataStart);
-  const env = { ...PORTFOLIO_LOAD_ENV, DEFINITIONS_FILE: definitions.file };
-  const quarter = Math.max(1, Math.round(size.days / 4));
-  for (const [from, to] of [[0, quarter], [quarter, size.days]] as const) {
-    const readings = ((to * DAY_MS) / HOUR_MS) * info.floorSpaces;
-    const loaded = await loadPortfolio(info, db, start + from * DAY_MS, start + to * DAY_MS, readings, true, env, from > 0);
-    log(`${dialect}: days ${from} to ${to} loaded in ${(loaded.ms / 1000).toFixed(1)} s (${readings.toLocaleString('en-US')} readings stored)`);
-  }
+  await loadQuarterThenRest(info, db, size.days, definitions.file, (line) => log(`${dialect}: ${line}`));
   const readings = ((size.days * DAY_MS) / HOUR_MS) * info.floorSpaces;
   const states = { loaded: await snapshot('loaded'), vacuum: await snapshot('vacuum'), full: await snapshot('full') };
   const emptyOf = new Map(empty.map((r) => [r.name, r.bytes]));

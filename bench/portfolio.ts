@@ -170,6 +170,21 @@ export async function loadPortfolio(sandbox: SandboxInfo, db: TestDatabase, from
   return runBench<PortfolioLoadResult>('portfolio-worker.ts', ['--job', JSON.stringify(job)], { timeoutMs: LOAD_TIMEOUT_MS });
 }
 
+/**
+ * The portfolio's load outside the benchmark (bench/portfolio-bytes.ts, bench/planner-statistics.ts): the first quarter
+ * of `days`, then the rest as `backfill --restart` does, the aggregates kept, into one database; each stage logged.
+ */
+export async function loadQuarterThenRest(info: SandboxInfo, db: TestDatabase, days: number, definitionsFile: string, log: (line: string) => void): Promise<void> {
+  const start = Date.parse(info.dataStart);
+  const env = { ...PORTFOLIO_LOAD_ENV, DEFINITIONS_FILE: definitionsFile };
+  const quarter = Math.max(1, Math.round(days / 4));
+  for (const [from, to] of [[0, quarter], [quarter, days]] as const) {
+    const readings = ((to * DAY_MS) / HOUR_MS) * info.floorSpaces;
+    const loaded = await loadPortfolio(info, db, start + from * DAY_MS, start + to * DAY_MS, readings, true, env, from > 0);
+    log(`days ${from} to ${to} loaded in ${(loaded.ms / 1000).toFixed(1)} s (${readings.toLocaleString('en-US')} readings stored)`);
+  }
+}
+
 async function aggregateRows(databaseUrl: string): Promise<number> {
   const store = await openReader(databaseUrl);
   try {

@@ -7,7 +7,7 @@ import type { Store } from '../store/types.ts';
  * changed much are brought up to date (src/store/planner-statistics.ts), so that the reports read next are planned
  * with them. Housekeeping: a failure is one warning and never the run's outcome; the next run, or autovacuum, does it.
  */
-export async function updateStatisticsAfterRun(store: Store, logger: Logger): Promise<void> {
+export async function updatePlannerStatisticsAfterRun(store: Store, logger: Logger): Promise<void> {
   try {
     const tables = await store.updatePlannerStatistics();
     if (tables.length > 0) logger.debug({ tables }, `analyzed ${tables.length} table(s) the run changed much, for the query planner: ${tables.join(', ')}`);

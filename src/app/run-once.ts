@@ -6,7 +6,7 @@ import type { Store } from '../store/types.ts';
 import { runSync, type ProgressEvent, type RunRequest, type SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { reconcileAfterRun, reconcileAggregates } from './aggregates.ts';
-import { updateStatisticsAfterRun } from './planner-statistics.ts';
+import { updatePlannerStatisticsAfterRun } from './planner-statistics.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { engineSettings } from './engine-settings.ts';
 import { createOffer } from './offered-streams.ts';
@@ -52,7 +52,7 @@ export async function runOnce(options: RunOnceOptions): Promise<SyncReport> {
     });
     if (!options.signal?.aborted) {
       await reconcileAfterRun(report, reconcile, options.logger);
-      await updateStatisticsAfterRun(options.store, options.logger);
+      await updatePlannerStatisticsAfterRun(options.store, options.logger);
     }
     return report;
   } finally {

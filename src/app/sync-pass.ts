@@ -8,7 +8,7 @@ import { runSync, type ProgressEvent, type StreamOutcome, type SyncReport } from
 import type { AnyStream } from '../sync/stream.ts';
 import { toIsoUtc } from '../time.ts';
 import { reconcileAfterRun, reconcileAggregates } from './aggregates.ts';
-import { updateStatisticsAfterRun } from './planner-statistics.ts';
+import { updatePlannerStatisticsAfterRun } from './planner-statistics.ts';
 import { Backoff, PARKED_AFTER_FAILURES } from './backoff.ts';
 import { closeClients, createSyncTargets } from './clients.ts';
 import { problemLines, summaryLine } from './summary.ts';
@@ -170,7 +170,7 @@ class StreamRuns {
       });
       if (!signal.aborted) {
         await reconcileAfterRun(report, reconcile, logger);
-        await updateStatisticsAfterRun(options.store, logger);
+        await updatePlannerStatisticsAfterRun(options.store, logger);
       }
       for (const outcome of report.outcomes) recordOutcome(metrics, outcome, progress.counted(outcome.customerId, outcome.stateKey), clock.now());
       for (const line of problemLines(report.outcomes)) logger.warn(line.trim());

@@ -1,6 +1,6 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { updateStatisticsAfterRun } from '../../src/app/planner-statistics.ts';
+import { updatePlannerStatisticsAfterRun } from '../../src/app/planner-statistics.ts';
 import { memoryLogger } from '../../src/logger.ts';
 import { DELETE_REFRESHED } from '../../src/store/aggregate-invalidations.ts';
 import { openStore, type OccupancyRecord, type Store } from '../../src/store/index.ts';
@@ -100,13 +100,13 @@ describe('planner statistics on postgres', () => {
     const { store, another } = await fresh('postgres', 'planner_stats_after_run');
     await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 100, 'occupancy_readings_2026_01', 400);
     const { logger, records } = memoryLogger({ level: 'debug' });
-    await updateStatisticsAfterRun(store, logger);
+    await updatePlannerStatisticsAfterRun(store, logger);
     const debug = records().find((r) => r.level === 20);
     expect(debug?.msg).toMatch(/^analyzed \d+ table\(s\) the run changed much, for the query planner: .*occupancy_readings_2026_01/);
 
     const closed = await another();
     await closed.close();
-    await updateStatisticsAfterRun(closed, logger);
+    await updatePlannerStatisticsAfterRun(closed, logger);
     const warnings = records().filter((r) => r.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toMatch(/^the query planner's statistics were not brought up to date after the run \(the next run or autovacuum does it\): /);

@@ -36,7 +36,7 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
   const to = localDate('--to', flags.to);
   if (from && to && !(from < to)) throw new UsageError(`--to ${to}: not after --from ${from}. Fix: give a later --to (the range is [from, to), local dates of each building)`);
   const config = ctx.config();
-  const [{ selectCustomers }, { openForWriting }, { loadStreams }, { rebuildAggregates }, { updateStatisticsAfterRun }] = await Promise.all([
+  const [{ selectCustomers }, { openForWriting }, { loadStreams }, { rebuildAggregates }, { updatePlannerStatisticsAfterRun }] = await Promise.all([
     import('../../config.ts'),
     import('../../app/database.ts'),
     import('../../app/streams.ts'),
@@ -61,7 +61,7 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
       ...(to && { to }),
       onBuilding: (b) => flags.json || ctx.stdout.write(line(b)),
     });
-    await updateStatisticsAfterRun(store, ctx.logger());
+    await updatePlannerStatisticsAfterRun(store, ctx.logger());
     if (flags.building !== undefined && rebuilt.length === 0) {
       throw new UsageError(`--building ${JSON.stringify(flags.building)}: no floor space of ${customerIds.join(', ')} is in it. Fix: give a building id as buildings.id and floor_spaces.building_id hold it ('' for the floor spaces of no known building)`);
     }
