@@ -77,7 +77,7 @@ interface Mode {
 const MODES: Record<Mode['name'], Mode> = {
   full: {
     name: 'full', replayRows: 1_000_000, replayRuns: 3, steadyRuns: 5, syncRows: 200_000, memoryRows: [100_000, 1_000_000], runs: 1, receiverSeconds: 10, receiverRuns: 3, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 200_000, runs: 3, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] },
-    portfolio: { sizes: { postgres: { buildings: 40, spacesPerBuilding: 50, days: 180 }, sqlite: { buildings: 10, spacesPerBuilding: 50, days: 180 } }, warmRuns: 5, restart: true, timeoutMs: 60_000, cost: { readings: 30_000, runs: 3 }, explain: false, aggregates: 'kept' },
+    portfolio: { sizes: { postgres: { buildings: 40, spacesPerBuilding: 50, days: 180 }, sqlite: { buildings: 10, spacesPerBuilding: 50, days: 180 } }, warmRuns: 5, restart: true, timeoutMs: 60_000, cost: { readings: 30_000, runs: 7 }, explain: false, aggregates: 'kept' },
   },
   quick: {
     name: 'quick', replayRows: 50_000, replayRuns: 1, steadyRuns: 1, syncRows: 50_000, memoryRows: [10_000, 50_000], runs: 1, receiverSeconds: 5, receiverRuns: 1, auth: { passes: 60, everyMs: 60_000 }, latency: { rows: 10_000, runs: 1, inFlight: [8, 2], dialects: ['sqlite', 'postgres'] },
