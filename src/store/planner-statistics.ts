@@ -29,24 +29,29 @@ const QUEUES = ['aggregate_invalidations', 'aggregate_page_invalidations'];
 const STALE_POSTGRES = `
   WITH rule AS (SELECT current_setting('autovacuum_analyze_threshold')::float8 AS base,
                        current_setting('autovacuum_analyze_scale_factor')::float8 AS scale)
-  SELECT c.relname AS name
+  SELECT c.relname AS name, (SELECT p.relname FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent WHERE i.inhrelid = c.oid) AS parent
     FROM pg_stat_user_tables s JOIN pg_class c ON c.oid = s.relid CROSS JOIN rule
    WHERE s.schemaname = current_schema() AND c.relkind = 'r' AND c.relname <> ALL($1::text[])
      AND s.n_mod_since_analyze > rule.base + rule.scale * GREATEST(c.reltuples, 0)
   UNION ALL
-  SELECT p.relname AS name
+  SELECT p.relname AS name, NULL AS parent
     FROM pg_class p JOIN pg_namespace n ON n.oid = p.relnamespace CROSS JOIN rule
    WHERE n.nspname = current_schema() AND p.relkind = 'p'
      AND ABS((SELECT COALESCE(SUM(s.n_live_tup), 0) FROM pg_inherits i JOIN pg_stat_user_tables s ON s.relid = i.inhrelid
                WHERE i.inhparent = p.oid) - GREATEST(p.reltuples, 0)) > rule.base + rule.scale * GREATEST(p.reltuples, 0)
    ORDER BY name`;
 
-/** Brings the planner's statistics up to date where a run changed them much; resolves to the tables analyzed. */
+/**
+ * Brings the planner's statistics up to date where a run changed them much; resolves to the tables named to ANALYZE
+ * (a partitioned table stands for its partitions).
+ */
 export async function updatePlannerStatistics(db: Adapter): Promise<string[]> {
   if (db.dialect === 'sqlite') return [];
-  const stale = await db.query<{ name: string }>(STALE_POSTGRES, [QUEUES]);
-  if (stale.length === 0) return [];
-  const names = stale.map((t) => `"${t.name.replaceAll('"', '""')}"`).join(', ');
-  await db.exec(`ANALYZE (SKIP_LOCKED) ${names}`);
-  return stale.map((t) => t.name);
+  const stale = await db.query<{ name: string; parent: string | null }>(STALE_POSTGRES, [QUEUES]);
+  // ANALYZE of a partitioned table analyzes each of its partitions too: a partition is not named beside its parent.
+  const named = new Set(stale.map((t) => t.name));
+  const tables = stale.filter((t) => t.parent === null || !named.has(t.parent)).map((t) => t.name);
+  if (tables.length === 0) return [];
+  await db.exec(`ANALYZE (SKIP_LOCKED) ${tables.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ')}`);
+  return tables;
 }
