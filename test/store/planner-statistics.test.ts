@@ -43,12 +43,17 @@ async function modified(store: Store, table: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** Loads with a store of its own, closed after, and waits until `table`'s count shows at least `rows` changes. */
-async function loadAndReport(open: () => Promise<Store>, reader: Store, start: string, count: number, table: string, rows: number): Promise<void> {
+/**
+ * Loads with a store of its own, closed after, and waits until each table of `changes` shows at least that many rows
+ * changed: every table the test's assertions depend on (the writer's sessions each report as they end).
+ */
+async function loadAndReport(open: () => Promise<Store>, reader: Store, start: string, count: number, changes: Record<string, number>): Promise<void> {
   const writer = await open();
   await load(writer, start, count);
   await writer.close();
-  await waitFor(async () => (await modified(reader, table)) >= rows, `the statistics to count ${rows} rows changed in ${table}`);
+  for (const [table, rows] of Object.entries(changes)) {
+    await waitFor(async () => (await modified(reader, table)) >= rows, `the statistics to count ${rows} rows changed in ${table}`);
+  }
 }
 
 const analyzedAt = async (store: Store, table: string) =>
@@ -60,7 +65,16 @@ describe('planner statistics on postgres', () => {
   it('analyzes the tables a load changed past the threshold and the partitioned parent; a second pass finds nothing', async () => {
     const { store, another } = await fresh('postgres', 'planner_stats');
     // January to the middle of March: 1,770 hours x 4 floor spaces.
-    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 1770, 'occupancy_readings_2026_01', 744 * 4);
+    // Every table this load changes by more than 50 rows, so that the second pass below has nothing left to count.
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 1770, {
+      occupancy_readings_2026_01: 744 * 4,
+      occupancy_readings_2026_02: 672 * 4,
+      occupancy_readings_2026_03: 354 * 4,
+      occupancy_buckets: 1770 * 4,
+      occupancy_days: 73 * 4,
+      occupancy_floor_hours: 1770,
+      calendar_days: 73,
+    });
     expect(await plannedRows(store, 'occupancy_readings')).toBeLessThanOrEqual(0);
 
     const analyzed = await store.updatePlannerStatistics();
@@ -81,20 +95,20 @@ describe('planner statistics on postgres', () => {
 
   it('leaves a table changed by less than the threshold, analyzes it once the changes pass it', async () => {
     const { store, another } = await fresh('postgres', 'planner_stats_threshold');
-    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 600, 'occupancy_readings_2026_01', 600 * 4);
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 600, { occupancy_readings_2026_01: 600 * 4 });
     await store.updatePlannerStatistics();
     const first = await analyzedAt(store, 'occupancy_readings_2026_01');
     expect(first).not.toBeNull();
 
     // 10 hours x 4 spaces more in January: 40 rows changed, under 50 + 10 % of 2,400.
-    await loadAndReport(another, store, '2026-01-26T00:00:00.000Z', 10, 'occupancy_readings_2026_01', 40);
+    await loadAndReport(another, store, '2026-01-26T00:00:00.000Z', 10, { occupancy_readings_2026_01: 40 });
     const small = await store.updatePlannerStatistics();
     expect(small).not.toContain('occupancy_readings_2026_01');
     expect(small).not.toContain('occupancy_readings');
     expect(await analyzedAt(store, 'occupancy_readings_2026_01')).toBe(first);
 
     // 100 more hours: 440 rows changed in all, past 290; the parent's partitions now hold 2,840 rows, not 2,400.
-    await loadAndReport(another, store, '2026-01-26T10:00:00.000Z', 100, 'occupancy_readings_2026_01', 440);
+    await loadAndReport(another, store, '2026-01-26T10:00:00.000Z', 100, { occupancy_readings_2026_01: 440 });
     const large = await store.updatePlannerStatistics();
     expect(large).toContain('occupancy_readings');
     expect(await analyzedAt(store, 'occupancy_readings_2026_01')).not.toBe(first);
@@ -103,7 +117,7 @@ describe('planner statistics on postgres', () => {
 
   it('after a run, a failure to analyze is one warning and the run goes on; what it analyzed is one debug line', async () => {
     const { store, another } = await fresh('postgres', 'planner_stats_after_run');
-    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 100, 'occupancy_readings_2026_01', 400);
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 100, { occupancy_readings_2026_01: 400 });
     const { logger, records } = memoryLogger({ level: 'debug' });
     await updatePlannerStatisticsAfterRun(store, logger);
     const debug = records().find((r) => r.level === 20);
