@@ -11,8 +11,9 @@ import type { Adapter } from './adapter.ts';
  *   autovacuum_analyze_scale_factor x its rows, the server's settings), whether or not autovacuum is on;
  * - each partitioned table whose partitions' rows differ from what its last analysis counted by that threshold (or
  *   that was never analyzed and holds rows).
- * ANALYZE samples a bounded number of rows (default_statistics_target), so its cost does not grow with the table.
- * SKIP_LOCKED passes over a table another session is analyzing or altering: that one is done next time.
+ * ANALYZE samples a bounded number of rows of each table (default_statistics_target), so its cost does not grow with
+ * a table's rows (a partitioned table's: a sample per partition). SKIP_LOCKED passes over a table another session is
+ * analyzing or altering: that one is done next time.
  *
  * Never the queues of stale ranges (QUEUES): they hold what is pending at one instant, nothing at the end of most
  * runs, over pages of dead rows; statistics taken then say empty while the next run fills them, and a statement
