@@ -25,7 +25,7 @@ export interface Executor {
    * the order sent, so a failure is reported as the statement that failed; elsewhere it runs as `run` does.
    */
   runAhead(query: SQL, check?: (changed: number) => void | Promise<void>): Promise<void>;
-  /** Runs one statement of a script as written (migrations, views): no parameters, nothing cached. */
+  /** Runs one statement as written (migrations, views, the planner statistics' ANALYZE): no parameters, nothing cached. */
   exec(statement: string): Promise<void>;
   /**
    * Runs one fixed statement for many rows, `width` values each, flat in `values` (no statement text per row or

@@ -1,6 +1,7 @@
 import type { CompatibilityFlags } from './compatibility.ts';
 import { invalid, isInt4 } from './checks.ts';
-import { declaredTableName, quoted } from './declared-tables.ts';
+import { declaredTableName } from './declared-tables.ts';
+import { quoted } from './identifiers.ts';
 import type { Column, ColumnType, SinkDef } from './sink-def.ts';
 import { canonicalTimestamp } from './timestamps.ts';
 import type { DeclaredTable, TableColumnType, TableRecord } from './types.ts';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CompatibilityFlags } from './compatibility.ts';
 import { sinkColumns } from './columns.ts';
+import { quoted } from './identifiers.ts';
 import type { DeclaredColumn, DeclaredTable, SinkTarget, TableColumnType } from './types.ts';
 
 /**
@@ -45,8 +46,6 @@ export function targetRelation(target: SinkTarget): { relation: string; softDele
   return { relation: declaredTableName(target.name), softDelete: true, columns: target.columns };
 }
 
-/** A quoted identifier (every name here is [a-z0-9_], but `order` or `user` are keywords). */
-export const quoted = (name: string): string => `"${name}"`;
 
 /** The table as last recorded: its key columns and every column it has (named by the declaration now or not). */
 export interface RecordedShape {

@@ -1,4 +1,5 @@
 import type { Adapter } from './adapter.ts';
+import { quoted } from './identifiers.ts';
 
 /**
  * The planner's statistics of the tables a run changed much (docs/reporting.md, "Planner statistics"). The reporting
@@ -53,6 +54,6 @@ export async function updatePlannerStatistics(db: Adapter): Promise<string[]> {
   const named = new Set(stale.map((t) => t.name));
   const tables = stale.filter((t) => t.parent === null || !named.has(t.parent)).map((t) => t.name);
   if (tables.length === 0) return [];
-  await db.exec(`ANALYZE (SKIP_LOCKED) ${tables.map((name) => `"${name.replaceAll('"', '""')}"`).join(', ')}`);
+  await db.exec(`ANALYZE (SKIP_LOCKED) ${tables.map(quoted).join(', ')}`);
   return tables;
 }

@@ -1,6 +1,7 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
+import { quoted } from './identifiers.ts';
 
 /**
  * The monthly partitions of occupancy_readings on Postgres (migration 0013; SQLite keeps one table and this is a
@@ -73,7 +74,6 @@ export function partitionName(start: number): string {
   return `${PARENT}_${String(d.getUTCFullYear()).padStart(4, '0')}_${String(d.getUTCMonth() + 1).padStart(2, '0')}`;
 }
 
-const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 const iso = (ms: number) => new Date(ms).toISOString();
 const overlaps = (p: ReadingPartition, from: number, to: number) =>
   !p.isDefault && (p.fromMs === null || p.fromMs < to) && (p.toMs === null || p.toMs > from);
