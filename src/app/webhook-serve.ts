@@ -8,6 +8,8 @@ import { openForWriting } from './database.ts';
 import { waitForPostgres } from './wait-for-database.ts';
 import { reconcileAggregates } from './aggregates.ts';
 import { deliveryRulesFor, loadStreams } from './streams.ts';
+import { updatePlannerStatisticsAfterRun } from './planner-statistics.ts';
+import { StatisticsAfterDeliveries } from './statistics-after-deliveries.ts';
 
 export interface ServeWebhooksOptions {
   config: Config;
@@ -24,6 +26,8 @@ export interface ServeWebhooksOptions {
   onListening?(receiver: Receiver): void;
   /** Use this store instead of opening config.database (it is then not closed here). */
   store?: Store;
+  /** After a stored delivery, the planner-statistics step within this long (STATISTICS_AFTER_DELIVERIES_MS). */
+  statisticsAfterMs?: number;
 }
 
 /**
@@ -64,6 +68,11 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
     return;
   }
   let receiver: Receiver | undefined;
+  // The step a sync's run ends with (the planner's statistics), for a database only deliveries write to.
+  const statistics = new StatisticsAfterDeliveries({
+    update: () => updatePlannerStatisticsAfterRun(store, logger),
+    ...(options.statisticsAfterMs !== undefined && { intervalMs: options.statisticsAfterMs }),
+  });
   try {
     if (signal.aborted) return;
     const streams = loadStreams(config).streams;
@@ -75,7 +84,10 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
       store,
       logger,
       ...(options.clock && { clock: options.clock }),
-      ...(options.onOutcome && { onOutcome: options.onOutcome }),
+      onOutcome: (outcome) => {
+        if (outcome.reason === 'stored') statistics.stored();
+        options.onOutcome?.(outcome);
+      },
     });
     options.onListening?.(receiver);
     await new Promise<void>((resolve) => {
@@ -85,6 +97,7 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
     logger.info('stopping the webhook receiver: no new connections, finishing deliveries in flight');
   } finally {
     await receiver?.close();
+    await statistics.close();
     if (ownStore) await closeStore(store, logger, database);
   }
 }

@@ -1,29 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { DeliveryRefresh, type RefreshTimers } from '../../src/store/delivery-refresh.ts';
+import { DeliveryRefresh } from '../../src/store/delivery-refresh.ts';
+import { HandTimers } from '../support/hand-timers.ts';
 
 /**
  * The refresh of what deliveries made stale, with the timers in the test's hands: one refresh per interval whatever
  * the deliveries in it, one at a time, a failure that is one customer's, and a close that leaves nothing due.
  */
-
-/** Timers that fire only when the test says so. */
-class HandTimers implements RefreshTimers {
-  readonly armed = new Map<number, { run: () => void; ms: number }>();
-  #next = 0;
-  set(run: () => void, ms: number): number {
-    this.armed.set(++this.#next, { run, ms });
-    return this.#next;
-  }
-  clear(handle: unknown): void {
-    this.armed.delete(handle as number);
-  }
-  /** Fires every armed timer once. */
-  fire(): void {
-    const due = [...this.armed.values()];
-    this.armed.clear();
-    for (const t of due) t.run();
-  }
-}
 
 /** A refresh that records its calls and finishes when the test releases it. */
 function refresher() {

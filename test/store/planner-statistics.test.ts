@@ -1,10 +1,15 @@
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { updatePlannerStatisticsAfterRun } from '../../src/app/planner-statistics.ts';
+import { serveWebhooks } from '../../src/app/webhook-serve.ts';
+import { resolveConfig } from '../../src/config.ts';
 import { memoryLogger } from '../../src/logger.ts';
 import { DELETE_REFRESHED } from '../../src/store/aggregate-invalidations.ts';
 import { openStore, type OccupancyRecord, type Store } from '../../src/store/index.ts';
-import { waitFor } from '../support/wait.ts';
+import { signatureHeader } from '../../src/webhooks/signature.ts';
+import type { Receiver } from '../../src/webhooks/receiver.ts';
+import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
+import { waitFor, within } from '../support/wait.ts';
 import { execRaw } from '../support/legacy-database.ts';
 import { checkpoint, fresh, trackedDatabase } from './harness.ts';
 
@@ -129,6 +134,37 @@ describe('planner statistics on postgres', () => {
     const warnings = records().filter((r) => r.level === 40);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toMatch(/^the query planner's statistics were not brought up to date after the run \(the next run or autovacuum does it\): /);
+  });
+});
+
+describe('planner statistics of a database only a receiver writes to', () => {
+  it('webhook serve brings them up to date after the deliveries it stores, as a run does at its end', async () => {
+    const { store, another, database } = await fresh('postgres', 'planner_stats_receiver');
+    // Rows the server counts as changed and nothing analyzed: what deliveries leave, with no run to end with the step.
+    await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 100, { occupancy_readings_2026_01: 400 });
+    expect(await analyzedAt(store, 'occupancy_readings_2026_01')).toBeNull();
+
+    const { logger, records } = memoryLogger({ level: 'debug' });
+    const controller = new AbortController();
+    let listening!: (receiver: Receiver) => void;
+    const started = new Promise<Receiver>((resolve) => (listening = resolve));
+    const config = resolveConfig({ DATABASE_URL: database.url, CUSTOMER_ID: CUSTOMER_A, WEBHOOK_SECRET: SECRET_A, WEBHOOK_HOST: '127.0.0.1', WEBHOOK_PORT: '0' });
+    const serving = serveWebhooks({ config, logger, signal: controller.signal, store, statisticsAfterMs: 0, onListening: listening });
+    try {
+      const receiver = await within(Promise.race([started, serving.then(() => Promise.reject(new Error('webhook serve returned before listening')))]), 'the receiver to listen');
+      const analyzedLine = () => records().find((r) => r.level === 20 && /^analyzed \d+ table\(s\)/.test(String(r.msg)));
+      expect(analyzedLine()).toBeUndefined();
+      const now = new Date().toISOString();
+      const body = JSON.stringify(delivery({ Created: now, Sent: now }));
+      const answer = await send(receiver.url, { headers: { 'Content-Type': 'application/json', 'X-Service-Signature': signatureHeader(SECRET_A, body, Math.floor(Date.now() / 1000)) }, body });
+      expect(answer.status).toBe(200);
+      await waitFor(() => analyzedLine() !== undefined, 'the planner-statistics step after the stored delivery');
+      expect(String(analyzedLine()!.msg)).toMatch(/\boccupancy_readings\b/);
+      expect(await analyzedAt(store, 'occupancy_readings_2026_01')).not.toBeNull();
+    } finally {
+      controller.abort();
+      await serving;
+    }
   });
 });
 
