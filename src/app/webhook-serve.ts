@@ -70,7 +70,7 @@ export async function serveWebhooks(options: ServeWebhooksOptions): Promise<void
   let receiver: Receiver | undefined;
   // The step a sync's run ends with (the planner's statistics), for a database only deliveries write to.
   const statistics = new StatisticsAfterDeliveries({
-    update: () => updatePlannerStatisticsAfterRun(store, logger),
+    update: () => updatePlannerStatisticsAfterRun(store, logger, 'the deliveries'),
     ...(options.statisticsAfterMs !== undefined && { intervalMs: options.statisticsAfterMs }),
   });
   try {
