@@ -21,7 +21,7 @@ const SKIP = '  skip  ';
 export function formatTables(tables: TablesCheck): string {
   const lines = ['declared tables'];
   if (tables.skipped) lines.push(`${WARN}${tables.skipped}`);
-  else if (tables.tables.length === 0) lines.push(`${OK}no occupancy-sync tables in the database yet: the first sync creates every declared table`);
+  else if (tables.tables.length === 0) lines.push(`${OK}no occupancy-sync tables in the database yet: occupancy-sync migrate (or else the first sync) creates every declared table`);
   for (const change of tables.changes) lines.push(`${OK}the next sync: ${change}`);
   for (const problem of tables.problems) lines.push(`${FAIL}${problem}`);
   if (tables.tables.length > 0 && tables.changes.length === 0 && tables.problems.length === 0) lines.push(`${OK}${tables.tables.join(', ')}: as declared`);
