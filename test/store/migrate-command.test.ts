@@ -1,9 +1,10 @@
-import { cpSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { cpSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { ROOT } from '../support/process.ts';
 import { openTestStore } from '../support/databases.ts';
+import { execRaw } from '../support/legacy-database.ts';
 import { tempDir } from '../support/tmp.ts';
 import { DIALECTS, migrationNames, trackedDatabase } from './harness.ts';
 
@@ -86,6 +87,19 @@ describe.each(DIALECTS)('occupancy-sync migrate with a DEFINITIONS_FILE on %s', 
     expect(lines[0]).toMatch(/api_spaces.*capacity.*Fix: /);
     writeFileSync(file, example);
     expect((await run(['migrate'], env)).stdout).toMatch(/^Database is up to date/);
+  });
+
+  it('a declared table refused while migrations were pending: the migrations applied are printed, then the one line (exit 78)', async () => {
+    const database = await trackedDatabase(dialect, 'cmd_declared_pending');
+    if (database.path) mkdirSync(dirname(database.path), { recursive: true });
+    // A table of a declared name that nobody recorded (made by hand) is refused, not taken over (docs/tables.md).
+    await execRaw(database, ['CREATE TABLE api_spaces (x integer)']);
+    const refused = await run(['migrate'], { DATABASE_URL: database.url, LOG_LEVEL: 'silent', DEFINITIONS_FILE: declaredTablesExample() });
+    expect(refused.code).toBe(78);
+    expect(refused.stdout).toContain(`Applied ${migrationNames(dialect).length} migrations to ${dialect}`);
+    const lines = refused.stderr.trimEnd().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/api_spaces/);
   });
 
   it('a definitions file that does not load exits 78 naming it, before the database is touched', async () => {

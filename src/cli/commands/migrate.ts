@@ -36,19 +36,17 @@ declared table changed in a way its stored table cannot follow (one line per cha
       const store = await openStore(config.database, { logger: migrationDetailAtDebug(ctx.logger()) });
       try {
         const applied = await store.migrate();
-        const steps = tables.length > 0 ? await store.declareTables(tables) : [];
-        if (applied.length === 0 && steps.length === 0) {
-          ctx.stdout.write(`Database is up to date (${where}).\n`);
-          return;
-        }
+        // Printed before the declared tables are looked at: a change refused there leaves these applied.
         if (applied.length > 0) {
           const noun = applied.length === 1 ? 'migration' : 'migrations';
           ctx.stdout.write(`Applied ${applied.length} ${noun} to ${where}:\n${applied.map((n) => `  ${n}\n`).join('')}`);
         }
+        const steps = tables.length > 0 ? await store.declareTables(tables) : [];
         if (steps.length > 0) {
           const noun = steps.length === 1 ? 'step' : 'steps';
           ctx.stdout.write(`Applied ${steps.length} declared-table ${noun} to ${where}:\n${steps.map((t) => `  ${t.table} step ${t.step}: ${t.change}\n`).join('')}`);
         }
+        if (applied.length === 0 && steps.length === 0) ctx.stdout.write(`Database is up to date (${where}).\n`);
       } finally {
         await store.close();
       }
