@@ -6,9 +6,10 @@ export const migrateCommand: CommandModule = (program, ctx) => {
   program
     .command('migrate')
     .description(
-      'Apply pending database migrations to DATABASE_URL (SQLite file or Postgres), bring the tables a DEFINITIONS_FILE ' +
-        'declares in step with it, and print what was applied. Safe to run repeatedly and from several processes at ' +
-        'once; every other command also migrates on start, and every sync brings the declared tables in step.',
+      'Apply pending database migrations to DATABASE_URL (SQLite file or Postgres), bring the tables the definitions ' +
+        'file declares (DEFINITIONS_FILE, or ./occupancy-sync.streams.yaml) in step with it, and print what was applied. ' +
+        'Safe to run repeatedly and from several processes at once; every other command also migrates on start, and ' +
+        'every sync brings the declared tables in step.',
     )
     .addHelpText(
       'after',
