@@ -47,10 +47,13 @@ export class StatisticsAfterDeliveries {
     this.#timer = this.#timers.set(() => {
       this.#timer = undefined;
       this.#pending = false;
-      this.#running = this.#update().finally(() => {
-        this.#running = undefined;
-        this.#arm();
-      });
+      // `update` reports its own failure; a rejection all the same must not end a receiver (an unhandled rejection).
+      this.#running = this.#update()
+        .catch(() => undefined)
+        .finally(() => {
+          this.#running = undefined;
+          this.#arm();
+        });
     }, this.#intervalMs);
   }
 

@@ -83,6 +83,20 @@ describe("a receiver's planner-statistics step", () => {
     expect(timers.armed.size).toBe(0);
   });
 
+  it('a step that rejects all the same leaves the schedule going and nothing unhandled', async () => {
+    const timers = new HandTimers();
+    let calls = 0;
+    const schedule = new StatisticsAfterDeliveries({ update: () => (calls++, Promise.reject(new Error('logger gone'))), intervalMs: 1_000, timers });
+    schedule.stored();
+    timers.fire();
+    schedule.stored();
+    for (let i = 0; i < 5; i++) await Promise.resolve();
+    expect([...timers.armed.values()].map((t) => t.ms)).toEqual([1_000]);
+    timers.fire();
+    expect(calls).toBe(2);
+    await schedule.close();
+  });
+
   it('close() clears an armed interval', async () => {
     const timers = new HandTimers();
     const s = step();
