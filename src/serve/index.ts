@@ -15,6 +15,8 @@ import { createSyncPass, type SyncPass } from '../app/sync-pass.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { receiverConfigured, receiverOptions, startReceiver, type Receiver, type WebhookOutcome } from '../webhooks/receiver.ts';
 import { startOpsServer, type OpsServer } from './ops-server.ts';
+import { updatePlannerStatisticsAfterRun } from '../app/planner-statistics.ts';
+import { StatisticsAfterDeliveries } from '../app/statistics-after-deliveries.ts';
 import { deliveryRulesFor, loadStreams } from '../app/streams.ts';
 
 /**
@@ -57,6 +59,8 @@ export interface ServeOptions {
   queue?: { staleAfterMs?: number; pollIntervalMs?: number };
   /** node-cron's schedule, replaceable in tests. */
   cronSchedule?: SchedulerOptions['schedule'];
+  /** After a stored delivery, the planner-statistics step within this long (STATISTICS_AFTER_DELIVERIES_MS), for tests. */
+  statisticsAfterMs?: number;
   /** Called once everything listens. */
   onReady?(info: { opsUrl: string; webhookUrl: string | undefined; scheduler: Scheduler | undefined }): void;
 }
@@ -74,6 +78,8 @@ const CLOSE_LIMIT_MS = 3_000;
 /** What one `serve` started, each set as soon as it runs, so that a failed start closes exactly what is running. */
 interface Parts {
   receiver?: Receiver;
+  /** The receiver's planner-statistics step (a receiver-only instance has no pass to end with it). */
+  statistics?: StatisticsAfterDeliveries;
   ops?: OpsServer;
   dataChecks?: DataCheckWatch;
   retention?: Retention;
@@ -109,7 +115,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const parts: Parts = {};
   const state = { stopping: false };
   try {
-    if (webhooksOn) parts.receiver = await startWebhooks(context);
+    if (webhooksOn) await startWebhooks(context, parts);
     parts.ops = await startOps(context, parts, state);
     parts.dataChecks = watchData({ store, streams, customers, settings: config.sync, clock: context.clock, logger: logger.child({ component: 'data-checks' }), metrics: context.metrics });
     if (scheduleOn) await startSchedule(context, parts);
@@ -134,23 +140,36 @@ const aborted = (signal: AbortSignal) =>
     else signal.addEventListener('abort', () => resolve(), { once: true });
   });
 
-/** The webhook receiver, unless no customer could be received from (said in the log). */
-async function startWebhooks({ options, store, metrics, clock, customers, streams }: Context): Promise<Receiver | undefined> {
+/**
+ * The webhook receiver, unless no customer could be received from (said in the log), into `parts`, with the
+ * planner-statistics step after its deliveries: the passes end with the step too, but a receiver-only instance has
+ * none, and a schedule's passes may be hours apart.
+ */
+async function startWebhooks({ options, store, metrics, clock, customers, streams }: Context, parts: Parts): Promise<void> {
   const { config, logger } = options;
   if (!receiverConfigured({ customers, webhook: config.webhook })) {
     logger.info(
       'webhook receiver off: no customer has a webhook secret or custom header (set WEBHOOK_SECRET to receive deliveries; serve runs sync and /healthz, /metrics)',
     );
-    return undefined;
+    return;
   }
   await reconcileAggregates({ store, config, streams, customers, logger });
-  return startReceiver({
+  const receiverLogger = logger.child({ component: 'webhooks' });
+  const statistics = new StatisticsAfterDeliveries({
+    update: () => updatePlannerStatisticsAfterRun(store, receiverLogger, 'the deliveries'),
+    ...(options.statisticsAfterMs !== undefined && { intervalMs: options.statisticsAfterMs }),
+  });
+  parts.statistics = statistics;
+  parts.receiver = await startReceiver({
     ...receiverOptions({ customers, webhook: config.webhook }),
     deliveries: deliveryRulesFor(streams),
     store,
     clock,
-    logger: logger.child({ component: 'webhooks' }),
-    onOutcome: (outcome) => webhookMetric(metrics, outcome),
+    logger: receiverLogger,
+    onOutcome: (outcome) => {
+      if (outcome.reason === 'stored') statistics.stored();
+      webhookMetric(metrics, outcome);
+    },
   });
 }
 
@@ -213,6 +232,8 @@ async function startSchedule({ options, store, metrics, clock, customers, stream
 /** Closes whatever was started, in reverse order; on a startup failure too (a port in use). `store` when it is ours. */
 async function closeAll(parts: Parts, store: Store | undefined): Promise<void> {
   await parts.receiver?.close().catch(() => {});
+  // A step analyzing on a silent database must not hold the stop (the next run's step does it).
+  if (parts.statistics) await settlesWithin(parts.statistics.close(), CLOSE_LIMIT_MS);
   parts.dataChecks?.stop();
   // A clean-up of run history waiting on a silent database must not hold the stop (it deletes again next time).
   if (parts.retention) await settlesWithin(parts.retention.stop(), CLOSE_LIMIT_MS);

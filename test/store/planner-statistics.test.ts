@@ -2,8 +2,9 @@ import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { updatePlannerStatisticsAfterRun } from '../../src/app/planner-statistics.ts';
 import { serveWebhooks } from '../../src/app/webhook-serve.ts';
-import { resolveConfig } from '../../src/config.ts';
-import { memoryLogger } from '../../src/logger.ts';
+import { resolveConfig, type Config } from '../../src/config.ts';
+import { memoryLogger, type Logger } from '../../src/logger.ts';
+import { serve } from '../../src/serve/index.ts';
 import { DELETE_REFRESHED } from '../../src/store/aggregate-invalidations.ts';
 import { openStore, type OccupancyRecord, type Store } from '../../src/store/index.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
@@ -138,20 +139,55 @@ describe('planner statistics on postgres', () => {
 });
 
 describe('planner statistics of a database only a receiver writes to', () => {
-  it('webhook serve brings them up to date after the deliveries it stores, as a run does at its end', async () => {
-    const { store, another, database } = await fresh('postgres', 'planner_stats_receiver');
+  /** Each receiver of the product, started on `store`, resolving once listening to its URL and a stop. */
+  const receivers: Record<string, (config: Config, logger: Logger, store: Store) => Promise<{ url: string; stop(): Promise<void> }>> = {
+    'webhook serve': async (config, logger, store) => {
+      const controller = new AbortController();
+      let listening!: (receiver: Receiver) => void;
+      const started = new Promise<Receiver>((resolve) => (listening = resolve));
+      const serving = serveWebhooks({ config, logger, signal: controller.signal, store, statisticsAfterMs: 0, onListening: listening });
+      const stop = async () => {
+        controller.abort();
+        await serving;
+      };
+      const receiver = await within(Promise.race([started, serving.then(() => Promise.reject(new Error('webhook serve returned before listening')))]), 'the receiver to listen').catch(async (error: unknown) => {
+        await stop();
+        throw error;
+      });
+      return { url: receiver.url, stop };
+    },
+    // A receiver-only instance of the daemon: no pass ever ends with the step.
+    'serve --no-schedule': async (config, logger, store) => {
+      const controller = new AbortController();
+      let ready!: (url: string | undefined) => void;
+      const started = new Promise<string | undefined>((resolve) => (ready = resolve));
+      const serving = serve({ config, logger, signal: controller.signal, store, schedule: false, statisticsAfterMs: 0, onReady: (info) => ready(info.webhookUrl) });
+      const stop = async () => {
+        controller.abort();
+        await serving;
+      };
+      const url = await within(Promise.race([started, serving.then(() => Promise.reject(new Error('serve returned before listening')))]), 'the receiver to listen').catch(async (error: unknown) => {
+        await stop();
+        throw error;
+      });
+      if (!url) {
+        await stop();
+        throw new Error('serve started no receiver');
+      }
+      return { url, stop };
+    },
+  };
+
+  it.each(Object.keys(receivers))('%s brings them up to date after the deliveries it stores, as a run does at its end', async (name) => {
+    const { store, another, database } = await fresh('postgres', `planner_stats_receiver_${name.replace(/\W+/g, '_')}`);
     // Rows the server counts as changed and nothing analyzed: what deliveries leave, with no run to end with the step.
     await loadAndReport(another, store, '2026-01-01T00:00:00.000Z', 100, { occupancy_readings_2026_01: 400 });
     expect(await analyzedAt(store, 'occupancy_readings_2026_01')).toBeNull();
 
     const { logger, records } = memoryLogger({ level: 'debug' });
-    const controller = new AbortController();
-    let listening!: (receiver: Receiver) => void;
-    const started = new Promise<Receiver>((resolve) => (listening = resolve));
-    const config = resolveConfig({ DATABASE_URL: database.url, CUSTOMER_ID: CUSTOMER_A, WEBHOOK_SECRET: SECRET_A, WEBHOOK_HOST: '127.0.0.1', WEBHOOK_PORT: '0' });
-    const serving = serveWebhooks({ config, logger, signal: controller.signal, store, statisticsAfterMs: 0, onListening: listening });
+    const config = resolveConfig({ DATABASE_URL: database.url, CUSTOMER_ID: CUSTOMER_A, WEBHOOK_SECRET: SECRET_A, WEBHOOK_HOST: '127.0.0.1', WEBHOOK_PORT: '0', SERVE_HOST: '127.0.0.1', SERVE_PORT: '0' });
+    const receiver = await receivers[name]!(config, logger, store);
     try {
-      const receiver = await within(Promise.race([started, serving.then(() => Promise.reject(new Error('webhook serve returned before listening')))]), 'the receiver to listen');
       const analyzedLine = () => records().find((r) => r.level === 20 && /^analyzed \d+ table\(s\)/.test(String(r.msg)));
       expect(analyzedLine()).toBeUndefined();
       const now = new Date().toISOString();
@@ -162,8 +198,7 @@ describe('planner statistics of a database only a receiver writes to', () => {
       expect(String(analyzedLine()!.msg)).toMatch(/^analyzed \d+ table\(s\) the deliveries changed much, for the query planner: .*\boccupancy_readings\b/);
       expect(await analyzedAt(store, 'occupancy_readings_2026_01')).not.toBeNull();
     } finally {
-      controller.abort();
-      await serving;
+      await receiver.stop();
     }
   });
 });
