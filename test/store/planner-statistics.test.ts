@@ -8,7 +8,6 @@ import { serve } from '../../src/serve/index.ts';
 import { DELETE_REFRESHED } from '../../src/store/aggregate-invalidations.ts';
 import { openStore, type OccupancyRecord, type Store } from '../../src/store/index.ts';
 import { signatureHeader } from '../../src/webhooks/signature.ts';
-import type { Receiver } from '../../src/webhooks/receiver.ts';
 import { CUSTOMER_A, SECRET_A, delivery, send } from '../webhooks/helpers.ts';
 import { waitFor, within } from '../support/wait.ts';
 import { execRaw } from '../support/legacy-database.ts';
@@ -139,43 +138,36 @@ describe('planner statistics on postgres', () => {
 });
 
 describe('planner statistics of a database only a receiver writes to', () => {
-  /** Each receiver of the product, started on `store`, resolving once listening to its URL and a stop. */
-  const receivers: Record<string, (config: Config, logger: Logger, store: Store) => Promise<{ url: string; stop(): Promise<void> }>> = {
-    'webhook serve': async (config, logger, store) => {
-      const controller = new AbortController();
-      let listening!: (receiver: Receiver) => void;
-      const started = new Promise<Receiver>((resolve) => (listening = resolve));
-      const serving = serveWebhooks({ config, logger, signal: controller.signal, store, statisticsAfterMs: 0, onListening: listening });
-      const stop = async () => {
-        controller.abort();
-        await serving;
-      };
-      const receiver = await within(Promise.race([started, serving.then(() => Promise.reject(new Error('webhook serve returned before listening')))]), 'the receiver to listen').catch(async (error: unknown) => {
-        await stop();
-        throw error;
-      });
-      return { url: receiver.url, stop };
-    },
-    // A receiver-only instance of the daemon: no pass ever ends with the step.
-    'serve --no-schedule': async (config, logger, store) => {
-      const controller = new AbortController();
-      let ready!: (url: string | undefined) => void;
-      const started = new Promise<string | undefined>((resolve) => (ready = resolve));
-      const serving = serve({ config, logger, signal: controller.signal, store, schedule: false, statisticsAfterMs: 0, onReady: (info) => ready(info.webhookUrl) });
-      const stop = async () => {
-        controller.abort();
-        await serving;
-      };
-      const url = await within(Promise.race([started, serving.then(() => Promise.reject(new Error('serve returned before listening')))]), 'the receiver to listen').catch(async (error: unknown) => {
-        await stop();
-        throw error;
-      });
-      if (!url) {
-        await stop();
-        throw new Error('serve started no receiver');
-      }
+  /**
+   * A receiver started by `start` (given the signal that stops it and the callback it reports its URL to), once it
+   * listens: its URL and its stop. A start that ends or fails first is stopped and reported.
+   */
+  async function receiving(name: string, start: (signal: AbortSignal, listening: (url: string | undefined) => void) => Promise<void>): Promise<{ url: string; stop(): Promise<void> }> {
+    const controller = new AbortController();
+    let listening!: (url: string | undefined) => void;
+    const started = new Promise<string | undefined>((resolve) => (listening = resolve));
+    const serving = start(controller.signal, listening);
+    const stop = async () => {
+      controller.abort();
+      await serving;
+    };
+    try {
+      const url = await within(Promise.race([started, serving.then(() => Promise.reject(new Error(`${name} returned before listening`)))]), 'the receiver to listen');
+      if (!url) throw new Error(`${name} started no receiver`);
       return { url, stop };
-    },
+    } catch (error) {
+      await stop();
+      throw error;
+    }
+  }
+
+  /** Each receiver of the product, on `store`, the step a moment after a stored delivery. */
+  const receivers: Record<string, (config: Config, logger: Logger, store: Store) => Promise<{ url: string; stop(): Promise<void> }>> = {
+    'webhook serve': (config, logger, store) =>
+      receiving('webhook serve', (signal, listening) => serveWebhooks({ config, logger, signal, store, statisticsAfterMs: 0, onListening: (r) => listening(r.url) })),
+    // A receiver-only instance of the daemon: no pass ever ends with the step.
+    'serve --no-schedule': (config, logger, store) =>
+      receiving('serve', (signal, listening) => serve({ config, logger, signal, store, schedule: false, statisticsAfterMs: 0, onReady: (info) => listening(info.webhookUrl) })),
   };
 
   it.each(Object.keys(receivers))('%s brings them up to date after the deliveries it stores, as a run does at its end', async (name) => {
