@@ -3,6 +3,7 @@ import { StoreError } from '../errors.ts';
 import type { Executor } from './adapter.ts';
 import type { OccupancyRecord } from './types.ts';
 import { addRange, type Ranges } from './aggregate-plan.ts';
+import { canonicalTimestamp } from './timestamps.ts';
 
 /**
  * A poll page's share of the aggregates: one row appended in its transaction, its floor spaces' ranges as JSON, which a
@@ -14,13 +15,15 @@ import { addRange, type Ranges } from './aggregate-plan.ts';
 /**
  * The page's floor spaces grouped by the first and last instant of their readings: `[first, last, key, key, ...]` per
  * group. A backfill's page holds a window of every space's ticks, so most spaces share one pair and a group costs a
- * few bytes a space (a row per space named by id cost about 70). Texts, not instants, are compared: the upsert before
- * it refused any time not in the canonical form, whose text sorts as its instant; two parses per group.
+ * few bytes a space (a row per space named by id cost about 70). Canonical texts, not instants, are compared: that
+ * text sorts as its instant (a record may give its time with an offset, as a Date or as epoch ms: the upsert stored
+ * it canonical); two parses per group.
  */
 export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>): PageSpans {
   const text = new Map<string, [string, string]>();
-  for (const r of records) {
-    const at = r.observedAt;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i]!;
+    const at = canonicalTimestamp(r.observedAt, `occupancy record ${i}: observedAt`);
     const span = text.get(r.floorSpaceId);
     if (!span) text.set(r.floorSpaceId, [at, at]);
     else if (at < span[0]) span[0] = at;

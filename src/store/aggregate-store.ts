@@ -19,7 +19,7 @@ import {
 import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
 import { recordInvalidations, type PageSpans } from './aggregate-page-invalidations.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
-import { rebuildBuilding, rebuildSpaces } from './aggregates.ts';
+import { rebuildBuilding, rebuildSpaces } from './aggregate-rebuild.ts';
 import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**

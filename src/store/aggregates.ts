@@ -4,11 +4,11 @@ import { occupiedOf } from '../statuses.ts';
 import { timeWeight, type Reading } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { SentAhead } from './sent-ahead.ts';
-import { keyIn, textIn } from './key-list.ts';
+import { textIn } from './key-list.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type BucketRow, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
-import { clearDays, refreshDays, type DayRange } from './aggregate-days.ts';
-import { bucketRangeOf, clearBuildingFloors, floorOfSpaces, refreshFloors, refreshFloorsOf, type BucketRange } from './aggregate-floors.ts';
+import { refreshDays, type DayRange } from './aggregate-days.ts';
+import { floorOfSpaces, refreshFloors, type BucketRange } from './aggregate-floors.ts';
 
 /**
  * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
@@ -29,7 +29,7 @@ import { bucketRangeOf, clearBuildingFloors, floorOfSpaces, refreshFloors, refre
  */
 export const PG_EPOCH_MS = "round(date_part('epoch', r.observed_at) * 1000)::int8";
 
-const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number): number | string }>> = {
+export const INSTANTS: Readonly<Record<Dialect, { at: SQL; column: SQL; bind(ms: number): number | string }>> = {
   sqlite: { at: sql.raw('r.observed_ms'), column: sql.raw('r.observed_ms'), bind: (ms) => ms },
   postgres: { at: sql.raw(PG_EPOCH_MS), column: sql.raw('r.observed_at'), bind: (ms) => new Date(ms).toISOString() },
 };
@@ -319,8 +319,20 @@ export async function recomputeSpans(tx: Executor, customerId: string, work: rea
   }
   // Stable: within a slice, in the order given.
   units.sort((a, b) => a.slice - b.slice);
-  return recomputeUnits(tx, customerId, units);
+  // A month of slices at a time: what a recompute plans and holds (its buckets, days and floor ranges) is bounded
+  // however long a span is (a space's readings years apart), and a refresh of hours is one call as before.
+  let buckets = 0;
+  for (let i = 0; i < units.length; ) {
+    let end = i;
+    while (end < units.length && units[end]!.slice < units[i]!.slice + SLICES_PER_CALL) end++;
+    buckets += await recomputeUnits(tx, customerId, units.slice(i, end));
+    i = end;
+  }
+  return buckets;
 }
+
+/** Day slices planned and computed by one recomputeUnits call of recomputeSpans. */
+const SLICES_PER_CALL = 31;
 
 /**
  * calendar_days covers each local date of a building from the first its aggregates held to the last, without a
@@ -354,50 +366,4 @@ export async function extendDays(tx: Executor, customerId: string, spans: Readon
       INSERT INTO calendar_days (customer_id, building_id, local_date, start_ms, end_ms, weekday, working_ms, holiday, time_zone)
       VALUES ${sql.join(values.slice(i, i + INSERT_CHUNK), sql`, `)} ON CONFLICT (customer_id, building_id, local_date) DO NOTHING`);
   }
-}
-
-/** The floor spaces of a customer's building ('' : of no known building), by key. */
-export async function spacesOf(tx: Executor, customerId: string, buildingId: string): Promise<number[]> {
-  const rows = await tx.all<{ k: number | string }>(sql`
-    SELECT floor_space_key AS k FROM floor_spaces WHERE customer_id = ${customerId} AND COALESCE(building_id, '') = ${buildingId} ORDER BY floor_space_key`);
-  return rows.map((r) => Number(r.k));
-}
-
-/**
- * Recomputes a building's aggregates from its readings: all of them (every bucket and calendar day of the building
- * replaced), or the buckets touching [fromMs, toMs). The caller holds the building's lock.
- */
-export async function rebuildBuilding(tx: Executor, customerId: string, calendar: BuildingCalendar, options: { range?: { fromMs: number; toMs: number }; calendarChanged: boolean }): Promise<{ spaces: number; buckets: number }> {
-  const keys = await spacesOf(tx, customerId, calendar.buildingId);
-  const { range } = options;
-  if (range) return { spaces: keys.length, buckets: await recompute(tx, customerId, { calendar, keys, ...range }) };
-  // Days stay once made (a commit never removes one); only another calendar makes them all again.
-  if (options.calendarChanged) await tx.run(sql`DELETE FROM calendar_days WHERE customer_id = ${customerId} AND building_id = ${calendar.buildingId}`);
-  // Every floor row of the building is made again from its spaces' buckets (rebuildSpaces sums their whole range).
-  await clearBuildingFloors(tx, customerId, calendar.buildingId);
-  return { spaces: keys.length, buckets: await rebuildSpaces(tx, customerId, calendar, keys) };
-}
-
-/** Replaces every bucket of these floor spaces (of the building of `calendar`) with ones computed from all their readings. */
-export async function rebuildSpaces(tx: Executor, customerId: string, calendar: BuildingCalendar, keys: readonly number[]): Promise<number> {
-  const { dialect } = tx;
-  // Their floors' rows are summed again once at the end, over the buckets they held and hold now (not once per space:
-  // a floor's rows would be summed as many times as it has spaces).
-  const held = await bucketRangeOf(tx, keys);
-  if (keys.length > 0) await tx.run(sql`DELETE FROM occupancy_buckets WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
-  await clearDays(tx, keys);
-  const t = INSTANTS[dialect];
-  let buckets = 0;
-  // One floor space at a time: a year of a space's readings is held, not a building's.
-  for (const key of keys) {
-    // Ordered by the stored column, not the expression: the primary key serves both ends.
-    const [lo] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} LIMIT 1`);
-    if (lo === undefined) continue;
-    const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
-    buckets += await recompute(tx, customerId, { calendar, keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
-  }
-  const holds = await bucketRangeOf(tx, keys);
-  const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
-  if (range) await refreshFloorsOf(tx, keys, range);
-  return buckets;
 }

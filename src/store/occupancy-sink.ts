@@ -129,6 +129,7 @@ function fill(record: OccupancyRecord, out: unknown[], offset: number, index: nu
   const eventId = record.eventId ?? null;
   if (eventId !== null && typeof eventId !== 'string') throw invalid('occupancy', index, 'eventId', 'a string or null', eventId);
   const observed = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
+  if (observed < FIRST_READING || observed >= END_READING) throw invalid('occupancy', index, 'observedAt', 'in the years 1970 to 2199 (no sensor measured before or will after)', observed, 'check the source\'s clock, or the field mapped to observedAt');
   const uuid = eventId !== null && LOWER_UUID.test(eventId);
   out[offset] = space;
   out[offset + 1] = epochMs ? epochMs(observed) : observed;
@@ -137,6 +138,15 @@ function fill(record: OccupancyRecord, out: unknown[], offset: number, index: nu
   out[offset + 4] = uuid ? eventId : null;
   out[offset + 5] = uuid ? null : eventId;
 }
+
+/**
+ * The instants a reading may have, as canonical text (which sorts as its instant). The aggregates compute every hour
+ * from a space's first reading to its last: one reading of a clock gone wrong (year 9999, year 1) either left the
+ * calendar's years or made a refresh of millions of hours, and stopped every refresh of its customer. No occupancy
+ * sensor measured before 1970 or will after 2199; such a time is a broken clock or a wrong field, refused by name.
+ */
+export const FIRST_READING = '1970-01-01T00:00:00.000Z';
+export const END_READING = '2200-01-01T00:00:00.000Z';
 
 /** Date.parse, remembering the last text: a page's rows come tick by tick, so most repeat the time before. */
 function lastParsed(): (iso: string) => number {

@@ -1,4 +1,5 @@
 import { sql } from '../../db/schema/drizzle.ts';
+import { END_READING, FIRST_READING } from './occupancy-sink.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { quoted } from './identifiers.ts';
@@ -75,6 +76,8 @@ export function partitionName(start: number): string {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+const FIRST_READING_MS = Date.parse(FIRST_READING);
+const END_READING_MS = Date.parse(END_READING);
 const overlaps = (p: ReadingPartition, from: number, to: number) =>
   !p.isDefault && (p.fromMs === null || p.fromMs < to) && (p.toMs === null || p.toMs > from);
 
@@ -90,8 +93,8 @@ export function monthsNeeded(records: ReadonlyArray<{ observedAt?: unknown }>): 
     if (typeof time !== 'string') continue;
     if (prefix !== undefined && time.endsWith('Z') && time.startsWith(prefix)) continue;
     const ms = Date.parse(time);
-    // Not a time: the sink refuses the record with its own message, in the page's transaction.
-    if (Number.isNaN(ms)) continue;
+    // Not a time, or one no reading may have: the sink refuses the record with its own message, in the page's transaction.
+    if (Number.isNaN(ms) || ms < FIRST_READING_MS || ms >= END_READING_MS) continue;
     const start = monthStart(ms);
     months.add(start).add(nextMonth(start));
     prefix = time.endsWith('Z') ? time.slice(0, 8) : undefined;

@@ -134,6 +134,19 @@ describe('expected failures are one line each: what, where and the fix', () => {
     expect(JSON.parse(state.stdout)).toEqual({ states: [], changes: [] });
   }, 60_000);
 
+  it('aggregates rebuild: a date that does not exist, or is outside the years readings are kept for, names the flag and the fix (exit 64), nothing opened', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--from', '2026-02-30'], 'occupancy-sync: --from "2026-02-30": not a date in the form YYYY-MM-DD that exists. Fix: write a local date such as 2026-03-01\n'],
+      [['--from', '0001-01-01'], 'occupancy-sync: --from 0001-01-01: outside the years readings are kept for (1970 to 2199). Fix: give a local date in them, or leave --from out for the first reading\n'],
+      [['--to', '9999-12-31'], 'occupancy-sync: --to 9999-12-31: outside the years readings are kept for (1970 to 2199). Fix: give a local date in them, or leave --to out for the last reading\n'],
+      [['--from', '2026-03-02', '--to', '2026-03-01'], 'occupancy-sync: --to 2026-03-01: not after --from 2026-03-02. Fix: give a later --to (the range is [from, to), local dates of each building)\n'],
+    ];
+    for (const [flags, line] of cases) {
+      const result = await cli(['aggregates', 'rebuild', ...flags], base({ DATABASE_URL: 'file:./never/opened.db' }));
+      expect([result.code, result.stderr], flags.join(' ')).toEqual([ExitCode.USAGE, line]);
+    }
+  });
+
   it('a bug is shown as one line too, its stack only at LOG_LEVEL=debug', () => {
     const bug = new TypeError("Cannot read properties of undefined (reading 'x')");
     expect(errorLine(bug, 'info')).toBe("unexpected error: Cannot read properties of undefined (reading 'x') (LOG_LEVEL=debug shows where)");

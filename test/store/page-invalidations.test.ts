@@ -111,6 +111,41 @@ describe.each(DIALECTS)('page invalidation rows, migrated, committed and refresh
     expect(await store.pendingAggregates()).toEqual([]);
   });
 
+  it('a page whose times come with an offset, as a Date or as epoch ms (the public store takes them) invalidates the instants it stored', async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-offsets');
+    store = await openTestStore(db);
+    await store.reconcileAggregates('c1', SETTINGS);
+    // 12:00+05:00 is 07:00Z, before 08:00Z: as text it sorts after it, and the span was [08:00, 07:00], no hour at all.
+    const records = [
+      reading('fs-1', '2026-03-02T12:00:00+05:00'),
+      reading('fs-1', '2026-03-02T08:00:00.000Z'),
+      { ...reading('fs-2', ''), observedAt: new Date('2026-03-02T07:30:00.000Z') as never },
+      { ...reading('fs-2', ''), observedAt: ms('2026-03-02T06:45:00.000Z') as never },
+    ];
+    await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records });
+    const pending = await store.pendingAggregates();
+    expect(pending.map((p) => [p.floorSpaces, p.from, p.through])).toEqual([[2, '2026-03-02T06:45:00.000Z', '2026-03-02T08:00:00.000Z']]);
+    const refreshed = await store.refreshAggregates('c1', SETTINGS);
+    expect(refreshed.buckets).toBeGreaterThan(0);
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
+
+  it('a reading of a clock gone wrong (year 9999, year 1, 1969, 2200) is refused with its record named, and the customer\'s aggregates go on', async () => {
+    db = await freshDatabase(dialect, 'page-invalidation-far');
+    store = await openTestStore(db);
+    await store.reconcileAggregates('c1', SETTINGS);
+    for (const far of ['9999-12-31T23:50:00.000Z', '0001-01-01T00:10:00.000Z', '1969-12-31T23:59:59.999Z', '2200-01-01T00:00:00.000Z']) {
+      const page = { customerId: 'c1', sink: 'occupancy' as const, at: AT, checkpoint: checkpoint('c1', null), records: [reading('good', '2026-03-02T08:00:00.000Z'), reading('bad', far)] };
+      await expect(store.commitPage(page)).rejects.toThrow(`occupancy record 1: observedAt must be in the years 1970 to 2199 (no sensor measured before or will after), got "${far}". Fix: check the source's clock, or the field mapped to observedAt`);
+    }
+    expect(Number((await store.query<{ n: unknown }>('SELECT count(*) AS n FROM occupancy_readings'))[0]!.n)).toBe(0);
+    await store.commitPage({ customerId: 'c1', sink: 'occupancy', at: AT, checkpoint: checkpoint('c1', null), records: [reading('good', '2026-03-02T08:00:00.000Z'), reading('edge', '1970-01-01T00:00:00.000Z')] });
+    const refreshed = await store.refreshAggregates('c1', SETTINGS);
+    expect([refreshed.left, refreshed.buckets > 0]).toEqual([0, true]);
+  });
+
   it('a refresh claims the pages and recomputes their spaces in one transaction; one that fails leaves every page pending', async () => {
     db = await freshDatabase(dialect, 'page-invalidation-direct');
     store = await openTestStore(db);

@@ -21,6 +21,8 @@ interface RebuildFlags {
 function localDate(flag: string, text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   if (parseIsoDate(text) === undefined) throw new UsageError(`${flag} ${JSON.stringify(text)}: not a date in the form YYYY-MM-DD that exists. Fix: write a local date such as 2026-03-01`);
+  // The years a reading may have (the store refuses others), a day either side for the buildings' zones.
+  if (text < '1969-12-31' || text > '2200-01-01') throw new UsageError(`${flag} ${text}: outside the years readings are kept for (1970 to 2199). Fix: give a local date in them, or leave ${flag} out for the ${flag === '--from' ? 'first' : 'last'} reading`);
   return text;
 }
 
