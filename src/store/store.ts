@@ -286,7 +286,7 @@ export class SqlStore implements Store {
   }
 
   pruneReadings(before: IsoUtc, limit: number): Promise<PrunedReadings> {
-    return this.#wrap('deleting old readings', () => pruneReadings(this.#db, this.#partitions, canonicalTimestamp(before, 'before'), limit));
+    return this.#wrap('deleting old readings', () => pruneReadings(this.#db, this.#partitions, canonicalTimestamp(before, 'before'), limit, toIso(this.#clock.now())));
   }
 
   pruneRuns(before: IsoUtc, limit: number): Promise<number> {

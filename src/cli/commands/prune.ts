@@ -7,6 +7,14 @@ import { systemClock } from '../../clock.ts';
  * run occupancy-sync from cron or systemd timers: without it their sync_runs and readings grow for ever.
  */
 
+/**
+ * The first local date that starts after the cutoff in every zone (offsets from -12 to +14 hours): a rebuild of the
+ * dates before it takes every pruned hour out, and computes the hours after the cutoff it reaches as they are kept.
+ */
+function rebuildTo(before: string): string {
+  return new Date(Date.parse(before) + 38 * 3_600_000).toISOString().slice(0, 10);
+}
+
 function summary(pruned: Pruned): string {
   const lines: string[] = [];
   const { runs, readings } = pruned;
@@ -17,7 +25,7 @@ function summary(pruned: Pruned): string {
     lines.push(`Readings: ${dropped}deleted ${readings.rows} reading(s) observed before ${readings.before} (READINGS_RETENTION).`);
     if (readings.rows > 0 || readings.partitions.length > 0) {
       lines.push(
-        `The time-weighted aggregates of those hours stay (reports still show them); \`occupancy-sync aggregates rebuild --to ${readings.before.slice(0, 10)}\` removes them too (docs/reporting.md).`,
+        `The time-weighted aggregates of those hours stay (reports still show them); \`occupancy-sync aggregates rebuild --to ${rebuildTo(readings.before)}\` removes them too (docs/reporting.md).`,
       );
     }
   }
