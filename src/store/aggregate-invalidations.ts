@@ -239,12 +239,33 @@ async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyM
   const rows = await tx.all<{ k: number | string; b: string }>(sql`
     SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
      WHERE customer_id = ${customerId} AND ${keyIn(dialect, sql`floor_space_key`, [...spans.keys()])} ORDER BY b, floor_space_key`);
-  const batch = byBuildingOf(rows);
-  const buildings = [...batch.keys()];
-  await lockBuildings(tx, customerId, buildings);
-  const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
+  const batch = await lockCurrentBuildings(tx, customerId, byBuildingOf(rows));
+  const calendars = await calendarsFor(tx, customerId, [...batch.keys()], settings, at);
   const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => spans.get(k)));
   return { customerId, spaces: rows.length, buckets, left: 0 };
+}
+
+/**
+ * Takes the locks of the buildings the floor spaces are in, and returns them by building as they are once locked. A
+ * listing that moved one to another building while this waited for a lock has recomputed its buckets in the new
+ * building's calendar and committed: the space is computed in that one (its lock taken too), not in the building read
+ * before the wait, whose calendar would have overwritten the listing's buckets with hours of another zone.
+ */
+async function lockCurrentBuildings(tx: Executor, customerId: string, batch: ReadonlyMap<string, number[]>): Promise<Map<string, number[]>> {
+  const { dialect } = tx;
+  const keys = [...batch.values()].flat();
+  const locked = new Set<string>();
+  let current = new Map(batch);
+  for (let missing = [...current.keys()]; missing.length > 0; missing = [...current.keys()].filter((b) => !locked.has(b))) {
+    await lockBuildings(tx, customerId, missing);
+    for (const b of missing) locked.add(b);
+    current = byBuildingOf(
+      await tx.all<{ k: number | string; b: string }>(sql`
+        SELECT floor_space_key AS k, COALESCE(building_id, '') AS b FROM floor_spaces
+         WHERE customer_id = ${customerId} AND ${keyIn(dialect, sql`floor_space_key`, keys)} ORDER BY b, floor_space_key`),
+    );
+  }
+  return current;
 }
 
 /** Floor spaces by building, in the order read (rows sorted by building; a key's rows next to each other, once). */
@@ -276,12 +297,11 @@ function workOf(batch: ReadonlyMap<string, number[]>, calendars: ReadonlyMap<str
   });
 }
 
-async function refreshSpaces(tx: Executor, customerId: string, batch: ReadonlyMap<string, number[]>, settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
+async function refreshSpaces(tx: Executor, customerId: string, read: ReadonlyMap<string, number[]>, settings: AggregateSettings, at: string): Promise<{ spaces: number; buckets: number; left: number }> {
   const { dialect } = tx;
-  const buildings = [...batch.keys()];
+  const batch = await lockCurrentBuildings(tx, customerId, read);
   const keys = [...batch.values()].flat();
-  await lockBuildings(tx, customerId, buildings);
-  const calendars = await calendarsFor(tx, customerId, buildings, settings, at);
+  const calendars = await calendarsFor(tx, customerId, [...batch.keys()], settings, at);
   // Read under the lock and before the readings: every page whose revision this sees has committed its readings.
   const done = (
     await tx.all<{ k: number | string; a: number | string; b: number | string; r: number | string }>(sql`

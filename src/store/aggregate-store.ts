@@ -173,22 +173,28 @@ export async function spacePlaces(tx: Executor, customerId: string, ids: readonl
 export async function followMovedSpaces(tx: Executor, db: Pick<Adapter, 'dialect'>, customerId: string, before: ReadonlyMap<number, SpacePlace>, after: ReadonlyMap<number, SpacePlace>, settings: AggregateSettings, at: string): Promise<void> {
   const moved = new Map<string, number[]>();
   const buildings = new Set<string>();
+  const places = [...after].filter(([key, place]) => {
+    const was = before.get(key);
+    return was !== undefined && !(was.building === place.building && was.floor === place.floor && was.capacity === place.capacity);
+  });
+  for (const [key, place] of places) buildings.add(before.get(key)!.building).add(place.building);
+  if (places.length === 0) return;
+  // Locked before asking which have buckets: a refresh of the old building may be writing them (it recomputes the
+  // space in the building it finds once locked: aggregate-invalidations.ts).
+  await lockBuildings(tx, customerId, [...buildings].sort());
   const changed: number[] = [];
   const floors = new Map<string, Floor>();
-  for (const [key, place] of after) {
-    const was = before.get(key);
-    if (was === undefined || (was.building === place.building && was.floor === place.floor && was.capacity === place.capacity)) continue;
+  for (const [key, place] of places) {
+    const was = before.get(key)!;
     const [has] = await tx.all(sql`SELECT 1 AS x FROM occupancy_buckets WHERE floor_space_key = ${key} LIMIT 1`);
     if (!has) continue;
     changed.push(key);
     floors.set(floorId(customerId, was.building, was.floor), { customerId, buildingId: was.building, floorId: was.floor });
-    buildings.add(was.building).add(place.building);
     if (was.building === place.building) continue;
     moved.set(place.building, [...(moved.get(place.building) ?? []), key]);
     moved.set(was.building, moved.get(was.building) ?? []);
   }
   if (changed.length === 0) return;
-  await lockBuildings(tx, customerId, [...buildings].sort());
   const held = await bucketRangeOf(tx, changed);
   if (moved.size > 0) {
     const calendars = await calendarsFor(tx, customerId, [...moved.keys()], settings, at);

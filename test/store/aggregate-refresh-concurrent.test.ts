@@ -92,4 +92,62 @@ describe('a large refresh on Postgres', () => {
     await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
     expect(await dumpAggregates(store)).toEqual(kept);
   });
+
+  it('a floor space a listing moves to another building while the refresh waits for a lock is computed in the building it is in once locked', { timeout: 60_000 }, async () => {
+    db = await freshDatabase('postgres', 'agg-moved-while-waiting', { migrate: true });
+    const schema = db.schema!;
+    const store = await openTestStore(db);
+    const lister = await openTestStore(db);
+    stores.push(store, lister);
+    const admin = postgres(PG_BASE_URL, { max: 2, onnotice: () => {} });
+    try {
+      // A building whose lock a refresh of it and of 'b-utc' takes first (locks go in hash order): held elsewhere, the
+      // refresh waits on it before taking b-utc's, which the listing then takes, moving s1 out of b-utc and committing.
+      const lockKey = async (building: string) => Number((await admin.unsafe(`SELECT hashtext('${schema}:' || '["c1","${building}"]') AS k`))[0]!.k);
+      let first = '';
+      for (let i = 0; first === ''; i++) if ((await lockKey(`b-first-${i}`)) < (await lockKey('b-utc'))) first = `b-first-${i}`;
+      const at = new Date(T0).toISOString();
+      const checkpoint = (stateKey: string) => ({ customerId: 'c1', stateKey, watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null });
+      const commit = (on: Store, sink: 'buildings' | 'floorSpaces' | 'occupancy', records: unknown[]) => on.commitPage({ customerId: 'c1', sink, at, checkpoint: checkpoint(sink), records: records as never });
+      await commit(store, 'buildings', [
+        { id: first, name: 'First', timeZone: 'UTC' },
+        { id: 'b-utc', name: 'Harbour Hall', timeZone: 'UTC' },
+        { id: 'b-kol', name: 'Lotus Tower', timeZone: 'Asia/Kolkata' },
+      ]);
+      const listing = (s1: string): FloorSpaceRecord[] => [
+        { id: 's0', buildingId: first, floorId: 'f0', capacity: 4, name: null, spaceType: null },
+        { id: 's1', buildingId: s1, floorId: 'f1', capacity: 4, name: null, spaceType: null },
+      ];
+      await commit(store, 'floorSpaces', listing('b-utc'));
+      await store.reconcileAggregates('c1', SETTINGS);
+      const readings = (from: number, to: number): OccupancyRecord[] =>
+        ['s0', 's1'].flatMap((space) => Array.from({ length: to - from }, (_, i) => ({ floorSpaceId: space, observedAt: new Date(T0 + (from + i) * 20 * 60_000).toISOString(), occupancyStatus: (from + i) % 3 === 0 ? 'Unoccupied' : 'CurrentlyOccupied', headcount: (from + i) % 4, eventId: null })));
+      await commit(store, 'occupancy', readings(0, 12));
+      await store.refreshAggregates('c1', SETTINGS);
+      await commit(store, 'occupancy', readings(12, 24));
+
+      const held = await admin.reserve();
+      try {
+        await held`BEGIN`;
+        await held.unsafe(`SELECT pg_advisory_xact_lock(${LOCK_SPACE}::int4, hashtext('${schema}:' || '["c1","${first}"]'))`);
+        const holder = Number((await held`SELECT pg_backend_pid() AS p`)[0]!.p);
+        const refresh = store.refreshAggregates('c1', SETTINGS);
+        await waitFor(async () => Number((await admin.unsafe(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%pg_advisory_xact_lock%' AND pid <> ${holder}`))[0]!.n) > 0, 'the refresh waiting for the lock', 10_000);
+        // The listing moves s1 to Lotus Tower and recomputes its buckets there (b-utc's lock and b-kol's are free).
+        await commit(lister, 'floorSpaces', listing('b-kol'));
+        await held`COMMIT`;
+        await refresh;
+      } finally {
+        held.release();
+      }
+    } finally {
+      await admin.end();
+    }
+    expect(await store.pendingAggregates()).toEqual([]);
+    const zones = await store.query<{ z: string }>("SELECT DISTINCT c.time_zone AS z FROM occupancy_buckets b JOIN floor_spaces f ON f.floor_space_key = b.floor_space_key JOIN aggregate_calendars c ON c.building_id = f.building_id WHERE f.floor_space_id = 's1'");
+    expect(zones.map((z) => z.z)).toEqual(['Asia/Kolkata']);
+    const kept = await dumpAggregates(store);
+    await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
+    expect(await dumpAggregates(store)).toEqual(kept);
+  });
 });
