@@ -16,9 +16,23 @@ export function isLoopback(hostname: string): boolean {
  * postgres:// URL (it names a role) and hidden in any other (there it may well be a token).
  */
 export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^/@]*)@/i, (_, scheme: string, userinfo: string) => {
-    const colon = userinfo.indexOf(':');
-    if (colon >= 0) return `${scheme}${userinfo.slice(0, colon)}:***@`;
-    return /^postgres(ql)?:\/\/$/i.test(scheme) ? `${scheme}${userinfo}@` : `${scheme}***@`;
-  });
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(url)?.[0];
+  if (scheme === undefined) return redactQuery(url);
+  const rest = url.slice(scheme.length);
+  // The last '@' ends the credentials, wherever it is: a password written with a raw '@', '/' or '?' (not percent-encoded) is
+  // still hidden whole. Hiding more than the credentials in a URL that has an '@' elsewhere is the safe side.
+  const at = rest.lastIndexOf('@');
+  if (at < 0) return redactQuery(url);
+  const userinfo = rest.slice(0, at);
+  const colon = userinfo.indexOf(':');
+  const user = colon >= 0 ? userinfo.slice(0, colon) : userinfo;
+  // A "user" that holds a '/', '?' or '#' is more than a user name (the '@' was past the authority): hidden too.
+  const role = /[/?#]/.test(user) ? '***' : user;
+  const shown = colon >= 0 ? `${role}:***` : /^postgres(ql)?:\/\/$/i.test(scheme) ? role : '***';
+  return `${scheme}${shown}@${redactQuery(rest.slice(at + 1))}`;
+}
+
+/** Password parameters of a connection URL's query (libpq's `password`, `sslpassword`) shown as `***`. */
+function redactQuery(text: string): string {
+  return text.replace(/([?&](?:ssl)?password=)[^&#]*/gi, '$1***');
 }

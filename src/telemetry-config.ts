@@ -1,4 +1,5 @@
 import { ConfigError } from './errors.ts';
+import { redactUrl } from './net.ts';
 
 /**
  * OpenTelemetry's own variables (the OTEL_* names every SDK reads), resolved once like the rest of the configuration.
@@ -44,7 +45,7 @@ function endpointUrl(variable: string, raw: string): URL {
   } catch {
     // Reported below.
   }
-  throw new ConfigError(`${variable}=${JSON.stringify(raw)}: not an http(s) URL. Fix: e.g. ${variable}=http://otel-collector:4318`);
+  throw new ConfigError(`${variable}=${JSON.stringify(redactUrl(raw))}: not an http(s) URL. Fix: e.g. ${variable}=http://otel-collector:4318`);
 }
 
 export function resolveTelemetry(env: Env): TelemetryConfig | undefined {

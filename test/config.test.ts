@@ -1,3 +1,4 @@
+import { redactUrl } from '../src/net.ts';
 import { describe, expect, it } from 'vitest';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,6 +96,25 @@ describe('resolveConfig', () => {
     expect(configError({ ...base, SYNC_MAX_REJECTED_SHARE: '1.5' }).message).toContain('SYNC_MAX_REJECTED_SHARE="1.5": must be a share from 0 to 1');
     expect(resolveConfig({ ...base, SYNC_MAX_CLOCK_SKEW: '2d', SYNC_REJECTED_RECORDS: 'fail' }).sync).toMatchObject({ maxClockSkewMs: 172_800_000, rejectedRecords: 'fail' });
     expect(configError({ ...base, DATABASE_URL: 'mysql://x:pw@h/db' }).message).toContain('mysql://x:***@h/db');
+  });
+
+  it('shows no part of a password in a URL it names, however the password is written', () => {
+    const cases: Array<[string, string]> = [
+      ['postgres://postgres:hunter2/secret@127.0.0.1:5432/test', 'postgres://postgres:***@127.0.0.1:5432/test'],
+      ['postgres://postgres:my@secretpw@127.0.0.1:1/test', 'postgres://postgres:***@127.0.0.1:1/test'],
+      ['postgres://postgres:a?b#c@db/test', 'postgres://postgres:***@db/test'],
+      ['postgres://postgres@127.0.0.1:1/test?password=hunter2secret&sslmode=require', 'postgres://postgres@127.0.0.1:1/test?password=***&sslmode=require'],
+      ['postgres://db/test?sslmode=require&sslpassword=keypass', 'postgres://db/test?sslmode=require&sslpassword=***'],
+      ['postgres://sync@db/test', 'postgres://sync@db/test'],
+      ['http://user:sekrit123pw@127.0.0.1:1/v1/traces', 'http://user:***@127.0.0.1:1/v1/traces'],
+      ['ftp://sekrit123@x', 'ftp://***@x'],
+      ['postgres://db/test?options=a@b', 'postgres://***@b'],
+    ];
+    for (const [url, shown] of cases) expect(redactUrl(url), url).toBe(shown);
+    // Through the configuration's own message, which names DATABASE_URL.
+    const bad = configError({ ...base, DATABASE_URL: 'postgres://postgres:hunter2/secret@' });
+    expect(bad.message).toContain('DATABASE_URL=');
+    expect(bad.message).not.toMatch(/hunter2|secret@/);
   });
 
   it('bounds the records a stream run holds: two pages per window at the default page size, never below two pages, never below one', () => {

@@ -1,5 +1,6 @@
 import { messageOf } from '../errors.ts';
 import { globalSecrets, type Logger } from '../logger.ts';
+import { redactUrl } from '../net.ts';
 import type { TelemetryConfig } from '../telemetry-config.ts';
 import { installTracer, type SpanAttributes, type SpanHandle, type Tracer } from '../tracing.ts';
 
@@ -35,6 +36,19 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
     import('@opentelemetry/resources'),
   ]);
   for (const value of Object.values(config.headers)) globalSecrets.add(value);
+  // Credentials in the endpoint's URL: hidden wherever they appear (an exporter's error may quote the URL). A user
+  // name with a password names an account and is shown, as redactUrl shows it; one alone may be a token.
+  const endpoint = new URL(config.tracesUrl);
+  for (const part of [endpoint.password === '' ? endpoint.username : '', endpoint.password]) {
+    if (part === '') continue;
+    globalSecrets.add(part);
+    try {
+      globalSecrets.add(decodeURIComponent(part));
+    } catch {
+      // Not percent-encoding (a lone '%'): hidden as written, above.
+    }
+  }
+  const shownUrl = redactUrl(config.tracesUrl);
   const contextManager = new AsyncLocalStorageContextManager();
   contextManager.enable();
   api.context.setGlobalContextManager(contextManager);
@@ -66,7 +80,7 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
     },
   };
   installTracer(tracer);
-  logger.debug({ url: config.tracesUrl, serviceName: config.serviceName }, 'OpenTelemetry tracing on');
+  logger.debug({ url: shownUrl, serviceName: config.serviceName }, 'OpenTelemetry tracing on');
   return {
     async shutdown() {
       installTracer(undefined);
@@ -81,13 +95,13 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
         ]);
         if (outcome === 'limit') {
           logger.warn(
-            { url: config.tracesUrl, waitedMs: limitMs },
-            `the last traces were not sent: the collector at ${config.tracesUrl} did not take them within ${limitMs / 1000} s (down, or not ` +
+            { url: shownUrl, waitedMs: limitMs },
+            `the last traces were not sent: the collector at ${shownUrl} did not take them within ${limitMs / 1000} s (down, or not ` +
               'answering); they are dropped so the command can end. Fix: check that the collector is up and reachable at OTEL_EXPORTER_OTLP_ENDPOINT',
           );
         }
       } catch (error) {
-        logger.warn({ err: error, url: config.tracesUrl }, `could not send the last traces to ${config.tracesUrl}: ${(error as Error).message}`);
+        logger.warn({ err: error, url: shownUrl }, `could not send the last traces to ${shownUrl}: ${(error as Error).message}`);
       } finally {
         clearTimeout(timer);
         contextManager.disable();

@@ -59,13 +59,15 @@ describe('a collector that does not take the traces', () => {
         const port = silent?.port ?? (await refusedPort());
         const plain = await timedSync(`plain-${silent ? 'silent' : 'refused'}`, {});
         expect(plain.code, plain.stderr).toBe(0);
-        const traced = await timedSync(silent ? 'silent' : 'refused', { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}` });
+        // Credentials in the endpoint (a collector behind basic auth): never shown, in any line.
+        const traced = await timedSync(silent ? 'silent' : 'refused', { OTEL_EXPORTER_OTLP_ENDPOINT: `http://otel-user:s3cret%2Fpw@127.0.0.1:${port}` });
+        expect(traced.stderr).not.toMatch(/s3cret/);
         expect(traced.code, traced.stderr).toBe(0);
         expect(traced.stdout).toMatch(/^sync: 1 customer, 4 streams, \d+ pages?, [\d,]+ records?, 0 failed in \d+\.\ds$/m);
         const warnings = traced.stderr.split('\n').filter((l) => l.includes('the last traces were not sent'));
         expect(warnings, traced.stderr).toHaveLength(1);
         expect(JSON.parse(warnings[0]!).msg).toBe(
-          `the last traces were not sent: the collector at http://127.0.0.1:${port}/v1/traces did not take them within ${SHUTDOWN_LIMIT_MS / 1000} s (down, or not ` +
+          `the last traces were not sent: the collector at http://otel-user:***@127.0.0.1:${port}/v1/traces did not take them within ${SHUTDOWN_LIMIT_MS / 1000} s (down, or not ` +
             'answering); they are dropped so the command can end. Fix: check that the collector is up and reachable at OTEL_EXPORTER_OTLP_ENDPOINT',
         );
         if (silent) expect(silent.connections()).toBeGreaterThan(0);
