@@ -1,5 +1,5 @@
 import { record, string } from 'zod';
-import { HTTP_HEADER_NAME } from './net.ts';
+import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE, SENDER_HEADERS } from './net.ts';
 import type { Config, Env } from './config-types.ts';
 import { duration, fail, flag, integer } from './config-parse.ts';
 
@@ -30,6 +30,14 @@ export function parseHeaderMap(variable: string, raw: string | undefined): Recor
   const result = record(string().regex(HTTP_HEADER_NAME), string()).safeParse(parsed);
   if (!result.success) {
     fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
+  }
+  // A required header is what authenticates a delivery: an empty value would take unsigned deliveries without
+  // WEBHOOK_ACCEPT_UNSIGNED and its warning, and one no sender can send would refuse every delivery in silence.
+  for (const [name, value] of Object.entries(result.data)) {
+    if (SENDER_HEADERS.has(name.toLowerCase())) fail(variable, '(not shown)', `${name} is set by the sender of every delivery and cannot be required`, 'require a header of your own, e.g. {"X-Webhook-Token":"value"}');
+    if (!HTTP_HEADER_VALUE.test(value)) {
+      fail(variable, '(not shown)', `the value of ${name} is ${value.trim() === '' ? 'empty' : 'not one a sender can send (visible ASCII characters, spaces inside only)'}`, `give ${name} the value set on the webhook (\`webhook register --header ${name}=VALUE\`)`);
+    }
   }
   return result.data;
 }

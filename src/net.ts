@@ -5,6 +5,15 @@
 /** RFC 9110 token characters: what an HTTP header name may contain. */
 export const HTTP_HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
+/**
+ * Headers the sender of a delivery sets itself (framing, encoding, the signature): a header a receiver requires must be
+ * another, as the platform refuses these among a webhook's additional headers.
+ */
+export const SENDER_HEADERS: ReadonlySet<string> = new Set(['content-type', 'content-length', 'content-encoding', 'transfer-encoding', 'host', 'connection', 'x-service-signature']);
+
+/** A header value that arrives as written: visible ASCII, spaces inside only (HTTP strips them at either end). */
+export const HTTP_HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
+
 /** localhost, ::1 or 127.x.x.x (brackets of an IPv6 host allowed): where plain http is acceptable (the sandbox). */
 export function isLoopback(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '');

@@ -98,6 +98,20 @@ describe('resolveConfig', () => {
     expect(configError({ ...base, DATABASE_URL: 'mysql://x:pw@h/db' }).message).toContain('mysql://x:***@h/db');
   });
 
+  it('refuses a required webhook header that authenticates nothing or that no sender can send, naming it and not its value', () => {
+    const withHeaders = (headers: Record<string, string>) => configError({ ...base, WEBHOOK_REQUIRED_HEADERS: JSON.stringify(headers) }).message;
+    expect(withHeaders({ 'X-Token': '' })).toBe(
+      'WEBHOOK_REQUIRED_HEADERS="(not shown)": the value of X-Token is empty. Fix: give X-Token the value set on the webhook (`webhook register --header X-Token=VALUE`)',
+    );
+    expect(withHeaders({ 'X-Token': '  ' })).toContain('the value of X-Token is empty');
+    expect(withHeaders({ 'X-Token': 'super\nsecret-value' })).toContain('the value of X-Token is not one a sender can send (visible ASCII characters, spaces inside only)');
+    expect(withHeaders({ 'X-Token': ' padded-secret' })).not.toContain('padded-secret');
+    expect(withHeaders({ 'Content-Type': 'application/json' })).toBe(
+      'WEBHOOK_REQUIRED_HEADERS="(not shown)": Content-Type is set by the sender of every delivery and cannot be required. Fix: require a header of your own, e.g. {"X-Webhook-Token":"value"}',
+    );
+    expect(resolveConfig({ ...base, WEBHOOK_REQUIRED_HEADERS: JSON.stringify({ 'X-Token': 'a token with spaces inside' }) }).customers[0]!.webhookHeaders).toEqual({ 'X-Token': 'a token with spaces inside' });
+  });
+
   it('shows no part of a password in a URL it names, however the password is written', () => {
     const cases: Array<[string, string]> = [
       ['postgres://postgres:hunter2/secret@127.0.0.1:5432/test', 'postgres://postgres:***@127.0.0.1:5432/test'],

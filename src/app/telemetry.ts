@@ -36,19 +36,7 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
     import('@opentelemetry/resources'),
   ]);
   for (const value of Object.values(config.headers)) globalSecrets.add(value);
-  // Credentials in the endpoint's URL: hidden wherever they appear (an exporter's error may quote the URL). A user
-  // name with a password names an account and is shown, as redactUrl shows it; one alone may be a token.
-  const endpoint = new URL(config.tracesUrl);
-  for (const part of [endpoint.password === '' ? endpoint.username : '', endpoint.password]) {
-    if (part === '') continue;
-    globalSecrets.add(part);
-    try {
-      globalSecrets.add(decodeURIComponent(part));
-    } catch {
-      // Not percent-encoding (a lone '%'): hidden as written, above.
-    }
-  }
-  const shownUrl = redactUrl(config.tracesUrl);
+  const shownUrl = hideCredentials(config.tracesUrl);
   const contextManager = new AsyncLocalStorageContextManager();
   contextManager.enable();
   api.context.setGlobalContextManager(contextManager);
@@ -109,4 +97,23 @@ export async function startTelemetry(config: TelemetryConfig, logger: Logger, ve
       }
     },
   };
+}
+
+/**
+ * Credentials in the endpoint's URL, hidden wherever they appear (an exporter's error may quote the URL); the URL as
+ * messages show it. A user name with a password names an account and is shown, as redactUrl shows it; one alone may
+ * be a token.
+ */
+function hideCredentials(url: string): string {
+  const endpoint = new URL(url);
+  for (const part of [endpoint.password === '' ? endpoint.username : '', endpoint.password]) {
+    if (part === '') continue;
+    globalSecrets.add(part);
+    try {
+      globalSecrets.add(decodeURIComponent(part));
+    } catch {
+      // Not percent-encoding (a lone '%'): hidden as written, above.
+    }
+  }
+  return redactUrl(url);
 }

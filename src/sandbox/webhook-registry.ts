@@ -2,20 +2,11 @@ import { isIP } from 'node:net';
 import { GraphQLError } from 'graphql';
 import { hashString, Tag, uuidFrom } from './ids.ts';
 import type { SandboxWebhookView } from './interfaces.ts';
+import { SENDER_HEADERS } from '../net.ts';
 
 export const SIGNATURE_SECRET_MIN = 64;
 export const SIGNATURE_SECRET_MAX = 256;
 
-/** Headers the sender controls; letting additionalHeaders override them would corrupt or forge deliveries. */
-const RESERVED_HEADERS = new Set([
-  'content-type',
-  'content-length',
-  'content-encoding',
-  'transfer-encoding',
-  'host',
-  'connection',
-  'x-service-signature',
-]);
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
 export interface HeaderPair {
@@ -106,7 +97,7 @@ function checkSecret(field: string, secret: string): string {
 function checkHeaders(field: string, headers: HeaderPair[]): HeaderPair[] {
   headers.forEach((h, i) => {
     if (!HEADER_NAME.test(h.key)) throw inputError(`${field}[${i}].key`, `${JSON.stringify(h.key)} is not a valid HTTP header name`);
-    if (RESERVED_HEADERS.has(h.key.toLowerCase())) {
+    if (SENDER_HEADERS.has(h.key.toLowerCase())) {
       throw inputError(`${field}[${i}].key`, `${h.key} is set by the sender and cannot be overridden`);
     }
     if (/[\r\n\0]/.test(h.value)) throw inputError(`${field}[${i}].value`, 'must not contain CR, LF or NUL');
