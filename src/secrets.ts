@@ -139,21 +139,34 @@ export class SecretRegistry {
   }
 }
 
+/** The most a secret file may hold: far more than any key, secret or token, and read in a moment. */
+export const SECRET_FILE_MAX_BYTES = 64 * 1024;
+
 /**
  * Reads a secret kept in a file (a `*_FILE` variable, a `--*-file` flag). Surrounding whitespace, such as the final
- * newline, is not part of the secret. Refused through `fail` (the caller's error type, naming its variable or flag):
- * a file other users may read, a file that cannot be read, an empty file.
+ * newline, is not part of the secret. Refused through `fail` (the caller's error type, naming its variable or flag),
+ * before anything is read: what is not a regular file (a device such as /dev/zero, a pipe, a directory: read whole,
+ * the first would fill the memory), a file larger than SECRET_FILE_MAX_BYTES, a file other users may read; then a
+ * file that cannot be read, an empty file.
  */
 export function readSecretFile(path: string, fail: (problem: string, fix: string, cause?: unknown) => never): string {
-  let text: string;
-  let mode: number;
+  const unreadable = (error: unknown): never =>
+    fail(`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a readable file holding only the secret', error);
+  let stat: ReturnType<typeof statSync>;
   try {
-    mode = statSync(path).mode;
+    stat = statSync(path);
+  } catch (error) {
+    return unreadable(error);
+  }
+  if (!stat.isFile()) fail('not a regular file', 'point it at a file holding only the secret');
+  if (stat.size > SECRET_FILE_MAX_BYTES) fail(`the file holds ${stat.size} bytes, more than a secret (${SECRET_FILE_MAX_BYTES} at most)`, 'point it at a file holding only the secret');
+  if (stat.mode & 0o007) fail('the secret file is readable by every user', `run: chmod 600 ${path}`);
+  let text: string;
+  try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    fail(`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a readable file holding only the secret', error);
+    return unreadable(error);
   }
-  if (mode & 0o007) fail('the secret file is readable by every user', `run: chmod 600 ${path}`);
   const value = text.trim();
   if (!value) fail('the file is empty', 'write the secret into the file');
   return value;

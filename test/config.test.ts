@@ -152,6 +152,13 @@ describe('resolveConfig', () => {
       expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: file }).message).toContain(`chmod 600 ${file}`);
       chmodSync(file, 0o600);
       expect(resolveConfig({ ...base, API_SECRET: undefined, API_SECRET_FILE: file }).customers[0]?.apiSecret).toBe(SECRET);
+      // Refused before a byte is read: a device (read whole, /dev/zero filled the memory), a directory, a large file.
+      expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: '/dev/zero' }).message).toContain('not a regular file. Fix: point it at a file holding only the secret');
+      expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: tmp.dir }).message).toContain('not a regular file');
+      const large = join(tmp.dir, 'large');
+      writeFileSync(large, 'x'.repeat(64 * 1024 + 1), { mode: 0o600 });
+      expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: large }).message).toContain('the file holds 65537 bytes, more than a secret (65536 at most)');
+      expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: join(tmp.dir, 'missing') }).message).toContain('cannot read the file (ENOENT)');
     } finally {
       tmp.remove();
     }
