@@ -1,4 +1,5 @@
 import { canonicalTimestamp } from '../store/timestamps.ts';
+import { FIRST_READING } from '../store/occupancy-sink.ts';
 import type { DeliveryRecord, DeliveryRule, OccupancyRecord, QuarantinedRecord } from '../store/types.ts';
 import { Refusal } from './refusal.ts';
 import { checkStrictJson } from './strict-json.ts';
@@ -77,8 +78,26 @@ export interface ParsedDelivery {
 // order mark is kept in the text (not silently dropped), so it can be refused: the stored body is the signed bytes.
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-/** Decodes, parses and validates the raw decompressed body. Throws a 400 `Refusal` naming the field at fault. */
-export function parseDelivery(rawBody: Buffer, rules: ReadonlyMap<string, DeliveryRule>): ParsedDelivery {
+/**
+ * An envelope's times against each other and the receiver's clock (`at`: its now, and the skew allowed, the
+ * signature's tolerance): an event is created before it is sent, and neither is in the future, nor before 1970 (the
+ * first instant a reading may have). Stored, one such delivery's readings were the latest of their spaces for good.
+ */
+function checkTimes(createdAt: string, sentAt: string, at: { nowMs: number; skewMs: number }): void {
+  const created = Date.parse(createdAt);
+  const sent = Date.parse(sentAt);
+  for (const [field, ms] of [['Created', created], ['Sent', sent]] as const) {
+    if (ms > at.nowMs + at.skewMs) throw new ShapeError(field, `is ${Math.round((ms - at.nowMs) / 1000)} s ahead of the receiver's clock, more than WEBHOOK_TOLERANCE (${at.skewMs / 1000} s)`);
+    if ((field === 'Created' ? createdAt : sentAt) < FIRST_READING) throw new ShapeError(field, 'is before 1970: no event of the platform is');
+  }
+  if (created > sent + at.skewMs) throw new ShapeError('Created', `is ${Math.round((created - sent) / 1000)} s after Sent: an event is sent after it is created`);
+}
+
+/**
+ * Decodes, parses and validates the raw decompressed body; with `at`, its times too (checkTimes). Throws a 400
+ * `Refusal` naming the field at fault.
+ */
+export function parseDelivery(rawBody: Buffer, rules: ReadonlyMap<string, DeliveryRule>, at?: { nowMs: number; skewMs: number }): ParsedDelivery {
   let text: string;
   try {
     text = utf8.decode(rawBody);
@@ -101,6 +120,7 @@ export function parseDelivery(rawBody: Buffer, rules: ReadonlyMap<string, Delive
     const customerId = uuid(json, 'CustomerId', 'CustomerId');
     const createdAt = timestamp(json, 'Created', 'Created');
     const sentAt = timestamp(json, 'Sent', 'Sent');
+    if (at) checkTimes(createdAt, sentAt, at);
     const data = json.Data;
     if (!Array.isArray(data)) throw new ShapeError('Data', `expected an array, got ${kind(data)}`);
 

@@ -165,7 +165,7 @@ class DeliveryReception {
       const wire = await this.gate.until(readBody(req, encoding, this.limits, this.budget, this.inflate, (chunk) => prepared.update(chunk)), 'body');
       const authenticated = this.auth.finish(prepared, this.clock.now());
       const body = decompressed(wire, encoding, this.limits);
-      const parsed = parseDelivery(body, this.options.deliveries);
+      const parsed = parseDelivery(body, this.options.deliveries, { nowMs: this.clock.now(), skewMs: this.toleranceMs });
       ids.deliveryId = parsed.delivery.id;
       const customerId = this.auth.customerOf(authenticated, parsed.delivery.customerId);
       ids.customerId = customerId;

@@ -189,6 +189,12 @@ describe('webhook receiver over real HTTP with a real SQLite store', () => {
     ['a Created in month 13', { Created: '2026-13-01T10:00:00.000Z' }, 'Created'],
     ['a Sent at hour 25', { Sent: '2026-01-01T25:00:00.000Z' }, 'Sent'],
     ['an Id that is not a UUID', { Id: 'abc' }, 'Id'],
+    // Times the receiver's clock cannot have seen (5 minutes of skew allowed, the signature's tolerance): stored,
+    // such a reading would be its space's latest for good, or its hours would leave the calendar.
+    ['a Created in the future', { Created: '2099-01-01T00:00:00Z', Sent: '2099-01-01T00:00:01Z' }, 'Created'],
+    ['a Sent in the future', { Sent: '2026-01-01T10:06:00Z' }, 'Sent'],
+    ['a Created after its Sent', { Created: '2026-01-01T10:00:00Z', Sent: '2025-12-31T10:00:00Z' }, 'Created'],
+    ['a Created in year 1', { Created: '0001-01-01T00:00:00Z' }, 'Created'],
   ])('refuses a delivery with %s as 400 naming the field', async (_label, overrides, field) => {
     const r = await start();
     const res = await send(r.url, signed(delivery(overrides as Partial<DeliveryBody>)));
