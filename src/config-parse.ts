@@ -27,21 +27,30 @@ export function parseDuration(text: string): number | undefined {
   return Math.round(Number(match[1]) * unit);
 }
 
-export function duration(env: Env, variable: string, fallback: string, min = 0): number {
+/** The longest wait a timer takes (Node's setTimeout: 2^31 - 1 ms, about 24.8 days): what a timeout may be at most. */
+export const TIMER_MAX_MS = 2_147_483_647;
+/** The longest span a setting of time ranges may be (ten years): longer ones are typing errors, and would plan millions of windows. */
+export const SPAN_MAX_MS = 3650 * 86_400_000;
+
+export function duration(env: Env, variable: string, fallback: string, min = 0, max = SPAN_MAX_MS): number {
   const raw = env[variable]?.trim() || fallback;
   const ms = parseDuration(raw);
   if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h, 7d or 2w`);
   if (ms < min) fail(variable, raw, `must be at least ${min} ms`, `use a larger value`);
+  if (ms > max) fail(variable, raw, `must be at most ${max === TIMER_MAX_MS ? '24d (the longest wait a timer takes)' : '3650d (ten years)'}`, 'use a smaller value');
   return ms;
 }
 
-/** A retention period: a duration of at least an hour, or `0`/`off` to keep everything (0 ms). */
+/** A hundred years: the longest retention (a cutoff further back is no date a database holds). */
+const RETENTION_MAX_MS = 36_500 * 86_400_000;
+
+/** A retention period: a duration of at least an hour (at most RETENTION_MAX_MS), or `0`/`off` to keep everything (0 ms). */
 export function retention(env: Env, variable: string, fallback: string): number {
   const raw = env[variable]?.trim().toLowerCase() || fallback;
   if (raw === '0' || raw === 'off') return 0;
   const ms = parseDuration(raw);
-  if (ms === undefined || ms < 3_600_000) {
-    fail(variable, env[variable], 'must be a duration of at least 1h, or off', `use e.g. 90d or 400d, or off to keep everything (the default is ${fallback})`);
+  if (ms === undefined || ms < 3_600_000 || ms > RETENTION_MAX_MS) {
+    fail(variable, env[variable], 'must be a duration from 1h to 36500d (a hundred years), or off', `use e.g. 90d or 400d, or off to keep everything (the default is ${fallback})`);
   }
   return ms;
 }

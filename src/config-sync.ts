@@ -1,5 +1,5 @@
 import type { Config, Env } from './config-types.ts';
-import { duration, fail, integer, oneOf, retention, share } from './config-parse.ts';
+import { duration, fail, integer, oneOf, retention, share, TIMER_MAX_MS } from './config-parse.ts';
 
 /** Records per page unless SYNC_PAGE_SIZE (or a stream's `paging.pageSize`) says otherwise. */
 const DEFAULT_PAGE_SIZE = 1000;
@@ -43,10 +43,10 @@ export function resolveSync(env: Env): Config['sync'] {
 /** HTTP_TIMEOUT, HTTP_MAX_ATTEMPTS and the backoff bounds of the API client. */
 export function resolveHttp(env: Env): Config['http'] {
   const http = {
-    timeoutMs: duration(env, 'HTTP_TIMEOUT', '30s', 100),
+    timeoutMs: duration(env, 'HTTP_TIMEOUT', '30s', 100, TIMER_MAX_MS),
     maxAttempts: integer(env, 'HTTP_MAX_ATTEMPTS', 6, 1, 50),
-    backoffMinMs: duration(env, 'HTTP_BACKOFF_MIN', '500ms'),
-    backoffMaxMs: duration(env, 'HTTP_BACKOFF_MAX', '30s'),
+    backoffMinMs: duration(env, 'HTTP_BACKOFF_MIN', '500ms', 0, TIMER_MAX_MS),
+    backoffMaxMs: duration(env, 'HTTP_BACKOFF_MAX', '30s', 0, TIMER_MAX_MS),
   };
   if (http.backoffMaxMs < http.backoffMinMs) {
     fail('HTTP_BACKOFF_MAX', env.HTTP_BACKOFF_MAX, 'smaller than HTTP_BACKOFF_MIN', 'make HTTP_BACKOFF_MAX at least HTTP_BACKOFF_MIN');

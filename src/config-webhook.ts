@@ -1,7 +1,7 @@
 import { record, string } from 'zod';
 import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE, SENDER_HEADERS } from './net.ts';
 import type { Config, Env } from './config-types.ts';
-import { duration, fail, flag, integer } from './config-parse.ts';
+import { duration, fail, flag, integer, TIMER_MAX_MS } from './config-parse.ts';
 
 export const WEBHOOK_SECRET_MIN = 64;
 export const WEBHOOK_SECRET_MAX = 256;
@@ -68,7 +68,7 @@ export function resolveWebhook(env: Env, endpoint: ReturnType<typeof webhookEndp
     tlsKey,
     acceptUnsigned: flag(env, 'WEBHOOK_ACCEPT_UNSIGNED'),
     maxConnections: integer(env, 'WEBHOOK_MAX_CONNECTIONS', 1024, 1, 1_000_000),
-    requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000),
+    requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000, TIMER_MAX_MS),
     maxPendingBytes: integer(env, 'WEBHOOK_MAX_PENDING_BYTES', 32 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
   };
 }

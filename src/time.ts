@@ -105,12 +105,18 @@ const HOUR = 3_600_000;
  * all that hour: a backfill run again resumes instead of refusing another range. A date that does not exist
  * (2026-02-30) or a date-time without a zone is refused.
  */
+/** A time flag's instant, refused by name outside the years readings can have (FIRST_READING to END_READING). */
+function inReadingYears(flag: string, value: string, ms: number): number {
+  if (ms >= FIRST_READING_MS && ms < END_READING_MS) return ms;
+  throw new UsageError(`${flag} ${JSON.stringify(value)}: outside the years readings can have (1970 to 2199). Fix: use e.g. 2026-01-01, 7d (seven days ago) or now`);
+}
+
 export function parseInstant(flag: string, value: string, now = Date.now()): number {
   const text = value.trim();
   const ago = AGO.exec(text === 'now' ? '0h' : text);
-  if (ago) return Math.floor((now - Number(ago[1]) * AGO_UNIT_MS[ago[2]!]!) / HOUR) * HOUR;
+  if (ago) return inReadingYears(flag, value, Math.floor((now - Number(ago[1]) * AGO_UNIT_MS[ago[2]!]!) / HOUR) * HOUR);
   const ms = DATE_ONLY.test(text) ? parseIsoInstant(`${text}T00:00:00Z`) : parseIsoInstant(text);
-  if (ms !== undefined) return ms;
+  if (ms !== undefined) return inReadingYears(flag, value, ms);
   let problem = 'not an ISO 8601 date or date-time with a zone, a time ago such as 36h or 7d, nor now';
   if (DATE_ONLY.test(text) || /^\d{4}-\d{2}-\d{2}T/.test(text)) {
     if (/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text)) problem = 'a time needs a zone (add Z for UTC)';
@@ -118,3 +124,15 @@ export function parseInstant(flag: string, value: string, now = Date.now()): num
   }
   throw new UsageError(`${flag} ${JSON.stringify(value)}: ${problem}. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z, 7d (seven days ago) or now`);
 }
+
+/**
+ * The instants a reading may have, as canonical text (which sorts as its instant). The aggregates compute every hour
+ * from a space's first reading to its last: one reading of a clock gone wrong (year 9999, year 1) either left the
+ * calendar's years or made a refresh of millions of hours, and stopped every refresh of its customer. No occupancy
+ * sensor measured before 1970 or will after 2199; such a time is a broken clock or a wrong field, refused by name (the store, the
+ * receiver, the time flags).
+ */
+export const FIRST_READING = '1970-01-01T00:00:00.000Z';
+export const FIRST_READING_MS = Date.parse(FIRST_READING);
+export const END_READING = '2200-01-01T00:00:00.000Z';
+export const END_READING_MS = Date.parse(END_READING);

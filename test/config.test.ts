@@ -36,7 +36,7 @@ describe('resolveConfig', () => {
     expect(resolveConfig(base).sync).toMatchObject({ readingsRetentionMs: 0, runHistoryRetentionMs: 28 * 86_400_000 });
     expect(resolveConfig({ ...base, READINGS_RETENTION: '400d' }).sync.readingsRetentionMs).toBe(400 * 86_400_000);
     expect(resolveConfig({ ...base, READINGS_RETENTION: 'OFF' }).sync.readingsRetentionMs).toBe(0);
-    expect(configError({ ...base, READINGS_RETENTION: '5m' }).message).toMatch(/^READINGS_RETENTION="5m": must be a duration of at least 1h, or off\. Fix: use e\.g\. 90d or 400d, or off to keep everything \(the default is off\)$/);
+    expect(configError({ ...base, READINGS_RETENTION: '5m' }).message).toMatch(/^READINGS_RETENTION="5m": must be a duration from 1h to 36500d \(a hundred years\), or off\. Fix: use e\.g\. 90d or 400d, or off to keep everything \(the default is off\)$/);
   });
 
   it('gives each API key an adaptive budget by default, a fixed one with API_IN_FLIGHT=N, and a rate with API_MAX_RATE', () => {
@@ -96,6 +96,15 @@ describe('resolveConfig', () => {
     expect(configError({ ...base, SYNC_MAX_REJECTED_SHARE: '1.5' }).message).toContain('SYNC_MAX_REJECTED_SHARE="1.5": must be a share from 0 to 1');
     expect(resolveConfig({ ...base, SYNC_MAX_CLOCK_SKEW: '2d', SYNC_REJECTED_RECORDS: 'fail' }).sync).toMatchObject({ maxClockSkewMs: 172_800_000, rejectedRecords: 'fail' });
     expect(configError({ ...base, DATABASE_URL: 'mysql://x:pw@h/db' }).message).toContain('mysql://x:***@h/db');
+  });
+
+  it('bounds every duration: a timeout by the longest wait a timer takes, a span by ten years, a retention by a hundred', () => {
+    expect(configError({ ...base, HTTP_TIMEOUT: '9999999999d' }).message).toBe('HTTP_TIMEOUT="9999999999d": must be at most 24d (the longest wait a timer takes). Fix: use a smaller value');
+    expect(configError({ ...base, DATABASE_URL: 'postgres://sync@db/occupancy', DATABASE_STATEMENT_TIMEOUT: '25d' }).message).toContain('DATABASE_STATEMENT_TIMEOUT="25d": must be at most 24d');
+    expect(resolveConfig({ ...base, HTTP_TIMEOUT: '24d' }).http.timeoutMs).toBe(24 * 86_400_000);
+    expect(configError({ ...base, SYNC_LOOKBACK: '99999999d' }).message).toBe('SYNC_LOOKBACK="99999999d": must be at most 3650d (ten years). Fix: use a smaller value');
+    expect(resolveConfig({ ...base, SYNC_INITIAL_HISTORY: '3650d' }).sync.initialHistoryMs).toBe(3650 * 86_400_000);
+    expect(configError({ ...base, READINGS_RETENTION: '99999999999d' }).message).toContain('READINGS_RETENTION="99999999999d": must be a duration from 1h to 36500d (a hundred years), or off');
   });
 
   it('refuses a required webhook header that authenticates nothing or that no sender can send, naming it and not its value', () => {

@@ -92,4 +92,10 @@ describe('parseInstant (command-line times)', () => {
       `--to ${JSON.stringify(text)}: ${problem}. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z, 7d (seven days ago) or now`,
     );
   });
+
+  it.each(['1900-01-01', '3000000d', '2200-01-01', '9999-12-31T00:00:00Z'])('refuses %s, outside the years readings can have, by name (a backfill of it planned millions of windows; 3000000d showed as year 6188)', (text) => {
+    expect(() => parseInstant('--from', text, now)).toThrow(
+      new UsageError(`--from ${JSON.stringify(text)}: outside the years readings can have (1970 to 2199). Fix: use e.g. 2026-01-01, 7d (seven days ago) or now`),
+    );
+  });
 });

@@ -8,6 +8,7 @@ import { fill as fillIn, OCCUPANCY_LAYOUTS, type OccupancyLayout } from './occup
 import { INT4_RULE, invalid, isInt4 } from './checks.ts';
 import type { Column, PrepareInput, SinkDef } from './sink-def.ts';
 import { canonicalTimestamp } from './timestamps.ts';
+import { END_READING, FIRST_READING } from '../time.ts';
 import type { OccupancyRecord } from './types.ts';
 
 /**
@@ -139,14 +140,6 @@ function fill(record: OccupancyRecord, out: unknown[], offset: number, index: nu
   out[offset + 5] = uuid ? null : eventId;
 }
 
-/**
- * The instants a reading may have, as canonical text (which sorts as its instant). The aggregates compute every hour
- * from a space's first reading to its last: one reading of a clock gone wrong (year 9999, year 1) either left the
- * calendar's years or made a refresh of millions of hours, and stopped every refresh of its customer. No occupancy
- * sensor measured before 1970 or will after 2199; such a time is a broken clock or a wrong field, refused by name.
- */
-export const FIRST_READING = '1970-01-01T00:00:00.000Z';
-export const END_READING = '2200-01-01T00:00:00.000Z';
 
 /** Date.parse, remembering the last text: a page's rows come tick by tick, so most repeat the time before. */
 function lastParsed(): (iso: string) => number {

@@ -1,6 +1,6 @@
 import { sql } from '../../db/schema/drizzle.ts';
-import { END_READING, FIRST_READING } from './occupancy-sink.ts';
 import type { Logger } from '../logger.ts';
+import { END_READING_MS, FIRST_READING_MS } from '../time.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { quoted } from './identifiers.ts';
 
@@ -76,8 +76,6 @@ export function partitionName(start: number): string {
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const FIRST_READING_MS = Date.parse(FIRST_READING);
-const END_READING_MS = Date.parse(END_READING);
 const overlaps = (p: ReadingPartition, from: number, to: number) =>
   !p.isDefault && (p.fromMs === null || p.fromMs < to) && (p.toMs === null || p.toMs > from);
 

@@ -1,5 +1,5 @@
 import { canonicalTimestamp } from '../store/timestamps.ts';
-import { FIRST_READING } from '../store/occupancy-sink.ts';
+import { FIRST_READING } from '../time.ts';
 import type { DeliveryRecord, DeliveryRule, OccupancyRecord, QuarantinedRecord } from '../store/types.ts';
 import { Refusal } from './refusal.ts';
 import { checkStrictJson } from './strict-json.ts';

@@ -137,7 +137,7 @@ export function planIncremental(input: {
     start = watermark === null ? now - settings.initialHistoryMs : watermark - settings.lookbackMs;
     start = down(Math.max(start, input.floor ?? Number.NEGATIVE_INFINITY), grid);
   }
-  windows.push(...sliceWindows(start, limit, settings.stepMs));
+  for (const w of sliceWindows(start, limit, settings.stepMs)) windows.push(w);
   return windows.length ? { windows, limit } : { windows, limit, reason: 'up-to-date' };
 }
 
@@ -222,7 +222,7 @@ export function planBackfill(input: {
   } else if (limit < progress) {
     return { ...base, windows: [], reason: 'clock-behind' };
   }
-  windows.push(...sliceWindows(start, limit, step, range.from));
+  for (const w of sliceWindows(start, limit, step, range.from)) windows.push(w);
   return windows.length ? { ...base, windows } : { ...base, windows, reason: 'up-to-date' };
 }
 
