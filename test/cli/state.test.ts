@@ -118,6 +118,19 @@ describe.each(DIALECTS)('state show, rewind and reset on %s', (dialect) => {
     // With the state gone, another range needs no --restart.
     const other = await cli(['backfill', '--from', from, '--to', new Date(Date.parse(to) + HOUR).toISOString()], env);
     expect(other.code).toBe(ExitCode.OK);
+
+    // A stream or customer that names nothing is a typing error (exit 64 and the names there are), not an empty answer.
+    const noStream = 'occupancy-sync: --stream "ocupancy": no stream of that name, and no state stored under it. Fix: use one of buildings, floors, floor-spaces, occupancy (`npx occupancy-sync state show` lists the stored keys)\n';
+    for (const args of [['state', 'reset', '--stream', 'ocupancy', '--yes'], ['state', 'show', '--stream', 'ocupancy']]) {
+      const typo = await cli(args, env);
+      expect([typo.code, typo.stderr], args.join(' ')).toEqual([ExitCode.USAGE, noStream]);
+    }
+    for (const args of [['status', '--customer', 'nope'], ['state', 'show', '--customer', 'nope']]) {
+      const typo = await cli(args, env);
+      expect([typo.code, typo.stderr], args.join(' ')).toEqual([ExitCode.USAGE, `occupancy-sync: --customer "nope": no such customer is configured. Fix: use one of ${customer}\n`]);
+    }
+    // A key stored for a stream no longer defined can still be shown and reset; a known stream with no state is no error.
+    expect((await cli(['state', 'show', '--stream', 'occupancy#backfill'], env)).code).toBe(ExitCode.OK);
   });
 });
 

@@ -95,6 +95,11 @@ async function show(ctx: CliContext, flags: Common & { json?: boolean }): Promis
   const { openForReading } = await import('../../app/database.ts');
   const store = await openForReading(config.database, ctx.logger());
   try {
+    const [{ checkCustomerFlag, checkStreamFlag }, { loadStreams }] = await Promise.all([import('../known-names.ts'), import('../../app/streams.ts')]);
+    await checkCustomerFlag(config, store, flags.customer);
+    if (flags.stream !== undefined) {
+      checkStreamFlag(loadStreams(config).streams, (await store.listStates()).map((s) => s.stateKey), flags.stream);
+    }
     const states = (await store.listStates(flags.customer)).filter((s) => flags.stream === undefined || s.stateKey === flags.stream);
     const changes = await store.stateChanges({ ...(flags.customer && { customerId: flags.customer }), ...(flags.stream && { stateKey: flags.stream }), limit: 20 });
     ctx.stdout.write(flags.json ? `${JSON.stringify(showJson(states, changes), null, 2)}\n` : formatStates(states, changes));
@@ -132,6 +137,8 @@ async function change(ctx: CliContext, flags: ChangeFlags, build: Build, action:
   const store = await openForWriting(config.database, ctx.logger());
   const who = await actor(ctx.env);
   try {
+    const [{ checkStreamFlag }, { loadStreams }] = await Promise.all([import('../known-names.ts'), import('../../app/streams.ts')]);
+    checkStreamFlag(loadStreams(config).streams, (await store.listStates()).map((s) => s.stateKey), flags.stream);
     let locked = 0;
     for (const customerId of customers) {
       const planned: Array<{ key: string; state: SyncState | undefined; to?: string }> = [];

@@ -40,6 +40,7 @@ Examples:
       const { streams } = loadStreams(config);
       const store = await openForReading(config.database, ctx.logger());
       try {
+        await (await import('../known-names.ts')).checkCustomerFlag(config, store, flags.customer);
         const [states, runs, unmapped, pending] = await Promise.all([
           store.listStates(flags.customer),
           store.lastRuns(flags.customer),
