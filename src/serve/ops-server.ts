@@ -5,6 +5,7 @@ import { parseDuration } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import type { Metrics } from '../metrics.ts';
 import type { Store } from '../store/types.ts';
+import { listenError } from '../webhooks/receiver.ts';
 import { checkHealth, readSyncHealth, type HealthOptions } from './health.ts';
 
 /**
@@ -86,9 +87,10 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   server.requestTimeout = 15_000;
   server.headersTimeout = 10_000;
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, `SERVE_HOST=${JSON.stringify(options.host)}, SERVE_PORT=${options.port}`));
+    server.once('error', failed);
     server.listen(options.port, options.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     });
   });

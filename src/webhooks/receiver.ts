@@ -141,20 +141,21 @@ function httpsServer(certPath: string, keyPath: string, options: object, listene
 }
 
 const LISTEN_PROBLEMS: Record<string, string> = {
-  EADDRINUSE: 'another process already listens there. Fix: stop it (another receiver?), or choose another port',
+  EADDRINUSE: 'another process already listens there. Fix: stop it (another instance?), or choose another port',
   EACCES: 'this user may not listen on that port (below 1024 needs privileges). Fix: use a port from 1024 up, e.g. 8080, behind the TLS proxy',
   EADDRNOTAVAIL: 'no network interface of this machine has that address. Fix: use one of its addresses, 127.0.0.1, or 0.0.0.0 for all',
   ENOTFOUND: 'the host name does not resolve. Fix: use an address of this machine, 127.0.0.1, or 0.0.0.0 for all',
   EAI_AGAIN: 'the host name could not be resolved now. Fix: use an IP address, or 0.0.0.0 for all interfaces',
 };
 
-/** Why the receiver cannot listen, naming the settings (WEBHOOK_HOST/--host, WEBHOOK_PORT/--port) and the fix. */
-function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+/**
+ * Why a server cannot listen, naming its settings (`settings`: e.g. `SERVE_HOST="::", SERVE_PORT=9464`) and the fix;
+ * another error as it is.
+ */
+export function listenError(error: NodeJS.ErrnoException, settings: string): Error {
   const problem = error.code ? LISTEN_PROBLEMS[error.code] : undefined;
   if (!problem) return error;
-  return new ConfigError(`WEBHOOK_HOST=${JSON.stringify(host)}, WEBHOOK_PORT=${port} (or --host, --port): cannot listen, ${problem} (${error.code})`, {
-    cause: error,
-  });
+  return new ConfigError(`${settings}: cannot listen, ${problem} (${error.code})`, { cause: error });
 }
 
 /**
@@ -192,7 +193,7 @@ export async function startReceiver(options: ReceiverOptions): Promise<Receiver>
 
   const host = options.host ?? '127.0.0.1';
   await new Promise<void>((resolve, reject) => {
-    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, host, options.port ?? 0));
+    const failed = (error: NodeJS.ErrnoException) => reject(listenError(error, `WEBHOOK_HOST=${JSON.stringify(host)}, WEBHOOK_PORT=${options.port ?? 0} (or --host, --port)`));
     server.once('error', failed);
     server.listen(options.port ?? 0, host, () => {
       server.off('error', failed);

@@ -147,6 +147,23 @@ describe('expected failures are one line each: what, where and the fix', () => {
     }
   });
 
+  it('serve: a flag that is not a duration, or flags that leave nothing to serve, are usage (64); a health port in use names SERVE_HOST and SERVE_PORT (78)', async () => {
+    for (const [flags, line] of [
+      [['--jitter', 'banana'], 'occupancy-sync: --jitter "banana": not a duration. Fix: use e.g. 500ms or 10s\n'],
+      [['--max-lag', '-5m'], 'occupancy-sync: --max-lag "-5m": not a duration. Fix: use e.g. 900s, 30m or 2h\n'],
+      [['--no-schedule', '--no-webhooks'], 'occupancy-sync: --no-schedule with --no-webhooks leaves nothing to serve. Fix: drop one of them\n'],
+    ] as Array<[string[], string]>) {
+      const result = await cli(['serve', ...flags], base({}));
+      expect([result.code, result.stderr], flags.join(' ')).toEqual([ExitCode.USAGE, line]);
+    }
+    // The health port taken (closed after the test with the other servers).
+    const port = await listen(createServer());
+    const result = await cli(['serve', '--no-webhooks'], base({ SERVE_HOST: '127.0.0.1', SERVE_PORT: String(port), API_BASE_URL: 'http://127.0.0.1:9' }));
+    expect(result.code, result.stderr).toBe(ExitCode.CONFIG);
+    expect(result.stderr).toContain(`SERVE_HOST="127.0.0.1", SERVE_PORT=${port}: cannot listen, another process already listens there. Fix: stop it (another instance?), or choose another port (EADDRINUSE)`);
+    expectNoStack(result.stderr);
+  });
+
   it('a bug is shown as one line too, its stack only at LOG_LEVEL=debug', () => {
     const bug = new TypeError("Cannot read properties of undefined (reading 'x')");
     expect(errorLine(bug, 'info')).toBe("unexpected error: Cannot read properties of undefined (reading 'x') (LOG_LEVEL=debug shows where)");

@@ -1,6 +1,6 @@
 import type { CommandModule } from '../context.ts';
 import { parseDuration } from '../../config.ts';
-import { ConfigError, ExitCode } from '../../errors.ts';
+import { ExitCode, UsageError } from '../../errors.ts';
 
 interface ServeFlags {
   schedule: boolean;
@@ -59,18 +59,18 @@ Examples:
       if (flags.maxLag !== undefined) {
         const ms = parseDuration(flags.maxLag);
         if (ms === undefined || ms <= 0) {
-          throw new ConfigError(`--max-lag ${JSON.stringify(flags.maxLag)}: not a duration. Fix: use e.g. 900s, 30m or 2h`);
+          throw new UsageError(`--max-lag ${JSON.stringify(flags.maxLag)}: not a duration. Fix: use e.g. 900s, 30m or 2h`);
         }
         maxLagSeconds = ms / 1000;
       }
       let jitterMs = 0;
       if (flags.jitter !== undefined) {
         const ms = parseDuration(flags.jitter);
-        if (ms === undefined) throw new ConfigError(`--jitter ${JSON.stringify(flags.jitter)}: not a duration. Fix: use e.g. 500ms or 10s`);
+        if (ms === undefined) throw new UsageError(`--jitter ${JSON.stringify(flags.jitter)}: not a duration. Fix: use e.g. 500ms or 10s`);
         jitterMs = ms;
       }
       if (!flags.schedule && !flags.webhooks) {
-        throw new ConfigError('--no-schedule with --no-webhooks leaves nothing to serve. Fix: drop one of them');
+        throw new UsageError('--no-schedule with --no-webhooks leaves nothing to serve. Fix: drop one of them');
       }
       const { serve } = await import('../../serve/index.ts');
       await serve({
