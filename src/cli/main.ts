@@ -57,6 +57,19 @@ function usageErrorsFirst(program: Command): void {
   for (const command of allCommands(program)) {
     const options = command.options.filter((o) => o.mandatory);
     for (const option of options) option.makeOptionMandatory(false);
+    // An option that takes one value, given twice, kept the last in silence (`sync --stream occupancy --stream
+    // buildings` synced buildings alone): refused, naming both. Options that collect their values parse their own.
+    for (const option of command.options) {
+      if ((!option.required && !option.optional) || option.variadic || option.parseArg) continue;
+      let first: string | undefined;
+      option.argParser((value: string) => {
+        if (first !== undefined) {
+          command.error(`error: option '${option.flags}' given twice (${JSON.stringify(first)}, then ${JSON.stringify(value)}): it takes one value`, { code: 'commander.optionRepeated' });
+        }
+        first = value;
+        return value;
+      });
+    }
     if (options.length) required.set(command, options);
     const path: string[] = [];
     for (let c: Command | null = command; c?.parent; c = c.parent) path.unshift(c.name());

@@ -164,6 +164,20 @@ describe('expected failures are one line each: what, where and the fix', () => {
     expectNoStack(result.stderr);
   });
 
+  it('an option that takes one value, given twice, is a usage error naming both (the last was kept in silence); a repeatable one collects', async () => {
+    const twice = await cli(['sync', '--stream', 'occupancy', '--stream', 'buildings'], base({}));
+    expect([twice.code, twice.stderr]).toEqual([
+      ExitCode.USAGE,
+      'occupancy-sync: option \'--stream <name>\' given twice ("occupancy", then "buildings"): it takes one value. Fix: see `npx occupancy-sync sync --help`\n',
+    ]);
+    const report = await cli(['report', '--from', '7d', '--from', '2d'], base({}));
+    expect(report.code).toBe(ExitCode.USAGE);
+    expect(report.stderr).toContain('given twice ("7d", then "2d")');
+    // --header collects: given twice it is two headers (refused here for the missing --url, not for the repeat).
+    const headers = await cli(['webhook', 'register', '--header', 'X-A:1', '--header', 'X-B:2'], base({}));
+    expect(headers.stderr).not.toContain('given twice');
+  });
+
   it('a bug is shown as one line too, its stack only at LOG_LEVEL=debug', () => {
     const bug = new TypeError("Cannot read properties of undefined (reading 'x')");
     expect(errorLine(bug, 'info')).toBe("unexpected error: Cannot read properties of undefined (reading 'x') (LOG_LEVEL=debug shows where)");
