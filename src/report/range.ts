@@ -39,8 +39,8 @@ export function addDays(date: string, days: number): string {
 
 /** Resolves --from/--to to local dates [from, to): by default the 7 dates before today (--to is exclusive). */
 export function resolveRange(args: { from?: string | undefined; to?: string | undefined }, now: number, zone: string = UTC): ReportRange {
-  const to = args.to ? parseDateArg('--to', args.to, now, zone) : zoned(now, zone).date;
-  const from = args.from ? parseDateArg('--from', args.from, now, zone) : addDays(to, -DEFAULT_REPORT_DAYS);
+  const to = args.to !== undefined ? parseDateArg('--to', args.to, now, zone) : zoned(now, zone).date;
+  const from = args.from !== undefined ? parseDateArg('--from', args.from, now, zone) : addDays(to, -DEFAULT_REPORT_DAYS);
   if (from >= to) {
     throw new UsageError(`--from ${from} is not before --to ${to} (--to is the day after the last one reported). Fix: give a --from earlier than --to, e.g. --from ${addDays(to, -7)} --to ${to}`);
   }

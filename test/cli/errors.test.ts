@@ -173,6 +173,14 @@ describe('expected failures are one line each: what, where and the fix', () => {
     const report = await cli(['report', '--from', '7d', '--from', '2d'], base({}));
     expect(report.code).toBe(ExitCode.USAGE);
     expect(report.stderr).toContain('given twice ("7d", then "2d")');
+    // An empty value is a value: refused by name, not taken as the option left out.
+    for (const [flags, line] of [
+      [['--from', ''], 'occupancy-sync: --from "": not an ISO 8601 date or date-time with a zone, a time ago such as 36h or 7d, nor now. Fix: use e.g. 2026-01-01, 2026-01-01T06:00:00Z, 7d (seven days ago) or now\n'],
+      [['--html', ' '], 'occupancy-sync: --html "": names no file. Fix: give the file to write, e.g. --html report.html\n'],
+    ] as Array<[string[], string]>) {
+      const empty = await cli(['report', ...flags], base({}));
+      expect([empty.code, empty.stderr], flags.join(' ')).toEqual([ExitCode.USAGE, line]);
+    }
     // --header collects: given twice it is two headers (refused here for the missing --url, not for the repeat).
     const headers = await cli(['webhook', 'register', '--header', 'X-A:1', '--header', 'X-B:2'], base({}));
     expect(headers.stderr).not.toContain('given twice');

@@ -84,6 +84,7 @@ Examples:
         import('../../app/aggregates.ts'),
         import('../../app/streams.ts'),
       ]);
+      if (flags.html !== undefined && flags.html.trim() === '') throw new UsageError('--html "": names no file. Fix: give the file to write, e.g. --html report.html');
       const timeZone = validateTimeZone(flags.tz);
       const range = resolveRange(flags, systemClock.now(), timeZone);
       const config = ctx.config();
