@@ -128,9 +128,11 @@ export function resolveCustomers(env: Env): CustomerConfig[] {
   } else {
     const apiKey = env.API_KEY?.trim();
     const apiSecret = secretFrom(env, 'API_SECRET');
-    const webhookSecrets = [secretFrom(env, 'WEBHOOK_SECRET'), secretFrom(env, 'WEBHOOK_PREVIOUS_SECRET')]
-      .filter((s): s is string => !!s)
-      .map((s, i) => checkWebhookSecret(i === 0 ? 'WEBHOOK_SECRET' : 'WEBHOOK_PREVIOUS_SECRET', s));
+    // Each checked under the variable it came from: the file's when it came from a file (secretFrom prefers it).
+    const webhookSecrets = ['WEBHOOK_SECRET', 'WEBHOOK_PREVIOUS_SECRET'].flatMap((variable) => {
+      const secret = secretFrom(env, variable);
+      return secret ? [checkWebhookSecret(env[`${variable}_FILE`]?.trim() ? `${variable}_FILE` : variable, secret)] : [];
+    });
     const rawId = env.CUSTOMER_ID?.trim();
     const webhookHeaders = parseHeaderMap('WEBHOOK_REQUIRED_HEADERS', env.WEBHOOK_REQUIRED_HEADERS);
     if (apiKey || apiSecret) {

@@ -168,6 +168,11 @@ describe('resolveConfig', () => {
       writeFileSync(large, 'x'.repeat(64 * 1024 + 1), { mode: 0o600 });
       expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: large }).message).toContain('the file holds 65537 bytes, more than a secret (65536 at most)');
       expect(configError({ ...base, API_SECRET: undefined, API_SECRET_FILE: join(tmp.dir, 'missing') }).message).toContain('cannot read the file (ENOENT)');
+      // A webhook secret of the wrong length is named by the variable it came from, the file's included.
+      const short = join(tmp.dir, 'short');
+      writeFileSync(short, 'too-short-for-a-signature-secret\n', { mode: 0o600 });
+      expect(configError({ ...base, WEBHOOK_SECRET_FILE: short }).message).toMatch(/^WEBHOOK_SECRET_FILE=.*: a webhook signature secret has 64 to 256 characters/);
+      expect(configError({ ...base, WEBHOOK_PREVIOUS_SECRET: 'short' }).message).toMatch(/^WEBHOOK_PREVIOUS_SECRET=.*: a webhook signature secret has 64 to 256 characters/);
     } finally {
       tmp.remove();
     }

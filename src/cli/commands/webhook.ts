@@ -208,7 +208,7 @@ Examples:
       const { generateSecret, writeSecretFile } = await import('../../webhooks/admin.ts');
       const secret = generateSecret();
       globalSecrets.add(secret);
-      writeSecretFile(opts.out, secret, { force: opts.force });
+      writeSecretFile(opts.out, secret, { force: opts.force, flag: '--out' });
       ctx.stdout.write(`New signature secret written to ${opts.out} (mode 0600). Give it to every receiver before the platform signs with it (step 2).\n`);
     });
 }
