@@ -1,6 +1,6 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Clock } from '../clock.ts';
-import { StoreError, TableChangeError } from '../errors.ts';
+import { DatabaseLocationError, StoreError, TableChangeError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { DeclaredSinks, planTables } from './declare-tables.ts';
@@ -81,7 +81,8 @@ export class SqlStore implements Store {
     const pending = await this.#wrap('reading the applied migrations', () => pendingMigrations(this.#db, this.#migrator));
     if (pending.length === 0) return;
     if (pending[0] === '0000_tables') {
-      throw new StoreError(
+      // DATABASE_URL names a database with nothing of ours, as a missing SQLite file does for a reading command: 78.
+      throw new DatabaseLocationError(
         `the database at ${this.#db.location} holds no occupancy-sync tables yet. ` +
           'Fix: run `occupancy-sync sync` (or `occupancy-sync migrate`) first, or point DATABASE_URL at the database it writes to',
       );
