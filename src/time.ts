@@ -103,14 +103,8 @@ const HOUR = 3_600_000;
  * `2026-01-01T08:00+02:00`), a time before now in whole hours, days or weeks (`36h`, `7d`, `2w`), or `now`. The relative forms
  * are rounded down to the hour (`now` is this hour's start, as `0h`), so that the same flag means the same instant
  * all that hour: a backfill run again resumes instead of refusing another range. A date that does not exist
- * (2026-02-30) or a date-time without a zone is refused.
+ * (2026-02-30), a date-time without a zone, or an instant outside the years readings can have is refused.
  */
-/** A time flag's instant, refused by name outside the years readings can have (FIRST_READING to END_READING). */
-function inReadingYears(flag: string, value: string, ms: number): number {
-  if (ms >= FIRST_READING_MS && ms < END_READING_MS) return ms;
-  throw new UsageError(`${flag} ${JSON.stringify(value)}: outside the years readings can have (1970 to 2199). Fix: use e.g. 2026-01-01, 7d (seven days ago) or now`);
-}
-
 export function parseInstant(flag: string, value: string, now = Date.now()): number {
   const text = value.trim();
   const ago = AGO.exec(text === 'now' ? '0h' : text);
@@ -129,10 +123,16 @@ export function parseInstant(flag: string, value: string, now = Date.now()): num
  * The instants a reading may have, as canonical text (which sorts as its instant). The aggregates compute every hour
  * from a space's first reading to its last: one reading of a clock gone wrong (year 9999, year 1) either left the
  * calendar's years or made a refresh of millions of hours, and stopped every refresh of its customer. No occupancy
- * sensor measured before 1970 or will after 2199; such a time is a broken clock or a wrong field, refused by name (the store, the
- * receiver, the time flags).
+ * sensor measured before 1970 or will after 2199; such a time is a broken clock or a wrong field, refused by name
+ * (the store, the receiver, the time flags).
  */
 export const FIRST_READING = '1970-01-01T00:00:00.000Z';
 export const FIRST_READING_MS = Date.parse(FIRST_READING);
 export const END_READING = '2200-01-01T00:00:00.000Z';
 export const END_READING_MS = Date.parse(END_READING);
+
+/** A time flag's instant, refused by name outside the years readings can have (FIRST_READING to END_READING). */
+function inReadingYears(flag: string, value: string, ms: number): number {
+  if (ms >= FIRST_READING_MS && ms < END_READING_MS) return ms;
+  throw new UsageError(`${flag} ${JSON.stringify(value)}: outside the years readings can have (1970 to 2199). Fix: use e.g. 2026-01-01, 7d (seven days ago) or now`);
+}

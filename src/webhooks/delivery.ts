@@ -88,7 +88,7 @@ function checkTimes(createdAt: string, sentAt: string, at: { nowMs: number; skew
   const sent = Date.parse(sentAt);
   for (const [field, ms] of [['Created', created], ['Sent', sent]] as const) {
     if (ms > at.nowMs + at.skewMs) throw new ShapeError(field, `is ${Math.round((ms - at.nowMs) / 1000)} s ahead of the receiver's clock, more than WEBHOOK_TOLERANCE (${at.skewMs / 1000} s)`);
-    if ((field === 'Created' ? createdAt : sentAt) < FIRST_READING) throw new ShapeError(field, 'is before 1970: no event of the platform is');
+    if ((field === 'Created' ? createdAt : sentAt) < FIRST_READING) throw new ShapeError(field, 'is before 1970, earlier than any reading can be');
   }
   if (created > sent + at.skewMs) throw new ShapeError('Created', `is ${Math.round((created - sent) / 1000)} s after Sent: an event is sent after it is created`);
 }
