@@ -200,7 +200,12 @@ export function spawnProcess(command: string, args: string[], options: SpawnOpti
     },
     kill(signal = 'SIGTERM', timeoutMs = DEFAULT_TIMEOUT_MS) {
       if (!ended && child.exitCode === null && child.signalCode === null) child.kill(signal);
-      return within(exited, `${name} to exit after ${signal}`, timeoutMs, tail);
+      // A child that outlives its stop is killed outright before the failure is reported: left running (a serve with
+      // its pool of connections and its cron), it outlived the test worker too and took later tests' connections.
+      return within(exited, `${name} to exit after ${signal}`, timeoutMs, tail).catch((error: unknown) => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        throw error;
+      });
     },
   };
   return handle;

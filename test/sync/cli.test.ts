@@ -139,9 +139,9 @@ describe('sync, backfill, status commands (SQLite)', () => {
       expect(result.code, args.join(' ')).toBe(ExitCode.USAGE);
       expect(result.stderr).toBe(`occupancy-sync: ${message}\n`);
     }
-    const future = await cli(['backfill', '--from', '2999-01-01', '--to', '2999-02-01'], env);
+    const future = await cli(['backfill', '--from', '2199-01-01', '--to', '2199-02-01'], env);
     expect(future.code).toBe(ExitCode.USAGE);
-    expect(future.stderr).toMatch(/^occupancy-sync: --from "2999-01-01" is in the future, or within SYNC_SETTLE_DELAY of now \(\S+\): there is nothing to load yet\. Fix: /);
+    expect(future.stderr).toMatch(/^occupancy-sync: --from "2199-01-01" is in the future, or within SYNC_SETTLE_DELAY of now \(\S+\): there is nothing to load yet\. Fix: /);
   });
 
   it('backfill loads its range, logs progress when not on a TTY, and leaves the incremental state alone', async () => {
