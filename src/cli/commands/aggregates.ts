@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { UsageError } from '../../errors.ts';
 import type { RebuiltBuilding } from '../../store/types.ts';
+import { END_READING, FIRST_READING } from '../../time.ts';
 import { parseIsoDate } from '../../zone-offsets.ts';
 import type { CliContext, CommandModule } from '../context.ts';
 
@@ -18,11 +19,13 @@ interface RebuildFlags {
   json?: boolean;
 }
 
+const dayBefore = (iso: string) => new Date(Date.parse(iso) - 86_400_000).toISOString().slice(0, 10);
+
 function localDate(flag: string, text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   if (parseIsoDate(text) === undefined) throw new UsageError(`${flag} ${JSON.stringify(text)}: not a date in the form YYYY-MM-DD that exists. Fix: write a local date such as 2026-03-01`);
-  // The years a reading may have (the store refuses others), a day either side for the buildings' zones.
-  if (text < '1969-12-31' || text > '2200-01-01') throw new UsageError(`${flag} ${text}: outside the years readings are kept for (1970 to 2199). Fix: give a local date in them, or leave ${flag} out for the ${flag === '--from' ? 'first' : 'last'} reading`);
+  // The years a reading may have (src/time.ts; the store refuses others), a day either side for the buildings' zones.
+  if (text < dayBefore(FIRST_READING) || text > END_READING.slice(0, 10)) throw new UsageError(`${flag} ${text}: outside the years readings are kept for (1970 to 2199). Fix: give a local date in them, or leave ${flag} out for the ${flag === '--from' ? 'first' : 'last'} reading`);
   return text;
 }
 
