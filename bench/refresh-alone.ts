@@ -13,9 +13,10 @@ import { BENCH_PG_URL } from './sync-bench.ts';
  * pages, without the sync's fetching and writing around it. A fresh database per run holds `--buildings` buildings of
  * `--spaces` floor spaces each (five floors a building), then pages of 1,000 readings of 5-minute sensors, `--hours`
  * hours of every space, committed as a poll run's pages are (each appends its invalidation row); the refresh of the
- * customer that follows is timed, with the process's CPU. Prints each run and the medians; writes nothing.
+ * customer that follows is timed, with the process's CPU; with `--what rebuild`, a whole rebuild of the customer after
+ * that refresh (`occupancy-sync aggregates rebuild`) is timed instead. Prints each run and the medians; writes nothing.
  *
- *   node --import tsx bench/refresh-alone.ts [--dialect postgres,sqlite] [--buildings 25] [--spaces 50] [--hours 2] [--runs 5]
+ *   node --import tsx bench/refresh-alone.ts [--dialect postgres,sqlite] [--buildings 25] [--spaces 50] [--hours 2] [--runs 5] [--what refresh|rebuild]
  */
 
 const options = flags();
@@ -24,6 +25,8 @@ const buildings = Number(options.get('buildings') ?? 25);
 const perBuilding = Number(options.get('spaces') ?? 50);
 const hours = Number(options.get('hours') ?? 2);
 const runs = Number(options.get('runs') ?? 5);
+const what = options.get('what') ?? 'refresh';
+if (what !== 'refresh' && what !== 'rebuild') throw new Error(`--what ${JSON.stringify(what)}: use refresh or rebuild`);
 const C = 'bench';
 const T0 = Date.parse('2026-03-02T07:00:00.000Z');
 const TICK = 5 * 60_000;
@@ -55,12 +58,16 @@ async function once(dialect: Dialect): Promise<{ ms: number; cpuMs: number; buck
     for (let i = 0; i < readings.length; i += PAGE) {
       await store.commitPage({ customerId: C, sink: 'occupancy', at: new Date(T0).toISOString(), checkpoint, records: readings.slice(i, i + PAGE) });
     }
+    if (what === 'rebuild') await store.refreshAggregates(C, settings);
     const cpu = process.cpuUsage();
     const started = performance.now();
-    const refreshed = await store.refreshAggregates(C, settings);
+    const buckets =
+      what === 'rebuild'
+        ? (await store.rebuildAggregates({ customerId: C }, settings)).reduce((sum, b) => sum + b.buckets, 0)
+        : (await store.refreshAggregates(C, settings)).buckets;
     const ms = performance.now() - started;
     const used = process.cpuUsage(cpu);
-    return { ms, cpuMs: (used.user + used.system) / 1000, buckets: refreshed.buckets };
+    return { ms, cpuMs: (used.user + used.system) / 1000, buckets };
   } finally {
     await store.close();
     await db.drop();
@@ -71,7 +78,7 @@ for (const dialect of dialects) {
   const results = [];
   for (let i = 0; i < runs; i++) {
     const r = await once(dialect);
-    process.stdout.write(`  ${dialect}: refresh of ${readings.length} readings, ${spaces.length} floor spaces: ${r.ms.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU, ${r.buckets} buckets\n`);
+    process.stdout.write(`  ${dialect}: ${what} of ${readings.length} readings, ${spaces.length} floor spaces: ${r.ms.toFixed(0)} ms, ${r.cpuMs.toFixed(0)} ms CPU, ${r.buckets} buckets\n`);
     results.push(r);
   }
   process.stdout.write(`${dialect}: median ${median(results.map((r) => r.ms)).toFixed(0)} ms, ${median(results.map((r) => r.cpuMs)).toFixed(0)} ms CPU (${runs} runs)\n`);

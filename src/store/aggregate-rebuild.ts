@@ -1,15 +1,15 @@
 import { sql } from '../../db/schema/drizzle.ts';
 import type { Executor } from './adapter.ts';
 import { keyIn } from './key-list.ts';
-import { KEY_CHUNK } from './aggregate-plan.ts';
+import { KEY_CHUNK, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { clearDays } from './aggregate-days.ts';
 import { bucketRangeOf, clearBuildingFloors, refreshFloorsOf, type BucketRange } from './aggregate-floors.ts';
-import { INSTANTS, recompute, recomputeSpans } from './aggregates.ts';
+import { INSTANTS, recomputeSpans } from './aggregates.ts';
 
 /**
  * Rebuilds (`aggregates rebuild`, a calendar that changed, a floor space moved to another building): the buckets of
- * floor spaces recomputed from all their readings, or over a range, with aggregates.ts's recompute.
+ * floor spaces recomputed from all their readings, or over a range, with aggregates.ts's recomputeSpans.
  */
 
 /** The floor spaces of a customer's building ('' : of no known building), by key. */
@@ -44,23 +44,14 @@ export async function rebuildBuilding(tx: Executor, customerId: string, calendar
 
 /**
  * The range in which these floor spaces hold anything a rebuild can change: from their first reading or bucket to a
- * max hold past their last reading, or their last bucket. The ends of each space's readings are read by the primary
- * key, one descent each, however many readings it holds.
+ * max hold past their last reading, or their last bucket.
  */
 async function heldRangeOf(tx: Executor, keys: readonly number[], maxHoldMs: number): Promise<BucketRange | undefined> {
-  const { dialect } = tx;
-  if (keys.length === 0) return undefined;
-  const t = INSTANTS[dialect];
   let lo = Infinity;
   let hi = -Infinity;
-  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
-    const chunk = keys.slice(i, i + KEY_CHUNK);
-    const first = sql`(SELECT ${t.at} FROM occupancy_readings r WHERE r.floor_space_key = u.k ORDER BY ${t.column} LIMIT 1)`;
-    const last = sql`(SELECT ${t.at} FROM occupancy_readings r WHERE r.floor_space_key = u.k ORDER BY ${t.column} DESC LIMIT 1)`;
-    const spaces = dialect === 'postgres' ? sql`unnest(${`{${chunk.join(',')}}`}::int4[]) AS u(k)` : sql`(SELECT value AS k FROM json_each(${JSON.stringify(chunk)})) AS u`;
-    const [row] = await tx.all<{ lo: number | string | null; hi: number | string | null }>(sql`SELECT min(${first}) AS lo, max(${last}) AS hi FROM ${spaces}`);
-    if (row?.lo !== null && row?.lo !== undefined) lo = Math.min(lo, Number(row.lo));
-    if (row?.hi !== null && row?.hi !== undefined) hi = Math.max(hi, Number(row.hi) + maxHoldMs);
+  for (const span of await readingSpansOf(tx, keys, maxHoldMs)) {
+    lo = Math.min(lo, span.fromMs);
+    hi = Math.max(hi, span.toMs);
   }
   const buckets = await bucketRangeOf(tx, keys);
   if (buckets) {
@@ -68,6 +59,30 @@ async function heldRangeOf(tx: Executor, keys: readonly number[], maxHoldMs: num
     hi = Math.max(hi, buckets.toMs);
   }
   return lo < hi ? { fromMs: lo, toMs: hi } : undefined;
+}
+
+/**
+ * Each floor space's readings' span: from its first reading to a max hold past its last (a space without readings has
+ * none). The ends are read by the primary key, one descent each, however many readings a space holds; KEY_CHUNK
+ * spaces a statement.
+ */
+async function readingSpansOf(tx: Executor, keys: readonly number[], maxHoldMs: number): Promise<Span[]> {
+  const { dialect } = tx;
+  const t = INSTANTS[dialect];
+  const out: Span[] = [];
+  for (let i = 0; i < keys.length; i += KEY_CHUNK) {
+    const chunk = keys.slice(i, i + KEY_CHUNK);
+    // Ordered by the stored column, not the expression: the primary key serves both ends.
+    const first = sql`(SELECT ${t.at} FROM occupancy_readings r WHERE r.floor_space_key = u.k ORDER BY ${t.column} LIMIT 1)`;
+    const last = sql`(SELECT ${t.at} FROM occupancy_readings r WHERE r.floor_space_key = u.k ORDER BY ${t.column} DESC LIMIT 1)`;
+    const spaces = dialect === 'postgres' ? sql`unnest(${`{${chunk.join(',')}}`}::int4[]) AS u(k)` : sql`(SELECT value AS k FROM json_each(${JSON.stringify(chunk)})) AS u`;
+    const rows = await tx.all<{ k: number | string; lo: number | string | null; hi: number | string | null }>(sql`SELECT u.k AS k, ${first} AS lo, ${last} AS hi FROM ${spaces}`);
+    for (const row of rows) {
+      if (row.lo === null || row.hi === null) continue;
+      out.push({ key: Number(row.k), fromMs: Number(row.lo), toMs: Number(row.hi) + maxHoldMs });
+    }
+  }
+  return out;
 }
 
 /** Replaces every bucket of these floor spaces (of the building of `calendar`) with ones computed from all their readings. */
@@ -78,16 +93,10 @@ export async function rebuildSpaces(tx: Executor, customerId: string, calendar: 
   const held = await bucketRangeOf(tx, keys);
   if (keys.length > 0) await tx.run(sql`DELETE FROM occupancy_buckets WHERE ${keyIn(dialect, sql`floor_space_key`, keys)}`);
   await clearDays(tx, keys);
-  const t = INSTANTS[dialect];
-  let buckets = 0;
-  // One floor space at a time: a year of a space's readings is held, not a building's.
-  for (const key of keys) {
-    // Ordered by the stored column, not the expression: the primary key serves both ends.
-    const [lo] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} LIMIT 1`);
-    if (lo === undefined) continue;
-    const [hi] = await tx.all<{ t: number | string }>(sql`SELECT ${t.at} AS t FROM occupancy_readings r WHERE r.floor_space_key = ${key} ORDER BY ${t.column} DESC LIMIT 1`);
-    buckets += await recompute(tx, customerId, { calendar, keys: [key], fromMs: Number(lo.t), toMs: Number(hi!.t) + calendar.maxHoldMs }, false);
-  }
+  // Recomputed as a refresh is, a day at a time and a month of days a call, the spaces with alike spans together:
+  // what is held is bounded however long a space's history (a year of 1-minute readings, or two readings a century
+  // apart), and a building's spaces share their statements.
+  const buckets = await recomputeSpans(tx, customerId, [{ calendar, spans: await readingSpansOf(tx, keys, calendar.maxHoldMs) }], false);
   const holds = await bucketRangeOf(tx, keys);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
   if (range) await refreshFloorsOf(tx, keys, range);

@@ -11,7 +11,7 @@ import { refreshDays, type DayRange } from './aggregate-days.ts';
 import { floorOfSpaces, refreshFloors, type BucketRange } from './aggregate-floors.ts';
 
 /**
- * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recompute` replaces
+ * The time-weighted aggregates (docs/reporting.md, "Time-weighted aggregates"), computed one way: `recomputeUnits` replaces
  * the buckets of some floor spaces over a range with ones computed from the readings as stored. A poll page or a
  * webhook delivery only records what it made stale (aggregate-page-invalidations.ts) and a refresh recomputes it (a
  * delivery's a second later: delivery-refresh.ts); a rebuild recomputes any range. Each bucket is computed from all
@@ -149,11 +149,6 @@ function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, Readin
     }
   }
   return rows;
-}
-
-/** One unit recomputed (recomputeUnits), its floors' rows summed again or not (a rebuild sums them once, at its end). */
-export function recompute(tx: Executor, customerId: string, unit: Unit, floors = true): Promise<number> {
-  return recomputeUnits(tx, customerId, [unit], floors);
 }
 
 const minOf = (a: string | undefined, b: string) => (a === undefined || b < a ? b : a);
@@ -308,9 +303,10 @@ export interface BuildingSpans {
 /**
  * Recomputes the stale spans of floor spaces of some buildings (what pages and deliveries made stale): per building,
  * spaces with alike spans once over their union, a day at a time, the first day of every group first (they share statements).
- * The caller holds the buildings' locks. Returns the buckets written.
+ * The caller holds the buildings' locks. Returns the buckets written. `floors` false: their floors' rows are left for
+ * the caller to sum once (a whole rebuild).
  */
-export async function recomputeSpans(tx: Executor, customerId: string, work: readonly BuildingSpans[]): Promise<number> {
+export async function recomputeSpans(tx: Executor, customerId: string, work: readonly BuildingSpans[], floors = true): Promise<number> {
   const units: Array<Unit & { slice: number }> = [];
   for (const { calendar, spans } of work) {
     for (const group of groupSpans(spans)) {
@@ -325,7 +321,7 @@ export async function recomputeSpans(tx: Executor, customerId: string, work: rea
   for (let i = 0; i < units.length; ) {
     let end = i;
     while (end < units.length && units[end]!.slice < units[i]!.slice + SLICES_PER_CALL) end++;
-    buckets += await recomputeUnits(tx, customerId, units.slice(i, end));
+    buckets += await recomputeUnits(tx, customerId, units.slice(i, end), floors);
     i = end;
   }
   return buckets;
