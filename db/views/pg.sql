@@ -118,7 +118,7 @@ SELECT f.floor_space_key, f.customer_id, d.building_id, f.floor_id, f.floor_spac
                                     (SELECT r.local_date FROM occupancy_days r WHERE r.floor_space_key = fs.floor_space_key ORDER BY r.local_date DESC LIMIT 1) AS last_date
                              OFFSET 0) m) f
   JOIN calendar_days d ON d.customer_id = f.customer_id AND d.building_id = COALESCE(f.building_id, '')
- WHERE (d.local_date >= f.first_date OR f.first_seen_at < to_timestamp(d.end_ms / 1000.0))
+ WHERE (d.local_date >= f.first_date OR (f.first_date IS NULL AND f.first_seen_at < to_timestamp(d.end_ms / 1000.0)))
    AND (f.deleted_at IS NULL OR f.deleted_at > to_timestamp(d.start_ms / 1000.0) OR d.local_date <= f.last_date);
 --> statement-breakpoint
 -- space_day_sums: the integer sums per floor space and local day (all hours, and working hours) that space_days,

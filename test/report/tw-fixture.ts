@@ -81,7 +81,8 @@ function random(seed: number): () => number {
 /**
  * Interval sensors every 5 minutes (hh-fjord silent 09:00-11:30Z on the 24th), change-only ones (an event only when
  * the status changes: hh-desk, which falls silent for good on the 24th at 14:00Z, and lt-desk), presence-only ones with
- * no headcount (hh-quiet, an-lounge) and one with an unmapped status now and then (x-unlisted).
+ * no headcount (hh-quiet, whose sensor first reports on the 24th, days after its listing, and an-lounge) and one with
+ * an unmapped status now and then (x-unlisted).
  */
 export function makeReadings(): RefReading[] {
   const next = random(39);
@@ -102,10 +103,12 @@ export function makeReadings(): RefReading[] {
       out.push({ space, at, status: occupied ? 'CurrentlyOccupied' : 'Unoccupied', headcount: occupied ? 1 : 0 });
     }
   };
+  const QUIET_FROM = Date.parse('2026-03-24T06:00:00.000Z');
   const silentFjord = (at: number) => at >= Date.parse('2026-03-24T09:00:00.000Z') && at < Date.parse('2026-03-24T11:30:00.000Z');
   interval('hh-fjord', 5, true, silentFjord);
   change('hh-desk', Date.parse('2026-03-24T14:00:00.000Z'));
-  interval('hh-quiet', 10, false);
+  // Listed days before its sensor first reported: it counts from its first measured day, not from its listing.
+  interval('hh-quiet', 10, false, (at) => at < QUIET_FROM);
   interval('lt-banyan', 5, true);
   change('lt-desk', TO);
   interval('an-lounge', 15, false);
