@@ -364,6 +364,8 @@ SELECT g.customer_id, g.building_id, bl.name AS building_name, c.time_zone, strf
   LEFT JOIN aggregate_calendars c ON c.customer_id = g.customer_id AND c.building_id = g.building_id;
 --> statement-breakpoint
 -- portfolio_hours: per customer, local date, local hour and working or not, every building in its own local time.
+-- A building's buckets of one local hour (two in the hour a DST change repeats) are summed first, so its floor
+-- spaces count once in `spaces`; the period is both buckets'.
 CREATE VIEW portfolio_hours AS
 SELECT g.customer_id, g.local_date, g.local_hour, g.weekday, g.working, g.buildings, g.spaces,
        g.period_ms / 1000.0 AS period_seconds, g.known_ms / 1000.0 AS known_seconds, g.occupied_ms / 1000.0 AS occupied_seconds,
@@ -376,7 +378,12 @@ SELECT g.customer_id, g.local_date, g.local_hour, g.weekday, g.working, g.buildi
                SUM(h.spaces) AS spaces, SUM(h.period_ms) AS period_ms, SUM(h.known_ms) AS known_ms, SUM(h.occupied_ms) AS occupied_ms, SUM(h.headcount_ms) AS headcount_ms,
                SUM(h.headcount_known_ms) AS headcount_known_ms, SUM(h.capacity_ms) AS capacity_ms, SUM(h.capacity_headcount_ms) AS capacity_headcount_ms,
                SUM(h.readings) AS readings, MAX(h.peak_headcount) AS peak_headcount, MAX(h.peak_utilization) AS peak_utilization
-          FROM building_hour_sums h
+          FROM (SELECT b.customer_id, b.building_id, b.local_date, b.local_hour, b.weekday, b.working, MAX(b.spaces) AS spaces,
+                       SUM(b.period_ms) AS period_ms, SUM(b.known_ms) AS known_ms, SUM(b.occupied_ms) AS occupied_ms, SUM(b.headcount_ms) AS headcount_ms,
+                       SUM(b.headcount_known_ms) AS headcount_known_ms, SUM(b.capacity_ms) AS capacity_ms, SUM(b.capacity_headcount_ms) AS capacity_headcount_ms,
+                       SUM(b.readings) AS readings, MAX(b.peak_headcount) AS peak_headcount, MAX(b.peak_utilization) AS peak_utilization
+                  FROM building_hour_sums b
+                 GROUP BY b.customer_id, b.building_id, b.local_date, b.local_hour, b.weekday, b.working) h
          GROUP BY h.customer_id, h.local_date, h.local_hour, h.working) g;
 --> statement-breakpoint
 -- usage_profile: per building, ISO weekday and local hour, in working hours, over every day the aggregates hold.

@@ -360,7 +360,8 @@ describe.each(DIALECTS)('time-weighted views (%s)', (dialect) => {
     // The repeated hour of 25 October: two buckets of hour 2 in the space's hours, one local hour in the portfolio's.
     const repeated = await store.query<Row>(`SELECT starts_at FROM space_hours WHERE floor_space_id = 's1' AND local_date = '2026-10-25' AND local_hour = 2`);
     expect(repeated).toHaveLength(2);
-    const portfolio = await store.query<Row>(`SELECT period_seconds FROM portfolio_hours WHERE local_date = '2026-10-25' AND local_hour = 2`);
-    expect(portfolio.map((r) => Number(r.period_seconds))).toEqual([2 * 2 * H]);
+    // Its period is both buckets' (two spaces x two hours); its floor spaces are the building's two, once each.
+    const portfolio = await store.query<Row>(`SELECT buildings, spaces, period_seconds FROM portfolio_hours WHERE local_date = '2026-10-25' AND local_hour = 2`);
+    expect(portfolio.map((r) => [Number(r.buildings), Number(r.spaces), Number(r.period_seconds)])).toEqual([[1, 2, 2 * 2 * H]]);
   });
 });
