@@ -226,6 +226,8 @@ describe('occupancy-sync report', () => {
       [['--tz', 'Mars/Olympus'], /^occupancy-sync: --tz "Mars\/Olympus": not a time zone\. Fix: use an IANA zone such as Europe\/Berlin/],
       [['--format', 'xml'], /option '--format <format>' argument 'xml' is invalid\. Allowed choices are table, csv, json/],
       [['--html', join(dir, 'missing', 'x.html')], /^occupancy-sync: --html ".*": cannot write the file \(ENOENT\)\. Fix:/],
+      // No customer configured (a reader of the database alone): one the database does not hold is a typing error.
+      [['--customer', 'bogus'], new RegExp(`^occupancy-sync: --customer "bogus": the database holds no floor space of that customer\\. Fix: use one of ${C}\\n$`)],
     ];
     for (const [args, message] of cases) {
       const { code, stdout, stderr } = await report(env, ...args);

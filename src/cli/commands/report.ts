@@ -74,7 +74,7 @@ Examples:
 `,
     )
     .action(async (flags: ReportFlags) => {
-      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport }, { resolveRange }, { validateTimeZone }, { refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
+      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport, reportCustomers }, { resolveRange }, { validateTimeZone }, { refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
         import('../../app/database.ts'),
         import('../../report/format.ts'),
         import('../../report/html.ts'),
@@ -93,6 +93,15 @@ Examples:
       const customerNames = new Map(config.customers.flatMap((c) => (c.name ? [[c.id, c.name] as const] : [])));
       const store = await openForReading(config.database, ctx.logger());
       try {
+        // With none configured (a reader of the database alone), --customer names one the database holds: checked
+        // before any refresh, so a typing error is said at once and not as an empty report that exits 0.
+        if (flags.customer && config.customers.length === 0) {
+          const held = await reportCustomers(store);
+          if (!held.includes(flags.customer)) {
+            const fix = held.length === 0 ? 'run occupancy-sync sync first' : `use one of ${held.slice(0, 10).join(', ')}${held.length > 10 ? ` (and ${held.length - 10} more)` : ''}`;
+            throw new UsageError(`--customer ${JSON.stringify(flags.customer)}: the database holds no floor space of that customer. Fix: ${fix}`);
+          }
+        }
         // What poll pages left stale is refreshed first, so the report is current (docs/reporting.md).
         const { streams } = loadStreams(config);
         const openWriter = () => openForWriting(config.database, ctx.logger());
