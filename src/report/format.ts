@@ -17,9 +17,19 @@ export function customerLabel(row: { customerId: string; customerName: string | 
   return row.customerName ? `${row.customerName} (${row.customerId})` : row.customerId;
 }
 
-export const buildingLabel = (b: Pick<BuildingReport, 'buildingId' | 'name'>): string => b.name ?? (b.buildingId === '' ? 'No building' : b.buildingId);
-export const floorLabel = (f: Pick<FloorReport, 'floorId' | 'name'>): string => f.name ?? f.floorId ?? 'No floor';
-export const spaceLabel = (s: Pick<SpaceReport, 'floorSpaceId' | 'name'>): string => s.name ?? s.floorSpaceId;
+/**
+ * A name as a label shows it: on one line (a line break or tab in a listed name would break the table's rows), and
+ * none when it is empty or blank, so the label falls back to the id as for a missing name.
+ */
+export function shownName(name: string | null): string | null {
+  if (name === null) return null;
+  const line = name.replace(/[\r\n\t\f\v\u2028\u2029]+/g, ' ').trim();
+  return line === '' ? null : line;
+}
+
+export const buildingLabel = (b: Pick<BuildingReport, 'buildingId' | 'name'>): string => shownName(b.name) ?? (b.buildingId === '' ? 'No building' : b.buildingId);
+export const floorLabel = (f: Pick<FloorReport, 'floorId' | 'name'>): string => shownName(f.name) ?? f.floorId ?? 'No floor';
+export const spaceLabel = (s: Pick<SpaceReport, 'floorSpaceId' | 'name'>): string => shownName(s.name) ?? s.floorSpaceId;
 
 export function scopeLabel(data: Pick<ReportData, 'scope'>): string {
   return data.scope === 'working' ? 'in working hours' : 'over all hours';

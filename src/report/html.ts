@@ -1,5 +1,5 @@
 import { COVERAGE_THRESHOLD, lowCoverage, type Figures } from './figures.ts';
-import { buildingLabel, customerLabel, floorLabel, percent as pct, scopeLabel, spaceLabel } from './format.ts';
+import { buildingLabel, customerLabel, floorLabel, percent as pct, scopeLabel, shownName, spaceLabel } from './format.ts';
 import { REPORT_CSS } from './html-style.ts';
 import { esc, heatmap, rampLegend, type HeatmapCells } from './svg.ts';
 import type { BuildingReport, FloorReport, ProfileCells, ReportData } from './types.ts';
@@ -71,7 +71,7 @@ const spacesOf = (b: BuildingReport) => b.floors.reduce((n, f) => n + f.spaces.l
 function floorSection(b: BuildingReport, f: FloorReport, i: number, j: number): string {
   const zone = b.timeZone ?? 'UTC';
   const rows = f.spaces.map(
-    (s) => `<tr><td>${esc(spaceLabel(s))}${s.name ? ` <span class="muted id">${esc(s.floorSpaceId)}</span>` : ''}</td><td>${esc(s.spaceType ?? '–')}</td><td class="n">${s.capacity || '–'}</td>${figureCells(s.figures)}</tr>`,
+    (s) => `<tr><td>${esc(spaceLabel(s))}${shownName(s.name) !== null ? ` <span class="muted id">${esc(s.floorSpaceId)}</span>` : ''}</td><td>${esc(s.spaceType ?? '–')}</td><td class="n">${s.capacity || '–'}</td>${figureCells(s.figures)}</tr>`,
   );
   return `<details class="floor" id="${floorAnchor(i, j)}"><summary><h3>${esc(floorLabel(f))}</h3> <span class="muted">${f.level === null ? '' : `level ${f.level} · `}${f.spaces.length} floor space${f.spaces.length === 1 ? '' : 's'} · ${percent(f.figures.timeUsed)} used · utilization ${percent(f.figures.utilization)}</span></summary>
 <div class="heat-floor">${profileMap(f.profile, zone, `% time used by weekday and hour, ${buildingLabel(b)}, ${floorLabel(f)}`, true)}</div>
@@ -82,7 +82,7 @@ ${table(['Floor space', 'Type', 'Capacity', ...FIGURE_HEADS], rows)}
 
 function buildingSection(b: BuildingReport, i: number, data: ReportData): string {
   const zone = b.timeZone ?? 'UTC';
-  const several = new Set(data.buildings.map((x) => x.customerId)).size > 1;
+  const several = severalCustomers(data);
   const floorRows = b.floors.map((f, j) => `<tr><td><a href="#${floorAnchor(i, j)}">${esc(floorLabel(f))}</a></td><td class="n">${f.spaces.length}</td>${figureCells(f.figures)}</tr>`);
   return `<details class="card building" id="${buildingAnchor(i)}" open><summary><h2>${esc(buildingLabel(b))}</h2> <span class="muted">${esc(zone)}${several ? ` · ${esc(customerLabel(b))}` : ''}</span></summary>
 ${kpis(b.figures, spacesOf(b))}
@@ -96,17 +96,21 @@ ${b.floors.map((f, j) => floorSection(b, f, i, j)).join('\n')}
 </details>`;
 }
 
+const severalCustomers = (data: ReportData): boolean => new Set(data.buildings.map((b) => b.customerId)).size > 1;
+
 export function renderHtml(data: ReportData): string {
   const customers = data.portfolios.map((p) => esc(customerLabel(p))).join(', ');
   const range = `${esc(data.range.from)} to ${esc(data.range.to)} (exclusive)`;
   const empty = data.buildings.length === 0;
+  // Buildings of several customers in one table: each says whose it is (two may share a name).
+  const several = severalCustomers(data);
   const portfolio = empty
     ? `<section class="card empty-state" id="portfolio"><h2>Nothing measured on these dates</h2><p>No floor space was measured from ${range}. Run <code>occupancy-sync sync</code>, or choose other dates with <code>--from</code> and <code>--to</code>.</p></section>`
     : `<section class="card" id="portfolio"><h2>Portfolio</h2>
 ${data.portfolios.map((p) => `<p class="sub">${esc(customerLabel(p))}: ${p.buildings} building${p.buildings === 1 ? '' : 's'}, ${p.spaces} floor space${p.spaces === 1 ? '' : 's'}</p>${kpis(p.figures, p.spaces)}`).join('')}
 ${table(
-  ['Building', 'Time zone', ...FIGURE_HEADS],
-  data.buildings.map((b, i) => `<tr><td><a href="#${buildingAnchor(i)}">${esc(buildingLabel(b))}</a></td><td>${esc(b.timeZone ?? '–')}</td>${figureCells(b.figures)}</tr>`),
+  ['Building', ...(several ? ['Customer'] : []), 'Time zone', ...FIGURE_HEADS],
+  data.buildings.map((b, i) => `<tr><td><a href="#${buildingAnchor(i)}">${esc(buildingLabel(b))}</a></td>${several ? `<td>${esc(customerLabel(b))}</td>` : ''}<td>${esc(b.timeZone ?? '–')}</td>${figureCells(b.figures)}</tr>`),
 )}
 </section>`;
   return `<!doctype html>

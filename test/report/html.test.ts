@@ -71,6 +71,35 @@ describe('HTML report', () => {
     }
   });
 
+  it('labels a building, floor or floor space whose listed name is empty, blank or split over lines by its id, on one line', () => {
+    const data = syntheticReport({ buildings: 2 });
+    const [b0, b1] = data.buildings as [(typeof data.buildings)[number], (typeof data.buildings)[number]];
+    b0.name = '';
+    b0.floors[0]!.name = '  ';
+    b0.floors[0]!.spaces[0]!.name = '';
+    b1.floors[0]!.spaces[0]!.name = 'Room\nwith a break';
+    const html = renderHtml(data);
+    expect(html).toContain(`<h2>${b0.buildingId}</h2>`);
+    expect(html).toContain(`<h3>${b0.floors[0]!.floorId}</h3>`);
+    expect(html).toContain(`<tr><td>${b0.floors[0]!.spaces[0]!.floorSpaceId}</td>`);
+    expect(html).toContain(`<tr><td>Room with a break <span class="muted id">${b1.floors[0]!.spaces[0]!.floorSpaceId}</span></td>`);
+    expect(html).not.toMatch(/<a href="#building-1"><\/a>|<h2><\/h2>|<h3>\s*<\/h3>|<tr><td><\/td>/);
+  });
+
+  it('says whose each building is in the portfolio table when the report holds several customers (two may share a name)', () => {
+    const one = renderHtml(syntheticReport({ buildings: 2 }));
+    expect(one).toContain('<th>Building</th><th>Time zone</th>');
+    const data = syntheticReport({ buildings: 2 });
+    data.buildings[1] = { ...data.buildings[1]!, customerId: 'cust-2', customerName: 'Second office', name: data.buildings[0]!.name };
+    const html = renderHtml(data);
+    const portfolio = html.slice(html.indexOf('id="portfolio"'), html.indexOf('</section>'));
+    expect(portfolio).toContain('<th>Building</th><th>Customer</th><th>Time zone</th>');
+    expect([...portfolio.matchAll(/<tr><td><a href="#[^"]+">([^<]+)<\/a><\/td><td>([^<]+)<\/td>/g)].map((m) => [m[1], m[2]])).toEqual([
+      [data.buildings[0]!.name, 'cust-1'],
+      [data.buildings[0]!.name, 'Second office (cust-2)'],
+    ]);
+  });
+
   it('links the portfolio to each building and each building to each floor, and back; every link has its target', () => {
     const data = syntheticReport({ buildings: 3, floors: 2 });
     const html = renderHtml(data);
