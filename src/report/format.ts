@@ -7,9 +7,21 @@ import type { BuildingReport, FloorReport, ReportData, ReportFormat, SpaceReport
  * portfolio; coverage under 80 % flagged in every format.
  */
 
+/**
+ * `value` rounded half away from zero to `digits` decimals after moving the point `scale` places (2: a percent), as
+ * text (docs/reporting.md, "The rounding rule"). The point is moved in the value's shortest decimal text, not by
+ * multiplying: 0.37625 times 10,000 is 3762.4999999999995 in binary and rounded down, where its text moved is 3762.5.
+ */
+export function fixed(value: number, digits: number, scale = 0): string {
+  const [mantissa, exponent = '0'] = String(value).split('e') as [string, string?];
+  const shifted = Number(`${mantissa}e${Number(exponent) + digits + scale}`);
+  const whole = Math.round(Math.abs(shifted)) * Math.sign(shifted);
+  return Number(`${whole}e-${digits}`).toFixed(digits);
+}
+
 /** Ratios keep 4 decimals: enough for any share or headcount, without float noise (0.30000000000000004). */
 export function round4(value: number | null): number | null {
-  return value === null ? null : Math.round(value * 10_000) / 10_000;
+  return value === null ? null : Number(fixed(value, 4));
 }
 
 /** A customer as people know it: its name and id when a name is configured, else the id. */
@@ -150,8 +162,8 @@ export function formatJson(data: ReportData): string {
   return `${JSON.stringify(body, null, 2)}\n`;
 }
 
-export const percent = (share: number | null): string => (share === null ? '-' : `${(share * 100).toFixed(1)}%`);
-const decimal = (value: number | null): string => (value === null ? '-' : value.toFixed(1));
+export const percent = (share: number | null): string => (share === null ? '-' : `${fixed(share, 1, 2)}%`);
+const decimal = (value: number | null): string => (value === null ? '-' : fixed(value, 1));
 
 interface TableColumn {
   title: string;

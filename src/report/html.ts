@@ -1,5 +1,5 @@
 import { COVERAGE_THRESHOLD, lowCoverage, type Figures } from './figures.ts';
-import { buildingLabel, customerLabel, floorLabel, percent as pct, scopeLabel, shownName, spaceLabel } from './format.ts';
+import { buildingLabel, customerLabel, fixed, floorLabel, percent as pct, scopeLabel, shownName, spaceLabel } from './format.ts';
 import { REPORT_CSS } from './html-style.ts';
 import { esc, heatmap, rampLegend, type HeatmapCells } from './svg.ts';
 import type { BuildingReport, FloorReport, ProfileCells, ReportData } from './types.ts';
@@ -11,7 +11,7 @@ import type { BuildingReport, FloorReport, ProfileCells, ReportData } from './ty
  * building's own local time; every building, floor and floor space is named.
  */
 
-const num = (v: number | null, digits = 1) => (v === null ? '–' : v.toFixed(digits));
+const num = (v: number | null, digits = 1) => (v === null ? '–' : fixed(v, digits));
 const percent = (v: number | null) => (v === null ? '–' : pct(v));
 
 function coverageCell(f: Figures): string {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.ts';
 import { addSums, figures, lowCoverage, NO_SUMS } from '../../src/report/figures.ts';
-import { CSV_COLUMNS, formatCsv, formatJson, formatTable, reportLines } from '../../src/report/format.ts';
+import { CSV_COLUMNS, fixed, formatCsv, formatJson, formatTable, percent, reportLines, round4 } from '../../src/report/format.ts';
 import { parseDateArg, resolveRange } from '../../src/report/range.ts';
 import type { ReportData } from '../../src/report/types.ts';
 import { syntheticReport } from './synthetic.ts';
@@ -64,6 +64,20 @@ describe('report formats', () => {
     expect(json.buildings[0].profile).toBeUndefined();
     expect(json.buildings[0].floors[0].spaces[0]).toMatchObject({ floorSpaceId: 'fs-0-0-0', name: 'Room 1.01', capacity: 2, figures: { coverage: 0.95, lowCoverage: false } });
     expect(json.buildings[0].floors[1].spaces[1].figures.lowCoverage).toBe(true);
+  });
+
+  it('rounds each figure half away from zero at the digits it shows, in every format, as its decimal reads (docs/reporting.md, "The rounding rule")', () => {
+    // 0.37625 is 3762.4999999999995 when multiplied by 10,000 in binary, and 37.65 % is 37.649999999999999 % as a product.
+    expect([fixed(0.37625, 4), fixed(0.3765, 1, 2), fixed(2.25, 1), fixed(-0.00005, 4), fixed(1e-9, 4), fixed(2.5e-7, 6, 2), fixed(0, 1)]).toEqual(['0.3763', '37.7', '2.3', '-0.0001', '0.0000', '0.000025', '0.0']);
+    expect([round4(0.37625), round4(null), percent(0.3765), percent(null)]).toEqual([0.3763, null, '37.7%', '-']);
+    // A meeting room known for 8,000 s of which 3,010 s occupied: 0.37625 of its time used.
+    const odd = syntheticReport({ buildings: 1, floors: 1, spaces: 1 });
+    const space = odd.buildings[0]!.floors[0]!.spaces[0]!;
+    space.figures = figures({ ...NO_SUMS, periodMs: 8_000_000, knownMs: 8_000_000, occupiedMs: 3_010_000, headcountMs: 2_250_000, headcountKnownMs: 1_000_000 });
+    const row = formatCsv(odd).split('\r\n').find((r) => r.includes(`,${space.floorSpaceId},`))!.split(',');
+    expect([row[CSV_COLUMNS.indexOf('time_used')], row[CSV_COLUMNS.indexOf('avg_headcount')]]).toEqual(['0.3763', '2.25']);
+    expect(JSON.parse(formatJson(odd)).buildings[0].floors[0].spaces[0].figures.timeUsed).toBe(0.3763);
+    expect(formatTable(odd).split('\n').find((l) => l.includes(space.name!))).toMatch(/\s37\.6%\s+2\.3\s/);
   });
 
   it('says so when nothing was measured on the dates', () => {
