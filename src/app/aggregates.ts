@@ -2,7 +2,7 @@ import type { Config, CustomerConfig } from '../config.ts';
 import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { formatCount } from '../numbers.ts';
-import type { AggregateSettings, PendingAggregates, RebuiltBuilding, Store } from '../store/types.ts';
+import type { AggregateSettings, CalendarDrift, PendingAggregates, RebuiltBuilding, Store } from '../store/types.ts';
 import type { SyncReport } from '../sync/engine.ts';
 import type { AnyStream } from '../sync/stream.ts';
 import { defaultMaxHold } from '../time-weight.ts';
@@ -130,4 +130,26 @@ export function staleLine(pending: ReadonlyArray<PendingAggregates>): string {
   const spaces = pending.reduce((n, p) => n + p.floorSpaces, 0);
   const from = pending.map((p) => p.from).sort()[0];
   return `the figures lag the readings of ${formatCount(spaces)} floor space(s) from ${from} on: their aggregates could not be refreshed (a read-only database?). Fix: run \`occupancy-sync sync\` (or the report) with write access`;
+}
+
+/**
+ * Before a report reads, when WORKING_TIME_FILE is set: the buildings whose aggregates were computed with another zone
+ * or working calendar than it gives now (the next sync, or `aggregates rebuild`, rebuilds them; a report only reads).
+ * Without it, a reader of the database alone takes the figures as the sync computed them: nothing to compare.
+ */
+export async function calendarDriftForReading(options: { reader: Store; config: Pick<Config, 'workingTime'>; customerIds: readonly string[] }): Promise<CalendarDrift[]> {
+  if (options.config.workingTime.file === undefined) return [];
+  const out: CalendarDrift[] = [];
+  for (const customerId of options.customerIds) out.push(...(await options.reader.calendarDrift(customerId, options.config.workingTime)));
+  return out;
+}
+
+/** The one line a report prints when some buildings' figures were computed with another calendar than configured. */
+export function driftLine(drift: ReadonlyArray<CalendarDrift>): string {
+  const names = drift.map((d) => (d.buildingId === '' ? 'the floor spaces of no known building' : (d.buildingName ?? d.buildingId)));
+  const shown = names.length > 3 ? `${names.slice(0, 3).join(', ')} and ${formatCount(names.length - 3)} more` : names.join(', ');
+  return (
+    `the figures of ${formatCount(drift.length)} building(s) (${shown}) were computed with another working time or zone than WORKING_TIME_FILE gives now ` +
+    `(${drift[0]!.change}); they stay so until rebuilt. Fix: run \`occupancy-sync aggregates rebuild\` (the next sync rebuilds them too)`
+  );
 }

@@ -20,7 +20,7 @@ import { pendingInvalidations, refreshInvalidations } from './aggregate-invalida
 import { recordInvalidations, type PageSpans } from './aggregate-page-invalidations.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
 import { rebuildBuilding, rebuildSpaces } from './aggregate-rebuild.ts';
-import type { AggregateRebuild, AggregateRefresh, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
+import type { AggregateRebuild, AggregateRefresh, CalendarDrift, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**
  * The aggregates' operations that span transactions (the store delegates to these): reconciling what each building's
@@ -107,6 +107,19 @@ export async function reconcileAggregates(db: Adapter, customerId: string, setti
     }
   }
   return rebuilt;
+}
+
+/** What CalendarDrift says of a customer's buildings: their recorded zone and calendar against what `workingTime` resolves. */
+export async function calendarDrift(db: Adapter, customerId: string, workingTime: AggregateSettings['workingTime']): Promise<CalendarDrift[]> {
+  const buildings = await buildingsOf(db, customerId);
+  const recorded = await recordedCalendars(db, customerId, buildings);
+  const out: CalendarDrift[] = [];
+  for (const building of await resolveBuildings(db, customerId, buildings, { workingTime, maxHoldMs: 0 })) {
+    const before = recorded.get(building.buildingId);
+    if (!before || (before.zone === building.zone && before.canonical === building.canonical)) continue;
+    out.push({ customerId, buildingId: building.buildingId, buildingName: building.name, change: describeChange(before, { ...building, maxHoldMs: before.maxHoldMs }) });
+  }
+  return out;
 }
 
 /**
@@ -279,6 +292,10 @@ export class AggregateKeeper {
 
   pending(customerId?: string): Promise<PendingAggregates[]> {
     return pendingInvalidations(this.db, customerId);
+  }
+
+  drift(customerId: string, workingTime: AggregateSettings['workingTime']): Promise<CalendarDrift[]> {
+    return calendarDrift(this.db, customerId, workingTime);
   }
 
   reconcile(customerId: string, settings: AggregateSettings, at: string): Promise<RebuiltBuilding[]> {

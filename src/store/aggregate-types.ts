@@ -59,3 +59,12 @@ export interface RebuiltBuilding {
   /** Every bucket of the building was recomputed (not only a range). */
   whole?: boolean;
 }
+
+/** A building whose aggregates were computed with another zone or working calendar than the configuration gives now. */
+export interface CalendarDrift {
+  customerId: string;
+  buildingId: string;
+  buildingName: string | null;
+  /** What differs, e.g. `calendar {...} -> {...}`. */
+  change: string;
+}

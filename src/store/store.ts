@@ -19,7 +19,7 @@ import { quarantineRecords } from './quarantine.ts';
 import { applyStateChange } from './state-change.ts';
 import { normaliseState, toState, toStateChange, type Normalised, type StateRow } from './state-rows.ts';
 import type {
-  AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
+  AggregateRebuild, AggregateRefresh, AggregateSettings, CalendarDrift, PendingAggregates, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
   QuarantineWrite, RunRecord, RunStatus, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
   SyncState, SyncStateUpdate, UnmappedStatus,
 } from './types.ts';
@@ -359,6 +359,10 @@ export class SqlStore implements Store {
 
   pendingAggregates(customerId?: string): Promise<PendingAggregates[]> {
     return this.#wrap('reading the pending invalidations of the aggregates', () => this.#aggregates.pending(customerId));
+  }
+
+  calendarDrift(customerId: string, workingTime: AggregateSettings['workingTime']): Promise<CalendarDrift[]> {
+    return this.#wrap(`comparing the aggregates' calendars of customer ${customerId} with the configuration`, () => this.#aggregates.drift(customerId, workingTime));
   }
 
   rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]> {

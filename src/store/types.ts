@@ -283,8 +283,8 @@ export interface Lock {
   release(): Promise<void>;
 }
 
-export type { AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding } from './aggregate-types.ts';
-import type { AggregateRebuild, AggregateRefresh, AggregateSettings, PendingAggregates, RebuiltBuilding } from './aggregate-types.ts';
+export type { AggregateRebuild, AggregateRefresh, AggregateSettings, CalendarDrift, PendingAggregates, RebuiltBuilding } from './aggregate-types.ts';
+import type { AggregateRebuild, AggregateRefresh, AggregateSettings, CalendarDrift, PendingAggregates, RebuiltBuilding } from './aggregate-types.ts';
 
 export interface Store {
   readonly dialect: Dialect;
@@ -404,6 +404,12 @@ export interface Store {
   refreshAggregates(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh>;
   /** The invalidations pending per customer (all customers, or one): how far the aggregates lag the readings. */
   pendingAggregates(customerId?: string): Promise<PendingAggregates[]>;
+  /**
+   * The buildings of the customer whose aggregates were computed with another zone or working calendar than
+   * `workingTime` resolves now (read only: the next reconcile rebuilds them). The max hold, a matter of the streams'
+   * definitions, is not compared.
+   */
+  calendarDrift(customerId: string, workingTime: AggregateSettings['workingTime']): Promise<CalendarDrift[]>;
 
   /**
    * Stored readings whose status is none of `canonical` (src/statuses.ts), per customer and status, most first: what

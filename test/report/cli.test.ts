@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { chmodSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.ts';
 import { ExitCode } from '../../src/errors.ts';
@@ -146,6 +146,25 @@ describe('occupancy-sync report', () => {
     expect([lotus(all).scope, Number(lotus(all).period_seconds)]).toEqual(['all', Number(days!.p)]);
     expect([lotus(working).scope, Number(lotus(working).period_seconds)]).toEqual(['working', Number(days!.w)]);
     expect(Number(days!.w)).toBeLessThan(Number(days!.p));
+  });
+
+  it('says so when WORKING_TIME_FILE gives other working hours than the figures were computed with, and not when it gives the same', async () => {
+    const { env, dir } = await fixtureDb();
+    const file = (name: string, text: string) => {
+      const path = join(dir, name);
+      writeFileSync(path, text);
+      return path;
+    };
+    // The calendar the fixture's aggregates were computed with (tw-fixture.ts WORKING_TIME), written again.
+    const same = file('same.yaml', 'default:\n  zone: UTC\n  days: [1, 2, 3, 4, 5]\n  start: "08:00"\n  end: "18:00"\nbuildings:\n  - building: Harbour Hall\n    start: "08:30"\n    end: "17:30"\n');
+    const weekends = file('weekends.yaml', 'default:\n  zone: UTC\n  days: [1, 2, 3, 4, 5, 6, 7]\n  start: "00:00"\n  end: "24:00"\n');
+    const quiet = await report({ ...env, WORKING_TIME_FILE: same }, ...DATES);
+    expect([quiet.code, quiet.stderr]).toEqual([ExitCode.OK, '']);
+    const told = await report({ ...env, WORKING_TIME_FILE: weekends }, ...DATES);
+    expect(told.code).toBe(ExitCode.OK);
+    expect(told.stderr).toMatch(/^report: the figures of 4 building\(s\) \((.+, ){2}.+ and 1 more\) were computed with another working time or zone than WORKING_TIME_FILE gives now \(calendar \{.*\} -> \{.*\}\); they stay so until rebuilt\. Fix: run `(npx )?occupancy-sync aggregates rebuild` \(the next sync rebuilds them too\)\n$/);
+    // Without WORKING_TIME_FILE, a reader of the database alone takes the figures as computed: nothing said.
+    expect((await report(env, ...DATES)).stderr).toBe('');
   });
 
   it('shows the customer name configured with CUSTOMER_NAME in every format', async () => {

@@ -74,7 +74,7 @@ Examples:
 `,
     )
     .action(async (flags: ReportFlags) => {
-      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport, reportCustomers }, { resolveRange }, { validateTimeZone }, { refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
+      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport, reportCustomers }, { resolveRange }, { validateTimeZone }, { calendarDriftForReading, driftLine, refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
         import('../../app/database.ts'),
         import('../../report/format.ts'),
         import('../../report/html.ts'),
@@ -107,6 +107,8 @@ Examples:
         const openWriter = () => openForWriting(config.database, ctx.logger());
         const stale = await refreshForReading({ reader: store, openWriter, config, streams, customerId: flags.customer, logger: ctx.logger() });
         if (stale.length > 0) ctx.stderr.write(`report: ${staleLine(stale)}\n`);
+        const drift = await calendarDriftForReading({ reader: store, config, customerIds: flags.customer ? [flags.customer] : await reportCustomers(store) });
+        if (drift.length > 0) ctx.stderr.write(`report: ${driftLine(drift)}\n`);
         const data = await loadReport(store, { ...range, customerId: flags.customer, scope: flags.allHours ? 'all' : 'working', customerNames }, systemClock);
         if (flags.html) {
           writeAtomically(flags.html, renderHtml(data));
