@@ -1,7 +1,5 @@
 import type { Clock } from '../clock.ts';
 import { reportFigureRows, reportProfileRows, type ReportFilter, type ReportRow } from '../store/report-queries.ts';
-
-export { reportCustomers } from '../store/report-queries.ts';
 import type { Store } from '../store/types.ts';
 import { toIsoUtc } from '../time.ts';
 import { figures, type Sums } from './figures.ts';

@@ -294,6 +294,10 @@ export class AggregateKeeper {
     return pendingInvalidations(this.db, customerId);
   }
 
+  buildings(customerId: string): Promise<string[]> {
+    return buildingsOf(this.db, customerId);
+  }
+
   drift(customerId: string, workingTime: AggregateSettings['workingTime']): Promise<CalendarDrift[]> {
     return calendarDrift(this.db, customerId, workingTime);
   }

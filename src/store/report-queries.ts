@@ -132,9 +132,3 @@ export function reportProfileRows(store: Store, level: 'building' | 'floor', fil
     w.params,
   );
 }
-
-/** The customers the database holds floor spaces of (a reading names its floor space there too), sorted. */
-export async function reportCustomers(store: Store): Promise<string[]> {
-  const rows = await store.query<{ c: string }>('SELECT DISTINCT customer_id AS c FROM floor_spaces ORDER BY customer_id');
-  return rows.map((r) => String(r.c));
-}

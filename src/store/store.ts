@@ -365,6 +365,17 @@ export class SqlStore implements Store {
     return this.#wrap(`comparing the aggregates' calendars of customer ${customerId} with the configuration`, () => this.#aggregates.drift(customerId, workingTime));
   }
 
+  customersHeld(): Promise<string[]> {
+    return this.#wrap('listing the customers of the floor spaces', async () => {
+      const rows = await this.#db.all<{ c: string }>(sql`SELECT DISTINCT customer_id AS c FROM floor_spaces ORDER BY customer_id`);
+      return rows.map((r) => String(r.c));
+    });
+  }
+
+  aggregateBuildings(customerId: string): Promise<string[]> {
+    return this.#wrap(`listing the buildings of customer ${customerId}`, () => this.#aggregates.buildings(customerId));
+  }
+
   rebuildAggregates(request: AggregateRebuild, settings: AggregateSettings): Promise<RebuiltBuilding[]> {
     return this.#wrap(`rebuilding the aggregates of customer ${request.customerId}`, () => this.#aggregates.rebuild(request, settings, toIso(this.#clock.now())));
   }

@@ -410,6 +410,10 @@ export interface Store {
    * definitions, is not compared.
    */
   calendarDrift(customerId: string, workingTime: AggregateSettings['workingTime']): Promise<CalendarDrift[]>;
+  /** The customers the database holds floor spaces of (a reading names its floor space there too), sorted. */
+  customersHeld(): Promise<string[]>;
+  /** The buildings of a customer its aggregates are kept for ('' : the floor spaces of no known building), sorted. */
+  aggregateBuildings(customerId: string): Promise<string[]>;
 
   /**
    * Stored readings whose status is none of `canonical` (src/statuses.ts), per customer and status, most first: what

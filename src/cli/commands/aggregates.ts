@@ -41,12 +41,13 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
   const to = localDate('--to', flags.to);
   if (from && to && !(from < to)) throw new UsageError(`--to ${to}: not after --from ${from}. Fix: give a later --to (the range is [from, to), local dates of each building)`);
   const config = ctx.config();
-  const [{ selectCustomers }, { openForWriting }, { loadStreams }, { rebuildAggregates }, { updatePlannerStatisticsAfterRun }] = await Promise.all([
+  const [{ selectCustomers }, { openForWriting }, { loadStreams }, { rebuildAggregates }, { updatePlannerStatisticsAfterRun }, { checkBuildingFlag, checkHeldCustomer }] = await Promise.all([
     import('../../config.ts'),
     import('../../app/database.ts'),
     import('../../app/streams.ts'),
     import('../../app/aggregates.ts'),
     import('../../app/planner-statistics.ts'),
+    import('../known-names.ts'),
   ]);
   let customerIds: string[];
   if (flags.customer) customerIds = config.customers.length > 0 ? selectCustomers(config, flags.customer).map((c) => c.id) : [flags.customer];
@@ -55,6 +56,9 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
   const streams = loadStreams(config).streams;
   const store = await openForWriting(config.database, ctx.logger(), ctx.signal);
   try {
+    // A mistyped --customer or --building is said before any refresh or rebuild, not after them.
+    await checkHeldCustomer(config, store, flags.customer);
+    await checkBuildingFlag(store, customerIds, flags.building);
     if (!flags.json) ctx.stdout.write(`Rebuilding the time-weighted aggregates from the readings${from || to ? ` for local dates [${from ?? 'first'}, ${to ?? 'last'})` : ''}:\n`);
     const rebuilt = await rebuildAggregates({
       store,
@@ -67,9 +71,6 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
       onBuilding: (b) => flags.json || ctx.stdout.write(line(b)),
     });
     await updatePlannerStatisticsAfterRun(store, ctx.logger());
-    if (flags.building !== undefined && rebuilt.length === 0) {
-      throw new UsageError(`--building ${JSON.stringify(flags.building)}: no floor space of ${customerIds.join(', ')} is in it. Fix: give a building id as buildings.id and floor_spaces.building_id hold it ('' for the floor spaces of no known building)`);
-    }
     if (flags.json) ctx.stdout.write(`${JSON.stringify({ buildings: rebuilt }, null, 2)}\n`);
     else ctx.stdout.write(rebuilt.length === 0 ? 'No building has readings or aggregates yet: run `occupancy-sync sync` first.\n' : `Done: ${rebuilt.length} building(s), ${rebuilt.reduce((n, b) => n + b.buckets, 0)} bucket(s).\n`);
   } finally {

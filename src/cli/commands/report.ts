@@ -3,7 +3,6 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { dirname, basename, join } from 'node:path';
 import type { CommandModule } from '../context.ts';
 import { systemClock } from '../../clock.ts';
-import { selectCustomers } from '../../config.ts';
 import { UsageError } from '../../errors.ts';
 import { globalSecrets } from '../../logger.ts';
 import { REPORT_FORMATS, type ReportFormat } from '../../report/types.ts';
@@ -74,7 +73,7 @@ Examples:
 `,
     )
     .action(async (flags: ReportFlags) => {
-      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport, reportCustomers }, { resolveRange }, { validateTimeZone }, { calendarDriftForReading, driftLine, refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
+      const [{ openForReading, openForWriting }, { formatReport }, { renderHtml }, { loadReport }, { resolveRange }, { validateTimeZone }, { calendarDriftForReading, driftLine, refreshForReading, staleLine }, { loadStreams }] = await Promise.all([
         import('../../app/database.ts'),
         import('../../report/format.ts'),
         import('../../report/html.ts'),
@@ -88,26 +87,17 @@ Examples:
       const timeZone = validateTimeZone(flags.tz);
       const range = resolveRange(flags, systemClock.now(), timeZone);
       const config = ctx.config();
-      // With customers configured, a mistyped --customer is an error rather than a silently empty report.
-      if (flags.customer && config.customers.length > 0) selectCustomers(config, flags.customer);
       const customerNames = new Map(config.customers.flatMap((c) => (c.name ? [[c.id, c.name] as const] : [])));
       const store = await openForReading(config.database, ctx.logger());
       try {
-        // With none configured (a reader of the database alone), --customer names one the database holds: checked
-        // before any refresh, so a typing error is said at once and not as an empty report that exits 0.
-        if (flags.customer && config.customers.length === 0) {
-          const held = await reportCustomers(store);
-          if (!held.includes(flags.customer)) {
-            const fix = held.length === 0 ? 'run occupancy-sync sync first' : `use one of ${held.slice(0, 10).join(', ')}${held.length > 10 ? ` (and ${held.length - 10} more)` : ''}`;
-            throw new UsageError(`--customer ${JSON.stringify(flags.customer)}: the database holds no floor space of that customer. Fix: ${fix}`);
-          }
-        }
+        // A mistyped --customer is an error, said before any refresh, rather than a silently empty report.
+        await (await import('../known-names.ts')).checkHeldCustomer(config, store, flags.customer);
         // What poll pages left stale is refreshed first, so the report is current (docs/reporting.md).
         const { streams } = loadStreams(config);
         const openWriter = () => openForWriting(config.database, ctx.logger());
         const stale = await refreshForReading({ reader: store, openWriter, config, streams, customerId: flags.customer, logger: ctx.logger() });
         if (stale.length > 0) ctx.stderr.write(`report: ${staleLine(stale)}\n`);
-        const drift = await calendarDriftForReading({ reader: store, config, customerIds: flags.customer ? [flags.customer] : await reportCustomers(store) });
+        const drift = await calendarDriftForReading({ reader: store, config, customerIds: flags.customer ? [flags.customer] : await store.customersHeld() });
         if (drift.length > 0) ctx.stderr.write(`report: ${driftLine(drift)}\n`);
         const data = await loadReport(store, { ...range, customerId: flags.customer, scope: flags.allHours ? 'all' : 'working', customerNames }, systemClock);
         if (flags.html) {
