@@ -263,6 +263,19 @@ export function createWebhookAdmin(
   };
 }
 
+/**
+ * An event type asked of the platform (`webhook register --events`, `webhook test --type`) is one whose deliveries a
+ * stream of the definitions in force stores (`stored`: the types their `deliveries:` declare): a webhook of another
+ * type would deliver what the receiver cannot keep, and a misspelt one (the platform's names are case-sensitive)
+ * what it never sends.
+ */
+export function checkEventType(flag: string, type: string, stored: readonly string[]): void {
+  if (stored.includes(type)) return;
+  const near = stored.find((t) => t.toLowerCase() === type.toLowerCase());
+  const fix = near !== undefined ? `write ${near}` : stored.length > 0 ? `use ${stored.join(', ')}` : 'declare deliveries: in a stream of the definitions file first (docs/webhooks.md)';
+  throw new UsageError(`${flag} ${JSON.stringify(type)}: no stream of the definitions in force stores deliveries of that event type. Fix: ${fix} (a definitions file's \`deliveries: { type: ... }\` adds one)`);
+}
+
 /** The flags of `webhook register` (src/cli/commands/webhook.ts). */
 export interface RegisterFlags {
   url: string;
@@ -278,11 +291,14 @@ export interface RegisterFlags {
  * `webhook register`'s flags checked before any request, as the input to register; the secret of a file is in it,
  * a generated one is added by whoever applies it (it is printed or written only once the registration went through).
  */
-export function registerInput(flags: RegisterFlags): RegisterWebhookInput {
+export function registerInput(flags: RegisterFlags, stored: readonly string[]): RegisterWebhookInput {
   const url = validateWebhookUrl(flags.url);
   const additionalHeaders = parseHeaderFlags(flags.header);
   const eventTypes = flags.events.split(',').map((t) => t.trim()).filter(Boolean);
   if (eventTypes.length === 0) throw new UsageError(`--events ${JSON.stringify(flags.events)}: no event type. Fix: e.g. --events Occupancy`);
+  const twice = eventTypes.find((t, i) => eventTypes.indexOf(t) !== i);
+  if (twice !== undefined) throw new UsageError(`--events ${JSON.stringify(flags.events)}: ${twice} is named twice. Fix: name each event type once`);
+  for (const type of eventTypes) checkEventType('--events', type, stored);
   if (flags.secretOut && !flags.generateSecret) throw new UsageError('--secret-out: only used with --generate-secret. Fix: add --generate-secret');
   const fileSecret = flags.signatureSecretFile ? readSecretFile(flags.signatureSecretFile) : undefined;
   return { url, eventTypes, additionalHeaders, compress: flags.compress ?? false, ...(fileSecret && { signatureSecret: fileSecret }) };

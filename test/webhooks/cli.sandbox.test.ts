@@ -183,6 +183,10 @@ describe('local validation before any call', () => {
     [['register', '--url', 'https://h.example.com', '--header', 'Bad Name:v'], 'is not a valid header name'],
     [['register', '--url', 'https://h.example.com', '--header', 'X-Service-Signature:v'], 'set by the platform itself'],
     [['register', '--url', 'https://h.example.com', '--secret-out', '/tmp/x'], '--secret-out: only used with --generate-secret'],
+    [['register', '--url', 'https://h.example.com', '--events', 'Bogus'], '--events "Bogus": no stream of the definitions in force stores deliveries of that event type. Fix: use Occupancy'],
+    [['register', '--url', 'https://h.example.com', '--events', 'occupancy'], '--events "occupancy": no stream of the definitions in force stores deliveries of that event type. Fix: write Occupancy'],
+    [['register', '--url', 'https://h.example.com', '--events', 'Occupancy,Occupancy'], '--events "Occupancy,Occupancy": Occupancy is named twice. Fix: name each event type once'],
+    [['test', '--id', 'x', '--type', 'Bogus'], '--type "Bogus": no stream of the definitions in force stores deliveries of that event type'],
     [['update', '--id', 'x'], 'nothing to change'],
     [['update', '--id', 'x', '--secret-out', '/tmp/x'], 'only used with --rotate-secret'],
   ])('webhook %j fails with exit 64 (usage) naming the flag', async (args, message) => {

@@ -132,7 +132,7 @@ function registerCommand(webhook: Command, ctx: CliContext): void {
     .option('--secret-out <file>', 'with --generate-secret: write the secret to this new file (mode 0600) instead of printing it')
     .option('--force', 'let --secret-out overwrite an existing file')
     .option('--compress', 'the platform gzips deliveries (the signature still covers the decompressed body)')
-    .option('--events <types>', 'comma-separated event types', 'Occupancy')
+    .option('--events <types>', 'comma-separated event types, each one the definitions store deliveries of', 'Occupancy')
     .option('--customer <id>', 'the customer (required when several are configured)')
     .addHelpText('after', `
 Examples:
@@ -141,7 +141,7 @@ Examples:
 `)
     .action(async (opts: { url: string; header: string[]; signatureSecretFile?: string; generateSecret?: boolean; secretOut?: string; force?: boolean; compress?: boolean; events: string; customer?: string }) => {
       const { registerInput } = await import('../../webhooks/admin.ts');
-      const input = registerInput(opts);
+      const input = registerInput(opts, await storedEventTypes(ctx));
       const customer = oneCustomer(ctx, opts.customer);
       const hook = await withAdmin(ctx, customer, (admin) =>
         opts.generateSecret ? applyNewSecret(ctx, opts, (signatureSecret) => admin.register({ ...input, signatureSecret })) : admin.register(input),
@@ -239,15 +239,22 @@ function listCommand(webhook: Command, ctx: CliContext): void {
     });
 }
 
+/** The event types whose deliveries the definitions in force store (their `deliveries:`). */
+async function storedEventTypes(ctx: CliContext): Promise<string[]> {
+  const { deliveryRulesFor, loadStreams } = await import('../../app/streams.ts');
+  return [...deliveryRulesFor(loadStreams(ctx.config()).streams).keys()];
+}
+
 function testCommand(webhook: Command, ctx: CliContext): void {
   webhook
     .command('test')
     .description('Ask the platform to send a test delivery now (dev-mode test mutation); exits 1 when the receiver did not accept it')
     .requiredOption('--id <id>', 'the webhook id (see `webhook list`)')
-    .option('--type <type>', 'event type of the test delivery', 'Occupancy')
+    .option('--type <type>', 'event type of the test delivery (one the definitions store deliveries of)', 'Occupancy')
     .option('--customer <id>', 'the customer (required when several are configured)')
     .addHelpText('after', '\nExample:\n  occupancy-sync webhook test --id 3f6c...\n')
     .action(async (opts: { id: string; type: string; customer?: string }) => {
+      (await import('../../webhooks/admin.ts')).checkEventType('--type', opts.type, await storedEventTypes(ctx));
       const customer = oneCustomer(ctx, opts.customer);
       const accepted = await withAdmin(ctx, customer, (admin) => admin.sendTest(opts.id, opts.type));
       if (accepted) {
