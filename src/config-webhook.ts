@@ -1,5 +1,6 @@
 import { record, string } from 'zod';
 import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE, SENDER_HEADERS } from './net.ts';
+import { jsonSyntaxProblem, parseJsonText } from './strict-json.ts';
 import type { Config, Env } from './config-types.ts';
 import { ceiling, duration, fail, flag, integer, TIMER_CEILING } from './config-parse.ts';
 
@@ -31,13 +32,9 @@ export function checkWebhookSecret(variable: string, value: string): string {
 
 export function parseHeaderMap(variable: string, raw: string | undefined): Record<string, string> {
   if (!raw?.trim()) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    fail(variable, '(not shown)', 'not valid JSON', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
-  }
-  const result = record(string().regex(HTTP_HEADER_NAME), string()).safeParse(parsed);
+  const read = parseJsonText(raw);
+  if ('syntaxAt' in read) fail(variable, '(not shown)', jsonSyntaxProblem(read.syntaxAt), 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
+  const result = record(string().regex(HTTP_HEADER_NAME), string()).safeParse(read.value);
   if (!result.success) {
     fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }

@@ -235,6 +235,27 @@ describe('resolveConfig', () => {
     }
   });
 
+  it('says where a customers file or WEBHOOK_REQUIRED_HEADERS is not JSON (line:column), never a fragment of its text (exit 78)', () => {
+    const tmp = tempDir();
+    try {
+      const file = join(tmp.dir, 'customers.json');
+      const third = '   "webhookHeaders":{"X-Webhook-Token":tok3nSECRETvalue42}}';
+      writeFileSync(file, `[\n  {"id": "${CA}", "apiKey": "ka", "apiSecretEnv": "A_SECRET",\n${third}\n]\n`);
+      const error = configError({ API_BASE_URL: base.API_BASE_URL, CUSTOMERS_FILE: file, A_SECRET: 'secret-a-123' });
+      expect(exitCodeFor(error)).toBe(78);
+      expect(error.message).toBe(`CUSTOMERS_FILE=${JSON.stringify(file)}: not valid JSON at 3:${third.indexOf('tok3n') + 1} (line:column; the text is not shown, as it may hold a secret). Fix: fix the JSON syntax there`);
+      for (const part of ['tok3n', 'SECRET', 'value42', 'k-Token', 'Unexpected token']) expect(error.message).not.toContain(part);
+
+      const headers = configError({ ...base, WEBHOOK_REQUIRED_HEADERS: '{"X-Webhook-Token":tok3nSECRETvalue42}' }).message;
+      expect(headers).toBe(
+        'WEBHOOK_REQUIRED_HEADERS="(not shown)": not valid JSON at 1:20 (line:column; the text is not shown, as it may hold a secret). Fix: use a JSON object, e.g. {"X-Webhook-Token":"value"}',
+      );
+      expect(headers).not.toMatch(/tok3n|SECRET|value42/);
+    } finally {
+      tmp.remove();
+    }
+  });
+
   it('requireApi explains what is missing', () => {
     expect(() => requireApi(resolveConfig({}))).toThrow(/API_BASE_URL=\(unset\): required for this command/);
     expect(() => requireApi(resolveConfig({ API_BASE_URL: 'https://x.example' }))).toThrow(/no customer configured/);
