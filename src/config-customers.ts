@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { array, object, record, string } from 'zod';
 import { HTTP_HEADER_NAME } from './net.ts';
 import { readSecretFile } from './secrets.ts';
+import { jsonSyntaxProblem, parseJsonText } from './strict-json.ts';
 import type { CustomerConfig, Env } from './config-types.ts';
 import { fail, instant, secretFrom } from './config-parse.ts';
 import { checkWebhookSecret, parseHeaderMap } from './config-webhook.ts';
@@ -56,12 +57,9 @@ function loadCustomersFile(env: Env, path: string): { customers: CustomerConfig[
   } catch (error) {
     fail('CUSTOMERS_FILE', path, `cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`, 'point it at a JSON customers file (see .env.example)');
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch (error) {
-    fail('CUSTOMERS_FILE', path, `not valid JSON (${(error as Error).message})`, 'fix the JSON syntax');
-  }
+  const read = parseJsonText(raw);
+  if ('syntaxAt' in read) fail('CUSTOMERS_FILE', path, jsonSyntaxProblem(read.syntaxAt), 'fix the JSON syntax there');
+  const json = read.value;
   if (JSON.stringify(json).match(/"(apiSecret|webhookSecret|secret)"\s*:/)) {
     fail('CUSTOMERS_FILE', path, 'holds a secret inline', 'keep secrets out of this file: use apiSecretEnv/apiSecretFile and webhookSecretEnv/webhookSecretFile');
   }

@@ -1,6 +1,6 @@
 import { redactUrl } from './net.ts';
 import type { Config, DatabaseTimeouts, Env } from './config-types.ts';
-import { duration, fail, TIMER_MAX_MS } from './config-parse.ts';
+import { duration, fail, TIMER_CEILING } from './config-parse.ts';
 
 /** DATABASE_URL (file: for SQLite, postgres:// for Postgres) and the Postgres timeouts. */
 export function resolveDatabase(env: Env): Config['database'] {
@@ -19,9 +19,9 @@ export function resolveDatabase(env: Env): Config['database'] {
     if (parsed.pathname.replace(/^\//, '') === '') fail('DATABASE_URL', shown, 'names no database', 'add the database name, e.g. postgres://user@host:5432/occupancy');
     // Postgres only: SQLite waits for a lock its busy timeout (5 s), and a statement there runs in this process.
     const timeouts: DatabaseTimeouts = {
-      connectMs: duration(env, 'DATABASE_CONNECT_TIMEOUT', '10s', 1000, TIMER_MAX_MS),
-      lockMs: duration(env, 'DATABASE_LOCK_TIMEOUT', '30s', 1000, TIMER_MAX_MS),
-      statementMs: duration(env, 'DATABASE_STATEMENT_TIMEOUT', '5m', 1000, TIMER_MAX_MS),
+      connectMs: duration(env, 'DATABASE_CONNECT_TIMEOUT', '10s', 1000, TIMER_CEILING),
+      lockMs: duration(env, 'DATABASE_LOCK_TIMEOUT', '30s', 1000, TIMER_CEILING),
+      statementMs: duration(env, 'DATABASE_STATEMENT_TIMEOUT', '5m', 1000, TIMER_CEILING),
     };
     return { url, dialect: 'postgres', sqlitePath: undefined, timeouts };
   }

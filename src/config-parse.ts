@@ -32,12 +32,34 @@ export const TIMER_MAX_MS = 2_147_483_647;
 /** The longest span a setting of time ranges may be (ten years): longer ones are typing errors, and would plan millions of windows. */
 export const SPAN_MAX_MS = 3650 * 86_400_000;
 
-export function duration(env: Env, variable: string, fallback: string, min = 0, max = SPAN_MAX_MS): number {
+/**
+ * The most a duration setting may be: the limit as messages and docs write it, why there is one, and the fix. A
+ * setting whose meaning bounds it (a lookback every run re-reads, a replay window) has its own; the rest take the
+ * timer's or the span's.
+ */
+export interface Ceiling {
+  text: string;
+  ms: number;
+  why: string;
+  fix: string;
+}
+
+/** A ceiling written as a duration (`1h`, `7d`): the text is the one definition of its value. */
+export function ceiling(text: string, why: string, fix: string): Ceiling {
+  const ms = parseDuration(text);
+  if (ms === undefined) throw new RangeError(`not a duration: ${text}`);
+  return { text, ms, why, fix };
+}
+
+export const TIMER_CEILING: Ceiling = { text: '24d', ms: TIMER_MAX_MS, why: 'the longest wait a timer takes', fix: 'use a smaller value' };
+export const SPAN_CEILING: Ceiling = { text: '3650d', ms: SPAN_MAX_MS, why: 'ten years', fix: 'use a smaller value' };
+
+export function duration(env: Env, variable: string, fallback: string, min = 0, max: Ceiling = SPAN_CEILING): number {
   const raw = env[variable]?.trim() || fallback;
   const ms = parseDuration(raw);
   if (ms === undefined) fail(variable, raw, 'not a duration', `use a number with a unit, e.g. 90s, 15m, 1h, 7d or 2w`);
   if (ms < min) fail(variable, raw, `must be at least ${min} ms`, `use a larger value`);
-  if (ms > max) fail(variable, raw, `must be at most ${max === TIMER_MAX_MS ? '24d (the longest wait a timer takes)' : '3650d (ten years)'}`, 'use a smaller value');
+  if (ms > max.ms) fail(variable, raw, `must be at most ${max.text} (${max.why})`, max.fix);
   return ms;
 }
 

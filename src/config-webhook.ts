@@ -1,7 +1,18 @@
 import { record, string } from 'zod';
 import { HTTP_HEADER_NAME, HTTP_HEADER_VALUE, SENDER_HEADERS } from './net.ts';
+import { jsonSyntaxProblem, parseJsonText } from './strict-json.ts';
 import type { Config, Env } from './config-types.ts';
-import { duration, fail, flag, integer, TIMER_MAX_MS } from './config-parse.ts';
+import { ceiling, duration, fail, flag, integer, TIMER_CEILING } from './config-parse.ts';
+
+/**
+ * The tolerance is the replay window: a delivery captured on its way stays acceptable for as long. The ceiling leaves
+ * room above the platform's recommendation for a sender's clock that is off, and no more (docs/webhooks.md).
+ */
+export const WEBHOOK_TOLERANCE_CEILING = ceiling(
+  '1h',
+  'a signed delivery seen on its way could be replayed for as long; the platform recommends 5m',
+  'use 300s (the default, as the platform recommends); a larger value only while a sender\'s clock is off, and fix that clock (NTP)',
+);
 
 export const WEBHOOK_SECRET_MIN = 64;
 export const WEBHOOK_SECRET_MAX = 256;
@@ -21,13 +32,9 @@ export function checkWebhookSecret(variable: string, value: string): string {
 
 export function parseHeaderMap(variable: string, raw: string | undefined): Record<string, string> {
   if (!raw?.trim()) return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    fail(variable, '(not shown)', 'not valid JSON', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
-  }
-  const result = record(string().regex(HTTP_HEADER_NAME), string()).safeParse(parsed);
+  const read = parseJsonText(raw);
+  if ('syntaxAt' in read) fail(variable, '(not shown)', jsonSyntaxProblem(read.syntaxAt), 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
+  const result = record(string().regex(HTTP_HEADER_NAME), string()).safeParse(read.value);
   if (!result.success) {
     fail(variable, '(not shown)', 'must map header names (token characters only) to string values', 'use a JSON object, e.g. {"X-Webhook-Token":"value"}');
   }
@@ -61,14 +68,14 @@ export function resolveWebhook(env: Env, endpoint: ReturnType<typeof webhookEndp
     host: env.WEBHOOK_HOST?.trim() || '0.0.0.0',
     port: integer(env, 'WEBHOOK_PORT', 8080, 0, 65535),
     path: webhookPath,
-    toleranceMs: duration(env, 'WEBHOOK_TOLERANCE', '300s', 1000),
+    toleranceMs: duration(env, 'WEBHOOK_TOLERANCE', '300s', 1000, WEBHOOK_TOLERANCE_CEILING),
     maxBodyBytes: integer(env, 'WEBHOOK_MAX_BODY_BYTES', 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxDecompressedBytes: integer(env, 'WEBHOOK_MAX_DECOMPRESSED_BYTES', 16 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     tlsCert,
     tlsKey,
     acceptUnsigned: flag(env, 'WEBHOOK_ACCEPT_UNSIGNED'),
     maxConnections: integer(env, 'WEBHOOK_MAX_CONNECTIONS', 1024, 1, 1_000_000),
-    requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000, TIMER_MAX_MS),
+    requestTimeoutMs: duration(env, 'WEBHOOK_REQUEST_TIMEOUT', '15s', 1000, TIMER_CEILING),
     maxPendingBytes: integer(env, 'WEBHOOK_MAX_PENDING_BYTES', 32 * 1024 * 1024, 64 * 1024, 1024 * 1024 * 1024),
   };
 }

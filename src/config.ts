@@ -13,7 +13,8 @@ import { resolveWorkingTime } from './config-working-time.ts';
 export type { Config, CustomerConfig, DatabaseTimeouts, Dialect, Env } from './config-types.ts';
 export type { WorkingTime } from './config-working-time.ts';
 export { parseDuration } from './config-parse.ts';
-export { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN } from './config-webhook.ts';
+export { WEBHOOK_SECRET_MAX, WEBHOOK_SECRET_MIN, WEBHOOK_TOLERANCE_CEILING } from './config-webhook.ts';
+export { SYNC_CEILINGS } from './config-sync.ts';
 
 /**
  * The only place that reads the environment. Everything below the CLI receives a typed, validated `Config`.

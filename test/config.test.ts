@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { resolveConfig, parseDuration, requireApi, selectCustomers, configSecrets } from '../src/config.ts';
-import { ConfigError } from '../src/errors.ts';
+import { ConfigError, exitCodeFor } from '../src/errors.ts';
 import { tempDir } from './support/tmp.ts';
 
 const SECRET = 'super-secret-value-that-must-never-appear';
@@ -102,9 +102,47 @@ describe('resolveConfig', () => {
     expect(configError({ ...base, HTTP_TIMEOUT: '9999999999d' }).message).toBe('HTTP_TIMEOUT="9999999999d": must be at most 24d (the longest wait a timer takes). Fix: use a smaller value');
     expect(configError({ ...base, DATABASE_URL: 'postgres://sync@db/occupancy', DATABASE_STATEMENT_TIMEOUT: '25d' }).message).toContain('DATABASE_STATEMENT_TIMEOUT="25d": must be at most 24d');
     expect(resolveConfig({ ...base, HTTP_TIMEOUT: '24d' }).http.timeoutMs).toBe(24 * 86_400_000);
-    expect(configError({ ...base, SYNC_LOOKBACK: '99999999d' }).message).toBe('SYNC_LOOKBACK="99999999d": must be at most 3650d (ten years). Fix: use a smaller value');
+    expect(configError({ ...base, SYNC_INITIAL_HISTORY: '99999999d' }).message).toBe('SYNC_INITIAL_HISTORY="99999999d": must be at most 3650d (ten years). Fix: use a smaller value');
     expect(resolveConfig({ ...base, SYNC_INITIAL_HISTORY: '3650d' }).sync.initialHistoryMs).toBe(3650 * 86_400_000);
     expect(configError({ ...base, READINGS_RETENTION: '99999999999d' }).message).toContain('READINGS_RETENTION="99999999999d": must be a duration from 1h to 36500d (a hundred years), or off');
+  });
+
+  it('refuses a WEBHOOK_TOLERANCE that would turn replay protection off: above 1h, naming the value, the limit and the fix (exit 78)', () => {
+    const error = configError({ ...base, WEBHOOK_TOLERANCE: '3650d' });
+    expect(exitCodeFor(error)).toBe(78);
+    expect(error.message).toBe(
+      'WEBHOOK_TOLERANCE="3650d": must be at most 1h (a signed delivery seen on its way could be replayed for as long; the platform recommends 5m). ' +
+        "Fix: use 300s (the default, as the platform recommends); a larger value only while a sender's clock is off, and fix that clock (NTP)",
+    );
+    expect(error.message).not.toContain('\n');
+    expect(configError({ ...base, WEBHOOK_TOLERANCE: '3601s' }).message).toContain('WEBHOOK_TOLERANCE="3601s": must be at most 1h');
+    expect(resolveConfig({ ...base, WEBHOOK_TOLERANCE: '1h' }).webhook.toleranceMs).toBe(3_600_000);
+    expect(resolveConfig(base).webhook.toleranceMs).toBe(300_000);
+  });
+
+  it('bounds each window setting by what it means: a lookback every run re-reads, a settle delay no run reads past, a step, a trusted clock skew, a compared window', () => {
+    const limits: Array<[variable: string, limit: string, over: string]> = [
+      ['SYNC_LOOKBACK', '1d', '25h'],
+      ['SYNC_SETTLE_DELAY', '1h', '61m'],
+      ['SYNC_STEP', '7d', '8d'],
+      ['SYNC_MAX_CLOCK_SKEW', '2d', '49h'],
+      ['COMPLETENESS_WINDOW', '1d', '25h'],
+    ];
+    for (const [variable, limit, over] of limits) {
+      for (const value of [over, '3650d']) {
+        const error = configError({ ...base, [variable]: value });
+        expect(exitCodeFor(error)).toBe(78);
+        expect(error.message).toMatch(new RegExp(`^${variable}="${value}": must be at most ${limit} \\([^\n]+\\)\\. Fix: [^\n]+$`));
+      }
+      expect(() => resolveConfig({ ...base, [variable]: limit })).not.toThrow();
+    }
+    expect(configError({ ...base, SYNC_LOOKBACK: '3650d' }).message).toContain('Fix: re-read an older range once with `occupancy-sync backfill` or `state rewind`');
+    // The settle delay, the one setting that stored nothing at all: a first run must have something to read.
+    expect(configError({ ...base, SYNC_SETTLE_DELAY: '1h', SYNC_INITIAL_HISTORY: '1h' }).message).toBe(
+      'SYNC_SETTLE_DELAY="1h": not below SYNC_INITIAL_HISTORY=1h: a first run would read nothing. Fix: make SYNC_SETTLE_DELAY shorter than SYNC_INITIAL_HISTORY',
+    );
+    expect(configError({ ...base, SYNC_INITIAL_HISTORY: '1m' }).message).toContain('SYNC_INITIAL_HISTORY="1m": not longer than SYNC_SETTLE_DELAY');
+    expect(resolveConfig({ ...base, SYNC_SETTLE_DELAY: '59m', SYNC_INITIAL_HISTORY: '1h' }).sync).toMatchObject({ settleDelayMs: 59 * 60_000, initialHistoryMs: 3_600_000 });
   });
 
   it('refuses a required webhook header that authenticates nothing or that no sender can send, naming it and not its value', () => {
@@ -192,6 +230,27 @@ describe('resolveConfig', () => {
 
       writeFileSync(file, JSON.stringify([{ id: CA, apiKey: 'ka', apiSecret: 'inline!' }]));
       expect(configError({ CUSTOMERS_FILE: file }).message).toContain('holds a secret inline');
+    } finally {
+      tmp.remove();
+    }
+  });
+
+  it('says where a customers file or WEBHOOK_REQUIRED_HEADERS is not JSON (line:column), never a fragment of its text (exit 78)', () => {
+    const tmp = tempDir();
+    try {
+      const file = join(tmp.dir, 'customers.json');
+      const third = '   "webhookHeaders":{"X-Webhook-Token":tok3nSECRETvalue42}}';
+      writeFileSync(file, `[\n  {"id": "${CA}", "apiKey": "ka", "apiSecretEnv": "A_SECRET",\n${third}\n]\n`);
+      const error = configError({ API_BASE_URL: base.API_BASE_URL, CUSTOMERS_FILE: file, A_SECRET: 'secret-a-123' });
+      expect(exitCodeFor(error)).toBe(78);
+      expect(error.message).toBe(`CUSTOMERS_FILE=${JSON.stringify(file)}: not valid JSON at 3:${third.indexOf('tok3n') + 1} (line:column; the text is not shown, as it may hold a secret). Fix: fix the JSON syntax there`);
+      for (const part of ['tok3n', 'SECRET', 'value42', 'k-Token', 'Unexpected token']) expect(error.message).not.toContain(part);
+
+      const headers = configError({ ...base, WEBHOOK_REQUIRED_HEADERS: '{"X-Webhook-Token":tok3nSECRETvalue42}' }).message;
+      expect(headers).toBe(
+        'WEBHOOK_REQUIRED_HEADERS="(not shown)": not valid JSON at 1:20 (line:column; the text is not shown, as it may hold a secret). Fix: use a JSON object, e.g. {"X-Webhook-Token":"value"}',
+      );
+      expect(headers).not.toMatch(/tok3n|SECRET|value42/);
     } finally {
       tmp.remove();
     }

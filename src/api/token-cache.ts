@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { silentLogger, type Logger } from '../logger.ts';
 import { decodeJwtClaims } from './jwt.ts';
+import { jsonSyntaxProblem, parseJsonText } from '../strict-json.ts';
 import type { TokenInfo, TokenStore } from './token.ts';
 
 /**
@@ -88,7 +89,9 @@ export class FileTokenStore implements TokenStore {
       return undefined;
     }
     try {
-      const parsed = JSON.parse(readFileSync(this.#path, 'utf8')) as CacheFile;
+      const read = parseJsonText(readFileSync(this.#path, 'utf8'));
+      if ('syntaxAt' in read) throw new Error(jsonSyntaxProblem(read.syntaxAt));
+      const parsed = read.value as CacheFile;
       if (parsed?.version !== 1 || typeof parsed.tokens !== 'object' || parsed.tokens === null) throw new Error('unknown format');
       return parsed;
     } catch (error) {

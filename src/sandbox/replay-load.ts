@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { UsageError } from '../errors.ts';
+import { jsonSyntaxProblem, parseJsonText } from '../strict-json.ts';
 import {
   EXCHANGES_DIR,
   META_FILE,
@@ -30,11 +31,10 @@ function readJson(path: string, what: string): unknown {
       cause: error,
     });
   }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw new UsageError(`${path}: ${what} is not valid JSON (${(error as Error).message}). Fix: use the file as the recorder wrote it`, { cause: error });
-  }
+  // No cause: V8's SyntaxError quotes the text around the error, and a recording holds what the platform answered.
+  const read = parseJsonText(text);
+  if ('syntaxAt' in read) throw new UsageError(`${path}: ${what} is ${jsonSyntaxProblem(read.syntaxAt)}. Fix: use the file as the recorder wrote it`);
+  return read.value;
 }
 
 /** The first problem of an exchange's shape, or undefined. Only what a replay relies on is checked. */

@@ -4,7 +4,7 @@ import type { OperationDefinitionNode } from 'graphql';
 import type { LoadedDocument } from '../api/documents.ts';
 import { ConfigError } from '../errors.ts';
 import { TABLE_SINK, type SinkName, type StreamSink } from '../store/types.ts';
-import { parseDuration, PLACEHOLDER_SETTING_NAMES } from '../config.ts';
+import { parseDuration, PLACEHOLDER_SETTING_NAMES, SYNC_CEILINGS } from '../config.ts';
 import { checkSelected, columnField, isSink, keyOf, recordAt, SINK_NAMES, softDeletes, UNMAPPED } from './definition-parts.ts';
 import { describeYaml, isPlainObject, mapAt, stringAt, YamlSource, type YamlPath } from './definition-yaml.ts';
 import { pagingAt, type PagingStyle } from './paging/index.ts';
@@ -442,6 +442,8 @@ function windowAt(src: YamlSource, at: YamlPath, value: unknown, variables: Comp
       stepMs = undefined;
     } else if (stepMs % gridMs !== 0) {
       src.error([...at, 'step'], `step ${String(w.step)} is not a whole number of the bounds' unit (${gridMs} ms: a bound sent as a date needs whole days)`, 'choose a step that is a multiple of it');
+    } else if (stepMs > SYNC_CEILINGS.step.ms) {
+      src.error([...at, 'step'], `step ${String(w.step)} is longer than ${SYNC_CEILINGS.step.text} (as SYNC_STEP: ${SYNC_CEILINGS.step.why})`, 'write e.g. step: 1h or step: 1d');
     }
   }
   return { endInclusive, stepMs, gridMs, endSlackMs: endInclusive ? endSlackMs : 0 };

@@ -2,7 +2,7 @@ import { canonicalTimestamp } from '../store/timestamps.ts';
 import { FIRST_READING } from '../time.ts';
 import type { DeliveryRecord, DeliveryRule, OccupancyRecord, QuarantinedRecord } from '../store/types.ts';
 import { Refusal } from './refusal.ts';
-import { checkStrictJson } from './strict-json.ts';
+import { checkStrictJson } from '../strict-json.ts';
 
 /**
  * Parsing of a delivery body (external API, section 2.6): the envelope is checked here (Id, Type, CustomerId,

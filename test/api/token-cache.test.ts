@@ -47,6 +47,13 @@ describe('FileTokenStore', () => {
     writeFileSync(path, '{"version":1,"tokens":', { mode: 0o600 });
     chmodSync(path, 0o600);
     expect(store.load(NOW)).toBeUndefined();
+    // A damaged file's warning says where it breaks, never V8's excerpt of it: the excerpt would hold a token.
+    const damaged = '{"version":1,"tokens":{"k":{"token":eyJtok3nSECRETvalue42}}}';
+    writeFileSync(path, damaged, { mode: 0o600 });
+    lines.length = 0;
+    expect(store.load(NOW)).toBeUndefined();
+    expect(lines.join('')).toContain(`not valid JSON at 1:${damaged.indexOf('eyJ') + 1} (line:column`);
+    expect(lines.join('')).not.toMatch(/tok3n|SECRET|value42|eyJ/);
 
     const target = join(tmp.dir, 'elsewhere.json');
     writeFileSync(target, JSON.stringify({ version: 1, tokens: {} }), { mode: 0o600 });

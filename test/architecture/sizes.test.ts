@@ -23,7 +23,7 @@ type FunctionKey = `${string} ${string}`;
  */
 const ALLOWED: ReadonlyMap<FunctionKey, { lines: number; why: string }> = new Map([
   // Earns its length: one pass over the text with its position in a local, the hot path of every delivery.
-  ['src/webhooks/strict-json.ts checkStrictJson', { lines: 155, why: 'a scanner: one loop, states in locals for speed' }],
+  ['src/strict-json.ts checkStrictJson', { lines: 155, why: 'a scanner: one loop, states in locals for speed' }],
 ]);
 
 /** Files over the limit, with their length now and the reason. Empty. */

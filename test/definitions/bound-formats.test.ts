@@ -136,6 +136,15 @@ describe('a step that does not cut whole days for bounds sent as dates', () => {
     expect(result.stderr).toMatch(new RegExp(`occupancy-sync\\.streams\\.yaml:${line}:\\d+: step 12h is not a whole number of the bounds' unit \\(86400000 ms: a bound sent as a date needs whole days\\)`));
   });
 
+  it('window.step longer than SYNC_STEP may be (7d) is refused when it is loaded, at its line', async () => {
+    writeDefinitions(dir.dir, occupancyWith(...DATE_BOUNDS, '    window: { step: 8d }\n'));
+    const result = await runMain(['sync'], { DEFINITIONS_FILE: dir.dir, DATABASE_URL: 'file:/nonexistent/x.db', API_BASE_URL: 'http://127.0.0.1:9', API_KEY: 'k', API_SECRET: 's', CUSTOMER_ID: '6f1c0d2e-0000-4000-8000-000000000001' });
+    expect(result.code).toBe(ExitCode.CONFIG);
+    const lines = readFileSync(join(dir.dir, 'occupancy-sync.streams.yaml'), 'utf8').split('\n');
+    const line = lines.findIndex((l) => l.includes('step: 8d')) + 1;
+    expect(result.stderr).toMatch(new RegExp(`occupancy-sync\\.streams\\.yaml:${line}:\\d+: step 8d is longer than 7d \\(as SYNC_STEP: .+\\)\\. Fix: write e\\.g\\. step: 1h or step: 1d`));
+  });
+
   it('SYNC_STEP (known only at run time): sync refuses before any request, and check names it for the stream', async () => {
     writeDefinitions(dir.dir, occupancyWith(...DATE_BOUNDS));
     target = await sandboxFor('v1', { customers: 1 });

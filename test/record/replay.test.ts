@@ -167,6 +167,10 @@ describe('sandbox --replay', () => {
     writeFileSync(join(work.dir, 'exchanges', '000002-query.json'), JSON.stringify(query(1, { response: ok(DATE_1, []) })));
     expect(() => readRecording(work.dir)).toThrow(/000002-query\.json: "seq" 1 is also the number of 000001-auth\.json/);
     writeFileSync(join(work.dir, 'exchanges', '000002-query.json'), '{');
-    expect(() => readRecording(work.dir)).toThrow(/000002-query\.json: an exchange is not valid JSON/);
+    expect(() => readRecording(work.dir)).toThrow(/000002-query\.json: an exchange is not valid JSON at 1:2 \(line:column; the text is not shown/);
+    const damaged = '{"seq":2,\n"request":{"headers":{"authorization":Bearer tok3nSECRET}}}';
+    writeFileSync(join(work.dir, 'exchanges', '000002-query.json'), damaged);
+    expect(() => readRecording(work.dir)).toThrow(`000002-query.json: an exchange is not valid JSON at 2:${damaged.split('\n')[1]!.indexOf('Bearer') + 1} (line:column`);
+    expect(() => readRecording(work.dir)).not.toThrow(/tok3n|SECRET/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { checkStrictJson } from '../../src/webhooks/strict-json.ts';
+import { checkStrictJson, jsonSyntaxProblem, parseJsonText } from '../../src/strict-json.ts';
 
 describe('strict JSON check of a delivery', () => {
   it('accepts what JSON.parse accepts when there is no duplicate key, lone surrogate or NUL', () => {
@@ -51,5 +51,35 @@ describe('strict JSON check of a delivery', () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe('a text that may hold secrets, parsed: a syntax error says where, never what', () => {
+  it('with syntaxOnly, refuses exactly what JSON.parse refuses (duplicate keys, lone surrogates and NUL escapes are JSON)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: fc.constantFrom(...'{}[]":,01a-.eE tn\\u'.split('')), maxLength: 30 }), (text) => {
+        let parses = true;
+        try {
+          JSON.parse(text);
+        } catch {
+          parses = false;
+        }
+        expect(checkStrictJson(text, true) === undefined).toBe(parses);
+      }),
+      { numRuns: 2000 },
+    );
+    expect(checkStrictJson('{"a":1,"a":"\\ud800\\u0000"}', true)).toBeUndefined();
+  });
+
+  it('names the line and column of the error and no part of the text', () => {
+    const text = '[\n  {\n    "id": "x",\n    "webhookHeaders": {"X-Webhook-Token":tok3nSECRETvalue42}\n  }\n]\n';
+    const read = parseJsonText(text);
+    const column = text.split('\n')[3]!.indexOf('tok3n') + 1;
+    expect(read).toEqual({ syntaxAt: { line: 4, column } });
+    const problem = jsonSyntaxProblem((read as { syntaxAt: { line: number; column: number } }).syntaxAt);
+    expect(problem).toBe(`not valid JSON at 4:${column} (line:column; the text is not shown, as it may hold a secret)`);
+    expect(problem).not.toMatch(/tok3n|SECRET|value42/);
+    expect(parseJsonText('{"a":1,"a":2}')).toEqual({ value: { a: 2 } });
+    expect(parseJsonText('{"a":')).toEqual({ syntaxAt: { line: 1, column: 6 } });
   });
 });

@@ -6,6 +6,9 @@
  * must accept and refuse the same deliveries, for reasons a retry cannot change.
  *
  * One pass over the text, no allocation but one Set per object: it runs once per delivery on the receiver's hot path.
+ *
+ * With `syntaxOnly` it checks JSON's own syntax (what JSON.parse refuses) and nothing more: `parseJsonText` asks it
+ * where a text JSON.parse refused breaks, since V8 says so by quoting the text around it.
  */
 
 export type StrictJsonProblem = 'syntax' | 'duplicate_key' | 'lone_surrogate' | 'nul_character';
@@ -35,7 +38,7 @@ class Fail {
 }
 
 /** Returns undefined when the text is one JSON value with none of the problems above, else the first problem. */
-export function checkStrictJson(text: string): StrictJsonFailure | undefined {
+export function checkStrictJson(text: string, syntaxOnly = false): StrictJsonFailure | undefined {
   let i = 0;
   const n = text.length;
   const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -70,11 +73,11 @@ export function checkStrictJson(text: string): StrictJsonFailure | undefined {
         const e = text.charCodeAt(i + 1);
         if (e === 0x75) {
           const unit = hex4(i + 2);
-          if (unit === 0) throw new Fail('nul_character', i);
-          if (unit >= 0xd800 && unit <= 0xdbff) {
+          if (unit === 0 && !syntaxOnly) throw new Fail('nul_character', i);
+          if (!syntaxOnly && unit >= 0xd800 && unit <= 0xdbff) {
             if (pendingHigh >= 0) throw new Fail('lone_surrogate', pendingHigh);
             pendingHigh = i;
-          } else if (unit >= 0xdc00 && unit <= 0xdfff) {
+          } else if (!syntaxOnly && unit >= 0xdc00 && unit <= 0xdfff) {
             if (pendingHigh < 0) throw new Fail('lone_surrogate', i);
             pendingHigh = -1;
           } else if (pendingHigh >= 0) {
@@ -142,7 +145,7 @@ export function checkStrictJson(text: string): StrictJsonFailure | undefined {
         const raw = string(true)!;
         // Compared decoded, as JSON.parse and json_extract compare them: "Id" and "\u0049d" are the same key.
         const key = raw.includes('\\') ? (JSON.parse(`"${raw}"`) as string) : raw;
-        if (keys.has(key)) throw new Fail('duplicate_key', keyAt);
+        if (keys.has(key) && !syntaxOnly) throw new Fail('duplicate_key', keyAt);
         keys.add(key);
         skip();
         if (text.charCodeAt(i) !== C.Colon) throw new Fail('syntax', i);
@@ -189,4 +192,35 @@ export function checkStrictJson(text: string): StrictJsonFailure | undefined {
     if (error instanceof Fail) return { problem: error.problem, at: error.at };
     throw error;
   }
+}
+
+/** Line and column (both from 1) of a character offset in a text. */
+export function lineColumn(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let start = 0;
+  for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) {
+    line++;
+    start = i + 1;
+  }
+  return { line, column: offset - start + 1 };
+}
+
+/**
+ * JSON.parse for a text that may hold secrets (a customers file, a token cache, a variable of headers, a recording).
+ * V8's SyntaxError quotes the text around the error (`..."k-Token":tok3nSECRET"... is not valid JSON`), so its message
+ * must never reach a log or a terminal: a syntax error is reported by where it is, `line:column`, and nothing of the
+ * text. Its words are `jsonSyntaxProblem`'s, the same wherever such a text is read.
+ */
+export function parseJsonText(text: string): { value: unknown } | { syntaxAt: { line: number; column: number } } {
+  try {
+    return { value: JSON.parse(text) as unknown };
+  } catch {
+    const failure = checkStrictJson(text, true);
+    return { syntaxAt: lineColumn(text, failure?.at ?? 0) };
+  }
+}
+
+/** The problem a text JSON.parse refused is reported as: where, never what. */
+export function jsonSyntaxProblem(at: { line: number; column: number }): string {
+  return `not valid JSON at ${at.line}:${at.column} (line:column; the text is not shown, as it may hold a secret)`;
 }
