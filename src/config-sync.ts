@@ -10,7 +10,7 @@ const DEFAULT_PAGE_SIZE = 1000;
  * a trusted clock skew) on every run. SYNC_INITIAL_HISTORY keeps the span's ceiling: it is read once, as a backfill is.
  */
 export const SYNC_CEILINGS = {
-  lookback: ceiling('1d', 'every run re-reads it', 're-read an older range once with `occupancy-sync backfill` or `state rewind`, and keep the lookback to hours (default 15m)'),
+  lookback: ceiling('7d', 'every run re-reads it', 're-read an older range once with `occupancy-sync backfill` or `state rewind`, and keep the lookback to what arrives late (default 15m; days for gateways that upload after being offline)'),
   settleDelay: ceiling('1h', 'no run reads closer to now than this, so the copy is always that far behind', 'use e.g. 60s (the default) or 5m; rows that arrive later are read again through SYNC_LOOKBACK'),
   step: ceiling('7d', 'a window is what a run checkpoints and reads in parallel, in at most SYNC_MAX_PAGES_PER_WINDOW pages', 'use e.g. 1h (the default) or 1d'),
   maxClockSkew: ceiling('2d', 'a Date header further off is a broken clock, and while it is trusted it holds the watermark back as far, re-read by every run', 'use e.g. 5m (the default) or 1h, and fix the clock that is off (NTP)'),

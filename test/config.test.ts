@@ -122,7 +122,7 @@ describe('resolveConfig', () => {
 
   it('bounds each window setting by what it means: a lookback every run re-reads, a settle delay no run reads past, a step, a trusted clock skew, a compared window', () => {
     const limits: Array<[variable: string, limit: string, over: string]> = [
-      ['SYNC_LOOKBACK', '1d', '25h'],
+      ['SYNC_LOOKBACK', '7d', '169h'],
       ['SYNC_SETTLE_DELAY', '1h', '61m'],
       ['SYNC_STEP', '7d', '8d'],
       ['SYNC_MAX_CLOCK_SKEW', '2d', '49h'],
