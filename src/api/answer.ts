@@ -31,7 +31,9 @@ export function mediaType(response: HttpResponse): string {
 /** A short, secret-free sample of a body for a message: an HTML page's title, or its first characters. */
 function sample(text: string, secrets: SecretRegistry | undefined): string {
   const title = /<title[^>]*>([^<]{1,120})<\/title>/i.exec(text)?.[1];
-  const shown = (title ?? text).replace(/\s+/g, ' ').trim();
+  // A run of base64, base64url or hex this long is a credential or an id, never words: a token of an auth answer cut
+  // off is not yet known to the registry. Its first characters say what it was.
+  const shown = (title ?? text).replace(/\s+/g, ' ').trim().replace(/[A-Za-z0-9_+=-]{24,}/g, (run) => `${run.slice(0, 4)}…(${run.length} characters)`);
   const scrubbed = secrets ? secrets.scrub(shown) : shown;
   const cut = scrubbed.length > 80 ? `${scrubbed.slice(0, 80)}…` : scrubbed;
   return `${title ? 'titled ' : 'starting '}${JSON.stringify(secrets ? secrets.scrub(cut) : cut)}`;
@@ -69,12 +71,14 @@ export function readJsonAnswer(
     try {
       json = JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
       parsed = true;
-    } catch (error) {
+    } catch {
       if (JSON_TYPE.test(type) || /^[[{]/.test(trimmed)) {
+        // No cause: V8's SyntaxError quotes the text it refused (a token of an auth answer cut off), and a logged
+        // error carries its cause's message. The sample above is the redacted view of it.
         throw new ApiTransportError(
           'invalid_json',
           `${what} is not valid JSON (Content-Type ${type}, ${response.body.length} bytes, ${sample(trimmed, secrets)}): it was cut off or garbled on the way. ${fix}`,
-          { cause: error, status: response.status },
+          { status: response.status },
         );
       }
     }

@@ -161,6 +161,23 @@ describe('API client: answers whatever their label', () => {
     }
   });
 
+  it('an answer cut off inside a value keeps the value out of the error and its causes (V8 quotes the text it refuses)', async () => {
+    const secretPart = 'eyJzZWNyZXQtdG9rZW4tcGFydC0xMjM0NTY3ODkw';
+    const one = await setup([raw(200, `{"data": {"token": "${secretPart}`, { 'content-type': 'application/json' })]);
+    const error = await one.client.request(BUILDINGS).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(Error);
+    const chain: string[] = [];
+    for (let e: unknown = error; e instanceof Error; e = e.cause) chain.push(e.message, String(e.stack));
+    expect(chain.join('\n')).toMatch(/answer is not valid JSON/);
+    expect(chain.join('\n')).not.toContain(secretPart.slice(0, 12));
+    await client!.close();
+    await new Promise((r) => server!.close(r));
+    client = server = undefined;
+  });
+
   it('recovers from one empty answer and one that is cut off', async () => {
     const { client } = await setup([raw(200, '', {}), raw(200, body.slice(0, 9), { 'content-type': 'application/json' }), json(200, DATA)]);
     await expect(client.request(BUILDINGS)).resolves.toEqual(DATA.data);
