@@ -2,7 +2,7 @@
  * Driver errors in words an operator can act on: what failed, where (the database, without its password), and the
  * fix. The raw message is kept at the end for anything not recognised, and the driver error stays the `cause`.
  */
-import { DatabaseBusyError, StoreError } from '../errors.ts';
+import { DatabaseAccessError, DatabaseBusyError, DatabaseLocationError, StoreError } from '../errors.ts';
 import { redactUrl } from '../net.ts';
 
 interface DriverError {
@@ -117,11 +117,27 @@ export function isCancelledOnRequest(error: unknown): boolean {
   return e?.code === '57014' && !/statement timeout/i.test(e.message ?? '');
 }
 
+/** Postgres refused the login (28P01 a wrong password, 28000 no such role or no pg_hba.conf entry) or a permission. */
+const ACCESS_CODES = new Set(['28P01', '28000', '42501']);
+
+/**
+ * The store's error for a driver error, `message` explaining it. The class says who can fix it, and so the exit code:
+ * a database that does not exist is a DatabaseLocationError (78, DATABASE_URL names the wrong place), a refused login
+ * or permission a DatabaseAccessError (77, as a refused API key: retrying meets the same refusal), anything else a
+ * StoreError (1). Chosen here only, whichever statement met the error (opening, migrating, reading, a page).
+ */
+export function wrapDriverError(error: unknown, message: string): StoreError {
+  const code = (error as { code?: string } | undefined)?.code ?? '';
+  if (code === '3D000') return new DatabaseLocationError(message, { cause: error });
+  if (ACCESS_CODES.has(code)) return new DatabaseAccessError(message, { cause: error });
+  return new StoreError(message, { cause: error });
+}
+
 /**
  * The store's error for a driver error met before anything was written (opening, migrating, locking): a busy
- * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else a StoreError.
+ * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else as wrapDriverError says.
  */
 export function storeError(error: unknown, location: string, what?: string): StoreError {
   const message = `${what ? `${what} failed: ` : ''}${explainDatabaseError(error, location)}`;
-  return isBusy(error) ? new DatabaseBusyError(`${message}. Nothing was done`, { cause: error }) : new StoreError(message, { cause: error });
+  return isBusy(error) ? new DatabaseBusyError(`${message}. Nothing was done`, { cause: error }) : wrapDriverError(error, message);
 }
