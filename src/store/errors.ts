@@ -27,6 +27,9 @@ export function explainDatabaseError(error: unknown, location: string): string {
   const e = (error ?? {}) as DriverError;
   const code = e.code ?? '';
   const raw = e.message ?? String(error);
+  if (isTlsRefused(code, raw)) {
+    return `Postgres at ${location} did not accept TLS, which the sslmode of DATABASE_URL asks for: the connection ended in the TLS handshake (${raw}). Fix: enable TLS on the server (ssl = on), or set sslmode=prefer (TLS when the server offers it) or sslmode=disable in DATABASE_URL`;
+  }
   switch (code) {
     case 'ECONNREFUSED':
       return `cannot connect to Postgres at ${location}: connection refused. Fix: start Postgres, or correct the host and port in DATABASE_URL`;
@@ -99,6 +102,15 @@ export function explainDatabaseError(error: unknown, location: string): string {
       return parts.join('; ');
     }
   }
+}
+
+/**
+ * The connection ended before the TLS handshake was done. Asked for TLS (sslmode require, allow, verify-*), postgres.js
+ * starts the handshake even when the server has just answered that it speaks no TLS; such a server then closes the
+ * connection, and Node reports only the socket's end, as for a server that went away.
+ */
+function isTlsRefused(code: string, raw: string): boolean {
+  return (code === 'ECONNRESET' || code === 'EPIPE') && /before secure TLS connection was established/i.test(raw);
 }
 
 /** Codes that say someone else holds the database for now: trying again later can succeed. */

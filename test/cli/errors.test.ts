@@ -141,6 +141,28 @@ describe('expected failures are one line each: what, where and the fix', () => {
     }
   }, 120_000);
 
+  it("Postgres sslmode: a word libpq does not know is configuration (78); TLS asked of a server without it is said so", async () => {
+    const bogus = await cli(['migrate'], base({ DATABASE_URL: 'postgres://sync:hunter2pw@127.0.0.1:9/test?sslmode=DISABLE' }));
+    expect([bogus.code, bogus.stderr]).toEqual([
+      ExitCode.CONFIG,
+      'occupancy-sync: DATABASE_URL="postgres://sync:***@127.0.0.1:9/test?sslmode=DISABLE": sslmode="DISABLE" is not an sslmode Postgres knows. ' +
+        'Fix: use one of sslmode=disable, allow, prefer, require, verify-ca, verify-full (lower case), or leave sslmode out for no TLS\n',
+    ]);
+    // A Postgres without TLS: it answers the SSLRequest with N, then drops the connection that starts a handshake anyway.
+    const port = await listen(createTcpServer((socket) => {
+      socket.once('data', () => {
+        socket.write('N');
+        socket.once('data', () => socket.destroy());
+      });
+    }));
+    const plain = await cli(['migrate'], base({ DATABASE_URL: `postgres://sync@127.0.0.1:${port}/test?sslmode=require` }));
+    expect(plain.code).toBe(ExitCode.FAILURE);
+    expect(plain.stderr).toMatch(
+      new RegExp(`^occupancy-sync: applying migrations failed: Postgres at postgres://sync@127\\.0\\.0\\.1:${port}/test\\?sslmode=require did not accept TLS, which the sslmode of DATABASE_URL asks for: .*Fix: enable TLS on the server \\(ssl = on\\), or set sslmode=prefer \\(TLS when the server offers it\\) or sslmode=disable in DATABASE_URL\n$`),
+    );
+    expect(plain.stderr).not.toContain('check that the server is up');
+  });
+
   it('SQLite in a directory this user may not write: the path and the fix, for a writing command; reading still works', async () => {
     const dir = join(tmp.dir, 'readonly');
     mkdirSync(dir);
