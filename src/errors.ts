@@ -197,10 +197,18 @@ export class DatabaseBusyError extends StoreError {}
 
 /**
  * DATABASE_URL names a place where the database cannot be opened: a directory, a file that is not a database, a file
- * or directory this user may not read or write, a database that does not exist for a command that only reads. The
- * message names the variable, the resolved path, what is wrong there and the fix; exit code 78, as configuration.
+ * or directory this user may not read or write or that cannot be created, a database that does not exist for a command
+ * that only reads, a Postgres database that does not exist. The message names the variable, the resolved path (or the
+ * database, without its password), what is wrong there and the fix; exit code 78, as configuration.
  */
 export class DatabaseLocationError extends StoreError {}
+
+/**
+ * The database refused this user: Postgres refused the login (no such role, a wrong password, pg_hba.conf), or the
+ * role lacks a permission it needs (CREATE on the schema). Like a wrong API secret or a missing scope, only a person
+ * can fix it, so it is exit code 77 (a restart or the next cron run would meet the same refusal).
+ */
+export class DatabaseAccessError extends StoreError {}
 
 /** Process exit codes, chosen so cron mail and systemd's Result= tell the cases apart (sysexits.h where one fits). */
 export const ExitCode = {
@@ -209,7 +217,7 @@ export const ExitCode = {
   FAILURE: 1,
   /** Bad command-line usage. */
   USAGE: 64,
-  /** Authentication failed: fix the key, secret or scopes. */
+  /** Authentication failed: fix the key, secret or scopes (or the database user's login or permissions). */
   AUTH: 77,
   /** Bad configuration. */
   CONFIG: 78,
@@ -220,7 +228,7 @@ export const ExitCode = {
 export function exitCodeFor(error: unknown): number {
   if (error instanceof UsageError) return ExitCode.USAGE;
   if (error instanceof ConfigError || error instanceof DatabaseLocationError) return ExitCode.CONFIG;
-  if (error instanceof AuthError) return ExitCode.AUTH;
+  if (error instanceof AuthError || error instanceof DatabaseAccessError) return ExitCode.AUTH;
   if (error instanceof DatabaseBusyError) return ExitCode.LOCKED;
   return ExitCode.FAILURE;
 }

@@ -70,6 +70,21 @@ describe('resolveConfig', () => {
     expect(resolveConfig({ ...base, DATABASE_URL: 'postgres://u@h:5432/db' }).database.dialect).toBe('postgres');
   });
 
+  it("takes DATABASE_URL's sslmode only as libpq names it, refusing any other (postgres.js took it for verify-full), the password hidden", () => {
+    for (const mode of ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full']) {
+      expect(resolveConfig({ ...base, DATABASE_URL: `postgres://u@h:5432/db?sslmode=${mode}` }).database.url, mode).toBe(`postgres://u@h:5432/db?sslmode=${mode}`);
+    }
+    const accepted = 'use one of sslmode=disable, allow, prefer, require, verify-ca, verify-full (lower case), or leave sslmode out for no TLS';
+    expect(configError({ ...base, DATABASE_URL: 'postgres://u:hunter2pw@h:5432/db?sslmode=bogus' }).message).toBe(
+      `DATABASE_URL="postgres://u:***@h:5432/db?sslmode=bogus": sslmode="bogus" is not an sslmode Postgres knows. Fix: ${accepted}`,
+    );
+    expect(configError({ ...base, DATABASE_URL: 'postgres://u@h:5432/db?sslmode=DISABLE' }).message).toContain('sslmode="DISABLE" is not an sslmode Postgres knows');
+    // postgres.js keeps the last of two: each is checked.
+    expect(configError({ ...base, DATABASE_URL: 'postgres://u@h:5432/db?sslmode=require&sslmode=no-verify' }).message).toContain('sslmode="no-verify"');
+    expect(configError({ ...base, DATABASE_URL: 'postgres://u@h:5432/db?sslmode=' }).message).toContain('sslmode="" is not');
+    expect(configError({ ...base, DATABASE_URL: 'postgres://u@h:5432/db?sslmode=bogus' })).toBeInstanceOf(ConfigError);
+  });
+
   it('refuses plain http except on loopback, naming the variable and the fix', () => {
     const error = configError({ ...base, API_BASE_URL: 'http://api.example.com' });
     expect(error.message).toContain('API_BASE_URL="http://api.example.com"');

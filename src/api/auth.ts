@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.ts';
 import { AuthError, RateLimitError } from '../errors.ts';
 import type { SecretRegistry } from '../logger.ts';
-import { ApiTransportError } from './failure.ts';
+import { ApiTransportError, BaseUrlError } from './failure.ts';
 import { parseRetryAfter } from './retry.ts';
 import type { IssuedToken } from './token.ts';
 import { readJsonAnswer } from './answer.ts';
@@ -36,15 +36,14 @@ export function bodyExcerpt(response: HttpResponse, secrets: SecretRegistry): st
 
 /**
  * A 404 (or 405) at one of the two documented endpoints: the base URL points at some other server, or at the right
- * one with a wrong path. Permanent.
+ * one with a wrong path. Permanent. `answeredBefore`: the endpoint answered this client earlier, so the base URL is
+ * right and the platform is what changed: a failed request (exit 1), not the configuration (BaseUrlError, exit 78).
  */
-export function notTheApi(status: number, baseUrl: string, path: string): ApiTransportError {
-  return new ApiTransportError(
-    'client_error',
+export function notTheApi(status: number, baseUrl: string, path: string, answeredBefore: boolean): ApiTransportError | BaseUrlError {
+  const message =
     `${baseUrl}${path} answered HTTP ${status}: API_BASE_URL does not point at the platform's API. ` +
-      `Fix: set API_BASE_URL to the platform's base URL, the part before ${path}`,
-    { status, retryable: false },
-  );
+    `Fix: set API_BASE_URL to the platform's base URL, the part before ${path}`;
+  return answeredBefore ? new ApiTransportError('client_error', message, { status, retryable: false }) : new BaseUrlError(message, { status });
 }
 
 /** 5xx statuses that say the server will not do this, whatever the number of tries. */
@@ -93,6 +92,7 @@ export function statusError(response: HttpResponse, path: string, clock: Clock, 
 export function createAuthenticator(options: AuthenticatorOptions): () => Promise<IssuedToken> {
   const { transport, apiKey, apiSecret, secrets, clock } = options;
   secrets.add(apiSecret);
+  let answered = false;
   return async () => {
     options.onCall?.();
     const response = await transport.post(
@@ -108,7 +108,7 @@ export function createAuthenticator(options: AuthenticatorOptions): () => Promis
         { status: response.status },
       );
     }
-    if (response.status === 404 || response.status === 405) throw notTheApi(response.status, options.baseUrl, AUTH_PATH);
+    if (response.status === 404 || response.status === 405) throw notTheApi(response.status, options.baseUrl, AUTH_PATH, answered);
     if (response.status < 200 || response.status >= 300) throw statusError(response, AUTH_PATH, clock, secrets);
     const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
     const json = readJsonAnswer(response, AUTH_PATH, isObject, secrets).json as { idToken?: unknown; expiresIn?: unknown } | null;
@@ -122,6 +122,7 @@ export function createAuthenticator(options: AuthenticatorOptions): () => Promis
       );
     }
     secrets.add(idToken);
+    answered = true;
     return { idToken, expiresIn };
   };
 }

@@ -200,6 +200,7 @@ export function createApiClient(options: ApiClientOptions): ApiClient {
     budgetUse,
     counters,
     answers: new AnswerReader(logger, secrets),
+    answered: false,
     onServerTime: (date) => void (serverTime = date),
   };
 

@@ -1,4 +1,4 @@
-import { TransportError } from '../errors.ts';
+import { ConfigError, TransportError } from '../errors.ts';
 
 /** Why an attempt failed, as logged and counted in `stats.retriesByReason`. */
 export type FailureReason =
@@ -33,5 +33,19 @@ export class ApiTransportError extends TransportError {
   ) {
     super(message, options);
     this.reason = reason;
+  }
+}
+
+/**
+ * API_BASE_URL does not lead to the platform's API: one of its two endpoints answered 404 (or 405) before it had ever
+ * answered this client. A configuration error (exit code 78): no retry and no later run can fix it, a person must, so
+ * systemd must not restart `serve` for it and cron must tell it from a failed run. An endpoint that did answer before
+ * and then says 404 is the platform's moment (a redeploy), an ApiTransportError as other 4xx.
+ */
+export class BaseUrlError extends ConfigError {
+  readonly status: number;
+  constructor(message: string, options: { status: number }) {
+    super(message);
+    this.status = options.status;
   }
 }

@@ -8,4 +8,4 @@ export type { DocumentMismatch } from './document-schema.ts';
 export { fetchLiveSchema, loadSchemaFile, describeName, IntrospectionRefusedError, type LiveSchema } from './schema.ts';
 export { checkCredentials, formatFinding, type CredentialsCheck, type Finding, type FindingKind } from './diagnose.ts';
 export { decodeJwtClaims, jwtCustomer, jwtScopes } from './jwt.ts';
-export { ApiTransportError, type FailureReason } from './failure.ts';
+export { ApiTransportError, BaseUrlError, type FailureReason } from './failure.ts';

@@ -68,6 +68,8 @@ export interface QueryContext {
   budgetUse: BudgetUse;
   counters: ClientCounters;
   answers: AnswerReader;
+  /** Whether the query endpoint has answered a GraphQL response to this client: a 404 after that is not API_BASE_URL's. */
+  answered: boolean;
   /** The latest successful answer's `Date` (the latest wins, not the largest: a clock stepped back is followed). */
   onServerTime(date: number): void;
 }
@@ -116,6 +118,7 @@ export async function attemptQuery(ctx: QueryContext, doc: LoadedDocument, body:
     }
     if (response.status === 400 || (response.status >= 200 && response.status < 300)) {
       const json = response.status === 400 ? ctx.answers.readOrUndefined(response) : ctx.answers.read(response);
+      if (isGraphQLResponse(json)) ctx.answered = true;
       if (isPlainObject(json) && Array.isArray(json.errors) && json.errors.length > 0) {
         const errors = json.errors as GraphQLErrorEntry[];
         const permanent = permanentReason(errors, { status: response.status, hasData: 'data' in json, document: doc.document });
@@ -134,7 +137,7 @@ export async function attemptQuery(ctx: QueryContext, doc: LoadedDocument, body:
         });
       }
     }
-    if (response.status === 404 || response.status === 405) throw notTheApi(response.status, ctx.baseUrl, QUERY_PATH);
+    if (response.status === 404 || response.status === 405) throw notTheApi(response.status, ctx.baseUrl, QUERY_PATH, ctx.answered);
     throw statusError(response, QUERY_PATH, ctx.clock, ctx.secrets);
   }
 }

@@ -29,8 +29,10 @@ export async function checkTables(config: Config, streams: ReadonlyArray<AnyStre
   try {
     store = await openForReading(config.database);
   } catch (error) {
-    // A first deploy: no database, or one no sync has written yet; the sync creates every declared table.
-    if (error instanceof DatabaseLocationError || /holds no occupancy-sync tables yet/.test((error as Error).message)) return { tables: [], changes: [], problems: [] };
+    // A first deploy: no SQLite file, or a database no sync has written yet; the sync creates every declared table.
+    // (A Postgres database that does not exist is no first deploy: the sync would not create it, so it is said.)
+    const firstDeploy = (error instanceof DatabaseLocationError && config.database.dialect === 'sqlite') || /holds no occupancy-sync tables yet/.test((error as Error).message);
+    if (firstDeploy) return { tables: [], changes: [], problems: [] };
     return { tables: [], changes: [], problems: [], skipped: `the declared tables were not compared with the database: ${(error as Error).message}` };
   }
   try {

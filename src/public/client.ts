@@ -8,7 +8,7 @@ import { loadDocument as loadDocumentImpl } from '../api/documents.ts';
 export { HTTP_DEFAULTS, DEFAULT_REFRESH_MARGIN_MS } from '../api/client.ts';
 export type { ApiClient, ApiClientOptions, ApiStats, RequestOptions } from '../api/client.ts';
 export type { LoadedDocument } from '../api/documents.ts';
-export { ApiTransportError, type FailureReason } from '../api/failure.ts';
+export { ApiTransportError, BaseUrlError, type FailureReason } from '../api/failure.ts';
 
 /**
  * Creates the client for one API key. It keeps one bearer token, refreshed before it expires by a single request

@@ -2,7 +2,7 @@
  * Driver errors in words an operator can act on: what failed, where (the database, without its password), and the
  * fix. The raw message is kept at the end for anything not recognised, and the driver error stays the `cause`.
  */
-import { DatabaseBusyError, StoreError } from '../errors.ts';
+import { DatabaseAccessError, DatabaseBusyError, DatabaseLocationError, StoreError } from '../errors.ts';
 import { redactUrl } from '../net.ts';
 
 interface DriverError {
@@ -27,6 +27,9 @@ export function explainDatabaseError(error: unknown, location: string): string {
   const e = (error ?? {}) as DriverError;
   const code = e.code ?? '';
   const raw = e.message ?? String(error);
+  if (isTlsRefused(code, raw)) {
+    return `Postgres at ${location} did not accept TLS, which the sslmode of DATABASE_URL asks for: the connection ended in the TLS handshake (${raw}). Fix: enable TLS on the server (ssl = on), or set sslmode=prefer (TLS when the server offers it) or sslmode=disable in DATABASE_URL`;
+  }
   switch (code) {
     case 'ECONNREFUSED':
       return `cannot connect to Postgres at ${location}: connection refused. Fix: start Postgres, or correct the host and port in DATABASE_URL`;
@@ -101,6 +104,15 @@ export function explainDatabaseError(error: unknown, location: string): string {
   }
 }
 
+/**
+ * The connection ended before the TLS handshake was done. Asked for TLS (sslmode require, allow, verify-*), postgres.js
+ * starts the handshake even when the server has just answered that it speaks no TLS; such a server then closes the
+ * connection, and Node reports only the socket's end, as for a server that went away.
+ */
+function isTlsRefused(code: string, raw: string): boolean {
+  return (code === 'ECONNRESET' || code === 'EPIPE') && /before secure TLS connection was established/i.test(raw);
+}
+
 /** Codes that say someone else holds the database for now: trying again later can succeed. */
 export function isBusy(error: unknown): boolean {
   const code = (error as { code?: string } | undefined)?.code ?? '';
@@ -117,11 +129,27 @@ export function isCancelledOnRequest(error: unknown): boolean {
   return e?.code === '57014' && !/statement timeout/i.test(e.message ?? '');
 }
 
+/** Postgres refused the login (28P01 a wrong password, 28000 no such role or no pg_hba.conf entry) or a permission. */
+const ACCESS_CODES = new Set(['28P01', '28000', '42501']);
+
+/**
+ * The store's error for a driver error, `message` explaining it. The class says who can fix it, and so the exit code:
+ * a database that does not exist is a DatabaseLocationError (78, DATABASE_URL names the wrong place), a refused login
+ * or permission a DatabaseAccessError (77, as a refused API key: retrying meets the same refusal), anything else a
+ * StoreError (1). Chosen here only, whichever statement met the error (opening, migrating, reading, a page).
+ */
+export function wrapDriverError(error: unknown, message: string): StoreError {
+  const code = (error as { code?: string } | undefined)?.code ?? '';
+  if (code === '3D000') return new DatabaseLocationError(message, { cause: error });
+  if (ACCESS_CODES.has(code)) return new DatabaseAccessError(message, { cause: error });
+  return new StoreError(message, { cause: error });
+}
+
 /**
  * The store's error for a driver error met before anything was written (opening, migrating, locking): a busy
- * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else a StoreError.
+ * database is a DatabaseBusyError (nothing was done; the CLI exits 75), anything else as wrapDriverError says.
  */
 export function storeError(error: unknown, location: string, what?: string): StoreError {
   const message = `${what ? `${what} failed: ` : ''}${explainDatabaseError(error, location)}`;
-  return isBusy(error) ? new DatabaseBusyError(`${message}. Nothing was done`, { cause: error }) : new StoreError(message, { cause: error });
+  return isBusy(error) ? new DatabaseBusyError(`${message}. Nothing was done`, { cause: error }) : wrapDriverError(error, message);
 }

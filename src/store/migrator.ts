@@ -4,7 +4,7 @@ import { DatabaseBusyError, StoreError } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import type { Adapter, Executor } from './adapter.ts';
 import { CONVERSION_DONE_MIGRATION, convertLegacyOccupancy, type ConversionStep } from './compact-occupancy.ts';
-import { explainDatabaseError } from './errors.ts';
+import { explainDatabaseError, wrapDriverError } from './errors.ts';
 import { loadMigrations, loadRepeatable, pending, type NamedMigration, type RepeatableScript } from './migrations.ts';
 import type { Lock } from './types.ts';
 
@@ -121,11 +121,11 @@ async function applyRepeatable(db: Adapter, script: RepeatableScript, logger: Lo
     try {
       for (const statement of script.statements) await tx.exec(statement);
     } catch (error) {
-      throw new StoreError(
+      throw wrapDriverError(
+        error,
         `applying ${script.name} failed: ${explainDatabaseError(error, db.location)}. Nothing of it was applied. ` +
           'Fix: a view whose columns change (renamed, removed or of another type) cannot be replaced in place: add a ' +
           'migration that drops it, and the views script creates it again',
-        { cause: error },
       );
     }
     const at = new Date().toISOString();

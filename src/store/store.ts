@@ -5,7 +5,7 @@ import type { Logger } from '../logger.ts';
 import type { Adapter, Executor, QueryOptions } from './adapter.ts';
 import { DeclaredSinks, planTables } from './declare-tables.ts';
 import { targetName, targetRelation } from './declared-tables.ts';
-import { explainDatabaseError, isCancelledOnRequest, storeError } from './errors.ts';
+import { explainDatabaseError, isCancelledOnRequest, storeError, wrapDriverError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalTimestamp } from './timestamps.ts';
 import { AggregateKeeper } from './aggregate-store.ts';
@@ -425,7 +425,7 @@ export class SqlStore implements Store {
     } catch (error) {
       if (error instanceof StoreError || error instanceof TableChangeError) throw error;
       if (nothingDone) throw storeError(error, this.#db.location, what);
-      throw new StoreError(`${what} failed: ${explainDatabaseError(error, this.#db.location)}`, { cause: error });
+      throw wrapDriverError(error, `${what} failed: ${explainDatabaseError(error, this.#db.location)}`);
     }
   }
 }

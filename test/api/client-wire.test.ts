@@ -2,7 +2,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../../src/clock.ts';
-import { AuthError, ConfigError } from '../../src/errors.ts';
+import { AuthError, ConfigError, ExitCode, exitCodeFor } from '../../src/errors.ts';
+import { ApiTransportError, BaseUrlError } from '../../src/api/failure.ts';
 import { SecretRegistry } from '../../src/logger.ts';
 import { createApiClient, parseDateHeader, type ApiClient } from '../../src/api/client.ts';
 import { parseDocumentSource } from '../../src/api/documents.ts';
@@ -166,6 +167,40 @@ describe('API client on the wire', () => {
     expect((error as Error).message).toContain('API key "key-1"');
     expect((error as Error).message).not.toContain('secret-abcdefgh');
     expect(seen).toHaveLength(1);
+  });
+
+  it("a 404 before an endpoint ever answered is API_BASE_URL's (exit 78); after it answered, the platform's (exit 1)", async () => {
+    const gone = json(404, { error: 'no such endpoint' });
+    // Before any answer: the auth endpoint, then (auth fine) the query endpoint.
+    const first = await setup([gone], []);
+    const auth = await first.client.request(BUILDINGS).catch((e: unknown) => e);
+    expect(auth).toBeInstanceOf(BaseUrlError);
+    expect(auth).toMatchObject({ status: 404, message: expect.stringMatching(/\/api\/v1\/auth answered HTTP 404: API_BASE_URL does not point at the platform's API\. Fix: /) });
+    expect(exitCodeFor(auth)).toBe(ExitCode.CONFIG);
+    expect(first.seen).toHaveLength(1);
+    await client!.close();
+    await new Promise((r) => server!.close(r));
+
+    const second = await setup([json(200, TOKEN)], [json(405, { error: 'method' })]);
+    const query = await second.client.request(BUILDINGS).catch((e: unknown) => e);
+    expect(query).toBeInstanceOf(BaseUrlError);
+    expect(exitCodeFor(query)).toBe(ExitCode.CONFIG);
+    await client!.close();
+    await new Promise((r) => server!.close(r));
+
+    // Mid-run, once each endpoint has answered: a failed request as any other 4xx, not retried, exit 1.
+    const third = await setup([json(200, TOKEN), gone], [json(200, DATA), gone]);
+    await third.client.request(BUILDINGS);
+    const later = await third.client.request(BUILDINGS).catch((e: unknown) => e);
+    expect(later).toBeInstanceOf(ApiTransportError);
+    expect(later).toMatchObject({ reason: 'client_error', status: 404, retryable: false });
+    expect(exitCodeFor(later)).toBe(ExitCode.FAILURE);
+    third.clock.advance(TOKEN.expiresIn * 1000);
+    const reauth = await third.client.request(BUILDINGS).catch((e: unknown) => e);
+    expect(reauth).toBeInstanceOf(ApiTransportError);
+    expect(reauth).toMatchObject({ status: 404, message: expect.stringContaining('/api/v1/auth answered HTTP 404') });
+    expect(exitCodeFor(reauth)).toBe(ExitCode.FAILURE);
+    expect(third.seen.map((s) => s.path)).toEqual(['/api/v1/auth', '/api/external/query', '/api/external/query', '/api/v1/auth']);
   });
 
   it('does not retry other 4xx answers and does not repeat a mutation after an ambiguous 500', async () => {

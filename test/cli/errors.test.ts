@@ -1,12 +1,14 @@
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
+import postgres from 'postgres';
 import { afterEach, describe, expect, it } from 'vitest';
 import { errorLine, loadEnvironment } from '../../src/cli/main.ts';
 import { ExitCode, OccupancySyncError } from '../../src/errors.ts';
 import { createLogger } from '../../src/logger.ts';
-import { PG_BASE_URL, requirePostgres } from '../support/databases.ts';
+import { freshDatabase, PG_BASE_URL, requirePostgres } from '../support/databases.ts';
 import { runCli, spawnCli } from '../support/process.ts';
 import { tempDir } from '../support/tmp.ts';
 import { runMain } from '../support/cli.ts';
@@ -73,14 +75,14 @@ describe('expected failures are one line each: what, where and the fix', () => {
     );
   });
 
-  it('a base URL that answers 404: permanent, one request, the variable and the fix named', async () => {
+  it('a base URL that answers 404: permanent, one request, the variable and the fix named, a configuration error (78)', async () => {
     let requests = 0;
     const port = await listen(createServer((_req, res) => {
       requests += 1;
       res.writeHead(404, { 'content-type': 'text/html' }).end('<h1>Not Found</h1>');
     }));
     const result = await cli(['sync'], base({ API_BASE_URL: `http://127.0.0.1:${port}/v2` }));
-    expect(result.code).toBe(ExitCode.FAILURE);
+    expect(result.code).toBe(ExitCode.CONFIG);
     expect(result.stderr).toContain(
       `failed: http://127.0.0.1:${port}/v2/api/v1/auth answered HTTP 404: API_BASE_URL does not point at the platform's API. Fix: set API_BASE_URL to the platform's base URL, the part before /api/v1/auth`,
     );
@@ -92,7 +94,7 @@ describe('expected failures are one line each: what, where and the fix', () => {
     await requirePostgres();
     const missing = `${PG_BASE_URL.replace(/\/[^/]*$/, '')}/occupancy_sync_no_such_db`;
     const result = await cli(['migrate'], base({ DATABASE_URL: missing }));
-    expect(result.code).toBe(ExitCode.FAILURE);
+    expect(result.code).toBe(ExitCode.CONFIG);
     expect(result.stderr).toMatch(/^occupancy-sync: applying migrations failed: the database named in DATABASE_URL \(postgres:\/\/\S+\/occupancy_sync_no_such_db\) does not exist\. Fix: create it/);
     const port = await listen(createTcpServer());
     await new Promise((r) => servers.pop()!.close(r));
@@ -104,6 +106,61 @@ describe('expected failures are one line each: what, where and the fix', () => {
     expect(bare.stderr).toBe('occupancy-sync: DATABASE_URL="postgres://": names no host. Fix: use postgres://user@host:5432/database\n');
     const noDb = await cli(['migrate'], base({ DATABASE_URL: 'postgres://sync:pw@db.example.com:5432' }));
     expect(noDb.stderr).toBe('occupancy-sync: DATABASE_URL="postgres://sync:***@db.example.com:5432": names no database. Fix: add the database name, e.g. postgres://user@host:5432/occupancy\n');
+  });
+
+  it('Postgres: a refused login and a role without CREATE are 77, a missing database 78, for every command that opens it', async (context) => {
+    await requirePostgres();
+    const server = PG_BASE_URL.replace(/\/[^/]*$/, '');
+    const admin = postgres(PG_BASE_URL, { max: 1, onnotice: () => {} });
+    const role = `ostest_nocreate_${randomBytes(4).toString('hex')}`;
+    const db = await freshDatabase('postgres', 'nocreate');
+    context.onTestFinished(async () => {
+      await db.drop();
+      await admin.unsafe(`DROP OWNED BY ${role}; DROP ROLE IF EXISTS ${role}`).catch(() => {});
+      await admin.end({ timeout: 5 });
+    });
+    // Trust authentication for the roles that exist: a role that does not is what the server refuses (28000).
+    const nobody = PG_BASE_URL.replace(/^postgres:\/\/[^@/]*@/, `postgres://ostest_nobody_${randomBytes(4).toString('hex')}@`);
+    await admin.unsafe(`CREATE ROLE ${role} LOGIN`);
+    await admin.unsafe(`GRANT USAGE ON SCHEMA "${db.schema}" TO ${role}`);
+    const cases: Array<[string, string, number, RegExp]> = [
+      ['a refused login', nobody, ExitCode.AUTH, /Postgres refused the login at postgres:\/\/ostest_nobody_\w+@\S+\/test \(role "ostest_nobody_\w+" does not exist\)\. Fix: correct the user and password in DATABASE_URL/],
+      ['a missing database', `${server}/occupancy_sync_no_such_db`, ExitCode.CONFIG, /the database named in DATABASE_URL \(postgres:\/\/\S+\/occupancy_sync_no_such_db\) does not exist\. Fix: create it/],
+      ['no CREATE on the schema', db.url.replace(/^postgres:\/\/[^@]*@/, `postgres://${role}@`), ExitCode.AUTH, /the database user lacks a permission at postgres:\/\/ostest_nocreate_\w+@\S+ \(permission denied for schema ostest_nocreate_\w+\)\. Fix: grant it CREATE and USAGE on the schema/],
+    ];
+    for (const [what, url, code, line] of cases) {
+      for (const command of ['sync', 'serve', 'migrate', 'prune', 'status']) {
+        // status only reads: the schema it may use holds no tables yet, which is said (78) before any CREATE.
+        if (command === 'status' && what === 'no CREATE on the schema') continue;
+        const env = base({ DATABASE_URL: url, API_BASE_URL: 'http://127.0.0.1:9', SERVE_HOST: '127.0.0.1', SERVE_PORT: '0', WEBHOOK_HOST: '127.0.0.1', WEBHOOK_PORT: '0' });
+        const result = await cli([command], env);
+        expect([result.code, result.stderr], `${command}: ${what}`).toEqual([code, expect.stringMatching(line)]);
+        expect(result.stderr.trim().split('\n'), `${command}: ${what}`).toHaveLength(1);
+        expectNoStack(result.stderr);
+      }
+    }
+  }, 120_000);
+
+  it("Postgres sslmode: a word libpq does not know is configuration (78); TLS asked of a server without it is said so", async () => {
+    const bogus = await cli(['migrate'], base({ DATABASE_URL: 'postgres://sync:hunter2pw@127.0.0.1:9/test?sslmode=DISABLE' }));
+    expect([bogus.code, bogus.stderr]).toEqual([
+      ExitCode.CONFIG,
+      'occupancy-sync: DATABASE_URL="postgres://sync:***@127.0.0.1:9/test?sslmode=DISABLE": sslmode="DISABLE" is not an sslmode Postgres knows. ' +
+        'Fix: use one of sslmode=disable, allow, prefer, require, verify-ca, verify-full (lower case), or leave sslmode out for no TLS\n',
+    ]);
+    // A Postgres without TLS: it answers the SSLRequest with N, then drops the connection that starts a handshake anyway.
+    const port = await listen(createTcpServer((socket) => {
+      socket.once('data', () => {
+        socket.write('N');
+        socket.once('data', () => socket.destroy());
+      });
+    }));
+    const plain = await cli(['migrate'], base({ DATABASE_URL: `postgres://sync@127.0.0.1:${port}/test?sslmode=require` }));
+    expect(plain.code).toBe(ExitCode.FAILURE);
+    expect(plain.stderr).toMatch(
+      new RegExp(`^occupancy-sync: applying migrations failed: Postgres at postgres://sync@127\\.0\\.0\\.1:${port}/test\\?sslmode=require did not accept TLS, which the sslmode of DATABASE_URL asks for: .*Fix: enable TLS on the server \\(ssl = on\\), or set sslmode=prefer \\(TLS when the server offers it\\) or sslmode=disable in DATABASE_URL\n$`),
+    );
+    expect(plain.stderr).not.toContain('check that the server is up');
   });
 
   it('SQLite in a directory this user may not write: the path and the fix, for a writing command; reading still works', async () => {

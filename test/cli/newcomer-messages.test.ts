@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ExitCode } from '../../src/errors.ts';
@@ -92,6 +92,22 @@ describe('SQLite open failures name DATABASE_URL, the resolved path, what is wro
     const create = await run(dir, ['migrate'], 'file:./locked/new.db', NOBODY);
     expectLocation(create, 'file:./locked/new.db', join(dir, 'locked/new.db'), `this user (uid 65534) may not create a file in ${join(dir, 'locked')}`, 'make that directory writable by this user');
   }, 60_000);
+
+  it('a directory that cannot be made: a symbolic link to nowhere, and a file system that refuses it (procfs) at once, not in an endless loop', async () => {
+    const dir = workDir('unmakeable');
+    symlinkSync(join(dir, 'nowhere'), join(dir, 'link'));
+    const dangling = await run(dir, ['migrate'], 'file:./link/x.db');
+    expectLocation(dangling, 'file:./link/x.db', join(dir, 'link/x.db'), `cannot create the directory ${join(dir, 'link')} (it is a symbolic link to ${join(dir, 'nowhere')}, which is not a directory that exists)`,
+      `create ${join(dir, 'nowhere')} (writable by this user), or correct the path in DATABASE_URL`);
+    // procfs answers mkdir with ENOENT under a directory that exists: Node's recursive mkdir went up and down forever
+    // (100% CPU, deaf to SIGTERM), so the run never ended; here it is one try and one line.
+    symlinkSync('/proc', join(dir, 'proc'));
+    const started = performance.now();
+    const proc = await run(dir, ['migrate'], 'file:./proc/occupancy-sync-nope/deeper/x.db');
+    expectLocation(proc, 'file:./proc/occupancy-sync-nope/deeper/x.db', join(dir, 'proc/occupancy-sync-nope/deeper/x.db'),
+      `cannot create the directory ${join(dir, 'proc/occupancy-sync-nope')} (ENOENT: no such file or directory)`, 'create that directory (writable by this user), or correct the path in DATABASE_URL');
+    expect(performance.now() - started).toBeLessThan(TIMEOUT);
+  }, 90_000);
 });
 
 describe('usage errors: the worst first, one line, the close match', () => {

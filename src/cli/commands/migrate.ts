@@ -20,8 +20,10 @@ Examples:
   $ DATABASE_URL=postgres://sync@db.example.com:5432/reporting?schema=occupancy occupancy-sync migrate
   $ DEFINITIONS_FILE=./occupancy-sync.streams.yaml occupancy-sync migrate
 
-Exit codes: 0 applied or already up to date, 1 the database refused, 78 bad DATABASE_URL or DEFINITIONS_FILE, or a
-declared table changed in a way its stored table cannot follow (one line per change, with the fix; docs/tables.md).`,
+Exit codes: 0 applied or already up to date, 1 the database failed, 77 the database refused the login or a
+permission (CREATE on the schema), 78 bad DATABASE_URL (a database that does not exist, a SQLite path that cannot be
+created) or DEFINITIONS_FILE, or a declared table changed in a way its stored table cannot follow (one line per
+change, with the fix; docs/tables.md).`,
     )
     .action(async () => {
       const config = ctx.config();

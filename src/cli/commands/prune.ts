@@ -57,8 +57,9 @@ Examples:
 
 SIGTERM or SIGINT stops it between two batches of 5,000 rows: what went stays gone, the next pass deletes the rest.
 
-Exit codes: 0 done (also with nothing to delete, and when a signal stopped it), 1 the database refused,
-75 another process holds the database, 78 a bad RUN_HISTORY_RETENTION, READINGS_RETENTION or DATABASE_URL.`,
+Exit codes: 0 done (also with nothing to delete, and when a signal stopped it), 1 the database failed,
+75 another process holds the database, 77 the database refused the login or a permission, 78 a bad
+RUN_HISTORY_RETENTION, READINGS_RETENTION or DATABASE_URL (a database that does not exist, a path that cannot be made).`,
     )
     .action(async (flags: { json?: boolean }) => {
       const config = ctx.config();

@@ -43,7 +43,8 @@ behind any load balancer.
 
 SIGTERM/SIGINT: /healthz turns 503, the receiver stops accepting and finishes deliveries in flight, the sync run in
 progress commits its current page and is recorded as interrupted, then the process exits 0. A second signal exits
-at once. Exit codes: 0 after a clean stop, 78 bad configuration, 1 startup failure (e.g. a port in use).
+at once. Exit codes: 0 after a clean stop, 77 the database refused the login or a permission, 78 bad configuration
+(also a database that does not exist), 1 startup failure (e.g. a port in use).
 
 Examples:
   $ occupancy-sync serve

@@ -29,8 +29,10 @@ Exit codes:
   1   a customer failed (network, API, database); the others were synced; the next run resumes
   64  bad command-line usage (an unknown --stream or --customer)
   75  another run holds the lock for a customer (nothing done for it, nothing wrong)
-  77  authentication failed (wrong key or secret, missing ReadPublicApi scope, a key of another customer)
-  78  configuration error (the message names the variable and the fix)
+  77  authentication failed (wrong key or secret, missing ReadPublicApi scope, a key of another customer), or
+      the database refused the login in DATABASE_URL or a permission (CREATE on the schema)
+  78  configuration error (the message names the variable and the fix): also an API_BASE_URL that answers
+      404, a Postgres database that does not exist, a SQLite path whose directory cannot be made
 
 Examples:
   $ occupancy-sync sync

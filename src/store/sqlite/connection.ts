@@ -1,12 +1,13 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
-import { DatabaseLocationError, StoreError } from '../../errors.ts';
+import { DatabaseLocationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
-import { explainDatabaseError, isBusy } from '../errors.ts';
+import { isBusy } from '../errors.ts';
 import { WalCheckpointer } from './checkpointer.ts';
-import { openFailure } from './open-failure.ts';
+import { makeDirectory } from './directory.ts';
+import { directoryFailure, openFailure } from './open-failure.ts';
 import { SqliteWriter } from './writer.ts';
 
 /**
@@ -50,11 +51,9 @@ export const CHECKPOINTS_AFTER_COMMITS = 32;
 export function openForWrites(options: ConnectionOptions): Connection {
   const { path, logger } = options;
   try {
-    if (path !== ':memory:' && !path.startsWith('file:')) mkdirSync(dirname(path), { recursive: true });
+    if (path !== ':memory:' && !path.startsWith('file:')) makeDirectory(dirname(path));
   } catch (error) {
-    const located = openFailure(error, path, 'write');
-    if (located instanceof DatabaseLocationError) throw located;
-    throw new StoreError(`cannot create the directory of the SQLite database: ${explainDatabaseError(error, path)}`, { cause: error });
+    throw directoryFailure(error, path);
   }
   const checkpointer = path !== ':memory:' && (options.backgroundCheckpoints ?? true) ? new WalCheckpointer({ path, logger, firstAfterCommits: CHECKPOINTS_AFTER_COMMITS }) : undefined;
   // Applied to the main connection and to the writer thread's (writer.ts), so both behave alike.

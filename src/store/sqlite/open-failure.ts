@@ -2,6 +2,7 @@ import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseLocationError, type StoreError } from '../../errors.ts';
 import { isBusy, storeError } from '../errors.ts';
+import { DirectoryFailure } from './directory.ts';
 
 /**
  * Why a SQLite file could not be opened, in words a newcomer can act on. better-sqlite3's own answers do not say it:
@@ -104,4 +105,22 @@ export function openFailure(error: unknown, path: string, mode: OpenMode): Store
   if (isBusy(error)) return storeError(error, path);
   const problem = locationProblem(path, mode, error);
   return problem ? new DatabaseLocationError(`${shownLocation(path)}: ${problem}`, { cause: error }) : storeError(error, path);
+}
+
+/** Failures of the disk, not of the place: freeing space or a repair lets the next run through. */
+const DISK_CODES = new Set(['ENOSPC', 'EDQUOT', 'EIO']);
+
+/**
+ * The error for a directory of the database that could not be made (makeDirectory): DATABASE_URL names a place where
+ * the database cannot be, so a DatabaseLocationError (exit 78) naming the variable, the path, the directory that
+ * failed and the fix; a full or failing disk stays the store's usual error.
+ */
+export function directoryFailure(error: unknown, path: string): StoreError {
+  const failure = error instanceof DirectoryFailure ? error : undefined;
+  if (failure?.code && DISK_CODES.has(failure.code)) return storeError(failure.cause ?? error, path);
+  const problem =
+    locationProblem(path, 'write', error) ??
+    `cannot create the directory ${failure?.path ?? dirname(resolve(path))} (${failure?.message ?? String(error)}). ` +
+      `Fix: ${failure?.fix ?? 'create that directory (writable by this user), or correct the path in DATABASE_URL'}`;
+  return new DatabaseLocationError(`${shownLocation(path)}: ${problem}`, { cause: error });
 }
