@@ -1,6 +1,7 @@
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { makeDirectory } from '../directory.ts';
 import { silentLogger, type Logger } from '../logger.ts';
 import { decodeJwtClaims } from './jwt.ts';
 import { jsonSyntaxProblem, parseJsonText } from '../strict-json.ts';
@@ -108,7 +109,7 @@ export class FileTokenStore implements TokenStore {
     }
     change(tokens);
     const content: CacheFile = { version: 1, tokens };
-    mkdirSync(dirname(this.#path), { recursive: true, mode: 0o700 });
+    makeDirectory(dirname(this.#path), 0o700);
     const temp = `${this.#path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
     // 'wx' + 0600 at creation: the token is never readable by others, not even between open and chmod.
     const fd = openSync(temp, 'wx', 0o600);

@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Config } from '../config.ts';
 import type { Logger } from '../logger.ts';
 import { startSandbox } from '../sandbox/index.ts';
@@ -73,7 +71,6 @@ export async function runDemo(options: {
 }): Promise<DemoResult> {
   const days = options.days ?? 3;
   const now = Date.now();
-  if (options.database.sqlitePath) mkdirSync(dirname(options.database.sqlitePath), { recursive: true });
   // Aligned on the sandbox's 5-minute tick, so observation times are the same grid on every demo run.
   const dataStart = Math.floor((now - days * DAY) / 300_000) * 300_000;
   const sandbox = await startSandbox({ customers: options.customers ?? 2, dataStart, logger: options.logger.child({ component: 'sandbox' }) });

@@ -1,6 +1,7 @@
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirectory } from '../directory.ts';
 import { UsageError } from '../errors.ts';
 import {
   EXCHANGES_DIR,
@@ -33,7 +34,7 @@ export function prepareOutDir(out: string): void {
     throw new UsageError(`--out ${JSON.stringify(out)}: the directory is not empty; nothing was run. Fix: give a new (or empty) directory: a recording is never written over another`);
   }
   try {
-    mkdirSync(join(out, EXCHANGES_DIR), { recursive: true, mode: DIR_MODE });
+    makeDirectory(join(out, EXCHANGES_DIR), DIR_MODE);
   } catch (error) {
     throw new UsageError(`--out ${JSON.stringify(out)}: cannot create it (${(error as NodeJS.ErrnoException).code ?? 'error'}). Fix: give a directory you may write to`, { cause: error });
   }

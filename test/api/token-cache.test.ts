@@ -21,6 +21,14 @@ describe('FileTokenStore', () => {
     expect(new FileTokenStore(path, 'https://api.example.com', 'key-a').load(NOW)?.token).toBe('token-aaaaaaaa');
   });
 
+  it('makes its directory with mode 0700, and refuses at once one that cannot be made (procfs: Node\'s recursive mkdir looped there forever)', () => {
+    tmp = tempDir();
+    const path = join(tmp.dir, 'a', 'b', 'tokens.json');
+    new FileTokenStore(path, 'https://api.example.com', 'key-a').save(info('token-aaaaaaaa'));
+    expect(statSync(join(tmp.dir, 'a', 'b')).mode & 0o777).toBe(0o700);
+    expect(() => new FileTokenStore('/proc/no-such-dir/tokens.json', 'https://api.example.com', 'key-a').save(info('token-bbbbbbbb'))).toThrow(/ENOENT/);
+  });
+
   it('keys entries by base URL and key name, so a sandbox token never goes to another host or key', () => {
     tmp = tempDir();
     const path = join(tmp.dir, 'tokens.json');

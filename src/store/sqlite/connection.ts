@@ -6,7 +6,7 @@ import { DatabaseLocationError } from '../../errors.ts';
 import type { Logger } from '../../logger.ts';
 import { isBusy } from '../errors.ts';
 import { WalCheckpointer } from './checkpointer.ts';
-import { makeDirectory } from './directory.ts';
+import { makeDirectory } from '../../directory.ts';
 import { directoryFailure, openFailure } from './open-failure.ts';
 import { SqliteWriter } from './writer.ts';
 

@@ -2,7 +2,7 @@ import { accessSync, constants, statSync, type Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { DatabaseLocationError, type StoreError } from '../../errors.ts';
 import { isBusy, storeError } from '../errors.ts';
-import { DirectoryFailure } from './directory.ts';
+import { DirectoryFailure } from '../../directory.ts';
 
 /**
  * Why a SQLite file could not be opened, in words a newcomer can act on. better-sqlite3's own answers do not say it:
@@ -121,6 +121,6 @@ export function directoryFailure(error: unknown, path: string): StoreError {
   const problem =
     locationProblem(path, 'write', error) ??
     `cannot create the directory ${failure?.path ?? dirname(resolve(path))} (${failure?.message ?? String(error)}). ` +
-      `Fix: ${failure?.fix ?? 'create that directory (writable by this user), or correct the path in DATABASE_URL'}`;
+      `Fix: ${failure?.fix ? `${failure.fix} in DATABASE_URL` : 'create that directory (writable by this user), or correct the path in DATABASE_URL'}`;
   return new DatabaseLocationError(`${shownLocation(path)}: ${problem}`, { cause: error });
 }

@@ -2,15 +2,16 @@ import { lstatSync, mkdirSync, readlinkSync, statSync, type Stats } from 'node:f
 import { dirname, resolve } from 'node:path';
 
 /**
- * Makes the directory a SQLite database goes in, and its missing parents, one at a time from the nearest one that
- * exists. Not `mkdirSync(dir, { recursive: true })`: on a file system that answers mkdir with ENOENT where its parent
- * exists (procfs, sysfs), Node's recursive mkdir climbs back up and down forever, at full CPU and deaf to SIGTERM. Here
- * each missing directory is tried once, so the work is bounded by the depth of the path.
+ * Makes a directory the program writes in (a SQLite database's, the token cache's, a recording's), and its missing
+ * parents, one at a time from the nearest one that exists. Not `mkdirSync(dir, { recursive: true })`: on a file system
+ * that answers mkdir with ENOENT where its parent exists (procfs, sysfs), Node's recursive mkdir climbs back up and
+ * down forever, at full CPU and deaf to SIGTERM. Here each missing directory is tried once, so the work is bounded by
+ * the depth of the path.
  */
 
 /**
- * A directory that could not be made: `path` is the one that failed (a parent of the database's, possibly), the
- * message what is wrong there, `fix` what to do when it is not to create `path` or correct DATABASE_URL.
+ * A directory that could not be made: `path` is the one that failed (a parent of the one asked for, possibly), the
+ * message what is wrong there, `fix` what to do when it is not to create `path` or correct the setting that named it.
  */
 export class DirectoryFailure extends Error {
   readonly path: string;
@@ -40,8 +41,8 @@ function isDirectory(path: string): boolean {
   }
 }
 
-/** Makes `dir` and its missing parents; throws a DirectoryFailure naming the one that failed and why. */
-export function makeDirectory(dir: string): void {
+/** Makes `dir` and its missing parents (with `mode`, as mkdir(2) takes it); throws a DirectoryFailure naming the one that failed and why. */
+export function makeDirectory(dir: string, mode?: number): void {
   const missing: string[] = [];
   let at = resolve(dir);
   // lstat, not stat: a symbolic link to nowhere exists as a link; following it would take it for a missing directory,
@@ -55,13 +56,13 @@ export function makeDirectory(dir: string): void {
     const target = resolve(dirname(at), readlinkSync(at));
     throw new DirectoryFailure(at, `it is a symbolic link to ${target}, which is not a directory that exists`, {
       code: 'ENOENT',
-      fix: `create ${target} (writable by this user), or correct the path in DATABASE_URL`,
+      fix: `create ${target} (writable by this user), or correct the path`,
     });
   }
   if (entry && !isDirectory(at)) throw new DirectoryFailure(at, 'it is a file, not a directory', { code: 'ENOTDIR' });
   for (const path of missing) {
     try {
-      mkdirSync(path);
+      mkdirSync(path, mode);
     } catch (error) {
       const code = (error as { code?: string }).code;
       // Another process starting on the same new database made it meanwhile: what was wanted is there.
