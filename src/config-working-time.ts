@@ -1,9 +1,8 @@
 import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import type * as Yaml from 'yaml';
 import { CalendarError } from './calendar-error.ts';
 import { ConfigError } from './errors.ts';
 import { workingCalendar, type WorkingCalendar, type WorkingCalendarInput } from './working-time.ts';
+import { ALIAS_FIX, documentValue, yaml } from './yaml-document.ts';
 
 /**
  * Working time per building (WORKING_TIME_FILE, docs/reporting.md "Working time"): a default calendar for every
@@ -88,8 +87,6 @@ export function resolveWorkingTime(env: Readonly<Record<string, string | undefin
   return parseWorkingTime(text, file);
 }
 
-let yamlModule: typeof Yaml | undefined;
-const yaml = (): typeof Yaml => (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml);
 
 type Located = { range?: [number, number, number] | null } | null | undefined;
 
@@ -104,7 +101,9 @@ export function parseWorkingTime(text: string, file: string): WorkingTime {
     fail('WORKING_TIME_FILE', file, `${file}:${at.line}:${at.col}: not valid YAML (${doc.errors[0]!.message.split('\n')[0]})`, 'correct the syntax');
   }
   const root = doc.contents;
-  const value = doc.toJS() as unknown;
+  const read = documentValue(doc, lines);
+  if ('problem' in read) fail('WORKING_TIME_FILE', file, `${file}:${read.line}:${read.col}: ${read.problem}`, ALIAS_FIX);
+  const value = read.value;
   if (value === null || value === undefined) return { file, default: DEFAULT_CALENDAR, defaultZoneConfigured: false, buildings: [] };
   if (!isMap(root) || typeof value !== 'object' || Array.isArray(value)) {
     fail('WORKING_TIME_FILE', file, `${file}:1: not a map with "default" and "buildings"`, 'write default: {zone, days, start, end, holidays} and buildings: [{building, ...}] (docs/reporting.md, "Working time")');

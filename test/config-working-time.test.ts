@@ -64,6 +64,7 @@ describe('WORKING_TIME_FILE: working time per building, resolved once', () => {
     expect(error('buildings:\n  - building: A\n  - building: A\n')).toMatch(/hours\.yaml:3 \(buildings\[1\]\): building "A": listed twice/);
     expect(error('weekdays: [1]\n')).toBe('WORKING_TIME_FILE="hours.yaml": hours.yaml:1: unknown key "weekdays". Fix: use only default and buildings');
     expect(error('default: [\n')).toMatch(/^WORKING_TIME_FILE="hours\.yaml": hours\.yaml:\d+:\d+: not valid YAML/);
+    expect(error('default:\n  days: *weekdays\n')).toBe('WORKING_TIME_FILE="hours.yaml": hours.yaml:2:9: Unresolved alias (the anchor must be set before the alias): weekdays. Fix: set each anchor (&name) before an alias (*name) uses it, or write the value out');
     for (const message of [error('buildings:\n  - building: A\n    end: "07:00"\n'), error('default:\n  zone: Nowhere\n')]) expect(message).not.toContain('\n');
   });
 

@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
+import { ALIAS_FIX, documentValue, yaml } from '../yaml-document.ts';
 
 /**
  * The YAML side of the definitions format (src/sync/definitions.ts): the text parsed once with positions, and every
@@ -12,12 +12,6 @@ import type * as Yaml from 'yaml';
 
 export type YamlPath = ReadonlyArray<string | number>;
 
-let yamlModule: typeof Yaml | undefined;
-/** The `yaml` package, loaded on first use (synchronously: it is CommonJS). */
-function yaml(): typeof Yaml {
-  yamlModule ??= createRequire(import.meta.url)('yaml') as typeof Yaml;
-  return yamlModule;
-}
 
 function jsonValue(text: string): { value: unknown } | undefined {
   if (!/^\s*\{/.test(text)) return undefined;
@@ -49,7 +43,10 @@ export class YamlSource {
       const where = `${file}:${at.line}:${at.col}`;
       this.errors.push(`${where}: not valid YAML (${error.message.split('\n')[0]}). Fix: correct the syntax`);
     }
-    this.value = this.errors.length === 0 ? doc.toJS() : undefined;
+    if (this.errors.length > 0) return;
+    const read = documentValue(doc, lines);
+    if ('problem' in read) this.errors.push(`${file}:${read.line}:${read.col}: ${read.problem}. Fix: ${ALIAS_FIX}`);
+    else this.value = read.value;
   }
 
   #parse(): { doc: Yaml.Document; lines: Yaml.LineCounter } {

@@ -249,5 +249,7 @@ describe('definitions files', () => {
 
   it('text that is not YAML is refused at its line', () => {
     expect(errors('version: 1\nstreams:\n  - name: [occupancy\n')[0]).toMatch(/^\/defs\/streams\.yaml:\d+:\d+: not valid YAML \(.+\)\. Fix: correct the syntax$/);
+    // An alias whose anchor is not set before it: the parser throws no place, so it is found.
+    expect(errors('version: 1\nstreams:\n  - name: occupancy\n    query: *q\n')).toEqual(['/defs/streams.yaml:4:12: Unresolved alias (the anchor must be set before the alias): q. Fix: set each anchor (&name) before an alias (*name) uses it, or write the value out']);
   });
 });
