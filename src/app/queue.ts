@@ -148,13 +148,13 @@ async function startRunner(common: { connectionString: string; schema: string; l
 
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const queueSql = await openJobQueueSql(options.databaseUrl);
-  const { url, dataSchema } = queueSql;
+  const { dataSchema } = queueSql;
   const schema = queueSchema(dataSchema);
   const logger = options.logger.child({ component: 'queue' });
   const staleAfterMs = options.staleAfterMs ?? 10_000;
   const abort = new AbortController();
-  const common = { connectionString: url, schema, logger: workerLogger(options.logger) };
   const jobLocks = await queueSql.openJobLocks();
+  const common = { connectionString: jobLocks.workerUrl, schema, logger: workerLogger(options.logger) };
   const utils: WorkerUtils = await makeWorkerUtils(common).catch(async (error: unknown) => {
     await jobLocks.close();
     throw error;

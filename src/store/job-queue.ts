@@ -50,6 +50,11 @@ export interface JobQueueSql {
  */
 export interface JobLocks {
   /**
+   * DATABASE_URL as node-postgres (graphile-worker's driver) must read it to connect as this session did: it reads
+   * libpq's sslmode otherwise than the store's driver (prefer and require as verify-full, no plain fallback).
+   */
+  readonly workerUrl: string;
+  /**
    * Takes the job lock of (customer, stream); resolves to its release. A lock another session holds is not waited
    * for (the run lock still keeps two runs of a stream apart): the release is then a no-op.
    */

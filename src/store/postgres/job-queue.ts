@@ -67,13 +67,16 @@ async function openJobLocks(url: string, scope: string): Promise<JobLocks> {
   // One connection that never idles out or retires: its session is what keeps the locks (postgres.js reconnects on the
   // next statement should it end; the locks it held are gone then, and the run lock keeps two runs apart meanwhile).
   const sql = postgres(url, { max: 1, idle_timeout: 0, max_lifetime: 0, fetch_types: false, onnotice: () => {}, connection: { application_name: 'occupancy-sync queue jobs' } });
+  let tls: boolean;
   try {
-    await sql.unsafe('SELECT 1');
+    const [row] = await sql.unsafe<{ ssl: boolean | null }[]>('SELECT (SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()) AS ssl');
+    tls = row?.ssl === true;
   } catch (error) {
     await sql.end({ timeout: CLOSE_WAIT_SECONDS }).catch(() => undefined);
     throw error;
   }
   return {
+    workerUrl: workerUrl(url, tls),
     async hold(customerId, stream) {
       const key = jobLockKey(scope, customerId, stream);
       const [row] = await sql.unsafe<{ ok: boolean }[]>('SELECT pg_try_advisory_lock($1::bigint) AS ok', [key]);
@@ -92,4 +95,28 @@ async function openJobLocks(url: string, scope: string): Promise<JobLocks> {
     },
     close: () => sql.end({ timeout: CLOSE_WAIT_SECONDS }).catch(() => undefined),
   };
+}
+
+/**
+ * `url` for node-postgres, connecting as the store's driver (postgres.js) did with the same sslmode (`tls`: whether
+ * that session negotiated TLS). node-postgres reads prefer, require and verify-ca as verify-full and never falls back
+ * to plain (a server without TLS refused the queue while the syncs ran); with `uselibpqcompat=true` it reads require
+ * as libpq does (TLS, the certificate not verified), which is what postgres.js does for require and, over TLS, for
+ * prefer and allow. verify-ca is verify-full for postgres.js too.
+ */
+export function workerUrl(url: string, tls: boolean): string {
+  const parsed = new URL(url);
+  const mode = parsed.searchParams.getAll('sslmode').at(-1);
+  if (mode === undefined || mode === 'disable' || mode === 'verify-full') return url;
+  parsed.searchParams.delete('sslmode');
+  parsed.searchParams.delete('uselibpqcompat');
+  if (mode === 'verify-ca') {
+    parsed.searchParams.set('sslmode', 'verify-full');
+  } else if ((mode === 'prefer' || mode === 'allow') && !tls) {
+    parsed.searchParams.set('sslmode', 'disable');
+  } else {
+    parsed.searchParams.set('uselibpqcompat', 'true');
+    parsed.searchParams.set('sslmode', 'require');
+  }
+  return parsed.toString();
 }
