@@ -114,10 +114,12 @@ export async function calendarDrift(db: Adapter, customerId: string, workingTime
   const buildings = await buildingsOf(db, customerId);
   const recorded = await recordedCalendars(db, customerId, buildings);
   const out: CalendarDrift[] = [];
-  for (const building of await resolveBuildings(db, customerId, buildings, { workingTime, maxHoldMs: 0 })) {
-    const before = recorded.get(building.buildingId);
-    if (!before || (before.zone === building.zone && before.canonical === building.canonical)) continue;
-    out.push({ customerId, buildingId: building.buildingId, buildingName: building.name, change: describeChange(before, { ...building, maxHoldMs: before.maxHoldMs }) });
+  for (const resolved of await resolveBuildings(db, customerId, buildings, { workingTime, maxHoldMs: 0 })) {
+    const before = recorded.get(resolved.buildingId);
+    if (!before) continue;
+    // The max hold is the streams' matter: compared as recorded, so only the zone and the calendar can differ.
+    const building = { ...resolved, maxHoldMs: before.maxHoldMs };
+    if (!sameCalendar(before, building)) out.push({ customerId, buildingId: building.buildingId, buildingName: building.name, change: describeChange(before, building) });
   }
   return out;
 }

@@ -2,6 +2,18 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { checkStrictJson, jsonSyntaxProblem, parseJsonText } from '../../src/strict-json.ts';
 
+
+/** Short texts of JSON's own characters, and whether JSON.parse takes one: the oracle of the property tests. */
+const jsonish = fc.string({ unit: fc.constantFrom(...'{}[]":,01a-.eE tn\\u'.split('')), maxLength: 30 });
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 describe('strict JSON check of a delivery', () => {
   it('accepts what JSON.parse accepts when there is no duplicate key, lone surrogate or NUL', () => {
     fc.assert(
@@ -38,15 +50,9 @@ describe('strict JSON check of a delivery', () => {
 
   it('agrees with JSON.parse on syntax for random text', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'{}[]":,01a-.eE tn\\u'.split('')), maxLength: 30 }), (text) => {
-        let parses = true;
-        try {
-          JSON.parse(text);
-        } catch {
-          parses = false;
-        }
+      fc.property(jsonish, (text) => {
         const result = checkStrictJson(text);
-        if (!parses) expect(result).toBeDefined();
+        if (!parses(text)) expect(result).toBeDefined();
         else if (result) expect(result.problem).not.toBe('syntax');
       }),
       { numRuns: 2000 },
@@ -57,14 +63,8 @@ describe('strict JSON check of a delivery', () => {
 describe('a text that may hold secrets, parsed: a syntax error says where, never what', () => {
   it('with syntaxOnly, refuses exactly what JSON.parse refuses (duplicate keys, lone surrogates and NUL escapes are JSON)', () => {
     fc.assert(
-      fc.property(fc.string({ unit: fc.constantFrom(...'{}[]":,01a-.eE tn\\u'.split('')), maxLength: 30 }), (text) => {
-        let parses = true;
-        try {
-          JSON.parse(text);
-        } catch {
-          parses = false;
-        }
-        expect(checkStrictJson(text, true) === undefined).toBe(parses);
+      fc.property(jsonish, (text) => {
+        expect(checkStrictJson(text, true) === undefined).toBe(parses(text));
       }),
       { numRuns: 2000 },
     );

@@ -41,7 +41,7 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
   const to = localDate('--to', flags.to);
   if (from && to && !(from < to)) throw new UsageError(`--to ${to}: not after --from ${from}. Fix: give a later --to (the range is [from, to), local dates of each building)`);
   const config = ctx.config();
-  const [{ selectCustomers }, { openForWriting }, { loadStreams }, { rebuildAggregates }, { updatePlannerStatisticsAfterRun }, { checkBuildingFlag, checkHeldCustomer }] = await Promise.all([
+  const [{ selectCustomers }, { openForWriting }, { loadStreams }, { rebuildAggregates }, { updatePlannerStatisticsAfterRun }, { checkBuildingFlag, checkCustomerFlag }] = await Promise.all([
     import('../../config.ts'),
     import('../../app/database.ts'),
     import('../../app/streams.ts'),
@@ -57,7 +57,7 @@ async function rebuild(ctx: CliContext, flags: RebuildFlags): Promise<void> {
   const store = await openForWriting(config.database, ctx.logger(), ctx.signal);
   try {
     // A mistyped --customer or --building is said before any refresh or rebuild, not after them.
-    await checkHeldCustomer(config, store, flags.customer);
+    await checkCustomerFlag(config, store, flags.customer, 'floor space');
     await checkBuildingFlag(store, customerIds, flags.building);
     if (!flags.json) ctx.stdout.write(`Rebuilding the time-weighted aggregates from the readings${from || to ? ` for local dates [${from ?? 'first'}, ${to ?? 'last'})` : ''}:\n`);
     const rebuilt = await rebuildAggregates({

@@ -91,7 +91,7 @@ Examples:
       const store = await openForReading(config.database, ctx.logger());
       try {
         // A mistyped --customer is an error, said before any refresh, rather than a silently empty report.
-        await (await import('../known-names.ts')).checkHeldCustomer(config, store, flags.customer);
+        await (await import('../known-names.ts')).checkCustomerFlag(config, store, flags.customer, 'floor space');
         // What poll pages left stale is refreshed first, so the report is current (docs/reporting.md).
         const { streams } = loadStreams(config);
         const openWriter = () => openForWriting(config.database, ctx.logger());
