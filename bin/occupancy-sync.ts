@@ -13,21 +13,7 @@ if (nodeVersion.tooOld(process.versions.node)) {
 // V8's compiled code for our modules and dependencies is kept (in NODE_COMPILE_CACHE, or a directory under
 // os.tmpdir()), so later starts skip compiling them; it must be on before the CLI's modules load.
 nodeModule.enableCompileCache();
-/** After main() returned, how long a socket left open may keep the process before it exits anyway. */
-const EXIT_GRACE_MS = 200;
 // A promise chain rather than top-level await, which Nodes before 14.8 cannot parse.
-void import('../src/cli/main.ts')
-  .then(({ main }) => main(process.argv, { startedAtMs: 0 }))
-  .then((code) => {
-    process.exitCode = code;
-    // main() has waited for everything that matters, each wait bounded (docs/reliability.md, "Exits"). What can be
-    // left is a socket on a silent network path that a library ends politely and then waits on for the peer's
-    // goodbye (postgres.js, pg, the OTLP exporter's retries): it must not keep a finished command alive. The timer
-    // does not itself hold the process, so a clean exit is not delayed; output still being written (a pipe is
-    // asynchronous on some systems) is waited for.
-    const exitOnceWritten = () => {
-      if (process.stdout.writableLength > 0 || process.stderr.writableLength > 0) setTimeout(exitOnceWritten, EXIT_GRACE_MS).unref();
-      else process.exit(code);
-    };
-    setTimeout(exitOnceWritten, EXIT_GRACE_MS).unref();
-  });
+void Promise.all([import('../src/cli/main.ts'), import('../src/cli/exit.ts')]).then(([{ main }, { exitAfterGrace }]) =>
+  main(process.argv, { startedAtMs: 0 }).then(exitAfterGrace),
+);
