@@ -6,7 +6,7 @@
  *
  *   node --import tsx bench/time-weight.ts [--repeat N]
  */
-import { timeWeight, defaultMaxHold, type Reading } from '../src/time-weight.ts';
+import { columnsOf, timeWeightColumns, defaultMaxHold, type Reading } from '../src/time-weight.ts';
 import { localDays, localHours, startOfLocalDate, workingCalendar, workingMs } from '../src/working-time.ts';
 import { formatNumber, median } from './stats.ts';
 
@@ -102,16 +102,17 @@ for (const [name, readings, maxHoldMs] of [
   ['1-minute interval sensor', intervalReadings(MIN), defaultMaxHold('interval', MIN)],
   ['change-only sensor, about 20 changes a day', changeReadings(20), defaultMaxHold('change')],
 ] as const) {
-  const ms = timeMedian(() => timeWeight(readings, bounds, { maxHoldMs }), Math.max(5, Math.floor(repeat / 2)));
+  const columns = columnsOf(readings);
+  const ms = timeMedian(() => timeWeightColumns(columns, bounds, { maxHoldMs }), Math.max(5, Math.floor(repeat / 2)));
   row(`Time-weighted figures of one space for a year of hours, ${name} (${formatNumber(readings.length)} readings)`, ms, `x ${formatNumber(PORTFOLIO_SPACES)} spaces: ${formatNumber((ms * PORTFOLIO_SPACES) / 1000, 0)} s of one core`);
 }
 
 // What an aggregate refresher does for a late reading: the hours it touches, not the year.
-const readings = intervalReadings(5 * MIN);
-const late = readings[Math.floor(readings.length / 2)]!;
-const k = bounds.findIndex((b) => b > late.at) - 1;
+const readings = columnsOf(intervalReadings(5 * MIN));
+const late = readings.at[Math.floor(readings.at.length / 2)]!;
+const k = bounds.findIndex((b) => b > late) - 1;
 const touched = bounds.slice(k, k + 2);
-row('Refresh of the one hour a late 5-minute reading touches (figures of one bucket)', timeMedian(() => timeWeight(readings, touched, { maxHoldMs: defaultMaxHold('interval', 5 * MIN) }), repeat * 50), 'binary search into a year of readings');
+row('Refresh of the one hour a late 5-minute reading touches (figures of one bucket)', timeMedian(() => timeWeightColumns(readings, touched, { maxHoldMs: defaultMaxHold('interval', 5 * MIN) }), repeat * 50), 'binary search into a year of readings');
 
 const width = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length), ['What', 'Time', 'Note'][i]!.length));
 const line = (cells: readonly string[]) => `| ${cells.map((c, i) => (i === 1 ? c.padStart(width[i]!) : c.padEnd(width[i]!))).join(' | ')} |`;

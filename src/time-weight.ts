@@ -106,8 +106,8 @@ export function bucketsTouching(bounds: readonly number[], fromMs: number, toMs:
   checkInteger('fromMs', fromMs);
   checkInteger('toMs', toMs);
   // The bucket holding fromMs (the last start <= fromMs), up to the last bucket starting before toMs.
-  const first = Math.max(0, firstIndexAtOrAfter(bounds, fromMs + 1, (b) => b) - 1);
-  const last = Math.min(n, firstIndexAtOrAfter(bounds, toMs, (b) => b));
+  const first = Math.max(0, firstIndexAtOrAfter(bounds, fromMs + 1) - 1);
+  const last = Math.min(n, firstIndexAtOrAfter(bounds, toMs));
   return first < last ? [first, last] : [0, 0];
 }
 
@@ -121,9 +121,56 @@ export function bucketsTouching(bounds: readonly number[], fromMs: number, toMs:
  * the range, the time before its first reading is unknown. Sortedness is checked on the part read.
  */
 export function timeWeight(readings: readonly Reading[], bounds: readonly number[], options: { maxHoldMs: number }): BucketFigures[] {
+  return timeWeightColumns(columnsOf(readings), bounds, options);
+}
+
+/** Readings as columns (each checked), for timeWeightColumns. */
+export function columnsOf(readings: readonly Reading[]): ReadingColumns {
+  const columns = readingColumns(readings.length);
+  readings.forEach((r, i) => {
+    checkReading(r, i);
+    columns.at[i] = r.at;
+    columns.state[i] = r.occupied === null ? UNKNOWN : r.occupied ? OCCUPIED : VACANT;
+    columns.headcount[i] = r.headcount ?? NO_HEADCOUNT;
+  });
+  return columns;
+}
+
+/** `ReadingColumns.state` of a reading: its status occupied, vacant or unknown. */
+export const OCCUPIED = 1;
+export const VACANT = 0;
+export const UNKNOWN = -1;
+/** `ReadingColumns.headcount` of a reading without one. */
+export const NO_HEADCOUNT = -1;
+
+/**
+ * One floor space's readings as columns, in time order: the store reads thousands a refresh, and an object per reading
+ * was most of what the refresh left for the garbage collector (docs/performance.md).
+ */
+export interface ReadingColumns {
+  /** Epoch milliseconds (integers). */
+  at: Float64Array;
+  /** OCCUPIED, VACANT or UNKNOWN. */
+  state: Int8Array;
+  /** People counted (a non-negative integer), or NO_HEADCOUNT. */
+  headcount: Float64Array;
+}
+
+/** Columns for `length` readings, to be filled. */
+export function readingColumns(length: number): ReadingColumns {
+  return { at: new Float64Array(length), state: new Int8Array(length), headcount: new Float64Array(length) };
+}
+
+/** `timeWeight` over readings as columns: the same figures, checked the same way, without an object per reading. */
+export function timeWeightColumns(readings: ReadingColumns, bounds: readonly number[], options: { maxHoldMs: number }): BucketFigures[] {
   const { maxHoldMs } = options;
   checkMaxHold(maxHoldMs);
   checkBounds(bounds);
+  const { at, state, headcount: heads } = readings;
+  const length = at.length;
+  if (state.length !== length || heads.length !== length) {
+    throw new TimeWeightError('readings', { at: length, state: state.length, headcount: heads.length }, 'columns of different lengths', 'give each reading an instant, a state and a headcount');
+  }
   const n = bounds.length - 1;
   const from = bounds[0]!;
   const to = bounds[n]!;
@@ -136,34 +183,34 @@ export function timeWeight(readings: readonly Reading[], bounds: readonly number
 
   // The bucket holding the current instant: instants only move forward, so one pointer serves the whole pass.
   let k = 0;
-  const first = Math.max(0, firstIndexAtOrAfter(readings, from, (r) => r.at) - 1);
-  for (let i = first; i < readings.length; i++) {
-    const r = readings[i]!;
-    if (i === first) checkReading(r, i);
-    if (r.at >= to) break;
-    const next = readings[i + 1];
-    if (next !== undefined) {
-      checkReading(next, i + 1);
-      if (next.at < r.at) {
-        throw new TimeWeightError(`readings[${i + 1}].at`, next.at, `before readings[${i}].at ${r.at}`, 'sort the readings by time (ORDER BY observed_at)');
+  const first = Math.max(0, firstIndexAtOrAfter(at, from) - 1);
+  if (first < length) checkColumn(readings, first);
+  for (let i = first; i < length; i++) {
+    const t = at[i]!;
+    if (t >= to) break;
+    const last = i + 1 === length;
+    if (!last) {
+      checkColumn(readings, i + 1);
+      if (at[i + 1]! < t) {
+        throw new TimeWeightError(`readings[${i + 1}].at`, at[i + 1], `before readings[${i}].at ${t}`, 'sort the readings by time (ORDER BY observed_at)');
       }
     }
-    const start = Math.max(r.at, from);
+    const start = Math.max(t, from);
     if (start >= to) break;
     while (bounds[k + 1]! <= start) k++;
-    if (r.at >= from) count[k]!++;
+    if (t >= from) count[k]!++;
 
-    const holdEnd = Math.min(r.at + maxHoldMs, next === undefined ? Infinity : next.at, to);
+    const holdEnd = Math.min(t + maxHoldMs, last ? Infinity : at[i + 1]!, to);
     if (holdEnd <= start) continue;
-    const statusKnown = r.occupied !== null;
-    const h = r.headcount;
+    const s = state[i]!;
+    const h = heads[i]!;
     for (let q = k; q < n && bounds[q]! < holdEnd; q++) {
       const ms = Math.min(holdEnd, bounds[q + 1]!) - Math.max(start, bounds[q]!);
-      if (statusKnown) {
+      if (s !== UNKNOWN) {
         known[q]! += ms;
-        if (r.occupied) occupied[q]! += ms;
+        if (s === OCCUPIED) occupied[q]! += ms;
       }
-      if (h !== null) {
+      if (h !== NO_HEADCOUNT) {
         headcount[q]! += h * ms;
         headcountKnown[q]! += ms;
         if (h > peak[q]!) peak[q] = h;
@@ -190,13 +237,13 @@ export function timeWeight(readings: readonly Reading[], bounds: readonly number
   return out;
 }
 
-/** Index of the first item whose key is >= `ms` in a list sorted by key (the length when there is none). */
-function firstIndexAtOrAfter<T>(items: readonly T[], ms: number, key: (item: T) => number): number {
+/** Index of the first instant >= `ms` in a sorted list (the length when there is none). */
+function firstIndexAtOrAfter(items: ArrayLike<number>, ms: number): number {
   let lo = 0;
   let hi = items.length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (key(items[mid]!) < ms) lo = mid + 1;
+    if (items[mid]! < ms) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -221,6 +268,19 @@ function checkBounds(bounds: readonly number[]): void {
     if (i > 0 && bounds[i]! <= bounds[i - 1]!) {
       throw new TimeWeightError(`bounds[${i}]`, bounds[i], `not after bounds[${i - 1}] ${bounds[i - 1]}`, 'pass strictly increasing bucket starts and then the end');
     }
+  }
+}
+
+/** The reading at `i` of columns, checked as checkReading checks one (the store's read fills them from its text). */
+function checkColumn(r: ReadingColumns, i: number): void {
+  if (!Number.isSafeInteger(r.at[i])) checkInteger(`readings[${i}].at`, r.at[i]!);
+  const s = r.state[i]!;
+  if (s !== OCCUPIED && s !== VACANT && s !== UNKNOWN) {
+    throw new TimeWeightError(`readings[${i}].state`, s, 'not OCCUPIED, VACANT or UNKNOWN', 'map the status to occupied (1), vacant (0) or unknown (-1)');
+  }
+  const h = r.headcount[i]!;
+  if (h !== NO_HEADCOUNT && (!Number.isSafeInteger(h) || h < 0)) {
+    throw new TimeWeightError(`readings[${i}].headcount`, h, 'not a non-negative integer or NO_HEADCOUNT', 'pass the people counted, or NO_HEADCOUNT (-1) when the sensor sent none');
   }
 }
 

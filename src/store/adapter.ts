@@ -40,6 +40,8 @@ export interface Executor {
 /** What an upsert learnt that the page's other statements use: the floor space keys its records name (readings). */
 export interface Upserted {
   floorSpaceKeys?: ReadonlyMap<string, number>;
+  /** Per floor space key, the first and last instant (canonical text) of the page's readings. */
+  readingSpans?: ReadonlyMap<number, readonly [string, string]>;
 }
 
 /**

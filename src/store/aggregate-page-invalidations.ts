@@ -1,9 +1,6 @@
 import { sql } from '../../db/schema/drizzle.ts';
-import { StoreError } from '../errors.ts';
 import type { Executor } from './adapter.ts';
-import type { OccupancyRecord } from './types.ts';
 import { addRange, type Ranges } from './aggregate-plan.ts';
-import { canonicalTimestamp } from './timestamps.ts';
 
 /**
  * A poll page's share of the aggregates: one row appended in its transaction, its floor spaces' ranges as JSON, which a
@@ -14,35 +11,26 @@ import { canonicalTimestamp } from './timestamps.ts';
 
 /**
  * The page's floor spaces grouped by the first and last instant of their readings: `[first, last, key, key, ...]` per
- * group. A backfill's page holds a window of every space's ticks, so most spaces share one pair and a group costs a
- * few bytes a space (a row per space named by id cost about 70). Canonical texts, not instants, are compared: that
- * text sorts as its instant (a record may give its time with an offset, as a Date or as epoch ms: the upsert stored
- * it canonical); two parses per group.
+ * group, from each key's first and last canonical text (the sink's fill found them, record by record: occupancy-sink.ts).
+ * A backfill's page holds a window of every space's ticks, so most spaces share one pair and a group costs a few bytes
+ * a space (a row per space named by id cost about 70). Two parses per group.
  */
-export function pageSpans(records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>): PageSpans {
-  const text = new Map<string, [string, string]>();
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i]!;
-    const at = canonicalTimestamp(r.observedAt, `occupancy record ${i}: observedAt`);
-    const span = text.get(r.floorSpaceId);
-    if (!span) text.set(r.floorSpaceId, [at, at]);
-    else if (at < span[0]) span[0] = at;
-    else if (at > span[1]) span[1] = at;
-  }
-  const groups = new Map<string, number[]>();
-  for (const [id, [a, b]] of text) {
-    const key = keys.get(id);
-    // The upsert keyed every record it wrote: a space without a key is a bug here, not data to skip.
-    if (key === undefined) throw new StoreError(`aggregate invalidations: the page's upsert gave no floor space key for ${JSON.stringify(id)}`);
-    const pair = `${a}\u0000${b}`;
-    const group = groups.get(pair);
+export function pageSpans(spans: ReadonlyMap<number, readonly [string, string]>): PageSpans {
+  // By first, then last: no joined text a floor space.
+  const groups = new Map<string, Map<string, number[]>>();
+  for (const [key, [a, b]] of spans) {
+    let byLast = groups.get(a);
+    if (!byLast) groups.set(a, (byLast = new Map()));
+    const group = byLast.get(b);
     if (group) group.push(key);
-    else groups.set(pair, [key]);
+    else byLast.set(b, [key]);
   }
-  return [...groups].map(([pair, group]) => {
-    const [a, b] = pair.split('\u0000') as [string, string];
-    return [Date.parse(a), Date.parse(b), ...group];
-  });
+  const out: PageSpans = [];
+  for (const [a, byLast] of groups) {
+    const first = Date.parse(a);
+    for (const [b, keys] of byLast) out.push([first, Date.parse(b), ...keys]);
+  }
+  return out;
 }
 
 /** A page's floor spaces' spans as pageSpans groups them: `[first, last, key, key, ...]` per group. */
@@ -66,9 +54,9 @@ export function foldRanges(into: Map<number, Ranges>, groups: ReadonlyArray<read
   }
 }
 
-/** In a page's transaction, after its upsert (which found `keys`): one row of its floor spaces' spans, which it returns. */
-export async function recordInvalidations(tx: Executor, customerId: string, records: ReadonlyArray<OccupancyRecord>, keys: ReadonlyMap<string, number>, at: string): Promise<PageSpans> {
-  const spans = pageSpans(records, keys);
+/** In a page's transaction, after its upsert (which found `readingSpans`): one row of its floor spaces' spans, which it returns. */
+export async function recordInvalidations(tx: Executor, customerId: string, readingSpans: ReadonlyMap<number, readonly [string, string]>, at: string): Promise<PageSpans> {
+  const spans = pageSpans(readingSpans);
   if (spans.length === 0) return spans;
   await tx.runAhead(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
   return spans;

@@ -24,11 +24,6 @@ export interface Bucket {
   working: boolean;
 }
 
-/** A row of occupancy_buckets, before it is bound (one dialect's booleans are integers). */
-export interface BucketRow extends Omit<BucketFigures, 'start' | 'end'> {
-  bucket: Bucket;
-}
-
 /** A row of calendar_days. */
 export interface CalendarDay extends LocalDay {
   workingMs: number;

@@ -1,4 +1,5 @@
 import { sql } from '../../db/schema/drizzle.ts';
+import { StoreError } from '../errors.ts';
 import { startOfLocalDate } from '../working-time.ts';
 import type { Adapter, Executor, Upserted } from './adapter.ts';
 import { textIn } from './key-list.ts';
@@ -20,7 +21,7 @@ import { pendingInvalidations, refreshInvalidations } from './aggregate-invalida
 import { recordInvalidations, type PageSpans } from './aggregate-page-invalidations.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
 import { rebuildBuilding, rebuildSpaces } from './aggregate-rebuild.ts';
-import type { AggregateRebuild, AggregateRefresh, CalendarDrift, FloorSpaceRecord, OccupancyRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
+import type { AggregateRebuild, AggregateRefresh, CalendarDrift, FloorSpaceRecord, PendingAggregates, RebuiltBuilding, StreamSink } from './types.ts';
 
 /**
  * The aggregates' operations that span transactions (the store delegates to these): reconciling what each building's
@@ -276,14 +277,16 @@ export class AggregateKeeper {
     const settings = this.#settingsOf(customerId);
     const listed = this.on && sink === 'floorSpaces' ? (records as ReadonlyArray<FloorSpaceRecord>).map((r) => r.id).filter((id) => typeof id === 'string' && id !== '') : [];
     const moving = listed.length > 0 ? await spacePlaces(tx, customerId, listed) : undefined;
-    const { floorSpaceKeys } = await upsert();
+    const { readingSpans } = await upsert();
     // Only a space stored before the upsert can have moved: where it is now is read of those alone, and a page of
     // spaces all new (a first listing) reads nothing more.
     if (moving && moving.size > 0) {
       await followMovedSpaces(tx, this.db, customerId, moving, await spacePlaces(tx, customerId, [...new Set([...moving.values()].map((p) => p.id))]), settings, at);
     }
     if (!this.on || sink !== 'occupancy' || records.length === 0) return [];
-    return recordInvalidations(tx, customerId, records as ReadonlyArray<OccupancyRecord>, floorSpaceKeys ?? new Map(), at);
+    // A sink of readings reports their spans; none is a bug, not a page that made nothing stale.
+    if (!readingSpans) throw new StoreError(`aggregate invalidations: the upsert of a page of ${sink} records reported no spans of its readings`);
+    return recordInvalidations(tx, customerId, readingSpans, at);
   }
 
   async refresh(customerId: string, settings: AggregateSettings | undefined, at: string): Promise<AggregateRefresh> {

@@ -1,11 +1,12 @@
 import { sql, type SQL } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { occupiedOf } from '../statuses.ts';
-import { timeWeight, type Reading } from '../time-weight.ts';
+import { readingColumns, timeWeightColumns, NO_HEADCOUNT, OCCUPIED, UNKNOWN, VACANT, type ReadingColumns } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { SentAhead } from './sent-ahead.ts';
+import { StoreError } from '../errors.ts';
 import { textIn } from './key-list.ts';
-import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type BucketRow, type Span } from './aggregate-plan.ts';
+import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { refreshDays, type DayRange } from './aggregate-days.ts';
 import { floorOfSpaces, refreshFloors, type BucketRange } from './aggregate-floors.ts';
@@ -89,10 +90,10 @@ export async function recomputeUnits(tx: Executor, customerId: string, units: re
     for (let b = 0; b < batches.length; b++) {
       const readings = await next;
       if (b + 1 < batches.length) next = read(batches[b + 1]!);
-      const rows = bucketRows(batches[b]!, readings, { spans, days, ranges });
+      const values = bucketRows(batches[b]!, readings, { spans, days, ranges });
       sent.send(tx.bulk(DELETE_BUCKETS[dialect], 3, batches[b]!.flatMap((p) => p.keys.flatMap((k) => [k, p.bounds[0]!, p.bounds[p.bounds.length - 1]!]))));
-      sent.send(insertBuckets(tx, rows));
-      written += rows.length;
+      if (values.length > 0) sent.send(tx.bulk(INSERT_BUCKETS[dialect], BUCKET_TYPES.length, values));
+      written += values.length / BUCKET_TYPES.length;
     }
     await sent.settle();
     await extendDays(tx, customerId, [...spans.values()]);
@@ -121,10 +122,14 @@ interface Touched {
   ranges: Array<{ key: number; range: BucketRange }>;
 }
 
-/** A batch's bucket rows that hold data, from its floor spaces' readings; what it touched recorded in `touched`. */
-function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, Reading[]>, touched: Touched): Array<{ key: number; row: BucketRow }> {
+/**
+ * A batch's bucket rows that hold data, from its floor spaces' readings, as the flat values insertBuckets binds
+ * (BUCKET_TYPES.length a row: no object per row between the figures and the statement); what it touched recorded in
+ * `touched`.
+ */
+function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, ReadingColumns>, touched: Touched): unknown[] {
   const { spans, days, ranges } = touched;
-  const rows: Array<{ key: number; row: BucketRow }> = [];
+  const values: unknown[] = [];
   for (const { unit, keys, buckets, bounds } of batch) {
     const range = { fromMs: bounds[0]!, toMs: bounds[bounds.length - 1]! };
     const building = unit.calendar.buildingId;
@@ -134,21 +139,20 @@ function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, Readin
       ranges.push({ key, range });
       const own = readings.get(key);
       if (!own) continue;
-      const figures = timeWeight(own, bounds, { maxHoldMs: unit.calendar.maxHoldMs });
+      const figures = timeWeightColumns(own, bounds, { maxHoldMs: unit.calendar.maxHoldMs });
       for (let q = 0; q < figures.length; q++) {
         const f = figures[q]!;
         if (!holdsData(f)) continue;
-        const { start: _s, end: _e, ...rest } = f;
-        const bucket = buckets[q]!;
-        rows.push({ key, row: { ...rest, bucket } });
+        const b = buckets[q]!;
+        values.push(key, b.start, b.end, b.date, b.hour, b.weekday, b.working ? 1 : 0, f.knownMs, f.occupiedMs, f.headcountMs, f.headcountKnownMs, f.peakHeadcount, f.readings);
         const span = spans.get(building);
-        if (!span) spans.set(building, { calendar: unit.calendar, first: bucket.date, last: bucket.date });
-        else if (bucket.date < span.first) span.first = bucket.date;
-        else if (bucket.date > span.last) span.last = bucket.date;
+        if (!span) spans.set(building, { calendar: unit.calendar, first: b.date, last: b.date });
+        else if (b.date < span.first) span.first = b.date;
+        else if (b.date > span.last) span.last = b.date;
       }
     }
   }
-  return rows;
+  return values;
 }
 
 const minOf = (a: string | undefined, b: string) => (a === undefined || b < a ? b : a);
@@ -185,10 +189,10 @@ async function statusesOf(tx: Executor): Promise<Map<number, boolean | null>> {
  * plan and start for 500 spaces, more than reading their readings), and sends a row per floor space, its readings as
  * three lists (a twentieth of the rows to send and parse); SQLite sends the same lists, as one text a floor space.
  */
-async function readReadings(tx: Executor, parts: ReadonlyArray<{ keys: readonly number[]; fromMs: number; toMs: number }>, occupied: ReadonlyMap<number, boolean | null>): Promise<Map<number, Reading[]>> {
+async function readReadings(tx: Executor, parts: ReadonlyArray<{ keys: readonly number[]; fromMs: number; toMs: number }>, occupied: ReadonlyMap<number, boolean | null>): Promise<Map<number, ReadingColumns>> {
   const { dialect } = tx;
   const t = INSTANTS[dialect];
-  const out = new Map<number, Reading[]>();
+  const out = new Map<number, ReadingColumns>();
   if (dialect === 'postgres') {
     const keys: number[] = [];
     const from: string[] = [];
@@ -211,7 +215,7 @@ async function readReadings(tx: Executor, parts: ReadonlyArray<{ keys: readonly 
                    WHERE r.floor_space_key = u.k AND r.observed_at >= u.lo AND r.observed_at < u.hi
                    ORDER BY r.observed_at) AS s) AS x
        WHERE x.t IS NOT NULL`);
-    for (const row of rows) out.set(Number(row.k), readingsOf(row.t.split(','), row.c.split(','), row.h.split(','), occupied));
+    for (const row of rows) out.set(Number(row.k), readingsOf(row.t, row.c, row.h, occupied));
     return out;
   }
   // SQLite: the same ranges as one JSON array, so the statement's text is one (prepared once, cached), however many
@@ -228,23 +232,83 @@ async function readReadings(tx: Executor, parts: ReadonlyArray<{ keys: readonly 
   for (const row of rows) {
     if (row.x === null) continue;
     const [at, codes, heads] = row.x.split('|') as [string, string, string];
-    out.set(Number(row.k), readingsOf(at.split(','), codes.split(','), heads.split(','), occupied));
+    out.set(Number(row.k), readingsOf(at, codes, heads, occupied));
   }
   return out;
 }
 
-/** A floor space's readings from its lists of instants, status codes and headcounts ('' : none), in time order. */
-export function readingsOf(at: readonly string[], codes: readonly string[], heads: readonly string[], occupied: ReadonlyMap<number, boolean | null>): Reading[] {
-  const out = new Array<Reading>(at.length);
+/**
+ * A floor space's readings, in time order, from its lists of instants, status codes and headcounts ('' : none), each
+ * a comma-separated text as the read sends it. Read in place, without splitting them into a string per value.
+ */
+export function readingsOf(at: string, codes: string, heads: string, occupied: ReadonlyMap<number, boolean | null>): ReadingColumns {
+  const instants = integers(at, 'an instant');
+  const states = integers(codes, 'a status code');
+  const counts = integers(heads, 'a headcount');
+  if (states.length !== instants.length || counts.length !== instants.length) {
+    throw new StoreError(`aggregates: a floor space's read gave ${instants.length} instants, ${states.length} status codes and ${counts.length} headcounts`);
+  }
+  const out: ReadingColumns = { at: instants, state: new Int8Array(instants.length), headcount: counts };
   let ordered = true;
-  for (let i = 0; i < at.length; i++) {
-    const h = heads[i]!;
-    out[i] = { at: Number(at[i]), occupied: occupied.get(Number(codes[i])) ?? null, headcount: h === '' ? null : Number(h) };
-    if (i > 0 && out[i]!.at < out[i - 1]!.at) ordered = false;
+  for (let i = 0; i < instants.length; i++) {
+    const o = occupied.get(states[i]!);
+    out.state[i] = o === true ? OCCUPIED : o === false ? VACANT : UNKNOWN;
+    if (Number.isNaN(counts[i]!)) counts[i] = NO_HEADCOUNT;
+    if (i > 0 && instants[i]! < instants[i - 1]!) ordered = false;
   }
   // An aggregate's input order is the sorted subquery's in every plan Postgres makes, and the primary key's on SQLite,
   // but SQL does not promise it.
-  return ordered ? out : out.sort((a, b) => a.at - b.at);
+  return ordered ? out : sortedColumns(out);
+}
+
+/**
+ * The values of a comma-separated list of integers as the read prints them (an optional minus, digits), '' as NaN.
+ * Anything else in a value is read by Number, as a text the database printed otherwise (a real, an exponent).
+ */
+function integers(text: string, what: string): Float64Array {
+  let n = 1;
+  for (let i = text.indexOf(','); i !== -1; i = text.indexOf(',', i + 1)) n++;
+  const out = new Float64Array(n);
+  let v = 0;
+  let digits = 0;
+  let negative = false;
+  let plain = true;
+  let start = 0;
+  let k = 0;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 44;
+    if (c === 44) {
+      out[k++] = !plain ? otherNumber(text.slice(start, i), what) : digits === 0 ? (negative ? otherNumber('-', what) : NaN) : negative ? -v : v;
+      v = 0;
+      digits = 0;
+      negative = false;
+      plain = true;
+      start = i + 1;
+    } else if (c >= 48 && c <= 57) {
+      v = v * 10 + (c - 48);
+      digits++;
+    } else if (c === 45 && i === start) negative = true;
+    else plain = false;
+  }
+  return out;
+}
+
+function otherNumber(text: string, what: string): number {
+  const v = Number(text);
+  if (text.trim() === '' || !Number.isFinite(v)) throw new StoreError(`aggregates: a floor space's read gave ${JSON.stringify(text)} as ${what}`);
+  return v;
+}
+
+/** Columns put in time order, each reading keeping its own state and headcount. */
+function sortedColumns(c: ReadingColumns): ReadingColumns {
+  const order = Array.from(c.at, (_, i) => i).sort((a, b) => c.at[a]! - c.at[b]!);
+  const out = readingColumns(order.length);
+  order.forEach((from, to) => {
+    out.at[to] = c.at[from]!;
+    out.state[to] = c.state[from]!;
+    out.headcount[to] = c.headcount[from]!;
+  });
+  return out;
 }
 
 /** A floor space's buckets starting in [from, to) deleted, one row per space (Executor.bulk). */
@@ -258,38 +322,16 @@ const BUCKET_COLUMNS =
   'floor_space_key, start_ms, end_ms, local_date, local_hour, weekday, working, known_ms, occupied_ms, headcount_ms, headcount_known_ms, peak_headcount, readings';
 // `working` travels as 0 or 1 on both dialects (postgres.js types an array of booleans as one boolean).
 const BUCKET_TYPES = ['int4', 'int8', 'int8', 'text', 'int2', 'int2', 'int2', 'int8', 'int8', 'int8', 'int8', 'int4', 'int4'];
-/** One fixed statement per dialect (Executor.bulk): Postgres binds a column array each and unnests them. */
+/**
+ * The one statement that writes bucket rows (their floor spaces' range deleted first), one fixed text per dialect
+ * (Executor.bulk): Postgres binds a column array each and unnests them.
+ */
 const INSERT_BUCKETS: Readonly<Record<Dialect, string>> = {
   sqlite: `INSERT INTO occupancy_buckets (${BUCKET_COLUMNS}) VALUES (${BUCKET_TYPES.map(() => '?').join(', ')})`,
   postgres:
     `INSERT INTO occupancy_buckets (${BUCKET_COLUMNS}) SELECT u.k, u.s, u.e, u.d, u.h, u.wd, u.w <> 0, u.kn, u.oc, u.hm, u.hk, u.pk, u.rd ` +
     `FROM unnest(${BUCKET_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) AS u(k, s, e, d, h, wd, w, kn, oc, hm, hk, pk, rd)`,
 };
-
-/** The one place bucket rows are written (the rows of their floor spaces and range were deleted first). */
-async function insertBuckets(tx: Executor, rows: ReadonlyArray<{ key: number; row: BucketRow }>): Promise<void> {
-  const { dialect } = tx;
-  if (rows.length === 0) return;
-  const values = new Array<unknown>(rows.length * BUCKET_TYPES.length);
-  let i = 0;
-  for (const { key, row: r } of rows) {
-    const b = r.bucket;
-    values[i++] = key;
-    values[i++] = b.start;
-    values[i++] = b.end;
-    values[i++] = b.date;
-    values[i++] = b.hour;
-    values[i++] = b.weekday;
-    values[i++] = b.working ? 1 : 0;
-    values[i++] = r.knownMs;
-    values[i++] = r.occupiedMs;
-    values[i++] = r.headcountMs;
-    values[i++] = r.headcountKnownMs;
-    values[i++] = r.peakHeadcount;
-    values[i++] = r.readings;
-  }
-  await tx.bulk(INSERT_BUCKETS[dialect], BUCKET_TYPES.length, values);
-}
 
 /** A refresh reads a group's readings a day at a time: a bounded number of rows in memory, whatever the range. */
 const SLICE_MS = 24 * 3_600_000;

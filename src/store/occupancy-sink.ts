@@ -30,6 +30,8 @@ interface Prepared {
   spaces: Map<string, number>;
   statuses: Map<string, number>;
   arrival: number;
+  /** Per floor space key, the first and last canonical instant of the page's records (filled by fill). */
+  spans: Map<number, [string, string]>;
 }
 
 interface Dictionary {
@@ -111,7 +113,7 @@ async function prepare(input: PrepareInput, records: ReadonlyArray<OccupancyReco
   const [row] = await input.tx.all<{ k: number | string }>(
     sql`INSERT INTO occupancy_arrivals (source, arrived_at) VALUES (${input.page.source}, ${input.page.at}) RETURNING arrival_key AS k`,
   );
-  return { spaces, statuses, arrival: Number(row!.k) };
+  return { spaces, statuses, arrival: Number(row!.k), spans: new Map() };
 }
 
 /**
@@ -132,6 +134,13 @@ function fill(record: OccupancyRecord, out: unknown[], offset: number, index: nu
   const observed = canonicalTimestamp(record.observedAt, `occupancy record ${index}: observedAt`);
   if (observed < FIRST_READING || observed >= END_READING) throw invalid('occupancy', index, 'observedAt', 'in the years 1970 to 2199 (no sensor measured before or will after)', observed, 'check the source\'s clock, or the field mapped to observedAt');
   const uuid = eventId !== null && LOWER_UUID.test(eventId);
+  // The page's spans for the aggregates (aggregate-page-invalidations.ts), kept here where each record's key and
+  // canonical time are at hand: a second pass over the page cost the commit as much again (docs/performance.md).
+  // Canonical texts sort as their instants.
+  const span = prepared.spans.get(space);
+  if (span === undefined) prepared.spans.set(space, [observed, observed]);
+  else if (observed < span[0]) span[0] = observed;
+  else if (observed > span[1]) span[1] = observed;
   out[offset] = space;
   out[offset + 1] = epochMs ? epochMs(observed) : observed;
   out[offset + 2] = status;
@@ -185,6 +194,7 @@ export function occupancySink(dialect: Dialect): SinkDef<OccupancyRecord, Prepar
     writeTable: 'occupancy_readings',
     prepare,
     floorSpaceKeys: (prepared) => prepared.spaces,
+    readingSpans: (prepared) => prepared.spans,
     pageColumns: PAGE_COLUMNS,
     pageValues,
     rowColumns: [{ name: 'floor_space_key', type: 'int4' }, layout.observed, { name: 'status_code', type: 'int4' }, { name: 'headcount', type: 'int4' }, ...layout.event],

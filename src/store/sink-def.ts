@@ -47,6 +47,8 @@ export interface SinkDef<R, P = unknown> {
   prepare?(input: PrepareInput, records: ReadonlyArray<R>): Promise<P>;
   /** The floor space key of each floor space id the page's records name, from what prepare found (readings only). */
   floorSpaceKeys?(prepared: P): ReadonlyMap<string, number>;
+  /** Per floor space key, the first and last instant (canonical text) of the page's records, as fill wrote them (readings only). */
+  readingSpans?(prepared: P): ReadonlyMap<number, readonly [string, string]>;
   /** Columns with one value for the whole page (bound once, not per row). */
   pageColumns: readonly Column[];
   pageValues(page: PageContext, prepared: P): unknown[];

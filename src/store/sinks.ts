@@ -206,7 +206,10 @@ export async function preparePage(
 
 /** What an upsert tells the page's other statements (Executor.upsert). */
 export function upserted(def: SinkDef<unknown>, prepared: unknown): Upserted {
-  return def.floorSpaceKeys ? { floorSpaceKeys: def.floorSpaceKeys(prepared) } : {};
+  return {
+    ...(def.floorSpaceKeys ? { floorSpaceKeys: def.floorSpaceKeys(prepared) } : {}),
+    ...(def.readingSpans ? { readingSpans: def.readingSpans(prepared) } : {}),
+  };
 }
 
 /** One value per sink definition, made on first use (each room's upsert text; a declared table's sink is one too). */

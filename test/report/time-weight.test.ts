@@ -9,8 +9,11 @@ import {
   defaultMaxHold,
   invalidatedRange,
   timeWeight,
+  timeWeightColumns,
+  NO_HEADCOUNT,
   type BucketFigures,
   type Reading,
+  type ReadingColumns,
 } from '../../src/time-weight.ts';
 import { localHours, startOfLocalDate } from '../../src/working-time.ts';
 
@@ -23,6 +26,11 @@ const at = (h: number, m = 0) => T0 + h * HOUR + m * MIN;
 const occ = (t: number, headcount: number | null = null): Reading => ({ at: t, occupied: true, headcount });
 const vac = (t: number, headcount: number | null = null): Reading => ({ at: t, occupied: false, headcount });
 const unknown = (t: number, headcount: number | null = null): Reading => ({ at: t, occupied: null, headcount });
+const columns = (...rows: Array<[at: number, state: number, headcount: number]>): ReadingColumns => ({
+  at: Float64Array.from(rows, (r) => r[0]),
+  state: Int8Array.from(rows, (r) => r[1]),
+  headcount: Float64Array.from(rows, (r) => r[2]),
+});
 const hourBounds = (fromH: number, toH: number) => Array.from({ length: toH - fromH + 1 }, (_, i) => at(fromH + i));
 
 function totals(figures: BucketFigures[]) {
@@ -180,6 +188,12 @@ describe('time-weighted figures: refused input', () => {
     ['a negative headcount', () => timeWeight([occ(at(9), -1)], hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings\[0\]\.headcount -1: .*never 0 for none/],
     ['a fractional headcount', () => timeWeight([occ(at(9), 2.5)], hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings\[0\]\.headcount 2\.5/],
     ['a status that is not a boolean', () => timeWeight([{ at: at(9), occupied: 'yes' as unknown as boolean, headcount: null }], hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings\[0\]\.occupied "yes": not true, false or null/],
+    // The columns the store reads (ReadingColumns) are checked as readings are.
+    ['columns out of time order', () => timeWeightColumns(columns([at(10), 1, 0], [at(9), 1, 0]), hourBounds(8, 12), { maxHoldMs: HOUR }), /^readings\[1\]\.at \d+: before readings\[0\]\.at/],
+    ['a column state that is none of the three', () => timeWeightColumns(columns([at(9), 2, 0]), hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings\[0\]\.state 2: not OCCUPIED, VACANT or UNKNOWN/],
+    ['a column headcount below none', () => timeWeightColumns(columns([at(9), 1, -2]), hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings\[0\]\.headcount -2: not a non-negative integer or NO_HEADCOUNT/],
+    ['a column instant that is no number', () => timeWeightColumns(columns([NaN, 1, 0]), hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings\[0\]\.at NaN: not an integer instant/],
+    ['columns of different lengths', () => timeWeightColumns({ ...columns([at(9), 1, 0]), state: new Int8Array(2) }, hourBounds(9, 10), { maxHoldMs: HOUR }), /^readings .*columns of different lengths/],
   ];
   for (const [what, run, message] of cases) {
     it(`refuses ${what} with a TimeWeightError naming the field, the value and the fix`, () => {
@@ -187,6 +201,14 @@ describe('time-weighted figures: refused input', () => {
       expect(run).toThrow(message);
     });
   }
+
+  it('readings as columns (how the store reads them) give the figures of the same readings as objects', () => {
+    const bounds = hourBounds(8, 11);
+    const asObjects = timeWeight([occ(at(8, 50), 3), unknown(at(9, 20)), vac(at(9, 40), null), occ(at(10, 30), 0)], bounds, { maxHoldMs: HOUR });
+    const asColumns = timeWeightColumns(columns([at(8, 50), 1, 3], [at(9, 20), -1, NO_HEADCOUNT], [at(9, 40), 0, NO_HEADCOUNT], [at(10, 30), 1, 0]), bounds, { maxHoldMs: HOUR });
+    expect(asColumns).toEqual(asObjects);
+    expect(asColumns.map((f) => f.occupiedMs)).toEqual([10 * MIN, 20 * MIN, 30 * MIN]);
+  });
 
   it('an empty range (bounds with only the end) has no buckets', () => {
     expect(timeWeight([occ(at(9))], [at(9)], { maxHoldMs: HOUR })).toEqual([]);

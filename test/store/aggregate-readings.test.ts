@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PG_EPOCH_MS, readingsOf } from '../../src/store/aggregates.ts';
+import { StoreError } from '../../src/errors.ts';
+import { NO_HEADCOUNT, OCCUPIED, UNKNOWN, VACANT, type ReadingColumns } from '../../src/time-weight.ts';
 import { migratedStore } from '../support/databases.ts';
 
 // Postgres sends a floor space's readings as lists (aggregates.ts readReadings); these are what the buckets are computed from.
@@ -10,20 +12,37 @@ describe('readingsOf', () => {
     [3, null],
   ]);
 
+  const rows = (c: ReadingColumns) => Array.from(c.at, (at, i) => ({ at, state: c.state[i], headcount: c.headcount[i] }));
+
   it('reads instants, statuses and headcounts, an empty headcount as none and an unknown code as unknown', () => {
-    expect(readingsOf(['1000', '2000', '3000'], ['1', '2', '9'], ['4', '', '0'], occupied)).toEqual([
-      { at: 1000, occupied: true, headcount: 4 },
-      { at: 2000, occupied: false, headcount: null },
-      { at: 3000, occupied: null, headcount: 0 },
+    expect(rows(readingsOf('1000,2000,3000', '1,2,9', '4,,0', occupied))).toEqual([
+      { at: 1000, state: OCCUPIED, headcount: 4 },
+      { at: 2000, state: VACANT, headcount: NO_HEADCOUNT },
+      { at: 3000, state: UNKNOWN, headcount: 0 },
     ]);
+    expect(rows(readingsOf('1772434800000', '2', '', occupied))).toEqual([{ at: 1772434800000, state: VACANT, headcount: NO_HEADCOUNT }]);
   });
 
   it('puts lists that arrive out of time order back in order, each reading with its own status and headcount', () => {
-    expect(readingsOf(['3000', '1000', '2000'], ['3', '1', '2'], ['', '5', '6'], occupied)).toEqual([
-      { at: 1000, occupied: true, headcount: 5 },
-      { at: 2000, occupied: false, headcount: 6 },
-      { at: 3000, occupied: null, headcount: null },
+    expect(rows(readingsOf('3000,1000,2000', '3,1,2', ',5,6', occupied))).toEqual([
+      { at: 1000, state: OCCUPIED, headcount: 5 },
+      { at: 2000, state: VACANT, headcount: 6 },
+      { at: 3000, state: UNKNOWN, headcount: NO_HEADCOUNT },
     ]);
+  });
+
+  it('reads an instant before 1970, and a value printed otherwise (a real, an exponent) as Number does', () => {
+    expect(rows(readingsOf('-1000,2000.0,3e3', '1,1,1', '1,2.0,3', occupied)).map((r) => [r.at, r.headcount])).toEqual([
+      [-1000, 1],
+      [2000, 2],
+      [3000, 3],
+    ]);
+  });
+
+  it('refuses a value that is no number, and lists of different lengths, naming what it read', () => {
+    expect(() => readingsOf('1000,x', '1,1', '1,1', occupied)).toThrow(/read gave "x" as an instant/);
+    expect(() => readingsOf('1000,-', '1,1', '1,1', occupied)).toThrow(StoreError);
+    expect(() => readingsOf('1000,2000', '1', '1,1', occupied)).toThrow(/2 instants, 1 status codes and 2 headcounts/);
   });
 });
 
