@@ -1,10 +1,10 @@
 import { sql, type SQL } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
+import { StoreError } from '../errors.ts';
 import { occupiedOf } from '../statuses.ts';
 import { readingColumns, timeWeightColumns, NO_HEADCOUNT, OCCUPIED, UNKNOWN, VACANT, type ReadingColumns } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { SentAhead } from './sent-ahead.ts';
-import { StoreError } from '../errors.ts';
 import { textIn } from './key-list.ts';
 import { bucketsCovering, boundsOf, calendarDays, groupSpans, holdsData, slices, KEY_CHUNK, type Bucket, type Span } from './aggregate-plan.ts';
 import type { BuildingCalendar } from './aggregate-calendars.ts';
@@ -123,7 +123,7 @@ interface Touched {
 }
 
 /**
- * A batch's bucket rows that hold data, from its floor spaces' readings, as the flat values insertBuckets binds
+ * A batch's bucket rows that hold data, from its floor spaces' readings, as the flat values INSERT_BUCKETS binds
  * (BUCKET_TYPES.length a row: no object per row between the figures and the statement); what it touched recorded in
  * `touched`.
  */
