@@ -1,9 +1,10 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freshDatabase } from '../test/support/databases.ts';
 import { flags, runBench, spawnBench } from './child.ts';
 import { formatFrames, summarize, topOwnTotal, topSelf } from './cpuprofile.ts';
+import { postgresCpuSeconds } from './server-cpu.ts';
 import { portfolioDefinitions, PORTFOLIO_LOAD_ENV, portfolioSandboxArgs } from './portfolio.ts';
 import type { PortfolioLoad, PortfolioLoadResult } from './portfolio-worker.ts';
 import type { SandboxInfo } from './sandbox-process.ts';
@@ -31,27 +32,6 @@ const profiled = !args.has('no-profile');
 const profileFlags = (dir: string) => (profiled ? ['--cpu-prof', `--cpu-prof-dir=${dir}`] : []);
 const dialect = args.get('dialect') === 'sqlite' ? 'sqlite' : 'postgres';
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-/**
- * utime + stime of every process named postgres, and of the children they reaped (the postmaster reaps the sync's
- * backends when they end), in CPU seconds (Linux /proc).
- */
-function postgresCpuSeconds(): number {
-  const tick = 100;
-  let total = 0;
-  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const close = stat.lastIndexOf(')');
-      if (!stat.slice(stat.indexOf('(') + 1, close).startsWith('postgres')) continue;
-      const fields = stat.slice(close + 2).split(' ');
-      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / tick;
-    } catch {
-      // The process ended while being read.
-    }
-  }
-  return total;
-}
 
 function show(title: string, dir: string): void {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
@@ -82,10 +62,11 @@ try {
   const started = performance.now();
   const result = await runBench<PortfolioLoadResult>('portfolio-worker.ts', ['--job', JSON.stringify(load)], { nodeFlags: profileFlags(syncDir), timeoutMs: 60 * 60_000 });
   const wall = (performance.now() - started) / 1000;
-  const pg = postgresCpuSeconds() - pgBefore;
+  const pgAfter = postgresCpuSeconds();
+  const pg = pgBefore === undefined || pgAfter === undefined ? 'n/a' : `${(pgAfter - pgBefore).toFixed(1)} s`;
   console.log(`${info.floorSpaces} floor spaces x ${days} days: ${result.rows} readings; backfill ${(result.ms / 1000).toFixed(1)} s = ${Math.round(result.rows / (result.ms / 1000))} readings/s (process ${wall.toFixed(1)} s)`);
   if (result.rebuildMs !== undefined) console.log(`aggregates rebuilt after it in ${(result.rebuildMs / 1000).toFixed(1)} s (${result.buckets} buckets)`);
-  console.log(`CPU: sync ${(result.cpuMs / 1000).toFixed(1)} s (process), Postgres ${pg.toFixed(1)} s (every postgres process), peak RSS sync ${Math.round(result.maxRssBytes / 1048576)} MiB`);
+  console.log(`CPU: sync ${(result.cpuMs / 1000).toFixed(1)} s (process), Postgres ${pg} (every postgres process), peak RSS sync ${Math.round(result.maxRssBytes / 1048576)} MiB`);
 } finally {
   await sandbox.stop();
   await db.drop();

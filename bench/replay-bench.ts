@@ -5,6 +5,7 @@ import { fetchStats, type ReplayPlan, type ReplayStats } from './replay-server.t
 import type { Impl, ReplayJob, ReplayResult } from './replay-worker.ts';
 import type { PgStyle } from './raw-writers.ts';
 import type { SandboxInfo } from './sandbox-process.ts';
+import { postgresCpuSeconds } from './server-cpu.ts';
 import { median } from './stats.ts';
 import { perReading, storageSize, type BytesPerReading } from './storage-size.ts';
 import { BENCH_PG_URL, dataStart, PAGE_SIZE, STEP_MS } from './sync-bench.ts';
@@ -16,6 +17,15 @@ import { BENCH_PG_URL, dataStart, PAGE_SIZE, STEP_MS } from './sync-bench.ts';
  * database; the implementations alternate and their order rotates every repetition. After every run the replay
  * server's miss counter must not have moved.
  */
+
+/**
+ * One run's figures: the worker's own, and on Postgres the local server's CPU over the run (bench/server-cpu.ts),
+ * which shares the machine's cores with the client: what a client makes the server do is part of its cost.
+ */
+export interface MeasuredRun extends ReplayResult {
+  /** CPU seconds of every local postgres process per million rows over the run; undefined on SQLite. */
+  serverCpuPerMillion?: number;
+}
 
 export const IMPLS = ['ours', 'minimal', 'overlap', 'ceiling'] as const satisfies readonly Impl[];
 export type MeasuredImpl = (typeof IMPLS)[number];
@@ -147,13 +157,16 @@ export class ReplayBench {
     dialect: Dialect,
     shape: Shape['name'],
     options: { pgStyle?: PgStyle; nodeFlags?: string[]; env?: Record<string, string>; inspect?: (url: string, result: ReplayResult) => Promise<void> } = {},
-  ): Promise<ReplayResult> {
+  ): Promise<MeasuredRun> {
     const db = await freshDatabase(dialect, `replay_${impl}_${dialect}`, { migrate: true, baseUrl: BENCH_PG_URL, schemaPrefix: 'osbench_' });
     try {
       const job = this.job(shape, db.url, options.pgStyle ?? 'unnest');
       const replay = this.replay(shape);
       const before = await fetchStats(replay.info.url);
-      const result = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)], { nodeFlags: options.nodeFlags ?? [], ...(options.env && { env: options.env }) });
+      const serverBefore = dialect === 'postgres' ? postgresCpuSeconds() : undefined;
+      const result: MeasuredRun = await runBench<ReplayResult>('replay-worker.ts', ['--impl', impl, '--job', JSON.stringify(job)], { nodeFlags: options.nodeFlags ?? [], ...(options.env && { env: options.env }) });
+      const serverAfter = serverBefore === undefined ? undefined : postgresCpuSeconds();
+      if (serverBefore !== undefined && serverAfter !== undefined) result.serverCpuPerMillion = (serverAfter - serverBefore) * (1e6 / result.rows);
       const after = await fetchStats(replay.info.url);
       this.#checkMisses(before, after, `${impl} on ${dialect}, ${shape} pages`);
       this.#served.cpuUs += after.cpuUs - before.cpuUs;
@@ -161,7 +174,8 @@ export class ReplayBench {
       this.#log(
         `  ${dialect} ${shape} ${impl.padEnd(7)} ${result.rows} rows in ${(result.ms / 1000).toFixed(2)} s = ${Math.round(result.rowsPerSecond)} rows/s, ` +
           `CPU ${result.cpuPerMillion.toFixed(2)} s/M rows, peak RSS ${Math.round(result.maxRssBytes / 1048576)} MiB` +
-          (result.writtenBytes === undefined ? '' : `, written ${Math.round(result.writtenBytes / 1048576)} MiB`),
+          (result.writtenBytes === undefined ? '' : `, written ${Math.round(result.writtenBytes / 1048576)} MiB`) +
+          (result.serverCpuPerMillion === undefined ? '' : `, server CPU ${result.serverCpuPerMillion.toFixed(2)} s/M rows`),
       );
       await options.inspect?.(db.url, result);
       return result;
