@@ -130,7 +130,7 @@ export function columnsOf(readings: readonly Reading[]): ReadingColumns {
   readings.forEach((r, i) => {
     checkReading(r, i);
     columns.at[i] = r.at;
-    columns.state[i] = r.occupied === null ? UNKNOWN : r.occupied ? OCCUPIED : VACANT;
+    columns.state[i] = stateOf(r.occupied);
     columns.headcount[i] = r.headcount ?? NO_HEADCOUNT;
   });
   return columns;
@@ -140,6 +140,8 @@ export function columnsOf(readings: readonly Reading[]): ReadingColumns {
 export const OCCUPIED = 1;
 export const VACANT = 0;
 export const UNKNOWN = -1;
+/** The state of a reading whose status is occupied (true), vacant (false) or unknown (null, or a code not listed). */
+export const stateOf = (occupied: boolean | null | undefined): number => (occupied === true ? OCCUPIED : occupied === false ? VACANT : UNKNOWN);
 /** `ReadingColumns.headcount` of a reading without one. */
 export const NO_HEADCOUNT = -1;
 

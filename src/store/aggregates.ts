@@ -2,7 +2,7 @@ import { sql, type SQL } from '../../db/schema/drizzle.ts';
 import type { Dialect } from '../config.ts';
 import { StoreError } from '../errors.ts';
 import { occupiedOf } from '../statuses.ts';
-import { readingColumns, timeWeightColumns, NO_HEADCOUNT, OCCUPIED, UNKNOWN, VACANT, type ReadingColumns } from '../time-weight.ts';
+import { readingColumns, stateOf, timeWeightColumns, NO_HEADCOUNT, type ReadingColumns } from '../time-weight.ts';
 import type { Executor } from './adapter.ts';
 import { SentAhead } from './sent-ahead.ts';
 import { textIn } from './key-list.ts';
@@ -251,8 +251,7 @@ export function readingsOf(at: string, codes: string, heads: string, occupied: R
   const out: ReadingColumns = { at: instants, state: new Int8Array(instants.length), headcount: counts };
   let ordered = true;
   for (let i = 0; i < instants.length; i++) {
-    const o = occupied.get(states[i]!);
-    out.state[i] = o === true ? OCCUPIED : o === false ? VACANT : UNKNOWN;
+    out.state[i] = stateOf(occupied.get(states[i]!));
     if (Number.isNaN(counts[i]!)) counts[i] = NO_HEADCOUNT;
     if (i > 0 && instants[i]! < instants[i - 1]!) ordered = false;
   }
