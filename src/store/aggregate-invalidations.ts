@@ -4,7 +4,8 @@ import type { Adapter, Executor } from './adapter.ts';
 import { keyIn } from './key-list.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
 import { addRange, allRanges, hoursOf, KEY_CHUNK, type Ranges, type Span } from './aggregate-plan.ts';
-import { claimPageInvalidations } from './aggregate-page-invalidations.ts';
+import { claimPageInvalidations, recordRanges } from './aggregate-page-invalidations.ts';
+import { holdFronts } from './aggregate-fronts.ts';
 import { recomputeSpans, type BuildingSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
 
@@ -121,11 +122,21 @@ function batches(byBuilding: ReadonlyMap<string, number[]>, size: number): Array
 /** Page rows folded per transaction: at most this many pages' floor space ranges held at once. */
 const FOLD_PAGES = 100;
 
+/** How a refresh is asked. */
+export interface RefreshOptions {
+  /**
+   * A refresh beside a run (run-refresh.ts): it leaves the bucket holding each floor space's last reading, and what
+   * follows, pending for the next refresh (aggregate-fronts.ts). Only where the claim is recomputed in its own
+   * transaction; a folded claim is recomputed whole.
+   */
+  holdFronts?: boolean;
+}
+
 /**
  * Recomputes everything pending of a customer, building by building (spaces of no known building: ''), in
  * transactions of a few buildings' spaces under their locks, and deletes the invalidations it did (compare-and-delete).
  */
-export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+export async function refreshInvalidations(db: Adapter, customerId: string, settings: AggregateSettings, at: string, options: RefreshOptions = {}): Promise<AggregateRefresh> {
   // The common case (a run's end, a delivery's refresh) leaves nothing from before and fits one transaction: the pages'
   // rows are claimed and their floor spaces recomputed in it, without a row per space written, read back and deleted.
   // A crash rolls the claim back with the rest. Otherwise (a claim too large for one transaction, or one worth
@@ -134,7 +145,7 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
     const [before] = await tx.all(sql`SELECT 1 AS x FROM aggregate_invalidations WHERE customer_id = ${customerId} LIMIT 1`);
     const { pages, spans, since } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
     if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION && concurrencyFor(db.dialect, hoursOf(allRanges(spans.values()))) === 1) {
-      return { pages, done: await refreshClaimed(tx, customerId, spans, settings, at) };
+      return { pages, done: await refreshClaimed(tx, customerId, spans, settings, at, options.holdFronts ? since : undefined) };
     }
     await mergeInvalidations(tx, customerId, spans, since);
     return { pages, done: undefined };
@@ -232,8 +243,10 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
 /**
  * Recomputes the floor spaces of claimed page rows (`spans`: key -> its Ranges) in the claim's transaction, under
  * their buildings' locks; a key that is none of the customer's floor spaces is left out, as a fold leaves it out.
+ * `since` given (the claim's, per key: RefreshOptions.holdFronts): only up to each range's front, the fronts recorded
+ * again as one page row, as old as the oldest page that named them.
  */
-async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string): Promise<AggregateRefresh> {
+async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string, since?: ReadonlyMap<number, string>): Promise<AggregateRefresh> {
   const { dialect } = tx;
   if (spans.size === 0) return { customerId, spaces: 0, buckets: 0, left: 0 };
   const rows = await tx.all<{ k: number | string; b: string }>(sql`
@@ -241,8 +254,19 @@ async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyM
      WHERE customer_id = ${customerId} AND ${keyIn(dialect, sql`floor_space_key`, [...spans.keys()])} ORDER BY b, floor_space_key`);
   const batch = await lockCurrentBuildings(tx, customerId, byBuildingOf(rows));
   const calendars = await calendarsFor(tx, customerId, [...batch.keys()], settings, at);
-  const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => spans.get(k)));
-  return { customerId, spaces: rows.length, buckets, left: 0 };
+  if (!since) {
+    const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => spans.get(k)));
+    return { customerId, spaces: rows.length, buckets, left: 0 };
+  }
+  const { work, fronts, openDates } = holdFronts(batch, calendars, (k) => spans.get(k));
+  const buckets = await recomputeSpans(tx, customerId, work, { openDates });
+  let oldest: string | undefined;
+  for (const key of fronts.keys()) {
+    const t = since.get(key);
+    if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
+  }
+  await recordRanges(tx, customerId, fronts, oldest ?? at);
+  return { customerId, spaces: rows.length, buckets, left: fronts.size };
 }
 
 /**

@@ -16,21 +16,32 @@ import { addRange, type Ranges } from './aggregate-plan.ts';
  * a space (a row per space named by id cost about 70). Two parses per group.
  */
 export function pageSpans(spans: ReadonlyMap<number, readonly [string, string]>): PageSpans {
-  // By first, then last: no joined text a floor space.
-  const groups = new Map<string, Map<string, number[]>>();
-  for (const [key, [a, b]] of spans) {
-    let byLast = groups.get(a);
-    if (!byLast) groups.set(a, (byLast = new Map()));
-    const group = byLast.get(b);
+  const groups = new Grouped<string>();
+  for (const [key, [a, b]] of spans) groups.add(a, b, key);
+  return groups.spans(Date.parse);
+}
+
+/** Floor space keys grouped by first, then last (no joined text a floor space). */
+class Grouped<T> {
+  readonly #groups = new Map<T, Map<T, number[]>>();
+
+  add(first: T, last: T, key: number): void {
+    let byLast = this.#groups.get(first);
+    if (!byLast) this.#groups.set(first, (byLast = new Map()));
+    const group = byLast.get(last);
     if (group) group.push(key);
-    else byLast.set(b, [key]);
+    else byLast.set(last, [key]);
   }
-  const out: PageSpans = [];
-  for (const [a, byLast] of groups) {
-    const first = Date.parse(a);
-    for (const [b, keys] of byLast) out.push([first, Date.parse(b), ...keys]);
+
+  /** `[first, last, key, key, ...]` per group, each bound read once by `ms`. */
+  spans(ms: (bound: T) => number): PageSpans {
+    const out: PageSpans = [];
+    for (const [a, byLast] of this.#groups) {
+      const first = ms(a);
+      for (const [b, keys] of byLast) out.push([first, ms(b), ...keys]);
+    }
+    return out;
   }
-  return out;
 }
 
 /** A page's floor spaces' spans as pageSpans groups them: `[first, last, key, key, ...]` per group. */
@@ -57,9 +68,23 @@ export function foldRanges(into: Map<number, Ranges>, groups: ReadonlyArray<read
 /** In a page's transaction, after its upsert (which found `readingSpans`): one row of its floor spaces' spans, which it returns. */
 export async function recordInvalidations(tx: Executor, customerId: string, readingSpans: ReadonlyMap<number, readonly [string, string]>, at: string): Promise<PageSpans> {
   const spans = pageSpans(readingSpans);
-  if (spans.length === 0) return spans;
-  await tx.runAhead(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
+  await recordSpans(tx, customerId, spans, at);
   return spans;
+}
+
+async function recordSpans(tx: Executor, customerId: string, spans: PageSpans, at: string): Promise<void> {
+  if (spans.length === 0) return;
+  await tx.runAhead(sql`INSERT INTO aggregate_page_invalidations (customer_id, spans, invalidated_at) VALUES (${customerId}, ${JSON.stringify(spans)}, ${at})`);
+}
+
+/**
+ * Floor spaces' ranges (by key: its Ranges) recorded as one page row, as a page records its spans (grouped by range),
+ * stale since `at`: what a refresh leaves pending for the next (aggregate-fronts.ts).
+ */
+export async function recordRanges(tx: Executor, customerId: string, ranges: ReadonlyMap<number, Ranges>, at: string): Promise<void> {
+  const groups = new Grouped<number>();
+  for (const [key, own] of ranges) for (const [a, b] of own) groups.add(a, b, key);
+  await recordSpans(tx, customerId, groups.spans((ms) => ms), at);
 }
 
 /**

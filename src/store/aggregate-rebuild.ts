@@ -96,7 +96,7 @@ export async function rebuildSpaces(tx: Executor, customerId: string, calendar: 
   // Recomputed as a refresh is, a day at a time and a month of days a call, the spaces with alike spans together:
   // what is held is bounded however long a space's history (a year of 1-minute readings, or two readings a century
   // apart), and a building's spaces share their statements.
-  const buckets = await recomputeSpans(tx, customerId, [{ calendar, spans: await readingSpansOf(tx, keys, calendar.maxHoldMs) }], false);
+  const buckets = await recomputeSpans(tx, customerId, [{ calendar, spans: await readingSpansOf(tx, keys, calendar.maxHoldMs) }], { floors: false });
   const holds = await bucketRangeOf(tx, keys);
   const range = held && holds ? { fromMs: Math.min(held.fromMs, holds.fromMs), toMs: Math.max(held.toMs, holds.toMs) } : (held ?? holds);
   if (range) await refreshFloorsOf(tx, keys, range);

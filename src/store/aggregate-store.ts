@@ -17,7 +17,7 @@ import {
   type BuildingCalendar,
   type ResolvedBuilding,
 } from './aggregate-calendars.ts';
-import { pendingInvalidations, refreshInvalidations } from './aggregate-invalidations.ts';
+import { pendingInvalidations, refreshInvalidations, type RefreshOptions } from './aggregate-invalidations.ts';
 import { recordInvalidations, type PageSpans } from './aggregate-page-invalidations.ts';
 import { bucketRangeOf, floorId, floorsOf, refreshFloors, type Floor } from './aggregate-floors.ts';
 import { rebuildBuilding, rebuildSpaces } from './aggregate-rebuild.ts';
@@ -289,10 +289,10 @@ export class AggregateKeeper {
     return recordInvalidations(tx, customerId, readingSpans, at);
   }
 
-  async refresh(customerId: string, settings: AggregateSettings | undefined, at: string): Promise<AggregateRefresh> {
+  async refresh(customerId: string, settings: AggregateSettings | undefined, at: string, options?: RefreshOptions): Promise<AggregateRefresh> {
     if (settings) this.#settings.set(customerId, settings);
     if (!this.on) return { customerId, spaces: 0, buckets: 0, left: 0 };
-    return refreshInvalidations(this.db, customerId, this.#settingsOf(customerId), at);
+    return refreshInvalidations(this.db, customerId, this.#settingsOf(customerId), at, options);
   }
 
   pending(customerId?: string): Promise<PendingAggregates[]> {

@@ -28,7 +28,10 @@ export interface AggregateRefresh {
   spaces: number;
   /** Buckets written. */
   buckets: number;
-  /** Of those, floor spaces a page invalidated again meanwhile: still pending, for the next refresh. */
+  /**
+   * Of those, floor spaces still pending for the next refresh: a page invalidated them again meanwhile, or a refresh
+   * beside a run left the bucket of their last reading (aggregate-fronts.ts).
+   */
   left: number;
 }
 

@@ -46,6 +46,18 @@ export interface Unit {
   toMs: number;
 }
 
+/** How a recompute sums what it wrote into the rollups. */
+export interface RecomputeOptions {
+  /** false: the floors' rows are left for the caller to sum once (a whole rebuild). */
+  floors?: boolean;
+  /**
+   * Per floor space, a local date from which its days are not summed again: a refresh beside a run leaves a range
+   * pending that starts in that date (aggregate-fronts.ts), and the refresh of that range sums the day, these buckets
+   * included. Without it, such a day was summed at every refresh beside the run.
+   */
+  openDates?: ReadonlyMap<number, string>;
+}
+
 /** Some of a unit's floor spaces (at most KEY_CHUNK), with the unit's buckets. */
 interface Part {
   unit: Unit;
@@ -61,7 +73,8 @@ interface Part {
  * read of the readings, a delete and an insert of buckets per KEY_CHUNK floor spaces, then two for the days and two
  * for the floors, whichever buildings the units are of. The caller holds the buildings' locks (lockBuildings).
  */
-export async function recomputeUnits(tx: Executor, customerId: string, units: readonly Unit[], floors = true): Promise<number> {
+export async function recomputeUnits(tx: Executor, customerId: string, units: readonly Unit[], options: RecomputeOptions = {}): Promise<number> {
+  const { floors = true, openDates } = options;
   const { dialect } = tx;
   const parts: Part[] = [];
   for (const unit of units) {
@@ -90,7 +103,7 @@ export async function recomputeUnits(tx: Executor, customerId: string, units: re
     for (let b = 0; b < batches.length; b++) {
       const readings = await next;
       if (b + 1 < batches.length) next = read(batches[b + 1]!);
-      const values = bucketRows(batches[b]!, readings, { spans, days, ranges });
+      const values = bucketRows(batches[b]!, readings, { spans, days, ranges }, openDates);
       sent.send(tx.bulk(DELETE_BUCKETS[dialect], 3, batches[b]!.flatMap((p) => p.keys.flatMap((k) => [k, p.bounds[0]!, p.bounds[p.bounds.length - 1]!]))));
       if (values.length > 0) sent.send(tx.bulk(INSERT_BUCKETS[dialect], BUCKET_TYPES.length, values));
       written += values.length / BUCKET_TYPES.length;
@@ -127,15 +140,21 @@ interface Touched {
  * (BUCKET_TYPES.length a row: no object per row between the figures and the statement); what it touched recorded in
  * `touched`.
  */
-function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, ReadingColumns>, touched: Touched): unknown[] {
+function bucketRows(batch: readonly Part[], readings: ReadonlyMap<number, ReadingColumns>, touched: Touched, openDates: ReadonlyMap<number, string> | undefined): unknown[] {
   const { spans, days, ranges } = touched;
   const values: unknown[] = [];
   for (const { unit, keys, buckets, bounds } of batch) {
     const range = { fromMs: bounds[0]!, toMs: bounds[bounds.length - 1]! };
     const building = unit.calendar.buildingId;
     for (const key of keys) {
-      const day = days.get(key);
-      days.set(key, { key, zone: unit.calendar.zone, first: minOf(day?.first, buckets[0]!.date), last: maxOf(day?.last, buckets[buckets.length - 1]!.date) });
+      // An open date's buckets are summed into its day by the refresh of the range left pending in it.
+      const open = openDates?.get(key);
+      let last = buckets.length - 1;
+      if (open !== undefined) while (last >= 0 && buckets[last]!.date >= open) last--;
+      if (last >= 0) {
+        const day = days.get(key);
+        days.set(key, { key, zone: unit.calendar.zone, first: minOf(day?.first, buckets[0]!.date), last: maxOf(day?.last, buckets[last]!.date) });
+      }
       ranges.push({ key, range });
       const own = readings.get(key);
       if (!own) continue;
@@ -344,10 +363,9 @@ export interface BuildingSpans {
 /**
  * Recomputes the stale spans of floor spaces of some buildings (what pages and deliveries made stale): per building,
  * spaces with alike spans once over their union, a day at a time, the first day of every group first (they share statements).
- * The caller holds the buildings' locks. Returns the buckets written. `floors` false: their floors' rows are left for
- * the caller to sum once (a whole rebuild).
+ * The caller holds the buildings' locks. Returns the buckets written (RecomputeOptions: what is summed).
  */
-export async function recomputeSpans(tx: Executor, customerId: string, work: readonly BuildingSpans[], floors = true): Promise<number> {
+export async function recomputeSpans(tx: Executor, customerId: string, work: readonly BuildingSpans[], options: RecomputeOptions = {}): Promise<number> {
   const units: Array<Unit & { slice: number }> = [];
   for (const { calendar, spans } of work) {
     for (const group of groupSpans(spans)) {
@@ -362,7 +380,7 @@ export async function recomputeSpans(tx: Executor, customerId: string, work: rea
   for (let i = 0; i < units.length; ) {
     let end = i;
     while (end < units.length && units[end]!.slice < units[i]!.slice + SLICES_PER_CALL) end++;
-    buckets += await recomputeUnits(tx, customerId, units.slice(i, end), floors);
+    buckets += await recomputeUnits(tx, customerId, units.slice(i, end), options);
     i = end;
   }
   return buckets;

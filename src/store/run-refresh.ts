@@ -14,12 +14,12 @@ export const REFRESH_AFTER_MS = 1_000;
 export const REFRESH_INTERVAL_MS = 15_000;
 /**
  * Between the two, a refresh starts once the pages span this many hours per floor space on average, for every hour
- * (started) of the customer's max hold. A refresh also writes the buckets a max hold past each space's last reading
- * (the hold it carries forward), which the next refresh writes again: for each bucket to be written at most about 1.5
- * times, the span must be twice that overhang. Two hours for sensors that hold an hour or less (5-minute sensors hold
- * 15 minutes), six for hourly ones (they hold three hours): at two whatever the hold, a portfolio of hourly sensors
- * wrote each bucket several times over and its tables filled with dead rows (docs/performance.md). A refresh every
- * second of a slow run (a reading a space per page) would write each bucket a dozen times.
+ * (started) of the customer's max hold. A refresh beside the run leaves the bucket of each space's last reading, and
+ * the hold after it, to the next (aggregate-fronts.ts), which reads the readings of a max hold before that bucket
+ * again: for that re-read to stay a fraction of what a refresh reads, the span must be twice the hold. Two hours for
+ * sensors that hold an hour or less (5-minute sensors hold 15 minutes), six for hourly ones (they hold three hours).
+ * When a refresh still wrote the hold past each last reading, two hours whatever the hold made a portfolio of hourly
+ * sensors write each bucket several times over and filled its tables with dead rows (docs/performance.md).
  */
 export const HOURS_PER_SPACE = 2;
 

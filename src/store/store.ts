@@ -11,6 +11,7 @@ import { canonicalTimestamp } from './timestamps.ts';
 import { AggregateKeeper } from './aggregate-store.ts';
 import { DeliveryRefresh } from './delivery-refresh.ts';
 import { RunRefresh } from './run-refresh.ts';
+import type { RefreshOptions } from './aggregate-invalidations.ts';
 import { ReadingPartitions } from './reading-partitions.ts';
 import { updatePlannerStatistics } from './planner-statistics.ts';
 import { pruneReadings } from './reading-retention.ts';
@@ -55,7 +56,7 @@ export class SqlStore implements Store {
     this.#partitions = new ReadingPartitions(adapter, logger);
     // A failure there is the aggregates' lag, not the run's: one warning, and its rows stay pending.
     this.#runRefresh = new RunRefresh({
-      refresh: (customerId) => this.#refresh(customerId),
+      refresh: (customerId) => this.#refresh(customerId, undefined, { holdFronts: true }),
       failed: (customerId, error) =>
         this.#logger.warn({ err: error, customer: customerId }, `the aggregates were not refreshed during the run (its end or the next run does it): ${(error as Error).message}`),
       overlaps: adapter.dialect === 'postgres',
@@ -353,8 +354,8 @@ export class SqlStore implements Store {
     return this.#refresh(customerId, settings);
   }
 
-  #refresh(customerId: string, settings?: AggregateSettings): Promise<AggregateRefresh> {
-    return this.#wrap(`refreshing the aggregates of customer ${customerId}`, () => this.#aggregates.refresh(customerId, settings, toIso(this.#clock.now())));
+  #refresh(customerId: string, settings?: AggregateSettings, options?: RefreshOptions): Promise<AggregateRefresh> {
+    return this.#wrap(`refreshing the aggregates of customer ${customerId}`, () => this.#aggregates.refresh(customerId, settings, toIso(this.#clock.now()), options));
   }
 
   pendingAggregates(customerId?: string): Promise<PendingAggregates[]> {

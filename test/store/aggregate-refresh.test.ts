@@ -41,6 +41,11 @@ async function buckets(store: Store, customerId: string): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
+async function pageRows(store: Store): Promise<number> {
+  const [row] = await store.query<{ n: unknown }>('SELECT count(*) AS n FROM aggregate_page_invalidations');
+  return Number(row?.n ?? 0);
+}
+
 describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => {
   let db: TestDatabase | undefined;
   const stores: Store[] = [];
@@ -103,24 +108,38 @@ describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => 
     await store.commitPage(page('c1', readings('s2', T0, 12)));
     expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
     clock.advance(1);
-    // This commit finds the oldest page 15 s old: a refresh starts beside the run and takes all three pages.
+    // This commit finds the oldest page 15 s old: a refresh starts beside the run and takes all three pages. Each
+    // space's hour is the bucket its last reading is in, which the run may still be writing: the refresh leaves it
+    // pending, as one page row of the three spaces' ranges.
     await store.commitPage(page('c1', readings('s3', T0, 12)));
-    await waitFor(async () => (await store.pendingAggregates('c1')).length === 0, 'the refresh beside the run', 10_000);
-    expect(await buckets(store, 'c1')).toBeGreaterThan(0);
+    await waitFor(async () => (await pageRows(store)) === 1, 'the refresh beside the run', 10_000);
+    expect(await buckets(store, 'c1')).toBe(0);
+    expect(await store.pendingAggregates('c1')).toMatchObject([{ floorSpaces: 3, from: new Date(T0).toISOString(), through: new Date(T0 + 55 * MIN).toISOString() }]);
     // The count starts again at the next page: on Postgres three hours of one space are due a second after it, not
     // before; on SQLite (no refresh overlaps its commits) only at 15 s.
     await store.commitPage(page('c1', readings('s1', T0 + 60 * MIN, 36)));
     clock.advance(REFRESH_AFTER_MS - 1);
     await store.commitPage(page('c1', readings('s1', T0 + 4 * 60 * MIN, 1)));
-    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(1);
+    expect(await pageRows(store)).toBe(3);
     clock.advance(1);
-    await store.commitPage(page('c1', readings('s1', T0 + 5 * 60 * MIN, 1)));
+    let last = T0 + 5 * 60 * MIN;
+    await store.commitPage(page('c1', readings('s1', last, 1)));
     if (dialect === 'sqlite') {
-      expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(1);
+      expect(await pageRows(store)).toBe(4);
       clock.advance(REFRESH_INTERVAL_MS - REFRESH_AFTER_MS);
-      await store.commitPage(page('c1', readings('s1', T0 + 6 * 60 * MIN, 1)));
+      last = T0 + 6 * 60 * MIN;
+      await store.commitPage(page('c1', readings('s1', last, 1)));
     }
-    await waitFor(async () => (await store.pendingAggregates('c1')).length === 0, 'the refresh beside the run of three hours a space', 10_000);
+    await waitFor(async () => (await buckets(store, 'c1')) > 0, 'the refresh beside the run of three hours a space', 10_000);
+    // s1's buckets up to the hour of its last reading, not that hour: it and s2's and s3's hours stay pending.
+    const [span] = await store.query<{ a: unknown; z: unknown }>('SELECT min(start_ms) AS a, max(start_ms) AS z FROM occupancy_buckets');
+    expect([Number(span!.a), Number(span!.z)]).toEqual([T0, last - 60 * MIN]);
+    // Nor is their day summed yet: the refresh of that last hour sums it, these buckets included.
+    expect(await store.query('SELECT local_date FROM occupancy_days')).toEqual([]);
+    expect((await store.pendingAggregates('c1'))[0]?.floorSpaces).toBe(3);
+    expect((await store.refreshAggregates('c1')).left).toBe(0);
+    expect(await store.pendingAggregates('c1')).toEqual([]);
+    expect(await store.query('SELECT DISTINCT local_date FROM occupancy_days')).toEqual([{ local_date: '2026-03-02' }]);
     const kept = await dumpAggregates(store);
     await store.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
     expect(await dumpAggregates(store)).toEqual(kept);
@@ -154,10 +173,12 @@ describe.each(DIALECTS)('refreshing the deferred aggregates (%s)', (dialect) => 
       await admin.end();
       if (!closed) await store.close();
     }
-    // The refresh beside the run took the first two pages; the last two wait for the next refresh.
+    // The refresh beside the run took the first two pages and left s1's last hour; the last two pages wait for the
+    // next refresh.
     const reopened = await openTestStore(db);
     stores.push(reopened);
-    expect((await reopened.pendingAggregates('c1'))[0]?.floorSpaces).toBe(2);
+    expect((await reopened.pendingAggregates('c1'))[0]?.floorSpaces).toBe(3);
+    expect(await buckets(reopened, 'c1')).toBeGreaterThan(0);
     expect((await reopened.refreshAggregates('c1')).left).toBe(0);
     const kept = await dumpAggregates(reopened);
     await reopened.rebuildAggregates({ customerId: 'c1' }, SETTINGS);
