@@ -4,12 +4,12 @@ import type { BuildingSpans } from './aggregates.ts';
 
 /**
  * What a refresh beside a run recomputes and what it leaves (docs/reporting.md, "When the aggregates are current").
- * The run is still committing the bucket that holds each floor space's last reading so far, and the max hold after
- * it: a refresh that wrote them would read that bucket's readings again at the next refresh and write it again (a
- * fifth more readings read back, and a sixth more buckets written, in the replay benchmark: docs/performance.md). So a
- * refresh beside the run recomputes each stale range only up to the start of that bucket, and leaves the rest of the
- * range pending for the next refresh (the run's end does everything). The buckets before the cut are final: a
- * bucket's figures depend only on the readings from a max hold before it to its end, all before the cut.
+ * The run is still committing the hour that holds each floor space's last reading so far, and the max hold after
+ * it: a refresh that wrote them would read that hour's readings again at the next refresh and write it again
+ * (docs/performance.md, "A refresh beside a run leaves each floor space's latest hour"). So a refresh beside the
+ * run recomputes each stale range only up to the start of that hour, and leaves the rest of the range pending for the
+ * next refresh (the run's end does everything). The buckets before the cut are final: a bucket's figures depend only
+ * on the readings from a max hold before it to its end, all before the cut.
  */
 
 /**
@@ -23,9 +23,9 @@ export interface HeldFronts {
 }
 
 /**
- * Each floor space's stale ranges (`ranges`: [first, last] of its readings, Ranges) cut at the start of the bucket
+ * Each floor space's stale ranges (`ranges`: [first, last] of its readings, Ranges) cut at the start of the local hour
  * holding `last` in its building's calendar: [first, cut) recomputed, [max(first, cut), last] left pending. A range
- * within one bucket is left whole. `batch`: the floor spaces by building, as locked.
+ * within one hour is left whole. `batch`: the floor spaces by building, as locked.
  */
 export function holdFronts(batch: ReadonlyMap<string, readonly number[]>, calendars: ReadonlyMap<string, BuildingCalendar>, ranges: (key: number) => ReadonlyArray<readonly [number, number]> | undefined): HeldFronts {
   const work: BuildingSpans[] = [];
@@ -33,12 +33,12 @@ export function holdFronts(batch: ReadonlyMap<string, readonly number[]>, calend
   const openDates = new Map<number, string>();
   for (const [building, keys] of batch) {
     const calendar = calendars.get(building)!;
-    // Most floor spaces of a page share their last instant: its bucket is found once.
+    // Most floor spaces of a page share their last instant: its hour is found once. The whole local hour, not the
+    // piece of it holding `last` where the working time starts or ends inside it: a recompute covers whole hours.
     const cuts = new Map<number, Bucket>();
     const cutAt = (last: number) => {
       let cut = cuts.get(last);
-      // The hour holding `last`, in pieces where the working time starts or ends inside it: the piece holding it.
-      if (cut === undefined) cuts.set(last, (cut = bucketsCovering(calendar.calendar, last, last + 1).find((b) => b.end > last)!));
+      if (cut === undefined) cuts.set(last, (cut = bucketsCovering(calendar.calendar, last, last + 1)[0]!));
       return cut;
     };
     const spans: Span[] = [];

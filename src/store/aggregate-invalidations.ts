@@ -125,7 +125,7 @@ const FOLD_PAGES = 100;
 /** How a refresh is asked. */
 export interface RefreshOptions {
   /**
-   * A refresh beside a run (run-refresh.ts): it leaves the bucket holding each floor space's last reading, and what
+   * A refresh beside a run (run-refresh.ts): it leaves the hour holding each floor space's last reading, and what
    * follows, pending for the next refresh (aggregate-fronts.ts). Only where the claim is recomputed in its own
    * transaction; a folded claim is recomputed whole.
    */

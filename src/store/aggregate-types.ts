@@ -30,7 +30,7 @@ export interface AggregateRefresh {
   buckets: number;
   /**
    * Of those, floor spaces still pending for the next refresh: a page invalidated them again meanwhile, or a refresh
-   * beside a run left the bucket of their last reading (aggregate-fronts.ts).
+   * beside a run left the hour of their last reading (aggregate-fronts.ts).
    */
   left: number;
 }

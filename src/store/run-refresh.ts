@@ -14,8 +14,8 @@ export const REFRESH_AFTER_MS = 1_000;
 export const REFRESH_INTERVAL_MS = 15_000;
 /**
  * Between the two, a refresh starts once the pages span this many hours per floor space on average, for every hour
- * (started) of the customer's max hold. A refresh beside the run leaves the bucket of each space's last reading, and
- * the hold after it, to the next (aggregate-fronts.ts), which reads the readings of a max hold before that bucket
+ * (started) of the customer's max hold. A refresh beside the run leaves the hour of each space's last reading, and
+ * the hold after it, to the next (aggregate-fronts.ts), which reads the readings of a max hold before that hour
  * again: for that re-read to stay a fraction of what a refresh reads, the span must be twice the hold. Two hours for
  * sensors that hold an hour or less (5-minute sensors hold 15 minutes), six for hourly ones (they hold three hours).
  * When a refresh still wrote the hold past each last reading, two hours whatever the hold made a portfolio of hourly

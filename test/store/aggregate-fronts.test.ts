@@ -22,13 +22,14 @@ describe('holdFronts', () => {
   const utc = calendarOf('b2', 'UTC', '09:00');
   const at = (iso: string) => Date.parse(iso);
 
-  it('cuts each range at the start of the bucket its last reading is in, and leaves [cut, last] pending; a range within one bucket is left whole', () => {
+  it('cuts each range at the start of the local hour its last reading is in, and leaves [cut, last] pending; a range within one hour is left whole', () => {
     const ranges = new Map<number, Array<[number, number]>>([
       // 07:30 to 11:10 local: the last reading is in the 11:00 local hour (05:30 UTC).
       [1, [[at('2026-03-02T02:00:00Z'), at('2026-03-02T05:40:00Z')]]],
-      // 08:20 local, in the working piece of the 08:00 hour (08:15-09:00): the cut is 08:15, not 08:00.
+      // 08:20 local, in the working piece of the 08:00 hour (08:15-09:00): the cut is the hour's start, 08:00 (a
+      // recompute covers whole hours, both pieces).
       [2, [[at('2026-03-02T01:00:00Z'), at('2026-03-02T02:50:00Z')]]],
-      // Within one bucket (08:15-08:55 local): nothing to recompute yet.
+      // Within one hour (08:15-08:55 local): nothing to recompute yet.
       [3, [[at('2026-03-02T02:45:00Z'), at('2026-03-02T03:25:00Z')]]],
       // Two ranges days apart (a backfill's windows): each is cut at its own front.
       [4, [[at('2026-03-02T08:00:00Z'), at('2026-03-02T10:30:00Z')], [at('2026-03-05T08:00:00Z'), at('2026-03-05T09:10:00Z')]]],
@@ -37,7 +38,7 @@ describe('holdFronts', () => {
     expect(work.map((w) => w.calendar.buildingId)).toEqual(['b1', 'b2']);
     expect(work[0]!.spans).toEqual([
       { key: 1, fromMs: at('2026-03-02T02:00:00Z'), toMs: at('2026-03-02T05:30:00Z') },
-      { key: 2, fromMs: at('2026-03-02T01:00:00Z'), toMs: at('2026-03-02T02:45:00Z') },
+      { key: 2, fromMs: at('2026-03-02T01:00:00Z'), toMs: at('2026-03-02T02:30:00Z') },
     ]);
     expect(work[1]!.spans).toEqual([
       { key: 4, fromMs: at('2026-03-02T08:00:00Z'), toMs: at('2026-03-02T10:00:00Z') },
@@ -46,7 +47,7 @@ describe('holdFronts', () => {
     expect(fronts).toEqual(
       new Map([
         [1, [[at('2026-03-02T05:30:00Z'), at('2026-03-02T05:40:00Z')]]],
-        [2, [[at('2026-03-02T02:45:00Z'), at('2026-03-02T02:50:00Z')]]],
+        [2, [[at('2026-03-02T02:30:00Z'), at('2026-03-02T02:50:00Z')]]],
         [3, [[at('2026-03-02T02:45:00Z'), at('2026-03-02T03:25:00Z')]]],
         [4, [[at('2026-03-02T10:00:00Z'), at('2026-03-02T10:30:00Z')], [at('2026-03-05T09:00:00Z'), at('2026-03-05T09:10:00Z')]]],
       ]),
@@ -58,15 +59,20 @@ describe('holdFronts', () => {
     expect(late.openDates.get(9)).toBe('2026-03-03');
   });
 
-  it('recomputes exactly the buckets before the cut: none holding the last reading, every one the range touched before it', () => {
-    const first = at('2026-03-02T01:10:00Z');
-    const last = at('2026-03-02T04:20:00Z');
-    const { work, fronts } = holdFronts(new Map([['b1', [7]]]), new Map([['b1', kolkata]]), () => [[first, last]]);
-    const [span] = work[0]!.spans;
-    const recomputed = bucketsCovering(kolkata.calendar, span!.fromMs, span!.toMs);
-    const all = bucketsCovering(kolkata.calendar, first, last + 1);
-    const holding = all.find((b) => b.start <= last && last < b.end)!;
-    expect(recomputed).toEqual(all.filter((b) => b.end <= holding.start));
-    expect(fronts.get(7)).toEqual([[holding.start, last]]);
+  it('recomputes exactly the buckets before the hour of the last reading, working pieces included, and none of that hour', () => {
+    // 07:40 to 08:20 local, and on to 09:50: the last reading in an hour the working day cuts, then in a whole one.
+    for (const [last, hour] of [
+      [at('2026-03-02T02:50:00Z'), at('2026-03-02T02:30:00Z')],
+      [at('2026-03-02T04:20:00Z'), at('2026-03-02T03:30:00Z')],
+    ] as const) {
+      const first = at('2026-03-02T01:10:00Z');
+      const { work, fronts } = holdFronts(new Map([['b1', [7]]]), new Map([['b1', kolkata]]), () => [[first, last]]);
+      const [span] = work[0]!.spans;
+      const recomputed = bucketsCovering(kolkata.calendar, span!.fromMs, span!.toMs);
+      const all = bucketsCovering(kolkata.calendar, first, last + 1);
+      expect(recomputed).toEqual(all.filter((b) => b.end <= hour));
+      expect(all.filter((b) => b.start >= hour).length).toBeGreaterThan(0);
+      expect(fronts.get(7)).toEqual([[hour, last]]);
+    }
   });
 });
