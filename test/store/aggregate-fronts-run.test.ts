@@ -8,10 +8,10 @@ import { waitFor } from '../support/wait.ts';
 import { dumpAggregates } from '../sync/aggregate-dump.ts';
 
 /**
- * A run's refreshes beside it leave each floor space's latest bucket and day pending (src/store/aggregate-fronts.ts),
+ * A run's refreshes beside it leave each floor space's latest hour and day pending (src/store/aggregate-fronts.ts),
  * in a building whose local hours start at half past a UTC hour and whose working day starts inside one: the buckets
- * they write stop where the bucket of the last reading starts, its day is not summed, and after the run's end the
- * kept aggregates equal a rebuild.
+ * they write stop where the hour of the last reading starts, its day is not summed, and after the run's end the kept
+ * aggregates equal a rebuild.
  */
 
 const C = 'c1';
@@ -46,7 +46,7 @@ describe.each(DIALECTS)('refreshes beside a run in Kolkata (%s)', (dialect) => {
     await db?.drop();
   });
 
-  it("stop at the bucket of each space's last reading and leave its day, and the run's end makes the aggregates equal a rebuild", { timeout: 60_000 }, async () => {
+  it("stop at the hour of each space's last reading and leave its day, and the run's end makes the aggregates equal a rebuild", { timeout: 60_000 }, async () => {
     db = await freshDatabase(dialect, 'agg-fronts', { migrate: true });
     const clock = new FakeClock(Date.parse('2026-03-10T00:00:00.000Z'));
     store = await openTestStore(db, { clock });
