@@ -1,5 +1,6 @@
 import type { BuildingCalendar } from './aggregate-calendars.ts';
 import { addRange, bucketsCovering, type Bucket, type Ranges, type Span } from './aggregate-plan.ts';
+import type { ClaimedPage } from './aggregate-page-invalidations.ts';
 import type { BuildingSpans } from './aggregates.ts';
 
 /**
@@ -59,4 +60,29 @@ export function holdFronts(batch: ReadonlyMap<string, readonly number[]>, calend
     work.push({ calendar, spans });
   }
   return { work, fronts, openDates };
+}
+
+/**
+ * When the oldest claimed page that wrote readings into a range left pending (`fronts`) committed: what the row of
+ * those ranges is stale since. The oldest page naming a floor space would do, but in a long run that is a page of the
+ * run's first minutes for every refresh beside it, while its latest hour was written by the latest pages.
+ */
+export function frontsSince(claimed: readonly ClaimedPage[], fronts: ReadonlyMap<number, Ranges>): string | undefined {
+  let oldest: string | undefined;
+  for (const { at, groups } of claimed) {
+    if (oldest !== undefined && at >= oldest) continue;
+    if (groups.some((g) => wroteInto(g, fronts))) oldest = at;
+  }
+  return oldest;
+}
+
+/** Whether a page's group [first, last, key...] has readings of one of its floor spaces in that space's fronts. */
+function wroteInto(group: readonly number[], fronts: ReadonlyMap<number, Ranges>): boolean {
+  const first = group[0]!;
+  const last = group[1]!;
+  for (let i = 2; i < group.length; i++) {
+    const own = fronts.get(group[i]!);
+    if (own?.some(([a, b]) => last >= a && first <= b)) return true;
+  }
+  return false;
 }

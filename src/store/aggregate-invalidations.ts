@@ -4,8 +4,8 @@ import type { Adapter, Executor } from './adapter.ts';
 import { keyIn } from './key-list.ts';
 import { calendarsFor, lockBuildings, type AggregateSettings, type BuildingCalendar } from './aggregate-calendars.ts';
 import { addRange, allRanges, hoursOf, KEY_CHUNK, type Ranges, type Span } from './aggregate-plan.ts';
-import { claimPageInvalidations, recordRanges } from './aggregate-page-invalidations.ts';
-import { holdFronts } from './aggregate-fronts.ts';
+import { claimPageInvalidations, recordRanges, type ClaimedPage } from './aggregate-page-invalidations.ts';
+import { frontsSince, holdFronts } from './aggregate-fronts.ts';
 import { recomputeSpans, type BuildingSpans } from './aggregates.ts';
 import type { AggregateRefresh, PendingAggregates } from './types.ts';
 
@@ -143,9 +143,9 @@ export async function refreshInvalidations(db: Adapter, customerId: string, sett
   // several side by side) the claim is folded, and what is pending done as below.
   const first = await db.transaction(async (tx) => {
     const [before] = await tx.all(sql`SELECT 1 AS x FROM aggregate_invalidations WHERE customer_id = ${customerId} LIMIT 1`);
-    const { pages, spans, since } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
+    const { pages, spans, since, claimed } = await claimPageInvalidations(tx, customerId, FOLD_PAGES);
     if (before === undefined && pages < FOLD_PAGES && spans.size <= SPACES_PER_TRANSACTION && concurrencyFor(db.dialect, hoursOf(allRanges(spans.values()))) === 1) {
-      return { pages, done: await refreshClaimed(tx, customerId, spans, settings, at, options.holdFronts ? since : undefined) };
+      return { pages, done: await refreshClaimed(tx, customerId, spans, settings, at, options.holdFronts ? claimed : undefined) };
     }
     await mergeInvalidations(tx, customerId, spans, since);
     return { pages, done: undefined };
@@ -243,10 +243,10 @@ async function eachAtMost<T>(limit: number, items: readonly T[], work: (item: T)
 /**
  * Recomputes the floor spaces of claimed page rows (`spans`: key -> its Ranges) in the claim's transaction, under
  * their buildings' locks; a key that is none of the customer's floor spaces is left out, as a fold leaves it out.
- * `since` given (the claim's, per key: RefreshOptions.holdFronts): only up to each range's front, the fronts recorded
- * again as one page row, as old as the oldest page that named them.
+ * `claimed` given (the claim's rows: RefreshOptions.holdFronts): only up to each range's front, the fronts recorded
+ * again as one page row, stale since the oldest claimed page that wrote into them.
  */
-async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string, since?: ReadonlyMap<number, string>): Promise<AggregateRefresh> {
+async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyMap<number, Ranges>, settings: AggregateSettings, at: string, claimed?: readonly ClaimedPage[]): Promise<AggregateRefresh> {
   const { dialect } = tx;
   if (spans.size === 0) return { customerId, spaces: 0, buckets: 0, left: 0 };
   const rows = await tx.all<{ k: number | string; b: string }>(sql`
@@ -254,18 +254,13 @@ async function refreshClaimed(tx: Executor, customerId: string, spans: ReadonlyM
      WHERE customer_id = ${customerId} AND ${keyIn(dialect, sql`floor_space_key`, [...spans.keys()])} ORDER BY b, floor_space_key`);
   const batch = await lockCurrentBuildings(tx, customerId, byBuildingOf(rows));
   const calendars = await calendarsFor(tx, customerId, [...batch.keys()], settings, at);
-  if (!since) {
+  if (!claimed) {
     const buckets = await recomputeSpans(tx, customerId, workOf(batch, calendars, (k) => spans.get(k)));
     return { customerId, spaces: rows.length, buckets, left: 0 };
   }
   const { work, fronts, openDates } = holdFronts(batch, calendars, (k) => spans.get(k));
   const buckets = await recomputeSpans(tx, customerId, work, { openDates });
-  let oldest: string | undefined;
-  for (const key of fronts.keys()) {
-    const t = since.get(key);
-    if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
-  }
-  await recordRanges(tx, customerId, fronts, oldest ?? at);
+  await recordRanges(tx, customerId, fronts, frontsSince(claimed, fronts) ?? at);
   return { customerId, spaces: rows.length, buckets, left: fronts.size };
 }
 

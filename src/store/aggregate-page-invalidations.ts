@@ -93,18 +93,36 @@ export async function recordRanges(tx: Executor, customerId: string, ranges: Rea
  * caller writes the merge in the same transaction (aggregate-invalidations.ts), so a crash leaves either the rows or
  * their fold, never neither.
  */
-export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<{ pages: number; spans: Map<number, Ranges>; since: Map<number, string> }> {
+export async function claimPageInvalidations(tx: Executor, customerId: string, limit: number): Promise<ClaimedPages> {
   const rows = await tx.all<{ s: string; t: string }>(sql`
     DELETE FROM aggregate_page_invalidations
      WHERE id IN (SELECT id FROM aggregate_page_invalidations WHERE customer_id = ${customerId} ORDER BY id LIMIT ${limit})
     RETURNING spans AS s, invalidated_at AS t`);
   const spans = new Map<number, Ranges>();
   const since = new Map<number, string>();
+  const claimed: ClaimedPage[] = [];
   for (const row of rows) {
-    foldRanges(spans, JSON.parse(row.s) as PageSpans, (key) => {
+    const groups = JSON.parse(row.s) as PageSpans;
+    claimed.push({ at: row.t, groups });
+    foldRanges(spans, groups, (key) => {
       const t = since.get(key);
       if (t === undefined || row.t < t) since.set(key, row.t);
     });
   }
-  return { pages: rows.length, spans, since };
+  return { pages: rows.length, spans, since, claimed };
+}
+
+/** A claimed page row: when it was stale from, and its span groups. */
+export interface ClaimedPage {
+  at: string;
+  groups: PageSpans;
+}
+
+export interface ClaimedPages {
+  pages: number;
+  /** Per floor space key, its stale ranges. */
+  spans: Map<number, Ranges>;
+  /** Per floor space key, the commit time of the oldest page that named it. */
+  since: Map<number, string>;
+  claimed: ClaimedPage[];
 }

@@ -21,8 +21,8 @@ const SETTINGS: AggregateSettings = { workingTime: KOLKATA, maxHoldMs: 15 * MIN 
 const DAY = Date.parse('2026-03-03T00:00:00.000Z');
 const checkpoint = { customerId: C, stateKey: '', watermark: null, windowStart: null, windowEnd: null, pageCursor: null, rangeStart: null, rangeEnd: null };
 
-async function commit(store: Store, sink: 'occupancy' | 'buildings' | 'floorSpaces', records: unknown[]): Promise<void> {
-  await store.commitPage({ customerId: C, sink, records: records as never, at: '2026-03-10T00:00:00.000Z', checkpoint: { ...checkpoint, stateKey: sink } });
+async function commit(store: Store, sink: 'occupancy' | 'buildings' | 'floorSpaces', records: unknown[], at = '2026-03-10T00:00:00.000Z'): Promise<void> {
+  await store.commitPage({ customerId: C, sink, records: records as never, at, checkpoint: { ...checkpoint, stateKey: sink } });
 }
 
 /** Both floor spaces' readings in [from, to) of one every 7 minutes from DAY. */
@@ -57,13 +57,15 @@ describe.each(DIALECTS)('refreshes beside a run in Kolkata (%s)', (dialect) => {
     const beside = async (from: number, to: number, cut: number, what: string) => {
       // The last page commits 15 s after the first: a refresh starts beside the run. It replaces the pages' rows (and
       // the one the refresh before left) with one of what it leaves, in its transaction.
-      await commit(store!, 'occupancy', readings(from, to - 7 * MIN));
+      const first = new Date(clock.now()).toISOString();
+      await commit(store!, 'occupancy', readings(from, to - 7 * MIN), first);
       clock.advance(REFRESH_INTERVAL_MS);
-      await commit(store!, 'occupancy', readings(to - 7 * MIN, to));
+      await commit(store!, 'occupancy', readings(to - 7 * MIN, to), new Date(clock.now()).toISOString());
       await waitFor(async () => (await count(store!, 'SELECT count(*) AS n FROM aggregate_page_invalidations')) === 1, what, 10_000);
       expect(await count(store!, `SELECT count(*) AS n FROM occupancy_buckets WHERE end_ms > ${cut}`)).toBe(0);
       expect(await count(store!, `SELECT count(*) AS n FROM occupancy_buckets WHERE end_ms = ${cut}`)).toBe(2);
-      expect((await store!.pendingAggregates(C))[0]?.floorSpaces).toBe(2);
+      // Stale since the first of these pages, which wrote into the hour left: not since the run's first page.
+      expect(await store!.pendingAggregates(C)).toMatchObject([{ floorSpaces: 2, since: first }]);
     };
     // The last reading, 02:55 UTC, is 08:25 in Kolkata, in the 08:00 hour (02:30 UTC), which the working day cuts at
     // 08:15: neither piece is written, the 07:00 hour is; the day of 2026-03-03 is not summed.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { BuildingCalendar } from '../../src/store/aggregate-calendars.ts';
-import { holdFronts } from '../../src/store/aggregate-fronts.ts';
+import { frontsSince, holdFronts } from '../../src/store/aggregate-fronts.ts';
 import { bucketsCovering } from '../../src/store/aggregate-plan.ts';
 import { workingCalendar } from '../../src/working-time.ts';
 
@@ -74,5 +74,23 @@ describe('holdFronts', () => {
       expect(all.filter((b) => b.start >= hour).length).toBeGreaterThan(0);
       expect(fronts.get(7)).toEqual([[hour, last]]);
     }
+  });
+
+  it('dates what it leaves by the oldest claimed page that wrote into it, not the oldest page that named the space', () => {
+    const fronts = new Map<number, Array<[number, number]>>([
+      [1, [[100, 130]]],
+      [2, [[200, 210]]],
+    ]);
+    const claimed = [
+      // Readings of both spaces before their fronts: the run's first page.
+      { at: '2026-03-02T08:00:00.000Z', groups: [[0, 90, 1, 2]] as Array<[number, number, ...number[]]> },
+      // Into space 1's front.
+      { at: '2026-03-02T08:01:00.000Z', groups: [[95, 120, 1]] as Array<[number, number, ...number[]]> },
+      // Into space 2's front; space 1's readings after its front (a range apart) are not in it.
+      { at: '2026-03-02T08:02:00.000Z', groups: [[150, 205, 2], [131, 140, 1]] as Array<[number, number, ...number[]]> },
+    ];
+    expect(frontsSince(claimed, fronts)).toBe('2026-03-02T08:01:00.000Z');
+    expect(frontsSince(claimed.slice(2), fronts)).toBe('2026-03-02T08:02:00.000Z');
+    expect(frontsSince(claimed.slice(0, 1), fronts)).toBeUndefined();
   });
 });
