@@ -3,6 +3,7 @@ import { flags, report, required } from './child.ts';
 import { readOverlapped, readParallel, readSequential, type ReadJob } from './minimal-client.ts';
 import { countReadings, openWriter, target, type PgStyle, type Reading } from './raw-writers.ts';
 import { threadWriter } from './sqlite-writer-thread.ts';
+import { mainThreadCpuMs } from './thread-cpu.ts';
 import type { SyncJob } from './sync-job.ts';
 
 /**
@@ -69,19 +70,6 @@ if (impl === 'ceiling') await readSequential(read, (nodes) => void preloaded.pus
 const writtenBytes = (): number | undefined => {
   try {
     return Number(/^wchar: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1]);
-  } catch {
-    return undefined;
-  }
-};
-/**
- * The main thread's user + system CPU (Linux): fields 14 and 15 of /proc/thread-self/stat, after the command name
- * (which may hold spaces), in clock ticks (USER_HZ, 100 on Linux).
- */
-const mainThreadCpuMs = (): number | undefined => {
-  try {
-    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
   } catch {
     return undefined;
   }

@@ -2,14 +2,15 @@ import { Pool } from './undici-pool.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { createGunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
 import { abortError } from './abort.ts';
 import { ApiTransportError, type FailureReason } from './failure.ts';
 
 /**
- * One HTTP exchange with the platform: POST a JSON body over a keep-alive pool, read the whole answer (gunzipping
- * it as a stream), and turn every way this can fail into an ApiTransportError with a reason the retry policy
- * understands. Status codes are left to the caller, which knows which endpoint it talked to.
+ * One HTTP exchange with the platform: POST a JSON body over a keep-alive pool, read the whole answer (gunzipped in
+ * one piece on the thread pool), and turn every way this can fail into an ApiTransportError with a reason the retry
+ * policy understands. Status codes are left to the caller, which knows which endpoint it talked to.
  */
 
 export interface HttpResponse {
@@ -35,6 +36,28 @@ export interface Transport {
 }
 
 const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024;
+
+const gunzipBuffer = promisify(gunzip);
+/**
+ * The piece the gunzip writes its output in: each piece is a callback on the event loop, so the size the gzip trailer
+ * states (ISIZE: the last member's, modulo 4 GiB) makes an answer one piece. Bounded both ways: a hostile or
+ * multi-member trailer only costs more pieces or a larger first buffer, never more than 4 MiB (nor than the limit
+ * allows) at once. A gunzip of the answers as a stream, in zlib's 16 KiB pieces, cost the main thread several times
+ * as much (docs/performance.md, "An answer gunzipped in one piece").
+ */
+export function gunzipPieceBytes(wire: Buffer, maxBytes: number): number {
+  const stated = wire.length >= 18 ? wire.readUInt32LE(wire.length - 4) : 0;
+  return Math.min(Math.max(stated + 1, 16 * 1024), 4 * 1024 * 1024, Math.max(maxBytes + 1, 64));
+}
+
+/**
+ * The largest gzip stream whose content can still fit `maxBytes`: deflate's stored blocks add 5 bytes per block of
+ * at most 64 KiB (counted here per 16 KiB), the gzip header and trailer 18, a file name or comment some more. A
+ * larger compressed answer is refused before it is inflated.
+ */
+export function maxGzipBytes(maxBytes: number): number {
+  return maxBytes + 5 * Math.ceil(maxBytes / 16_384) + 1024;
+}
 
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 const TIMEOUT_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'ETIMEDOUT']);
@@ -145,12 +168,17 @@ export function createTransport(options: TransportOptions): Transport {
   return { post, close: () => pool.close() };
 }
 
-async function readBody(body: Readable, encoding: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+/** The whole body of an answer, decoded; exported for bench/gunzip.ts. */
+export async function readBody(body: Readable, encoding: string, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
   if (encoding !== 'gzip' && encoding !== 'x-gzip' && encoding !== 'identity' && encoding !== '') {
     throw new ApiTransportError('client_error', `the answer uses Content-Encoding ${JSON.stringify(encoding.slice(0, 40))}, but only gzip was accepted`, {
       retryable: false,
     });
   }
+  const gzipped = encoding === 'gzip' || encoding === 'x-gzip';
+  // Permanent: the same answer would be as large the next time.
+  const tooLarge = () => new ApiTransportError('client_error', `the answer is larger than ${maxBytes} bytes once decompressed; refusing it`, { retryable: false });
+  const wireLimit = gzipped ? maxGzipBytes(maxBytes) : maxBytes;
   const chunks: Buffer[] = [];
   let size = 0;
   // Kept aside: the pipeline reports its own abort error when the collector stops it, not the collector's reason.
@@ -158,21 +186,22 @@ async function readBody(body: Readable, encoding: string, maxBytes: number, sign
   const collect = async (source: AsyncIterable<Buffer>): Promise<void> => {
     for await (const chunk of source) {
       size += chunk.length;
-      if (size > maxBytes) {
-        // Permanent: the same answer would be as large the next time.
-        refused = new ApiTransportError('client_error', `the answer is larger than ${maxBytes} bytes once decompressed; refusing it`, {
-          retryable: false,
-        });
-        throw refused;
-      }
+      if (size > wireLimit) throw (refused = tooLarge());
       chunks.push(chunk);
     }
   };
   try {
-    if (encoding === 'gzip' || encoding === 'x-gzip') await pipeline(body, createGunzip(), collect, { signal });
-    else await pipeline(body, collect, { signal });
+    await pipeline(body, collect, { signal });
   } catch (error) {
     throw refused ?? error;
   }
-  return Buffer.concat(chunks);
+  const wire = Buffer.concat(chunks, size);
+  if (!gzipped) return wire;
+  try {
+    // maxOutputLength stops the inflate at the limit: a small hostile stream is never inflated past it.
+    return await gunzipBuffer(wire, { maxOutputLength: maxBytes, chunkSize: gunzipPieceBytes(wire, maxBytes) });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw tooLarge();
+    throw error;
+  }
 }
