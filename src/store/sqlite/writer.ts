@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { StoreError } from '../../errors.ts';
+import { packRows } from './row-columns.ts';
 
 /**
  * SQLite write transactions on a worker thread with its own connection to the same file.
@@ -12,8 +13,8 @@ import { StoreError } from '../../errors.ts';
  *
  * The main thread still drives each transaction statement by statement (BEGIN IMMEDIATE, the page's statements,
  * COMMIT), so a transaction is exactly as atomic as on one connection, and the adapter's in-process mutex keeps the
- * main connection (reads, locks, migrations) from writing while one is open. Rows of an upsert travel as one flat
- * array per page and run through one prepared statement here.
+ * main connection (reads, locks, migrations) from writing while one is open. Rows of an upsert travel as a page's
+ * columns (row-columns.ts) and run through one prepared statement here.
  */
 
 /** Plain CommonJS run with `eval`, so the worker needs no TypeScript loader in any host (tsx, vitest, plain node). */
@@ -56,17 +57,25 @@ parentPort.on('message', (m) => {
       result = db.inTransaction ? (prepare('ROLLBACK').run(), 1) : 0;
     }
     else if (m.op === 'rows') {
+      // The inverse of packRows (row-columns.ts): numeric columns from m.numbers (NaN for null), the rest in order.
       const stmt = prepare(m.sql);
       const width = m.width;
       const lead = m.lead.map(bind);
       const at = lead.length;
       const args = lead.concat(new Array(width));
-      const values = m.values;
-      for (let offset = 0; offset < values.length; offset += width) {
-        for (let c = 0; c < width; c++) args[at + c] = bind(values[offset + c]);
+      const numeric = m.numeric;
+      const numbers = m.numbers;
+      const others = m.others;
+      for (let r = 0, k = 0, o = 0; r < m.rows; r++) {
+        for (let c = 0; c < width; c++) {
+          if (numeric[c]) {
+            const x = numbers[k++];
+            args[at + c] = x !== x ? null : x;
+          } else args[at + c] = bind(others[o++]);
+        }
         stmt.run(args);
       }
-      result = values.length / width;
+      result = m.rows;
     } else throw new Error('unknown operation ' + m.op);
     parentPort.postMessage({ id: m.id, ok: true, result });
   } catch (error) {
@@ -136,12 +145,12 @@ export class SqliteWriter {
     return worker;
   }
 
-  #call<T>(message: Record<string, unknown>): Promise<T> {
+  #call<T>(message: Record<string, unknown>, transfer: ArrayBuffer[] = []): Promise<T> {
     const worker = this.#worker ?? this.#start();
     const id = this.#nextId++;
     return new Promise<T>((resolve, reject) => {
       this.#pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      worker.postMessage({ ...message, id });
+      worker.postMessage({ ...message, id }, transfer);
     });
   }
 
@@ -155,7 +164,8 @@ export class SqliteWriter {
 
   /** Runs `sql` once per row of `width` values in `values`, after the values of `lead` (one page of an upsert). */
   rows(sql: string, width: number, values: readonly unknown[], lead: readonly unknown[] = []): Promise<number> {
-    return this.#call({ op: 'rows', sql, width, values, lead });
+    const packed = packRows(width, values);
+    return this.#call({ op: 'rows', sql, width, lead, ...packed }, [packed.numbers.buffer as ArrayBuffer]);
   }
 
   /** Rolls back the open transaction, if any (after a failure half-way). */
