@@ -16,11 +16,12 @@ const LIMIT = 64 * 1024;
 describe('transport: reading an answer', () => {
   let server: Server | undefined;
   let transport: Transport | undefined;
-  afterEach(async () => {
+  const stop = async () => {
     await transport?.close();
     await new Promise((r) => (server ? server.close(r) : r(undefined)));
     server = transport = undefined;
-  });
+  };
+  afterEach(stop);
 
   async function serve(body: Buffer, encoding = 'gzip'): Promise<Transport> {
     server = createServer((req, res) => {
@@ -57,9 +58,7 @@ describe('transport: reading an answer', () => {
       const error = await refusal(await serve(body));
       expect(error.message).toMatch(`the answer is larger than ${LIMIT} bytes once decompressed; refusing it`);
       expect(error.retryable).toBe(false);
-      await transport!.close();
-      await new Promise((r) => server!.close(r));
-      server = transport = undefined;
+      await stop();
     }
   });
 
@@ -83,9 +82,7 @@ describe('transport: reading an answer', () => {
     ] as const) {
       const t = await serve(body, encoding);
       expect((await t.post('/q', {}, {})).body.toString('utf8')).toBe(text);
-      await transport!.close();
-      await new Promise((r) => server!.close(r));
-      server = transport = undefined;
+      await stop();
     }
   });
 
