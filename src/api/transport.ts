@@ -51,8 +51,8 @@ export function gunzipPieceBytes(wire: Buffer, maxBytes: number): number {
 }
 
 /**
- * The largest gzip stream whose content can still fit `maxBytes`: deflate's stored blocks add 5 bytes per block of
- * at most 64 KiB (counted here per 16 KiB), the gzip header and trailer 18, a file name or comment some more. A
+ * The largest gzip stream whose content can still fit `maxBytes`: zlib's bound on deflate's output (compressBound:
+ * 5 bytes per 16 KiB of input, plus 13), the gzip header and trailer (18), and room for a file name or a comment. A
  * larger compressed answer is refused before it is inflated.
  */
 export function maxGzipBytes(maxBytes: number): number {
