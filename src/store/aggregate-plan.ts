@@ -164,8 +164,15 @@ export const MAX_RANGES = 16;
 /** Adds [first, last] to `ranges` (Ranges), joining the ranges it reaches. */
 export function addRange(ranges: Ranges, first: number, last: number): void {
   const n = ranges.length;
-  // Pages mostly arrive in time order: the last range first.
-  if (n > 0 && first > ranges[n - 1]![1] + RANGE_GAP_MS) {
+  const tail = ranges[n - 1];
+  // Pages mostly arrive in time order: the last range first. One that starts in it, or within the gap after it,
+  // widens it in place (it reaches no other: those end more than the gap before the last starts). Each range is its
+  // Ranges' own array, never shared.
+  if (tail !== undefined && first >= tail[0] && first <= tail[1] + RANGE_GAP_MS) {
+    if (last > tail[1]) tail[1] = last;
+    return;
+  }
+  if (tail !== undefined && first > tail[1] + RANGE_GAP_MS) {
     ranges.push([first, last]);
   } else {
     let i = 0;

@@ -41,6 +41,10 @@ describe('a floor space\'s stale ranges', () => {
     expect(ranges([T0, T0 + HOUR], [T0 + 3 * HOUR, T0 + 4 * HOUR], [T0 + 6 * HOUR, T0 + 7 * HOUR], [T0 + HOUR / 2, T0 + 6 * HOUR])).toEqual([[T0, T0 + 7 * HOUR]]);
     // Inside one: unchanged.
     expect(ranges([T0, T0 + 5 * HOUR], [T0 + HOUR, T0 + 2 * HOUR])).toEqual([[T0, T0 + 5 * HOUR]]);
+    // Starting inside the last and going past it: the last widened, the one before untouched.
+    expect(ranges([T0, T0 + HOUR], [T0 + DAY, T0 + DAY + HOUR], [T0 + DAY + HOUR / 2, T0 + DAY + 3 * HOUR])).toEqual([[T0, T0 + HOUR], [T0 + DAY, T0 + DAY + 3 * HOUR]]);
+    // Starting before the last and inside the one before it: both joined.
+    expect(ranges([T0, T0 + HOUR], [T0 + DAY, T0 + DAY + HOUR], [T0 + HOUR / 2, T0 + DAY])).toEqual([[T0, T0 + DAY + HOUR]]);
   });
 
   it(`holds at most ${MAX_RANGES} ranges a space, joining the two closest`, () => {
