@@ -8,6 +8,8 @@ import { targetName, targetRelation } from './declared-tables.ts';
 import { explainDatabaseError, isCancelledOnRequest, storeError, wrapDriverError } from './errors.ts';
 import { migrate, pendingMigrations, type MigratorOptions } from './migrator.ts';
 import { canonicalTimestamp } from './timestamps.ts';
+import type { PageSpans } from './aggregate-page-invalidations.ts';
+import { readyPage, writePage, writeState } from './page-write.ts';
 import { AggregateKeeper } from './aggregate-store.ts';
 import { DeliveryRefresh } from './delivery-refresh.ts';
 import { RunRefresh } from './run-refresh.ts';
@@ -18,7 +20,7 @@ import { pruneReadings } from './reading-retention.ts';
 import { closeAbandonedRuns, finishRun, lastRuns, pruneRuns, startRun } from './run-records.ts';
 import { quarantineRecords } from './quarantine.ts';
 import { applyStateChange } from './state-change.ts';
-import { normaliseState, toState, toStateChange, type Normalised, type StateRow } from './state-rows.ts';
+import { normaliseState, toState, toStateChange, type StateRow } from './state-rows.ts';
 import type {
   AggregateRebuild, AggregateRefresh, AggregateSettings, CalendarDrift, PendingAggregates, RebuiltBuilding, DeliveryRecord, IsoUtc, OccupancyRecord, PageWrite, PrunedReadings,
   QuarantineWrite, RunRecord, RunStatus, SinkTarget, StreamSink, DeclaredTable, TableStep, StateChange, StateChangeRecord, Store,
@@ -120,40 +122,30 @@ export class SqlStore implements Store {
   }
 
   commitPage<S extends StreamSink>(page: PageWrite<S>): Promise<void> {
-    return this.#wrap(`committing a ${page.sink} page for customer ${page.customerId}`, async () => {
-      if (page.checkpoint.customerId !== page.customerId) {
-        throw new StoreError(
-          `checkpoint customer "${page.checkpoint.customerId}" does not match the page's customer "${page.customerId}"`,
-        );
+    return this.commitPages([page]);
+  }
+
+  commitPages(pages: readonly PageWrite[]): Promise<void> {
+    const [first] = pages;
+    if (!first) return Promise.resolve();
+    const what = pages.length === 1 ? `a ${first.sink} page` : `${pages.length} pages (${[...new Set(pages.map((p) => p.sink))].join(', ')})`;
+    return this.#wrap(`committing ${what} for customer ${first.customerId}`, async () => {
+      const writes = pages.map((page) => readyPage(this.#tables, page));
+      for (const write of writes) {
+        const lost = this.#db.lockLost(write.page.customerId);
+        if (lost) throw new StoreError(lost);
+        if (write.page.sink === 'occupancy') await this.#partitions.ensure(write.page.records as ReadonlyArray<OccupancyRecord>);
       }
-      const sink = this.#tables.sinkOf(page as PageWrite);
-      const lost = this.#db.lockLost(page.customerId);
-      if (lost) throw new StoreError(lost);
-      const at = canonicalTimestamp(page.at, 'page.at');
-      const state = normaliseState(page.checkpoint);
-      const quarantine = page.quarantine && page.quarantine.records.length > 0 ? page.quarantine : undefined;
-      const window = quarantine?.window
-        ? { from: canonicalTimestamp(quarantine.window.from, 'quarantine.window.from'), to: canonicalTimestamp(quarantine.window.to, 'quarantine.window.to') }
-        : null;
-      if (page.sink === 'occupancy') await this.#partitions.ensure(page.records as ReadonlyArray<OccupancyRecord>);
+      // One transaction for them all: on SQLite each COMMIT writes out every index page its rows touched, and pages
+      // of readings in time order touch the same ones (docs/performance.md, "Pages that arrive together commit together").
       const stale = await this.#db.transaction(async (tx) => {
-        const spans = await this.#aggregates.around(tx, page.sink, page.customerId, page.records, at, () => tx.upsert(sink, { customerId: page.customerId, at, source: 'poll' }, page.records));
-        if (quarantine) await quarantineRecords(tx, page.customerId, quarantine, window, at, page.runId ?? null);
-        await this.#writeState(tx, state);
-        if (page.runId !== undefined) {
-          const rejected = quarantine?.records.length ?? 0;
-          await tx.runAhead(
-            sql`UPDATE sync_runs SET pages = pages + 1, records = records + ${page.records.length}, rejected = rejected + ${rejected}
-                WHERE id = ${page.runId}`,
-            (changed) => {
-              if (changed === 0) throw new StoreError(`run ${page.runId} does not exist`);
-            },
-          );
-        }
-        return spans;
-      }, { bulkRows: page.records.length });
+        const out: PageSpans[] = [];
+        for (const write of writes) out.push(await writePage(tx, write, this.#aggregates, this.#clock.now()));
+        return out;
+      }, { bulkRows: pages.reduce((n, p) => n + p.records.length, 0) });
       // What the run made stale is refreshed beside it, not in the way of its next commits (run-refresh.ts).
-      this.#runRefresh.committed(page.customerId, stale, this.#clock.now());
+      const now = this.#clock.now();
+      writes.forEach((write, i) => this.#runRefresh.committed(write.page.customerId, stale[i]!, now));
     });
   }
 
@@ -169,7 +161,7 @@ export class SqlStore implements Store {
   saveState(state: SyncStateUpdate): Promise<void> {
     return this.#wrap(`saving sync state for ${state.customerId}/${state.stateKey}`, () => {
       const normalised = normaliseState(state);
-      return this.#db.transaction((tx) => this.#writeState(tx, normalised));
+      return this.#db.transaction((tx) => writeState(tx, normalised, this.#clock.now()));
     });
   }
 
@@ -387,33 +379,6 @@ export class SqlStore implements Store {
 
   query<T = Record<string, unknown>>(text: string, params: unknown[] = [], options: QueryOptions = {}): Promise<T[]> {
     return this.#wrap('running a query', () => this.#db.query<T>(text, params, options));
-  }
-
-  /**
-   * The single place the watermark rule lives: the upsert only applies when the stored watermark is absent or not
-   * newer than the new one (NULL never replaces a value). When the guard refuses, nothing changed and the caller's
-   * transaction rolls back with it.
-   */
-  async #writeState(tx: Executor, s: Normalised): Promise<void> {
-    await tx.runAhead(sql`
-      INSERT INTO sync_state (customer_id, stream, watermark, window_start, window_end, page_cursor, windows, range_start,
-                              range_end, updated_at)
-      VALUES (${s.customerId}, ${s.stateKey}, ${s.watermark}, ${s.windowStart}, ${s.windowEnd}, ${s.pageCursor},
-              ${s.windows}, ${s.rangeStart}, ${s.rangeEnd}, ${toIso(this.#clock.now())})
-      ON CONFLICT (customer_id, stream) DO UPDATE SET
-        watermark = excluded.watermark, window_start = excluded.window_start, window_end = excluded.window_end,
-        page_cursor = excluded.page_cursor, windows = excluded.windows, range_start = excluded.range_start,
-        range_end = excluded.range_end, updated_at = excluded.updated_at
-      WHERE sync_state.watermark IS NULL OR excluded.watermark >= sync_state.watermark`, async (changed) => {
-      if (changed > 0) return;
-      const [current] = await tx.all<{ watermark: string | null }>(
-        sql`SELECT watermark FROM sync_state WHERE customer_id = ${s.customerId} AND stream = ${s.stateKey}`,
-      );
-      throw new StoreError(
-        `refusing to move the watermark of ${s.customerId}/${s.stateKey} backwards ` +
-          `from ${current?.watermark ?? 'none'} to ${s.watermark ?? 'none'}; watermarks only move forward`,
-      );
-    });
   }
 
   /**

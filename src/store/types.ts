@@ -309,6 +309,11 @@ export interface Store {
   planTables(tables: readonly DeclaredTable[]): Promise<{ changes: string[]; refused: string[] }>;
   /** Upserts a page of records and saves the checkpoint atomically. */
   commitPage<S extends StreamSink>(page: PageWrite<S>): Promise<void>;
+  /**
+   * Commits pages in one transaction, in their order, each as commitPage would: all of them or none. A run hands it
+   * the pages that arrived while its previous commit ran (sync/run/committer.ts).
+   */
+  commitPages(pages: readonly PageWrite[]): Promise<void>;
   getState(customerId: string, stateKey: string): Promise<SyncState | undefined>;
   /** Saves state on its own; refuses (StoreError) to move an existing watermark backwards. */
   saveState(state: SyncStateUpdate): Promise<void>;

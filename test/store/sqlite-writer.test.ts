@@ -39,4 +39,25 @@ describe('SQLite pages on the writer thread', () => {
     );
     expect(rows).toEqual([{ floor_space_id: 'fs-bad', headcount: 1 }]);
   });
+
+  it('commits pages together on the writer thread: all of them or none', async () => {
+    const { store } = await fresh('sqlite', 'writer-together');
+    const page = (p: number, tail?: number) => {
+      const records = readings(1_500, new Date(Date.parse('2026-03-01T00:00:00.000Z') + p * 1_500 * 60_000).toISOString(), `fs-${p}`);
+      if (tail !== undefined) records[1_499]!.headcount = tail;
+      return { customerId: C, sink: 'occupancy' as const, records, at: '2026-03-02T00:00:00.000Z', checkpoint: checkpoint(C, null, `page-${p}`) };
+    };
+    const count = async () => ((await store.query<{ n: number }>('SELECT count(*) AS n FROM occupancy WHERE customer_id = $1', [C])) as [{ n: number }])[0].n;
+    // 4,500 rows: past the move to the writer thread.
+    await store.commitPages([page(0), page(1), page(2)]);
+    expect(await count()).toBe(4_500);
+    expect((await store.getState(C, 'occupancy'))?.pageCursor).toBe('page-2');
+    // The second of two pages breaks a CHECK with its last record: neither stays, the checkpoint is the one before.
+    await expect(store.commitPages([page(3), page(4, -1)])).rejects.toThrow(/occupancy_readings_headcount_non_negative/);
+    expect(await count()).toBe(4_500);
+    expect((await store.getState(C, 'occupancy'))?.pageCursor).toBe('page-2');
+    await store.commitPages([page(3), page(4)]);
+    expect(await count()).toBe(7_500);
+    expect((await store.getState(C, 'occupancy'))?.pageCursor).toBe('page-4');
+  });
 });

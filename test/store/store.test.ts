@@ -164,6 +164,31 @@ describe.each(DIALECTS)('store on %s', (dialect) => {
     expect((await store.lastRuns(C)).map((r) => [r.pages, r.records])).toEqual([[1, 2]]);
   });
 
+  it('commits pages together in one transaction, in their order: a violation in the last leaves none of them', async () => {
+    const { store } = await fresh(dialect, 'together');
+    const run = await store.startRun({ customerId: C, stateKey: 'occupancy', mode: 'incremental', startedAt: '2026-03-01T12:00:00.000Z' });
+    const page = (n: number, records: ReturnType<typeof readings>) => ({
+      customerId: C, sink: 'occupancy' as const, records, at: '2026-03-01T12:00:00.000Z', runId: run,
+      checkpoint: checkpoint(C, `2026-03-01T0${n}:00:00.000Z`, `page-${n}`),
+    });
+    const bad = readings(3, '2026-03-01T03:00:00.000Z', 'fs-bad');
+    bad[2]!.headcount = -1;
+    await expect(store.commitPages([page(1, readings(2, '2026-03-01T01:00:00.000Z')), page(2, readings(2, '2026-03-01T02:00:00.000Z', 'fs-2')), page(3, bad)]))
+      .rejects.toThrow(/occupancy_readings_headcount_non_negative/);
+    expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 0 }]);
+    expect(await store.getState(C, 'occupancy')).toBeUndefined();
+    expect((await store.lastRuns(C)).map((r) => [r.pages, r.records])).toEqual([[0, 0]]);
+    // The same pages without the violation: every row, the last page's checkpoint, every page counted.
+    bad[2]!.headcount = 1;
+    await store.commitPages([page(1, readings(2, '2026-03-01T01:00:00.000Z')), page(2, readings(2, '2026-03-01T02:00:00.000Z', 'fs-2')), page(3, bad)]);
+    expect(await store.query('SELECT count(*) AS n FROM occupancy')).toEqual([{ n: 7 }]);
+    const state = await store.getState(C, 'occupancy');
+    expect([state?.watermark, state?.pageCursor]).toEqual(['2026-03-01T03:00:00.000Z', 'page-3']);
+    expect((await store.lastRuns(C)).map((r) => [r.pages, r.records])).toEqual([[3, 7]]);
+    // No pages: nothing to do.
+    await store.commitPages([]);
+  });
+
   it('stores a redelivered webhook once: attempts goes to 2 and its occupancy is not rewritten', async () => {
     const { store } = await fresh(dialect, 'dlv');
     const delivery = { id: 'dlv-9', customerId: C, type: 'Occupancy', createdAt: '2026-03-01T10:00:00.000Z',

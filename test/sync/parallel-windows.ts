@@ -4,6 +4,7 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import type { Store } from '../../src/store/types.ts';
 import { DAY, HOUR, MIN, dbRows, syncOnce, syncSettings, truthRows } from './helpers.ts';
 import { occupancy } from '../../jobs/index.ts';
+import { MAX_PAGES_PER_COMMIT } from '../../src/sync/run/committer.ts';
 import { openTestStore, freshDatabase, type Dialect, type TestDatabase } from '../support/databases.ts';
 
 /**
@@ -102,7 +103,8 @@ export function parallelWindowsSuite(dialect: Dialect): void {
           onProgress: (e) => {
             if (!e.stream.startsWith('occupancy')) return;
             pages = e.pages;
-            if (pages === stopAfter) controller.abort(new Error('SIGTERM'));
+            // A commit may take several pages (committer.ts): the run stops at the first that reaches stopAfter.
+            if (stopAfter !== undefined && pages >= stopAfter) controller.abort(new Error('SIGTERM'));
           },
         });
         return pages;
@@ -149,11 +151,11 @@ export function parallelWindowsSuite(dialect: Dialect): void {
         let committed = 0;
         let most = 0;
         const startQueries = sandbox.stats.queries;
-        const slow = withCommit(target, async (page, commit) => {
+        const slow = withCommit(target, async (pages, commit) => {
           most = Math.max(most, sandbox.stats.queries - startQueries - committed);
           await new Promise((resolve) => setTimeout(resolve, 5));
-          const result = await commit(page);
-          committed++;
+          const result = await commit(pages);
+          committed += pages.length;
           return result;
         });
         try {
@@ -173,6 +175,30 @@ export function parallelWindowsSuite(dialect: Dialect): void {
       expect(await outstanding(1_000_000)).toBeGreaterThan(2);
     });
 
+    it('pages that wait for their commit go together in the next one, in order, and land exactly the truth', async () => {
+      const customer = sandbox.customers[0]!.id;
+      const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - 2 * DAY };
+      sandbox.setFaults({});
+      // A store much slower than the API: pages pile up behind each commit.
+      const sizes: number[] = [];
+      const cursors: Array<string | null> = [];
+      const slow = withCommit(store, async (pages, commit) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        sizes.push(pages.length);
+        cursors.push(...pages.map((p) => p.checkpoint.pageCursor ?? null));
+        return commit(pages);
+      });
+      const report = await syncOnce({ store: slow, sandbox, clock, settings: { ...settings, maxPendingRecords: 1_000_000 }, request, streams: [occupancy] });
+      expect(report.outcomes.map((o) => [o.status, o.pages])).toEqual([['succeeded', sizes.reduce((a, b) => a + b, 0)]]);
+      expect(Math.max(...sizes)).toBeGreaterThan(1);
+      expect(Math.max(...sizes)).toBeLessThanOrEqual(MAX_PAGES_PER_COMMIT);
+      expect(sizes.length).toBeLessThan(report.outcomes[0]!.pages);
+      // The run's last page completes the range: its checkpoint holds no cursor.
+      expect(cursors.at(-1)).toBeNull();
+      expect(await dbRows(store, customer)).toEqual(truthRows(sandbox, customer, request));
+      expect(await store.getState(customer, 'occupancy#backfill')).toMatchObject({ windowStart: null });
+    });
+
     it('a commit that fails ends the run, and no page committed after it claims the failed one', async () => {
       const customer = sandbox.customers[0]!.id;
       const request = { mode: 'backfill' as const, from: START - 3 * DAY, to: START - DAY };
@@ -180,18 +206,23 @@ export function parallelWindowsSuite(dialect: Dialect): void {
       // fourteenth pages fail.
       for (const failAt of [6, 11, 17]) {
         let commits = 0;
-        // The database refuses one commit; those queued behind it would succeed.
-        const flaky = withCommit(store, async (page, commit) => {
-          if (++commits === failAt) {
+        let failed: number | undefined;
+        // The database refuses the commit of one page (with the pages that share it); those queued behind would succeed.
+        const flaky = withCommit(store, async (pages, commit) => {
+          const first = commits + 1;
+          commits += pages.length;
+          if (first <= failAt && failAt <= commits) {
+            failed = commits;
             await new Promise((resolve) => setTimeout(resolve, 20));
             throw new Error('the database went away');
           }
-          return commit(page);
+          return commit(pages);
         });
         const report = await syncOnce({ store: flaky, sandbox, clock, settings, request });
         const outcome = report.outcomes.find((o) => o.stateKey === 'occupancy#backfill')!;
         expect(outcome.status).toBe('failed');
-        expect(commits).toBe(failAt);
+        // No commit was attempted after the one that failed.
+        expect(commits).toBe(failed);
         const state = await store.getState(customer, 'occupancy#backfill');
         const progress = Date.parse(state!.windowStart!);
         expect(await dbRows(store, customer, { to: progress })).toEqual(truthRows(sandbox, customer, { from: request.from, to: progress }));
@@ -203,13 +234,17 @@ export function parallelWindowsSuite(dialect: Dialect): void {
   });
 }
 
-type CommitPage = Store['commitPage'];
+type CommitPages = Store['commitPages'];
 
-/** `store` with its commitPage run through `around` (given the page and the real commit); everything else as is. */
-function withCommit(store: Store, around: (page: Parameters<CommitPage>[0], commit: CommitPage) => ReturnType<CommitPage>): Store {
+/**
+ * `store` with its commits run through `around` (given the pages one commit takes, in order, and the real commit):
+ * commitPage as a commit of one page; everything else as is.
+ */
+function withCommit(store: Store, around: (pages: Parameters<CommitPages>[0], commit: CommitPages) => ReturnType<CommitPages>): Store {
   return new Proxy(store, {
     get(target, name, receiver) {
-      if (name === 'commitPage') return (page: Parameters<CommitPage>[0]) => around(page, (p) => target.commitPage(p));
+      if (name === 'commitPages') return (pages: Parameters<CommitPages>[0]) => around(pages, (p) => target.commitPages(p));
+      if (name === 'commitPage') return (page: Parameters<CommitPages>[0][number]) => around([page], (p) => target.commitPages(p));
       const value = Reflect.get(target, name, receiver) as unknown;
       return typeof value === 'function' ? value.bind(target) : value;
     },

@@ -4,7 +4,7 @@ import type { SyncState } from '../../store/types.ts';
 import { isoUtcOrNull, toIsoUtc } from '../../time.ts';
 import type { FetchedPage } from '../fetch.ts';
 import { DEFAULT_WINDOW, type AnyStream, type WindowSpec } from '../stream.ts';
-import { OrderedCommitter, RunFailure } from './committer.ts';
+import { MAX_PAGES_PER_COMMIT, OrderedCommitter, RunFailure } from './committer.ts';
 import { Frontier } from './frontier.ts';
 import { Tally } from './parts.ts';
 import { PendingRecords } from './pending-records.ts';
@@ -152,7 +152,7 @@ function readerOf(parts: {
     return page;
   };
   // The next page of this window, or the first page of the next window nobody reads yet: fetched while this page
-  // commits.
+  // commits. Pages that wait for their commit (within the pending-records bound) go together in the next one.
   const next = (page: FetchedPage, job: PageJob) => (page.next !== null ? { window: job.window, cursor: page.next } : take());
   const commit = (page: FetchedPage, job: PageJob) => committer.commit(page, job.window).finally(() => pending.give(page.nodes));
   // The other readers start once a commit found the store waiting for the network (window-demand.ts). That commit
@@ -165,7 +165,7 @@ function readerOf(parts: {
     }
     const first = await take();
     try {
-      if (first) await runPipeline<PageJob, FetchedPage>(first, { fetch, next, commit }, signal);
+      if (first) await runPipeline<PageJob, FetchedPage>(first, { fetch, next, commit }, signal, MAX_PAGES_PER_COMMIT);
     } catch (error) {
       failure.fail(error);
     } finally {
