@@ -74,7 +74,8 @@ interface Waiting {
  * every earlier page (the first incomplete window, the windows read ahead of it), the watermark the plan allows, and
  * the page's rejected records quarantined with their window. The pages that arrived while a commit ran go together in
  * the next one, one transaction (at most MAX_PAGES_PER_COMMIT): against a store slower than the API that is a commit
- * for several pages, and against a slower API a commit per page, as soon as it arrives (docs/sync.md, "Commits").
+ * for several pages, and against a slower API a commit per page, as soon as it arrives (docs/sync.md, "Window
+ * semantics").
  */
 export class OrderedCommitter {
   readonly #in: CommitterInput;
