@@ -121,6 +121,8 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
   it('stops after the current page when aborted, records the run as interrupted, and the rerun completes it', async () => {
     const settings = syncSettings({ pageSize: 25 });
     const controller = new AbortController();
+    // A commit may take several pages (committer.ts): the run stops at the first commit that reaches 5.
+    let stoppedAt: number | undefined;
     const report = await syncOnce({
       store,
       sandbox,
@@ -128,14 +130,18 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
       settings,
       signal: controller.signal,
       onProgress: (e) => {
-        if (e.stream === 'occupancy' && e.pages === 5) controller.abort(new Error('SIGTERM'));
+        if (e.stream === 'occupancy' && e.pages >= 5 && stoppedAt === undefined) {
+          stoppedAt = e.pages;
+          controller.abort(new Error('SIGTERM'));
+        }
       },
     });
     const interrupted = report.outcomes.filter((o) => o.status === 'interrupted');
     expect(interrupted.length).toBeGreaterThan(0);
     expect(exitCodeOf(report.outcomes)).toBe(ExitCode.OK);
     const runs = await store.lastRuns();
-    expect(runs.some((r) => r.status === 'interrupted' && r.pages === 5)).toBe(true);
+    expect(stoppedAt).toBeDefined();
+    expect(runs.some((r) => r.status === 'interrupted' && r.pages === stoppedAt)).toBe(true);
     // Each interrupted occupancy run that committed pages kept a checkpoint: mid-window (a page cursor) or, when its
     // last page happened to complete a window, an advanced watermark. Customers run in parallel, so which one it is
     // varies, and one stopped before its first commit (or before it started) has nothing to keep.
@@ -158,11 +164,18 @@ describe.each(DIALECTS)('sync engine on %s', (dialect) => {
     const request = { mode: 'backfill' as const, ...range };
     const settings = syncSettings({ pageSize: 20, stepMs: 2 * HOUR });
     const controller = new AbortController();
+    // A commit may take several pages (committer.ts): the run stops at the first commit that reaches 17.
+    let stoppedAt: number | undefined;
     const first = await syncOnce({
       store, sandbox, clock, settings, request, signal: controller.signal, streams: [occupancy],
-      onProgress: (e) => e.customerId === customer.id && e.pages === 17 && controller.abort(),
+      onProgress: (e) => {
+        if (e.customerId !== customer.id || e.pages < 17 || stoppedAt !== undefined) return;
+        stoppedAt = e.pages;
+        controller.abort();
+      },
     });
-    expect(first.outcomes.find((o) => o.customerId === customer.id)).toMatchObject({ status: 'interrupted', stateKey: 'occupancy#backfill', pages: 17 });
+    expect(stoppedAt).toBeDefined();
+    expect(first.outcomes.find((o) => o.customerId === customer.id)).toMatchObject({ status: 'interrupted', stateKey: 'occupancy#backfill', pages: stoppedAt });
     const second = await syncOnce({ store, sandbox, clock, settings, request, streams: [occupancy] });
     expect(second.outcomes.every((o) => o.status === 'succeeded')).toBe(true);
     // It says that it resumed, and where.
