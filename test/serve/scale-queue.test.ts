@@ -135,7 +135,8 @@ it(`${CUSTOMERS} customers, three serve instances on one Postgres, one killed wi
     [SYNC_TASK],
   );
   expect(queue.length).toBeGreaterThan(0);
-  expect(queue.map((j) => j.key).every((k) => k.startsWith(`sync:${failing.id}:`)), JSON.stringify(queue.slice(0, 3))).toBe(true);
+  // The message names the jobs that are not the failing customer's, with their errors.
+  expect(queue.filter((j) => !j.key.startsWith(`sync:${failing.id}:`)), 'jobs of healthy customers that failed').toEqual([]);
 
   const [survivorA, survivorB] = await Promise.all([instances[1]!.stop(), instances[2]!.stop()]);
   expect(survivorA).toEqual({ code: 0, signal: null });
