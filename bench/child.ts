@@ -61,9 +61,15 @@ export function report(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-/** For long-lived children: exit cleanly on SIGTERM after `close`. */
+/**
+ * For long-lived children: exit cleanly on SIGTERM after `close`, or once the parent is gone: a benchmark killed
+ * outright (kill -9) sends its servers no signal, and they would serve on with nobody to stop them.
+ */
 export function closeOnSignal(close: () => Promise<void>): void {
+  let stopping = false;
   const stop = () => {
+    if (stopping) return;
+    stopping = true;
     close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -74,7 +80,15 @@ export function closeOnSignal(close: () => Promise<void>): void {
   };
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // An orphan is adopted by init or a subreaper: its parent's pid changes.
+  if (process.ppid !== PARENT) stop();
+  setInterval(() => {
+    if (process.ppid !== PARENT) stop();
+  }, 1_000).unref();
 }
+
+/** The parent this process was started by (read at the start: a child may be orphaned before closeOnSignal). */
+const PARENT = process.ppid;
 
 /** `--name value` flags of a child's argv. */
 export function flags(argv: string[] = process.argv.slice(2)): Map<string, string> {

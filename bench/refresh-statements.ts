@@ -1,4 +1,6 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import { flags } from './child.ts';
 import { ReplayBench, type Shape } from './replay-bench.ts';
@@ -8,7 +10,8 @@ import { BENCH_PG_URL } from './sync-bench.ts';
 /**
  * Where the aggregates' server time goes in the replay (docs/performance.md, "Keeping the time-weighted
  * aggregates"): `--runs` runs of ours into Postgres, each with every statement's duration logged
- * (log_min_duration_statement = 0, set with ALTER SYSTEM for the run only and reset after it), summed per kind of
+ * (log_min_duration_statement = 0, set with ALTER SYSTEM for the run only and put back after it, by the next run if
+ * this one is killed: SAVED), summed per kind of
  * statement from the server's log file (parse, bind and execute together). The upsert of the readings is the
  * yardstick: the aggregates' statements against it, per run, are comparable across runs of a noisy machine where
  * their milliseconds are not. Needs a local server, a superuser, and its log file readable (`--log`; Debian's by
@@ -64,19 +67,41 @@ function logSince(from: number): string {
   }
 }
 
+/**
+ * ALTER SYSTEM outlives the process that ran it: what postgresql.auto.conf held for log_min_duration_statement (its
+ * value, or null for none) is kept in this file from before the setting is changed until it is put back, so a run
+ * killed in between (kill -9) leaves the server logging every statement only until the next run puts it back.
+ */
+const SAVED = join(tmpdir(), 'occupancy-sync-refresh-statements.saved.json');
+
+async function putBack(admin: postgres.Sql): Promise<void> {
+  if (!existsSync(SAVED)) return;
+  const saved = JSON.parse(readFileSync(SAVED, 'utf8')) as { setting: string | null };
+  await admin.unsafe(saved.setting === null ? 'ALTER SYSTEM RESET log_min_duration_statement' : `ALTER SYSTEM SET log_min_duration_statement = '${saved.setting.replaceAll("'", "''")}'`);
+  await admin.unsafe('SELECT pg_reload_conf()');
+  rmSync(SAVED);
+}
+
 const admin = postgres(BENCH_PG_URL, { max: 1, onnotice: () => {} });
+if (existsSync(SAVED)) {
+  console.log(`a run killed before it put log_min_duration_statement back left ${SAVED}: putting it back first`);
+  await putBack(admin);
+}
 const bench = await ReplayBench.start((line) => console.log(line), rows, [shape]);
 const perRun: Array<Map<string, number>> = [];
 try {
   for (let run = 0; run < runs; run++) {
-    await admin.unsafe('ALTER SYSTEM SET log_min_duration_statement = 0');
-    await admin.unsafe('SELECT pg_reload_conf()');
+    const [auto] = await admin.unsafe<Array<{ setting: string }>>(
+      "SELECT setting FROM pg_file_settings WHERE name = 'log_min_duration_statement' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1",
+    );
+    writeFileSync(SAVED, JSON.stringify({ setting: auto?.setting ?? null }));
     const from = statSync(log).size;
     try {
+      await admin.unsafe('ALTER SYSTEM SET log_min_duration_statement = 0');
+      await admin.unsafe('SELECT pg_reload_conf()');
       await bench.once('ours', 'postgres', shape, { env: { BENCH_AGGREGATES: 'on' } });
     } finally {
-      await admin.unsafe('ALTER SYSTEM RESET log_min_duration_statement');
-      await admin.unsafe('SELECT pg_reload_conf()');
+      await putBack(admin);
     }
     perRun.push(sums(logSince(from)));
   }
