@@ -61,6 +61,9 @@ export function report(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/** The parent this process was started by (read at the start: a child may be orphaned before closeOnSignal). */
+const PARENT = process.ppid;
+
 /**
  * For long-lived children: exit cleanly on SIGTERM after `close`, or once the parent is gone: a benchmark killed
  * outright (kill -9) sends its servers no signal, and they would serve on with nobody to stop them.
@@ -86,9 +89,6 @@ export function closeOnSignal(close: () => Promise<void>): void {
     if (process.ppid !== PARENT) stop();
   }, 1_000).unref();
 }
-
-/** The parent this process was started by (read at the start: a child may be orphaned before closeOnSignal). */
-const PARENT = process.ppid;
 
 /** `--name value` flags of a child's argv. */
 export function flags(argv: string[] = process.argv.slice(2)): Map<string, string> {

@@ -74,9 +74,15 @@ function logSince(from: number): string {
  */
 const SAVED = join(tmpdir(), 'occupancy-sync-refresh-statements.saved.json');
 
+/** The server the setting was changed on, as host:port (the URL may hold a password: never written to the file). */
+const SERVER = new URL(BENCH_PG_URL).host;
+
 async function putBack(admin: postgres.Sql): Promise<void> {
   if (!existsSync(SAVED)) return;
-  const saved = JSON.parse(readFileSync(SAVED, 'utf8')) as { setting: string | null };
+  const saved = JSON.parse(readFileSync(SAVED, 'utf8')) as { server: string; setting: string | null };
+  if (saved.server !== SERVER) {
+    throw new Error(`${SAVED} holds log_min_duration_statement as it was on ${saved.server}, not on ${SERVER}: run this against ${saved.server} once to put it back, or delete the file`);
+  }
   await admin.unsafe(saved.setting === null ? 'ALTER SYSTEM RESET log_min_duration_statement' : `ALTER SYSTEM SET log_min_duration_statement = '${saved.setting.replaceAll("'", "''")}'`);
   await admin.unsafe('SELECT pg_reload_conf()');
   rmSync(SAVED);
@@ -94,7 +100,7 @@ try {
     const [auto] = await admin.unsafe<Array<{ setting: string }>>(
       "SELECT setting FROM pg_file_settings WHERE name = 'log_min_duration_statement' AND sourcefile LIKE '%postgresql.auto.conf' ORDER BY seqno DESC LIMIT 1",
     );
-    writeFileSync(SAVED, JSON.stringify({ setting: auto?.setting ?? null }));
+    writeFileSync(SAVED, JSON.stringify({ server: SERVER, setting: auto?.setting ?? null }));
     const from = statSync(log).size;
     try {
       await admin.unsafe('ALTER SYSTEM SET log_min_duration_statement = 0');
