@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { afterEach, expect, it } from 'vitest';
-import { within, waitFor } from '../support/wait.ts';
+import { DEFAULT_TIMEOUT_MS, within, waitFor } from '../support/wait.ts';
 
 /**
  * A benchmark's servers (bench/child.ts closeOnSignal: the replay servers, the sandbox, the receiver) stop once the
@@ -52,7 +52,7 @@ it('a benchmark server stops once the benchmark that started it is killed with S
   let stderr = '';
   parent.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines = createInterface({ input: parent.stdout });
-  const first = await within(new Promise<string>((resolve) => lines.once('line', resolve)), `the child's report (stderr: ${stderr})`);
+  const first = await within(new Promise<string>((resolve) => lines.once('line', resolve)), "the child's report", DEFAULT_TIMEOUT_MS, () => `stderr: ${stderr}`);
   const { pid } = JSON.parse(first) as { pid: number };
   pids.push(pid);
   expect(running(pid)).toBe(true);
