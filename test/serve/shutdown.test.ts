@@ -38,7 +38,8 @@ describe.each(DIALECTS)('serve on %s, SIGTERM', (dialect) => {
     await waitFor(async () => (await pagesCommitted()) >= 3, 'three committed occupancy pages', 45_000);
 
     const { code, signal } = await proc.stop();
-    expect({ code, signal }).toEqual({ code: 0, signal: null });
+    // The message holds what the process printed: a failed exit says why (it failed once, on Node 22, under a CI run).
+    expect({ code, signal }, proc.output().slice(-4000)).toEqual({ code: 0, signal: null });
 
     const runs = await store.query<{ stream: string; status: string; records: number }>('SELECT stream, status, records FROM sync_runs ORDER BY id');
     expect(runs.find((r) => r.stream === 'occupancy')?.status).toBe('interrupted');
