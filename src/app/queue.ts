@@ -1,4 +1,5 @@
-import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type Task, type WorkerUtils } from 'graphile-worker';
+import { EventEmitter } from 'node:events';
+import { Logger as GraphileLogger, makeWorkerUtils, run, type Runner, type Task, type WorkerEvents, type WorkerUtils } from 'graphile-worker';
 import { messageOf } from '../errors.ts';
 import type { Logger } from '../logger.ts';
 import { openJobQueueSql, type JobLocks, type JobQueueSql } from '../store/job-queue.ts';
@@ -122,7 +123,7 @@ function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): b
         return;
       }
       on.replaced(next);
-      on.logger.warn({ schema: on.schema }, `graphile-worker stopped the queue's workers (some schema of this database installed or changed its queue tables); started again on ${on.schema}`);
+      on.logger.warn({ schema: on.schema }, `graphile-worker stopped the queue's workers (some schema of this database installed or changed its queue tables, or a job's end could not be written: its line is above); started again on ${on.schema}`);
       watch(next);
     } catch (error) {
       on.logger.error({ err: error, schema: on.schema }, `the queue's workers stopped and could not start again on ${on.schema}: ${messageOf(error)}`);
@@ -132,16 +133,23 @@ function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): b
 }
 
 /** graphile-worker's runner of the sync task, on the queue's schema (migrated first). */
-async function startRunner(common: { connectionString: string; schema: string; logger: ReturnType<typeof workerLogger> }, utils: WorkerUtils, options: QueueOptions, task: Task): Promise<Runner> {
+async function startRunner(common: { connectionString: string; schema: string; logger: ReturnType<typeof workerLogger> }, utils: WorkerUtils, options: QueueOptions, task: Task, events: WorkerEvents): Promise<Runner> {
   await utils.migrate();
   return run({
     ...common,
+    events,
     concurrency: options.concurrency,
     // A job holds a connection only to be taken and completed, not while it runs: a few connections serve many jobs
     // (three instances of 32 jobs would otherwise need a third of Postgres's default 100 connections each).
     maxPoolSize: Math.min(options.concurrency + 2, 12),
     noHandleSignals: true,
     pollInterval: options.pollIntervalMs ?? 2_000,
+    // A job's completion or failure is written through the batcher (at once: a delay of 0), not as a promise the
+    // worker drops: a stop waits for the batcher before it ends the pool, and a write that fails is logged and stops
+    // the workers (keepRunning starts them again) instead of rejecting with nobody listening. Unbatched, the failure
+    // of the job a SIGTERM interrupted was written after the pool ended ("Cannot use a pool after calling end on the
+    // pool", graphile/worker#223): an unhandled rejection, and serve exited 1 instead of 0 (docs/operations.md).
+    preset: { worker: { completeJobBatchDelay: 0, failJobBatchDelay: 0 } },
     taskList: { [SYNC_TASK]: task },
   });
 }
@@ -159,7 +167,25 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     await jobLocks.close();
     throw error;
   });
-  const start = () => startRunner(common, utils, options, syncTask(options.pass, jobLocks, abort.signal, logger));
+  // Runners whose workers graphile-worker began to stop by itself (worker:migrate, keepRunning above). Their jobs
+  // still run, and runner.stop() would not wait for them: with the workers already stopping it goes straight to
+  // ending the pool, under the jobs' feet (their run's end and the job's own not written). A stop waits for such a
+  // runner to finish by itself instead.
+  let asked = false;
+  const stoppingByItself = new WeakSet<Runner>();
+  const start = async () => {
+    const events = new EventEmitter() as WorkerEvents;
+    let started: Runner | undefined;
+    let early = false;
+    events.on('pool:gracefulShutdown', () => {
+      if (asked) return;
+      if (started) stoppingByItself.add(started);
+      else early = true;
+    });
+    started = await startRunner(common, utils, options, syncTask(options.pass, jobLocks, abort.signal, logger), events);
+    if (early) stoppingByItself.add(started);
+    return started;
+  };
   let runner: Runner | undefined;
   try {
     runner = await start();
@@ -201,13 +227,16 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       });
     },
     stop() {
+      asked = true;
       stopping ??= (async () => {
         clearInterval(reaper);
         abort.abort();
         // Bounded: jobs whose database or API does not answer are left (their page not committed is read again by
         // the next run; graphile-worker's lock on them ends with this process's sessions), and so is a pool whose
         // goodbye the server never answers.
-        const stopped = runner ? await settlesWithin(runner.stop(), STOP_LIMIT_MS) : true;
+        const current = runner;
+        const ending = current === undefined ? Promise.resolve() : stoppingByItself.has(current) ? current.promise.catch(() => {}) : current.stop();
+        const stopped = await settlesWithin(ending, STOP_LIMIT_MS);
         if (!stopped) logger.warn({ waitedMs: STOP_LIMIT_MS }, `the queue's jobs in progress did not end within ${STOP_LIMIT_MS / 1000} s of the stop: stopping without them; what they did not commit is read again by the next run`);
         await settlesWithin(Promise.resolve(utils.release()), RELEASE_LIMIT_MS);
         // Jobs left running at the stop lose their job locks with the session: the others' reapers take them over.

@@ -5,7 +5,7 @@ import { startQueue, queueSchema, jobKey, SYNC_TASK, type Queue } from '../../sr
 import { createSyncPass, type SyncPass } from '../../src/app/sync-pass.ts';
 import { FakeClock } from '../../src/clock.ts';
 import { resolveConfig, type Config } from '../../src/config.ts';
-import { silentLogger } from '../../src/logger.ts';
+import { memoryLogger, silentLogger, type Logger } from '../../src/logger.ts';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.ts';
 import { parsePgUrl } from '../../src/store/postgres/url.ts';
 import type { Store } from '../../src/store/types.ts';
@@ -29,7 +29,7 @@ afterEach(async () => {
 });
 
 /** Two customers, the second with a wrong secret. */
-async function setup(options: { latencyMs?: number; concurrency?: number; staleAfterMs?: number; wrap?: (pass: SyncPass) => SyncPass } = {}) {
+async function setup(options: { latencyMs?: number; concurrency?: number; staleAfterMs?: number; wrap?: (pass: SyncPass) => SyncPass; logger?: Logger } = {}) {
   sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, faults: { latencyMs: options.latencyMs ?? 0 } });
   db = await freshDatabase('postgres', 'queue');
   store = await openTestStore(db);
@@ -46,7 +46,7 @@ async function setup(options: { latencyMs?: number; concurrency?: number; staleA
     customerIds: config.customers.map((c) => c.id),
     streams,
     concurrency: options.concurrency ?? 2,
-    logger: silentLogger,
+    logger: options.logger ?? silentLogger,
     pollIntervalMs: 100,
     // Only the tests' ticks look for dead workers' jobs (each test's dead job was locked an hour ago). A periodic look
     // every second took a job as dead when a loaded machine (two CI runs at once) had not yet started it a second
@@ -206,6 +206,73 @@ describe('the Postgres job queue (graphile-worker)', () => {
       await sql.end();
     }
   });
+
+  // serve's SIGTERM stops the queue while jobs run. graphile-worker writes a job's end after its task returns: the
+  // stop must not end the pool before. Two ways it did: the end written as a promise nobody waited for (an unhandled
+  // rejection, serve exited 1), and a stop while graphile-worker was already stopping the workers by itself (another
+  // dataset installed its queue), which ended the pool at once under the running jobs.
+  it.each(['while its workers run', 'while graphile-worker stops its workers by itself (another dataset installs its queue)'])(
+    'a stop %s writes the job it interrupted back to the queue before it ends the pool',
+    async (when) => {
+      // The job runs until the stop aborts it; the run then ends interrupted and the job throws, to be run again.
+      let entered!: () => void;
+      const started = new Promise<void>((resolve) => (entered = resolve));
+      const log = memoryLogger({ level: 'warn' });
+      const { good } = await setup({
+        logger: log.logger,
+        wrap: (real) => ({
+          get last() {
+            return real.last;
+          },
+          run: (signal) => real.run(signal),
+          async runOne(signal, customerId, stream) {
+            if (customerId === good && stream === 'buildings') {
+              entered();
+              await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+            }
+            return real.runOne(signal, customerId, stream);
+          },
+          close: () => real.close(),
+        }),
+      });
+      const { url, schema } = parsePgUrl(db!.url);
+      const sql = postgres(url, { max: 1, onnotice: () => {} });
+      const other = `${schema}_other_queue`;
+      const unhandled: unknown[] = [];
+      const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+      process.on('unhandledRejection', onUnhandled);
+      try {
+        const q = queueSchema(schema);
+        await sql.unsafe(`SELECT "${q}".add_job($1, json_build_object('customerId', $2::text, 'stream', 'buildings'), job_key => $3)`, [SYNC_TASK, good, jobKey(good, 'buildings')]);
+        await within(started, 'the job to start');
+        if (when !== 'while its workers run') {
+          const utils = await makeWorkerUtils({ connectionString: url, schema: other });
+          try {
+            await utils.migrate();
+          } finally {
+            await utils.release();
+          }
+          await waitFor(() => log.lines.some((l) => l.includes('detected breaking migration')), "graphile-worker to stop this queue's workers");
+        }
+        await queue!.stop();
+        // Written before the stop returned: the job unlocked, its attempt and error recorded, to run again.
+        const jobs = await sql.unsafe<Array<{ attempts: number; last_error: string | null; locked_at: Date | null }>>(
+          `SELECT attempts, last_error, locked_at FROM "${q}".jobs WHERE key = $1`,
+          [jobKey(good, 'buildings')],
+        );
+        expect(jobs, log.lines.join('')).toHaveLength(1);
+        expect(jobs[0], log.lines.join('')).toMatchObject({ attempts: 1, locked_at: null });
+        expect(jobs[0]!.last_error).toMatch(/interrupted by shutdown/);
+        // A write left behind rejects once the pool is gone ("Cannot use a pool after calling end on the pool").
+        expect(unhandled.map(String)).toEqual([]);
+        expect(log.lines.join('')).not.toMatch(/Cannot use a pool after calling end/);
+      } finally {
+        process.off('unhandledRejection', onUnhandled);
+        await sql.unsafe(`DROP SCHEMA IF EXISTS "${other}" CASCADE`);
+        await sql.end();
+      }
+    },
+  );
 });
 
 describe('the in-process schedule (SQLite) backs off the same way', () => {

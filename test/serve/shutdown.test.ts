@@ -42,7 +42,7 @@ describe.each(DIALECTS)('serve on %s, SIGTERM', (dialect) => {
     expect({ code, signal }, proc.output().slice(-4000)).toEqual({ code: 0, signal: null });
 
     const runs = await store.query<{ stream: string; status: string; records: number }>('SELECT stream, status, records FROM sync_runs ORDER BY id');
-    expect(runs.find((r) => r.stream === 'occupancy')?.status).toBe('interrupted');
+    expect(runs.find((r) => r.stream === 'occupancy')?.status, proc.output().slice(-6000)).toBe('interrupted');
     expect(runs.some((r) => r.status === 'running')).toBe(false);
     // Rows and the run's record counter are committed in the same transaction per page: equal means no partial page.
     const { n } = (await store.query<{ n: number }>('SELECT COUNT(*) AS n FROM occupancy'))[0]!;
