@@ -113,9 +113,10 @@ function keepRunning(first: Runner, on: { start(): Promise<Runner>; stopped(): b
     );
   };
   const restart = async () => {
-    if (on.stopped()) return;
-    // The exit code graphile-worker sets for a stop of its own (57), in a process that goes on.
+    // The exit code graphile-worker sets for a stop of its own (57): the process goes on, or ends by our stop with
+    // its own code.
     if (process.exitCode === 57) process.exitCode = undefined;
+    if (on.stopped()) return;
     try {
       const next = await on.start();
       if (on.stopped()) {
@@ -154,6 +155,36 @@ async function startRunner(common: { connectionString: string; schema: string; l
   });
 }
 
+/**
+ * Runners whose workers graphile-worker began to stop by itself (worker:migrate, keepRunning above). Their jobs still
+ * run, and runner.stop() does not wait for them: with the workers already stopping it goes straight to ending the
+ * pool, under the jobs' feet (their run's end and the job's own not written). A stop waits for such a runner to
+ * finish by itself instead. Seen by the `pool:gracefulShutdown` event of an emitter given to each runner, before our
+ * stop was asked for.
+ */
+function watchSelfStops() {
+  let asked = false;
+  const runners = new WeakSet<Runner>();
+  return {
+    /** Our stop began: a graceful shutdown from here on is ours. */
+    asked: () => void (asked = true),
+    stoppingByItself: (runner: Runner) => runners.has(runner),
+    async start(startWith: (events: WorkerEvents) => Promise<Runner>): Promise<Runner> {
+      const events = new EventEmitter() as WorkerEvents;
+      let started: Runner | undefined;
+      let early = false;
+      events.on('pool:gracefulShutdown', () => {
+        if (asked) return;
+        if (started) runners.add(started);
+        else early = true;
+      });
+      started = await startWith(events);
+      if (early) runners.add(started);
+      return started;
+    },
+  };
+}
+
 export async function startQueue(options: QueueOptions): Promise<Queue> {
   const queueSql = await openJobQueueSql(options.databaseUrl);
   const { dataSchema } = queueSql;
@@ -167,25 +198,8 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
     await jobLocks.close();
     throw error;
   });
-  // Runners whose workers graphile-worker began to stop by itself (worker:migrate, keepRunning above). Their jobs
-  // still run, and runner.stop() would not wait for them: with the workers already stopping it goes straight to
-  // ending the pool, under the jobs' feet (their run's end and the job's own not written). A stop waits for such a
-  // runner to finish by itself instead.
-  let asked = false;
-  const stoppingByItself = new WeakSet<Runner>();
-  const start = async () => {
-    const events = new EventEmitter() as WorkerEvents;
-    let started: Runner | undefined;
-    let early = false;
-    events.on('pool:gracefulShutdown', () => {
-      if (asked) return;
-      if (started) stoppingByItself.add(started);
-      else early = true;
-    });
-    started = await startRunner(common, utils, options, syncTask(options.pass, jobLocks, abort.signal, logger), events);
-    if (early) stoppingByItself.add(started);
-    return started;
-  };
+  const selfStops = watchSelfStops();
+  const start = () => selfStops.start((events) => startRunner(common, utils, options, syncTask(options.pass, jobLocks, abort.signal, logger), events));
   let runner: Runner | undefined;
   try {
     runner = await start();
@@ -227,7 +241,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
       });
     },
     stop() {
-      asked = true;
+      selfStops.asked();
       stopping ??= (async () => {
         clearInterval(reaper);
         abort.abort();
@@ -235,7 +249,7 @@ export async function startQueue(options: QueueOptions): Promise<Queue> {
         // the next run; graphile-worker's lock on them ends with this process's sessions), and so is a pool whose
         // goodbye the server never answers.
         const current = runner;
-        const ending = current === undefined ? Promise.resolve() : stoppingByItself.has(current) ? current.promise.catch(() => {}) : current.stop();
+        const ending = current === undefined ? Promise.resolve() : selfStops.stoppingByItself(current) ? current.promise.catch(() => {}) : current.stop();
         const stopped = await settlesWithin(ending, STOP_LIMIT_MS);
         if (!stopped) logger.warn({ waitedMs: STOP_LIMIT_MS }, `the queue's jobs in progress did not end within ${STOP_LIMIT_MS / 1000} s of the stop: stopping without them; what they did not commit is read again by the next run`);
         await settlesWithin(Promise.resolve(utils.release()), RELEASE_LIMIT_MS);
