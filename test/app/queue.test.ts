@@ -28,8 +28,11 @@ afterEach(async () => {
   sandbox = db = store = pass = queue = undefined;
 });
 
-/** Two customers, the second with a wrong secret. */
-async function setup(options: { latencyMs?: number; concurrency?: number; staleAfterMs?: number; wrap?: (pass: SyncPass) => SyncPass; logger?: Logger } = {}) {
+/**
+ * Two customers, the second with a wrong secret. `beforeGoodBuildings`: awaited as the good customer's buildings job
+ * starts, before its run (a phase the test holds).
+ */
+async function setup(options: { latencyMs?: number; concurrency?: number; staleAfterMs?: number; beforeGoodBuildings?: (signal: AbortSignal) => Promise<void>; logger?: Logger } = {}) {
   sandbox = await startSandbox({ customers: 2, buildingsPerCustomer: 1, floorSpacesPerBuilding: 2, faults: { latencyMs: options.latencyMs ?? 0 } });
   db = await freshDatabase('postgres', 'queue');
   store = await openTestStore(db);
@@ -42,7 +45,7 @@ async function setup(options: { latencyMs?: number; concurrency?: number; staleA
   pass = createSyncPass({ config, store, logger: silentLogger, customers: config.customers, streams, baseUrl: sandbox.url });
   queue = await startQueue({
     databaseUrl: db.url,
-    pass: options.wrap ? options.wrap(pass) : pass,
+    pass: options.beforeGoodBuildings ? holding(pass, good!.id, 'buildings', options.beforeGoodBuildings) : pass,
     customerIds: config.customers.map((c) => c.id),
     streams,
     concurrency: options.concurrency ?? 2,
@@ -54,6 +57,21 @@ async function setup(options: { latencyMs?: number; concurrency?: number; staleA
     staleAfterMs: options.staleAfterMs ?? 60_000,
   });
   return { good: good!.id, bad: bad!.id };
+}
+
+/** `real`, awaiting `before` as one customer's stream's job starts, before its run. */
+function holding(real: SyncPass, customerId: string, stream: string, before: (signal: AbortSignal) => Promise<void>): SyncPass {
+  return {
+    get last() {
+      return real.last;
+    },
+    run: (signal) => real.run(signal),
+    async runOne(signal, id, name) {
+      if (id === customerId && name === stream) await before(signal);
+      return real.runOne(signal, id, name);
+    },
+    close: () => real.close(),
+  };
 }
 
 /** The customer's succeeded runs: of every stream, or of one. */
@@ -170,20 +188,10 @@ describe('the Postgres job queue (graphile-worker)', () => {
     let letGo!: () => void;
     const refreshed = new Promise<void>((resolve) => (letGo = resolve));
     const { good } = await setup({
-      wrap: (real) => ({
-        get last() {
-          return real.last;
-        },
-        run: (signal) => real.run(signal),
-        async runOne(signal, customerId, stream) {
-          if (customerId === good && stream === 'buildings') {
-            entered();
-            await refreshed;
-          }
-          return real.runOne(signal, customerId, stream);
-        },
-        close: () => real.close(),
-      }),
+      beforeGoodBuildings: async () => {
+        entered();
+        await refreshed;
+      },
     });
     const { url, schema } = parsePgUrl(db!.url);
     const sql = postgres(url, { max: 1, onnotice: () => {} });
@@ -220,20 +228,10 @@ describe('the Postgres job queue (graphile-worker)', () => {
       const log = memoryLogger({ level: 'warn' });
       const { good } = await setup({
         logger: log.logger,
-        wrap: (real) => ({
-          get last() {
-            return real.last;
-          },
-          run: (signal) => real.run(signal),
-          async runOne(signal, customerId, stream) {
-            if (customerId === good && stream === 'buildings') {
-              entered();
-              await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-            }
-            return real.runOne(signal, customerId, stream);
-          },
-          close: () => real.close(),
-        }),
+        beforeGoodBuildings: async (signal) => {
+          entered();
+          await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        },
       });
       const { url, schema } = parsePgUrl(db!.url);
       const sql = postgres(url, { max: 1, onnotice: () => {} });
