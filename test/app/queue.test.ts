@@ -74,6 +74,16 @@ function holding(real: SyncPass, customerId: string, stream: string, before: (si
   };
 }
 
+/** Another dataset's queue installed in `schema`: graphile-worker then tells every worker of the database to stop. */
+async function installQueue(url: string, schema: string): Promise<void> {
+  const utils = await makeWorkerUtils({ connectionString: url, schema });
+  try {
+    await utils.migrate();
+  } finally {
+    await utils.release();
+  }
+}
+
 /** The customer's succeeded runs: of every stream, or of one. */
 async function succeeded(customerId: string, stream?: string): Promise<number> {
   const rows = await store!.query<{ n: unknown }>(
@@ -142,12 +152,7 @@ describe('the Postgres job queue (graphile-worker)', () => {
     // queue's workers stopped here and its jobs stayed queued (seen as the test above timing out beside other files).
     const { url, schema } = parsePgUrl(db!.url);
     const other = `${schema}_other_queue`;
-    const utils = await makeWorkerUtils({ connectionString: url, schema: other });
-    try {
-      await utils.migrate();
-    } finally {
-      await utils.release();
-    }
+    await installQueue(url, other);
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     try {
       await queue!.tick();
@@ -219,9 +224,12 @@ describe('the Postgres job queue (graphile-worker)', () => {
   // stop must not end the pool before. Two ways it did: the end written as a promise nobody waited for (an unhandled
   // rejection, serve exited 1), and a stop while graphile-worker was already stopping the workers by itself (another
   // dataset installed its queue), which ended the pool at once under the running jobs.
-  it.each(['while its workers run', 'while graphile-worker stops its workers by itself (another dataset installs its queue)'])(
-    'a stop %s writes the job it interrupted back to the queue before it ends the pool',
-    async (when) => {
+  it.each([
+    { when: 'while its workers run', otherQueue: false },
+    { when: 'while graphile-worker stops its workers by itself (another dataset installs its queue)', otherQueue: true },
+  ])(
+    'a stop $when writes the job it interrupted back to the queue before it ends the pool',
+    async ({ otherQueue }) => {
       // The job runs until the stop aborts it; the run then ends interrupted and the job throws, to be run again.
       let entered!: () => void;
       const started = new Promise<void>((resolve) => (entered = resolve));
@@ -243,13 +251,8 @@ describe('the Postgres job queue (graphile-worker)', () => {
         const q = queueSchema(schema);
         await sql.unsafe(`SELECT "${q}".add_job($1, json_build_object('customerId', $2::text, 'stream', 'buildings'), job_key => $3)`, [SYNC_TASK, good, jobKey(good, 'buildings')]);
         await within(started, 'the job to start');
-        if (when !== 'while its workers run') {
-          const utils = await makeWorkerUtils({ connectionString: url, schema: other });
-          try {
-            await utils.migrate();
-          } finally {
-            await utils.release();
-          }
+        if (otherQueue) {
+          await installQueue(url, other);
           await waitFor(() => log.lines.some((l) => l.includes('detected breaking migration')), "graphile-worker to stop this queue's workers");
         }
         await queue!.stop();
