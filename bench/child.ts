@@ -18,6 +18,8 @@ export interface BenchChild<T> {
 export interface BenchSpawnOptions {
   /** Extra flags for node itself, e.g. --cpu-prof. */
   nodeFlags?: string[];
+  /** A command that runs node, e.g. valgrind's (bench/replay-instructions.ts). */
+  wrapper?: string[];
   env?: Record<string, string | undefined>;
   /** How long the child may take to report (default 10 minutes: a large sync run). */
   timeoutMs?: number;
@@ -27,6 +29,7 @@ export interface BenchSpawnOptions {
 export function spawnBench<T>(script: string, args: string[], options: BenchSpawnOptions = {}): BenchChild<T> {
   const child = spawnTs(`bench/${script}`, args, {
     nodeFlags: options.nodeFlags,
+    ...(options.wrapper && { wrapper: options.wrapper }),
     env: { ...process.env, LOG_LEVEL: 'silent', ...options.env },
     name: `bench/${script}`,
   });

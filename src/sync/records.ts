@@ -184,11 +184,14 @@ export function partitionContext(parent: string): Record<string, unknown> {
   return { [PARTITION_PATH]: parent };
 }
 
+/** A path that names one field of the node itself. */
+const isOwnField = (path: string): boolean => path !== PARTITION_PATH && !path.startsWith(DELIVERY_PREFIX) && !path.includes('.');
+
 function reader(path: string): (node: Record<string, unknown>, context: Record<string, unknown> | undefined) => unknown {
   if (path === PARTITION_PATH) return (_node, context) => context?.[PARTITION_PATH];
+  if (isOwnField(path)) return (node) => node[path];
   const inContext = path.startsWith(DELIVERY_PREFIX);
   const parts = (inContext ? path.slice(DELIVERY_PREFIX.length) : path).split('.');
-  if (parts.length === 1 && !inContext) return (node) => node[path];
   return (node, context) => {
     let value: unknown = inContext ? context : node;
     for (const part of parts) {
@@ -202,35 +205,77 @@ function reader(path: string): (node: Record<string, unknown>, context: Record<s
 /** Validates one node; `context` is what `$delivery.` paths read (a delivery's envelope). */
 export type RecordValidator<R> = (node: unknown, context?: Record<string, unknown>) => RecordResult<R>;
 
+interface CompiledField {
+  key: string;
+  path: string;
+  read: (node: Record<string, unknown>, context: Record<string, unknown> | undefined) => unknown;
+  check: Check;
+  nullable: boolean;
+}
+
 /**
  * Compiles a spec into a validator (once per stream: it runs for every node). The reason names the API field, the
- * rule and what came instead, e.g. `headcount: expected a whole number from 0 to 2,147,483,647, got null`.
+ * rule and what came instead, e.g. `headcount: expected a whole number from 0 to 2,147,483,647, got null`. `how`:
+ * the generated validator (below), or the loop it is generated from (the tests hold the two to the same answers).
  */
-export function compileRecord<R>(spec: RecordSpec<R>): RecordValidator<R> {
-  const fields = Object.entries(spec as Record<string, FieldSpec>).map(([key, field]) => ({
+export function compileRecord<R>(spec: RecordSpec<R>, how: 'generated' | 'loop' = 'generated'): RecordValidator<R> {
+  const fields: CompiledField[] = Object.entries(spec as Record<string, FieldSpec>).map(([key, field]) => ({
     key,
     path: field.path,
     read: reader(field.path),
     check: checkOf(field),
     nullable: field.nullable === true,
   }));
+  return ((how === 'generated' && generatedValidator(fields)) || loopValidator(fields)) as RecordValidator<R>;
+}
+
+const notAnObject = (node: unknown): RecordResult<never> => ({ ok: false, reason: `expected an object, got ${describe(node)}` });
+const rejected = (field: CompiledField, raw: unknown): RecordResult<never> => ({ ok: false, reason: `${field.path}: ${field.check.reason(raw)}` });
+
+/** The validator as a loop over the fields: the rule the generated one follows, and its stand-in (below). */
+function loopValidator(fields: readonly CompiledField[]): RecordValidator<Record<string, unknown>> {
   return (node, context) => {
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) {
-      return { ok: false, reason: `expected an object, got ${describe(node)}` };
-    }
+    if (node === null || typeof node !== 'object' || Array.isArray(node)) return notAnObject(node);
     const record: Record<string, unknown> = {};
     for (const field of fields) {
       const raw = field.read(node as Record<string, unknown>, context);
-      if ((raw === null || raw === undefined) && field.nullable) {
-        record[field.key] = null;
-        continue;
-      }
-      const value = field.check.accept(raw);
-      if (value === REJECT) return { ok: false, reason: `${field.path}: ${field.check.reason(raw)}` };
-      record[field.key] = value;
+      const value = (raw === null || raw === undefined) && field.nullable ? null : field.check.accept(raw);
+      if (value === REJECT) return rejected(field, raw);
+      // Defined, not assigned: a column named __proto__ is a field like any other, not the record's prototype.
+      Object.defineProperty(record, field.key, { value, enumerable: true, writable: true, configurable: true });
     }
-    return { ok: true, record: record as R };
+    return { ok: true, record };
   };
+}
+
+/**
+ * The same validator with each field's read, check and store written out in its own statements, the names as
+ * literals: a loop reads and writes every field through one keyed access, which V8 serves by its slowest, generic path
+ * once a spec has more than four fields, for every value of every node (docs/performance.md, "Instructions per
+ * reading"). Names and paths enter the code only as JSON string literals, everything else as arguments. Undefined
+ * where the runtime forbids code from strings (`--disallow-code-generation-from-strings`): the loop serves then.
+ */
+function generatedValidator(fields: readonly CompiledField[]): RecordValidator<Record<string, unknown>> | undefined {
+  const lines = ['"use strict";', 'return function validate(node, context) {'];
+  lines.push('if (node === null || typeof node !== "object" || Array.isArray(node)) return notAnObject(node);');
+  fields.forEach((field, i) => {
+    // A plain top-level path is read by name; a nested, context or partition path by its reader.
+    const read = isOwnField(field.path) ? `node[${JSON.stringify(field.path)}]` : `r${i}(node, context)`;
+    lines.push(`let v${i} = ${read};`);
+    const check = `{ const a = c${i}.accept(v${i}); if (a === REJECT) return rejected(f${i}, v${i}); v${i} = a; }`;
+    lines.push(field.nullable ? `if (v${i} === null || v${i} === undefined) v${i} = null; else ${check}` : check);
+  });
+  // "__proto__" written as a literal's name would set the prototype: a computed name defines it like the loop's store.
+  const names = fields.map((f, i) => `${f.key === '__proto__' ? '["__proto__"]' : JSON.stringify(f.key)}: v${i}`);
+  lines.push(`return { ok: true, record: { ${names.join(', ')} } };`, '};');
+  const params = ['REJECT', 'notAnObject', 'rejected', ...fields.flatMap((_, i) => [`f${i}`, `r${i}`, `c${i}`])];
+  const args = [REJECT, notAnObject, rejected, ...fields.flatMap((f) => [f, f.read, f.check])];
+  try {
+    return new Function(...params, lines.join('\n'))(...args) as RecordValidator<Record<string, unknown>>;
+  } catch (error) {
+    if (error instanceof EvalError) return undefined;
+    throw error;
+  }
 }
 
 /** The API path a record column is read from, for messages (e.g. the cursor field `observedAt` is `created`). */

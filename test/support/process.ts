@@ -218,12 +218,16 @@ function describeExit(exit: Exit): string {
 export interface NodeOptions extends SpawnOptions {
   /** Flags for node itself, e.g. --expose-gc or --cpu-prof. */
   nodeFlags?: string[];
+  /** A command that runs node, e.g. `valgrind --tool=cachegrind` (bench/replay-instructions.ts). */
+  wrapper?: string[];
 }
 
 /** Runs the TypeScript file `script` (absolute, or relative to the repository root) in this Node, through tsx. */
 export function spawnTs(script: string, args: string[] = [], options: NodeOptions = {}): Child {
   const file = fileURLToPath(new URL(script, pathToFileURL(ROOT)));
-  return spawnProcess(process.execPath, [...(options.nodeFlags ?? []), ...tsNodeArgs(file, ...args)], {
+  const node = [process.execPath, ...(options.nodeFlags ?? []), ...tsNodeArgs(file, ...args)];
+  const [command, ...rest] = [...(options.wrapper ?? []), ...node];
+  return spawnProcess(command!, rest, {
     name: `${script.replace(ROOT, '')} ${args.join(' ')}`.trim().slice(0, 200),
     ...options,
   });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { compileRecord } from '../../src/sync/records.ts';
+import { compileRecord, PARTITION_PATH } from '../../src/sync/records.ts';
 import { occupancy } from '../../jobs/occupancy.ts';
 import { buildings } from '../../jobs/buildings.ts';
+import { spawnTs } from '../support/process.ts';
 
 const validate = compileRecord(occupancy.record);
 const good = { id: 'o1', floorSpaceId: 'f1', occupancyStatus: 'CurrentlyOccupied', headcount: 3, created: '2026-01-08T10:00:00.000Z' };
@@ -127,5 +128,65 @@ describe('integer and timeZone: a floor\'s level below ground, a building\'s IAN
     const mapped = compileRecord({ timeZone: { path: 'tz', type: 'timeZone', map: { 'GMT Standard Time': 'Europe/London', Bad: 'Nowhere/Town' } } });
     expect(mapped({ tz: 'GMT Standard Time' })).toEqual({ ok: true, record: { timeZone: 'Europe/London' } });
     expect(mapped({ tz: 'Bad' })).toMatchObject({ ok: false, reason: expect.stringContaining('got the string "Nowhere/Town"') });
+  });
+});
+
+describe('the generated validator answers as the loop it is generated from', () => {
+  // Names that would break code written from them unescaped, or change the record's prototype if assigned.
+  const odd = { __proto__: { path: '__proto__', type: 'count', nullable: true }, 'a"b\\c': { path: "x');throw 1;('", type: 'text' }, constructor: { path: 'constructor', type: 'string', nullable: true }, '0': { path: '0', type: 'count', nullable: true } };
+  const specs: Array<[string, Parameters<typeof compileRecord>[0]]> = [
+    ['occupancy', occupancy.record],
+    ['buildings', buildings.record],
+    ['nested, envelope and partition paths', { a: { path: 'x.y', type: 'count' }, at: { path: '$delivery.Created', type: 'timestamp' }, parent: { path: '$partition', type: 'id' }, n: { path: 'n', type: 'integer', nullable: true } }],
+    ['odd names', JSON.parse(JSON.stringify(odd))],
+  ];
+  const nodes: unknown[] = [
+    good, { ...good, headcount: null }, { ...good, created: '2026-01-08T12:00:00+02:00' }, { ...good, id: null }, { ...good, occupancyStatus: '\ud800' },
+    { id: 'b1', name: '' }, { id: 'b1', name: null, timeZone: 'Europe/London' }, { id: 'b1', name: 'x', timeZone: 'Mars/Olympus_Mons' },
+    { x: { y: 2 }, n: -1 }, { x: null }, { x: { y: 2 }, n: 1.5 }, { x: [2] },
+    JSON.parse('{"__proto__": 3, "x\');throw 1;(\'": "t", "constructor": "c", "0": 1}'), JSON.parse('{"__proto__": {"polluted": 1}, "x\');throw 1;(\'": "t"}'), { "x');throw 1;('": '' },
+    Object.create({ floorSpaceId: 'inherited' }), null, [good], 'text', 42, {},
+  ];
+  const contexts = [undefined, { Created: '2026-01-08T10:00:00Z', [PARTITION_PATH]: 'p1' }, { Created: 5 }];
+
+  it.each(specs)('%s', (_, spec) => {
+    const generated = compileRecord(spec);
+    const loop = compileRecord(spec, 'loop');
+    let accepted = 0;
+    for (const node of nodes) {
+      for (const context of contexts) {
+        const a = generated(node, context);
+        const b = loop(node, context);
+        expect(a).toEqual(b);
+        if (a.ok && b.ok) {
+          accepted += 1;
+          expect(Object.getPrototypeOf(a.record)).toBe(Object.prototype);
+          expect(Object.getOwnPropertyNames(a.record)).toEqual(Object.getOwnPropertyNames(b.record));
+          expect(Object.getOwnPropertyNames(a.record).sort()).toEqual(Object.keys(spec).sort());
+        }
+      }
+    }
+    expect(accepted).toBeGreaterThan(0);
+  });
+
+  it('where the runtime forbids code from strings, the loop validates', async () => {
+    const child = spawnTs('test/sync/fixtures/records-child.ts', [], { nodeFlags: ['--disallow-code-generation-from-strings'] });
+    expect(await child.exit(30_000)).toEqual({ code: 0, signal: null });
+    expect(JSON.parse(child.stdout())).toEqual({
+      generated: false,
+      good: { ok: true, record: { floorSpaceId: 'f1', observedAt: '2026-01-08T10:00:00.000Z', occupancyStatus: 'CurrentlyOccupied', headcount: 3, eventId: 'o1' } },
+      bad: { ok: false, reason: 'headcount: expected a whole number from 0 to 2,147,483,647, got number -1' },
+    });
+  });
+
+  it('a column named __proto__ is an own field of the record, never its prototype', () => {
+    const spec = JSON.parse('{"__proto__": {"path": "p", "type": "count"}}');
+    for (const how of ['generated', 'loop'] as const) {
+      const result = compileRecord(spec, how)({ p: 3 });
+      expect(result).toMatchObject({ ok: true });
+      const record = (result as { record: Record<string, unknown> }).record;
+      expect(Object.getOwnPropertyDescriptor(record, '__proto__')?.value).toBe(3);
+      expect(Object.getPrototypeOf(record)).toBe(Object.prototype);
+    }
   });
 });

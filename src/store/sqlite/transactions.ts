@@ -123,7 +123,8 @@ function mainRunner(db: Database.Database): Runner {
       const at = lead.length;
       for (let offset = 0; offset < values.length; offset += width) {
         for (let c = 0; c < width; c++) args[at + c] = values[offset + c];
-        stmt.run(args);
+        // Spread, as on the writer thread (writer.ts): an array argument is read element by element through N-API.
+        stmt.run(...args);
       }
     },
   };
